@@ -1,0 +1,70 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- rolo.
+let package = Package(
+    name: "Rolo",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "rolo", targets: ["rolo"]),
+        .library(name: "VCard", targets: ["VCard"]),
+        .library(name: "Contacts", targets: ["Contacts"]),
+        .library(name: "RoloStore", targets: ["RoloStore"]),
+        .library(name: "RoloServer", targets: ["RoloServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"4.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // vCard 2.1/3.0/4.0 parse, write, convert, validate. No dependencies.
+        .target(name: "VCard"),
+        // Apple-Contacts-shaped domain model over VCard.
+        .target(name: "Contacts", dependencies: ["VCard"]),
+        // Storage protocol + SQLite (GRDB) implementation.
+        .target(name: "RoloStore", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // libxml2 behind a header that does not include libxml2 (ICU clash with Foundation).
+        .target(
+            name: "CLibXML2",
+            cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])],
+            linkerSettings: [.linkedLibrary("xml2")]
+        ),
+        // DAV request-body parsing and multistatus writing.
+        .target(name: "DAVXML", dependencies: ["CLibXML2"]),
+        // WebDAV/CardDAV protocol engine: no HTTP framework, no SQL.
+        .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard"]),
+        // Hummingbird glue: routes, auth, limits.
+        .target(name: "RoloServer", dependencies: [
+            "DAV", "RoloStore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .executableTarget(name: "rolo", dependencies: [
+            "RoloServer", "RoloStore", "Contacts", "VCard",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .testTarget(name: "VCardTests", dependencies: [
+            "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
+        .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"]),
+        .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore"]),
+        .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
+        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML"]),
+        .testTarget(name: "RoloServerTests", dependencies: ["RoloServer", "RoloStore"]),
+        .testTarget(name: "RoloCLITests", dependencies: ["rolo"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,258 @@
+import Foundation
+
+/// The storage contract the DAV layer and server speak. It knows users, collections,
+/// resources, ETags, dead properties, a search index and a change log, and nothing of
+/// XML or HTTP. SQLite (`SQLiteStore`) is the embedded implementation; a PostgreSQL one
+/// will implement the same protocol, so every semantic (preconditions checked inside the
+/// write transaction, change-log rows written with the resource, UID uniqueness) is part
+/// of this contract, not an SQLite trick.
+public protocol RoloStore: Sendable {
+    // MARK: Users
+    /// Creates a user (bcrypt-hashed password) and its home with an address book `default`.
+    func createUser(name: String, password: String) async throws
+    func setPassword(user: String, password: String) async throws
+    /// True when the user exists and the password matches its bcrypt hash.
+    func verifyPassword(user: String, password: String) async throws -> Bool
+    func listUsers() async throws -> [String]
+    /// Deletes the user with every collection, resource and change row they own.
+    func deleteUser(name: String) async throws
+
+    // MARK: Collections
+    /// Creates a collection at `path` (components below the user's home, e.g. ["default"]
+    /// or ["files", "sub"]). The parent must exist (or be the home, `[]`).
+    @discardableResult
+    func createCollection(owner: String, path: [String], kind: CollectionKind,
+                          displayName: String?, description: String?) async throws -> CollectionInfo
+    /// The collection at `path` below the user's home, nil when absent.
+    func collection(owner: String, path: [String]) async throws -> CollectionInfo?
+    func collection(id: Int64) async throws -> CollectionInfo?
+    /// Direct child collections of `parentPath` (`[]` = the home).
+    func childCollections(owner: String, parentPath: [String]) async throws -> [CollectionInfo]
+    func updateCollection(id: Int64, displayName: String??, description: String??) async throws
+    /// Deletes the collection and everything under it.
+    func deleteCollection(id: Int64) async throws
+
+    // MARK: Resources
+    /// Creates or replaces a resource. `precondition` is checked inside the write
+    /// transaction. For address books `card` must be given: its UID is unique per book
+    /// (`StoreError.uidConflict`), its index rows and members replace the old ones.
+    /// Writes the resource, its index rows, a change row and the collection's new seq
+    /// in one transaction.
+    func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
+                     card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult
+    func resource(collectionID: Int64, name: String) async throws -> StoredResource?
+    /// Many resources in one query; absent names are simply missing from the result.
+    func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource]
+    /// Name, ETag, size, content type, modified of every resource, without bodies.
+    func listResources(collectionID: Int64) async throws -> [ResourceInfo]
+    /// Every resource with its body, in name order (exports, full scans).
+    func allResources(collectionID: Int64) async throws -> [StoredResource]
+    func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo?
+    /// Deletes a resource, checking `precondition` inside the transaction; writes a
+    /// tombstone in the change log. Throws `StoreError.notFound` when absent.
+    func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws
+    /// Name of the resource in the book whose card has this UID.
+    func resourceName(collectionID: Int64, uid: String) async throws -> String?
+
+    // MARK: Change log
+    /// The latest state of each resource changed after `seq` (put or deleted), ordered by
+    /// seq, at most `limit` (then `truncated` is true and `newSeq` continues from the last
+    /// one returned). Throws `StoreError.syncTokenTooOld` when `seq` is older than the
+    /// compacted log, and `StoreError.invalidSyncToken` when it is in the future.
+    func changes(collectionID: Int64, since seq: Int64, limit: Int?) async throws -> ChangeSet
+    /// Drops tombstones and change rows older than `date`; tokens older than the oldest
+    /// kept row become invalid.
+    func compactChanges(olderThan date: Date) async throws
+
+    // MARK: Dead properties
+    /// Properties of a collection (name nil) or of a resource in it.
+    func deadProperties(collectionID: Int64, resource: String?) async throws -> [DeadProperty]
+    /// Sets and removes dead properties atomically.
+    func updateDeadProperties(collectionID: Int64, resource: String?,
+                              set: [DeadProperty], remove: [PropertyName]) async throws
+
+    // MARK: Search and groups
+    /// Names of resources in the book matching `predicate`, answered from the index.
+    func query(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws -> [String]
+    /// Member UIDs of the group card `name` (leading `urn:uuid:` removed).
+    func groupMembers(collectionID: Int64, groupName: String) async throws -> [String]
+    /// Resource names of the group cards that list `uid` as a member.
+    func groups(collectionID: Int64, containingUID uid: String) async throws -> [String]
+
+    // MARK: Bulk
+    /// Imports many cards in one transaction per `batchSize`; calls `progress` after each
+    /// batch with the number done. Cards whose UID already exists are replaced.
+    func importCards(collectionID: Int64, cards: [CardImport], batchSize: Int,
+                     progress: (@Sendable (Int) -> Void)?) async throws
+
+    /// Quota figures for the user's home.
+    func usedBytes(owner: String) async throws -> Int64
+}
+
+/// An address book, or a plain WebDAV collection in a user's home.
+public enum CollectionKind: String, Sendable, Codable {
+    case addressBook = "addressbook"
+    case plain
+}
+
+public struct CollectionInfo: Sendable, Hashable {
+    public var id: Int64
+    public var owner: String
+    /// Components below the home, e.g. ["default"].
+    public var path: [String]
+    public var kind: CollectionKind
+    public var displayName: String?
+    public var description: String?
+    /// Seq of the newest change; the book's ctag and sync token derive from it.
+    public var syncSeq: Int64
+    public var created: Date
+    public var modified: Date
+
+    public init(id: Int64, owner: String, path: [String], kind: CollectionKind, displayName: String?,
+                description: String?, syncSeq: Int64, created: Date, modified: Date) {
+        self.id = id; self.owner = owner; self.path = path; self.kind = kind
+        self.displayName = displayName; self.description = description
+        self.syncSeq = syncSeq; self.created = created; self.modified = modified
+    }
+}
+
+public struct ResourceInfo: Sendable, Hashable {
+    public var name: String
+    public var contentType: String
+    /// Strong ETag including quotes, e.g. `"3f2a…"`.
+    public var etag: String
+    public var size: Int
+    public var modified: Date
+    public var seq: Int64
+
+    public init(name: String, contentType: String, etag: String, size: Int, modified: Date, seq: Int64) {
+        self.name = name; self.contentType = contentType; self.etag = etag
+        self.size = size; self.modified = modified; self.seq = seq
+    }
+}
+
+public struct StoredResource: Sendable, Hashable {
+    public var info: ResourceInfo
+    /// The bytes exactly as the client sent them.
+    public var data: Data
+
+    public init(info: ResourceInfo, data: Data) {
+        self.info = info; self.data = data
+    }
+}
+
+/// What the caller extracted from a vCard for the index; the store never parses vCards.
+public struct CardMetadata: Sendable, Hashable {
+    public var uid: String
+    /// "person", "organization" or "group".
+    public var kind: String
+    /// (property name upper-cased, value as text) pairs for addressbook-query; the store
+    /// case-folds them for the collations itself.
+    public var indexEntries: [IndexEntry]
+    /// Member UIDs of a group card, leading `urn:uuid:` removed.
+    public var members: [String]
+
+    public init(uid: String, kind: String, indexEntries: [IndexEntry], members: [String]) {
+        self.uid = uid; self.kind = kind; self.indexEntries = indexEntries; self.members = members
+    }
+}
+
+public struct IndexEntry: Sendable, Hashable {
+    public var property: String
+    public var value: String
+    public init(property: String, value: String) {
+        self.property = property.uppercased(); self.value = value
+    }
+}
+
+public struct CardImport: Sendable {
+    public var name: String
+    public var data: Data
+    public var contentType: String
+    public var card: CardMetadata
+    public init(name: String, data: Data, contentType: String = "text/vcard; charset=utf-8", card: CardMetadata) {
+        self.name = name; self.data = data; self.contentType = contentType; self.card = card
+    }
+}
+
+/// HTTP write preconditions, evaluated inside the write transaction.
+public enum WritePrecondition: Sendable, Hashable {
+    case none
+    /// `If-Match: "etag"` (or several): the current ETag must be one of them.
+    case ifMatch([String])
+    /// `If-Match: *`: the resource must exist.
+    case ifMatchAny
+    /// `If-None-Match: *`: the resource must not exist.
+    case ifNoneMatchAny
+    /// `If-None-Match: "etag"`: the current ETag must be none of them.
+    case ifNoneMatch([String])
+}
+
+public struct PutResult: Sendable, Hashable {
+    public var etag: String
+    public var created: Bool
+    public var seq: Int64
+    public init(etag: String, created: Bool, seq: Int64) {
+        self.etag = etag; self.created = created; self.seq = seq
+    }
+}
+
+public struct ChangeSet: Sendable, Hashable {
+    public struct Change: Sendable, Hashable {
+        public var name: String
+        public var deleted: Bool
+        public var seq: Int64
+        public init(name: String, deleted: Bool, seq: Int64) {
+            self.name = name; self.deleted = deleted; self.seq = seq
+        }
+    }
+    public var changes: [Change]
+    /// The seq to hand out as the next sync token.
+    public var newSeq: Int64
+    public var truncated: Bool
+    public init(changes: [Change], newSeq: Int64, truncated: Bool) {
+        self.changes = changes; self.newSeq = newSeq; self.truncated = truncated
+    }
+}
+
+/// A property name in Clark terms: `{namespace}name`.
+public struct PropertyName: Sendable, Hashable, CustomStringConvertible {
+    public var namespace: String
+    public var name: String
+    public init(namespace: String, name: String) { self.namespace = namespace; self.name = name }
+    public var description: String { "{\(namespace)}\(name)" }
+}
+
+/// A dead property: its name and its value as an XML fragment (the element's inner XML,
+/// with namespace declarations it needs), stored and returned verbatim.
+public struct DeadProperty: Sendable, Hashable {
+    public var name: PropertyName
+    public var xmlValue: String
+    public init(name: PropertyName, xmlValue: String) { self.name = name; self.xmlValue = xmlValue }
+}
+
+/// A query answerable from the index (RFC 6352 text-match semantics on case-folded values).
+public indirect enum IndexPredicate: Sendable, Hashable {
+    public enum Collation: String, Sendable { case asciiCasemap = "i;ascii-casemap", unicodeCasemap = "i;unicode-casemap", octet = "i;octet" }
+    public enum MatchType: String, Sendable { case equals, contains, startsWith = "starts-with", endsWith = "ends-with" }
+    /// Some value of `property` matches (or, negated, some value does not match).
+    case textMatch(property: String, text: String, collation: Collation, match: MatchType, negate: Bool)
+    case defined(property: String)
+    case notDefined(property: String)
+    case all([IndexPredicate])
+    case any([IndexPredicate])
+}
+
+public enum StoreError: Error, Sendable, Hashable {
+    case notFound
+    case preconditionFailed
+    /// Another resource in the book already has this UID.
+    case uidConflict(existingName: String)
+    case alreadyExists
+    case parentNotFound
+    case userExists
+    case noSuchUser
+    case syncTokenTooOld
+    case invalidSyncToken
+    case invalidName(String)
+}

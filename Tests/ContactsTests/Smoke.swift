@@ -1,0 +1,4 @@
+import Testing
+@testable import Contacts
+
+@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import DAV
+
+@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import DAVXML
+
+@Test func moduleLinks() { #expect(Bool(true)) }

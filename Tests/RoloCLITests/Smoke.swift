@@ -1,0 +1,4 @@
+import Testing
+@testable import rolo
+
+@Test func moduleLinks() { #expect(Bool(true)) }

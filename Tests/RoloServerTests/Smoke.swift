@@ -1,0 +1,4 @@
+import Testing
+@testable import RoloServer
+
+@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import RoloStore
+
+@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import VCard
+
+@Test func moduleLinks() { #expect(Bool(true)) }
