@@ -56,6 +56,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Benchmarks (figures, not tests): swift run -c release RoloBench vcard|store
+        .executableTarget(name: "RoloBench", dependencies: ["VCard", "Contacts", "RoloStore"]),
+
         .testTarget(name: "VCardTests", dependencies: [
             "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),

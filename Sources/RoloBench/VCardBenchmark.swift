@@ -1,0 +1,1 @@
+func runVCardBenchmark(_ arguments: [String]) {}

@@ -1,0 +1,13 @@
+// Benchmarks print figures; they are never timed unit tests.
+// Usage: swift run -c release RoloBench <vcard|store> [options]
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "vcard": runVCardBenchmark(Array(arguments.dropFirst()))
+case "store": await runStoreBenchmark(Array(arguments.dropFirst()))
+case "store-crash-writer": await runStoreCrashWriter(Array(arguments.dropFirst()))
+default:
+    FileHandle.standardError.write(Data("usage: RoloBench vcard|store|store-crash-writer\n".utf8))
+    exit(2)
+}

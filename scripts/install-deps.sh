@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Rolo builds and tests with, when missing (needs root or sudo).
+# Usage: scripts/install-deps.sh [--test]   (--test adds litmus, nginx and curl)
+set -euo pipefail
+packages=(libsqlite3-dev libxml2-dev libcurl4-openssl-dev)
+[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl python3-venv)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "== installing Debian packages: ${missing[*]}"
+run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+run apt-get update -qq
+run env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
