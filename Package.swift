@@ -49,6 +49,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
             "RoloServer", "RoloStore", "Contacts", "VCard",
