@@ -9,8 +9,10 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// SQLite database file; its folder is created when missing.
     public var databasePath: String
-    /// URL prefix of the DAV tree, e.g. `/dav`.
-    public var basePath: String
+    /// URL prefix of the DAV tree, e.g. `/dav` (normalized: leading slash, no trailing one).
+    public var basePath: String {
+        didSet { basePath = Self.normalizedBasePath(basePath) }
+    }
     public var logLevel: Logger.Level
     public var limits: RequestLimits
     /// A connection with no traffic for this long is closed.

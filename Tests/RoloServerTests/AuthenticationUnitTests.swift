@@ -42,7 +42,8 @@ import Testing
         #expect(delays.prefix(5).allSatisfy { $0 == .zero })
         #expect(delays[5] == .milliseconds(250))
         #expect(delays[6] == .milliseconds(500))
-        #expect(delays[11] == .seconds(8))
+        #expect(delays[10] == .seconds(8))
+        #expect(delays[11] == .seconds(10))
         #expect(throttle.recordFailure(from: "10.0.0.1", now: now) == .seconds(10))
         #expect(throttle.recordFailure(from: "10.0.0.2", now: now) == .zero)
     }

@@ -10,11 +10,12 @@ import Testing
             let big = Data(repeating: UInt8(ascii: "a"), count: 3 << 20)
             let response = try await server.request(
                 "PUT", "/dav/addressbooks/alice/default/big.vcf",
-                headers: ["Content-Type": "text/vcard", "Expect": "100-continue"], body: big)
+                headers: ["Content-Type": "text/vcard", "Expect": "100-continue"], body: big,
+                extra: ["--expect100-timeout", "30"])
             #expect(response.status == 413)
             #expect(response.text.contains("max-resource-size"))
-            #expect(response.uploadedBytes < big.count)
-            #expect(response.seconds < 0.9)
+            #expect(!response.statusLines.contains { $0.contains(" 100") })
+            #expect(response.uploadedBytes == 0)
         }
     }
 
@@ -42,10 +43,10 @@ import Testing
             let response = try await server.request(
                 "PUT", "/dav/addressbooks/alice/default/expect.vcf",
                 headers: ["Content-Type": "text/vcard; charset=utf-8", "Expect": "100-continue"],
-                body: Self.card)
+                body: Self.card, extra: ["--expect100-timeout", "30"])
+            #expect(response.statusLines.first?.contains(" 100 Continue") == true)
             #expect(response.status != 413 && response.status != 417)
             #expect(response.uploadedBytes == Self.card.count)
-            #expect(response.seconds < 0.8)
         }
     }
 }

@@ -9,6 +9,8 @@ struct CurlResult {
     var body: Data
     var seconds: Double
     var uploadedBytes: Int
+    /// Every status line received, interim ones (`100 Continue`) included.
+    var statusLines: [String]
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
@@ -38,7 +40,9 @@ enum Curl {
             headers: parseHeaders((try? String(contentsOf: headerFile, encoding: .utf8)) ?? ""),
             body: (try? Data(contentsOf: bodyFile)) ?? Data(),
             seconds: Double(fields[1]) ?? 0,
-            uploadedBytes: Int(Double(fields[2]) ?? 0))
+            uploadedBytes: Int(Double(fields[2]) ?? 0),
+            statusLines: ((try? String(contentsOf: headerFile, encoding: .utf8)) ?? "")
+                .components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/") })
     }
 
     /// Headers of the last response block (after any `100 Continue`).
