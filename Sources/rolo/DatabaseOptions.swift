@@ -14,12 +14,9 @@ struct DatabaseOptions: ParsableArguments {
         database ?? Environment.value("ROLO_DATABASE") ?? Self.defaultPath
     }
 
-    /// Opens (and creates when missing) the store, creating its folder first.
+    /// Opens the store, creating the file and its folder when missing.
     func openStore() throws -> SQLiteStore {
-        let path = resolvedPath
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return try SQLiteStore(path: path)
+        try SQLiteStore(path: resolvedPath)
     }
 }
 

@@ -6,5 +6,6 @@ struct Rolo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rolo",
         abstract: "Rolo, a CardDAV contacts server.",
-        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, VCardCommand.self])
+        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, CheckCommand.self, BackupCommand.self,
+                      VCardCommand.self])
 }

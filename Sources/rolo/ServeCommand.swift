@@ -58,9 +58,9 @@ struct ServeCommand: AsyncParsableCommand {
         try await createFirstAdmin(store)
         let server = RoloServer.make(configuration: configuration, store: store)
         try await server.run { port in
-            print("Rolo listening on http://\(configuration.host):\(port)\(configuration.basePath)/")
-            fflush(stdout)
+            printUnbuffered("Rolo listening on http://\(configuration.host):\(port)\(configuration.basePath)/")
         }
+        try store.close()
     }
 
     /// On a database without users, creates `admin` with a random password printed once.
@@ -68,8 +68,15 @@ struct ServeCommand: AsyncParsableCommand {
         guard try await store.listUsers().isEmpty else { return }
         let password = PasswordInput.generate()
         try await store.createUser(name: "admin", password: password)
-        print("Created user admin with password: \(password)")
-        print("Write it down: it is not shown again (change it with `rolo user passwd admin`).")
-        fflush(stdout)
+        printUnbuffered("""
+            Created user admin with password: \(password)
+            Write it down: it is not shown again (change it with `rolo user passwd admin`).
+            """)
     }
+}
+
+/// Writes a line to stdout at once: scripts and tests wait for these lines on a pipe,
+/// where `print` would sit in a buffer.
+func printUnbuffered(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

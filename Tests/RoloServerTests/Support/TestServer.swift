@@ -37,16 +37,18 @@ struct TestServer: Sendable {
         var configuration = ServerConfiguration(port: 0, databasePath: folder.appendingPathComponent("rolo.sqlite").path,
                                                 logLevel: .warning)
         configure(&configuration)
-        let store = try SQLiteStore(path: configuration.databasePath)
+        let store = try SQLiteStore(path: configuration.databasePath, bcryptCost: 4)
         for (name, password) in users { try await store.createUser(name: name, password: password) }
         let running = try await RoloServer.make(configuration: configuration, store: store).start()
         let server = TestServer(store: store, port: running.port, configuration: configuration)
         do {
             let result = try await body(server)
             try await running.shutdown()
+            try store.close()
             return result
         } catch {
             try? await running.shutdown()
+            try? store.close()
             throw error
         }
     }
