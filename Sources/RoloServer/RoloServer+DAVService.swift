@@ -3,11 +3,13 @@ import Foundation
 import RoloStore
 
 extension RoloServer {
-    /// The production wiring: the DAV engine over `store`.
+    /// The production wiring: the DAV engine over `store`, mounted at the configured base
+    /// path with the same limits the server enforces on bodies.
     public static func make(configuration: ServerConfiguration, store: any RoloStore) -> RoloServer {
-        // Placeholder until the DAV engine lands: every DAV request answers 501.
-        RoloServer(configuration: configuration, store: store) { _ in
-            DAVResponse(status: 501, headers: [("Content-Type", "text/plain")], body: Data("DAV engine missing\n".utf8))
-        }
+        let engine = DAVService(store: store, configuration: DAVConfiguration(
+            basePath: configuration.basePath,
+            maxResourceSize: configuration.limits.maxResourceSize,
+            maxXMLBodySize: configuration.limits.maxRequestBodySize))
+        return RoloServer(configuration: configuration, store: store, handler: engine.handle)
     }
 }
