@@ -61,20 +61,17 @@ extension SQLiteStore {
     /// byte-equal value has an equal fold) and then compares the value itself.
     private static func valueTest(text: String, collation: IndexPredicate.Collation, match: IndexPredicate.MatchType,
                                   arguments: inout StatementArguments) -> String {
-        let column: String
-        let folded: String
-        var exactCheck: String?
         switch collation {
         case .asciiCasemap:
-            column = "value_ascii"; folded = CaseFolding.ascii(text)
+            return sqlMatch(column: "value_ascii", match: match, text: CaseFolding.ascii(text), arguments: &arguments)
         case .unicodeCasemap:
-            column = "value_unicode"; folded = CaseFolding.unicode(text)
+            return sqlMatch(column: "value_unicode", match: match, text: CaseFolding.unicode(text), arguments: &arguments)
         case .octet:
-            column = "value_ascii"; folded = CaseFolding.ascii(text)
-            exactCheck = sqlMatch(column: "value", match: match, text: text, arguments: &arguments)
+            // Arguments are appended in the order the placeholders appear.
+            let narrowing = sqlMatch(column: "value_ascii", match: match, text: CaseFolding.ascii(text), arguments: &arguments)
+            let exact = sqlMatch(column: "value", match: match, text: text, arguments: &arguments)
+            return "\(narrowing) AND \(exact)"
         }
-        let folding = sqlMatch(column: column, match: match, text: folded, arguments: &arguments)
-        return exactCheck.map { "\(folding) AND \($0)" } ?? folding
     }
 
     private static func sqlMatch(column: String, match: IndexPredicate.MatchType, text: String,
