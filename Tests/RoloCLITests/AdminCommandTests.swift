@@ -3,7 +3,7 @@ import Testing
 
 /// `rolo user` and `rolo book` administration on a database.
 @Suite struct AdminCommandTests {
-    @Test func usersCanBeAddedListedRenamedPasswordAndDeleted() async throws {
+    @Test func usersCanBeAddedListedGivenNewPasswordsAndDeleted() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
