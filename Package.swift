@@ -52,7 +52,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "Contacts", "VCard",
+            "RoloServer", "RoloStore", "DAV", "Contacts", "VCard",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
