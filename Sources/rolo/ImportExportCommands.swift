@@ -83,8 +83,11 @@ struct ExportCommand: AsyncParsableCommand {
 /// Splits a multi-card .vcf text into the exact text of each card.
 enum CardSplitter {
     static func cards(in text: String) -> [String] {
-        var cards: [String] = [], current: [Substring] = [], depth = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        var cards: [String] = [], current: [String] = [], depth = 0
+        // Split on scalars: "\r\n" is one Character, so a Character split would miss it.
+        // Each line keeps its "\r".
+        for scalars in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(String.UnicodeScalarView(scalars))
             let keyword = line.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
             if keyword == "BEGIN:VCARD" { depth += 1 }
             if depth > 0 { current.append(line) }
