@@ -52,8 +52,8 @@ import Testing
 
 @Suite struct FormattingTests {
     @Test func escapesMarkupAndCarriageReturns() {
-        #expect(XMLWriter.escape("a<b>&\"c\"\r\n") == "a&lt;b&gt;&amp;&quot;c&quot;&#13;\n")
-        #expect(XMLWriter.escape("plain") == "plain")
+        #expect(ResponseXMLWriter.escape("a<b>&\"c\"\r\n") == "a&lt;b&gt;&amp;&quot;c&quot;&#13;\n")
+        #expect(ResponseXMLWriter.escape("plain") == "plain")
     }
 
     @Test func formatsHTTPDates() {

@@ -21,7 +21,7 @@ extension DAVService {
             kind = requested.kind
             plan = requested.plan
             if let failures = requested.failureStatus {
-                var xml = XMLWriter()
+                var xml = ResponseXMLWriter()
                 xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:mkcol-response \(Namespace.rootDeclarations)>")
                 Multistatus.write(failures, into: &xml)
                 xml.raw("</D:mkcol-response>\n")
