@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"]),
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
-        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML"]),
+        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard"]),
         .testTarget(name: "RoloServerTests", dependencies: ["RoloServer", "RoloStore"]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo"]),
     ],

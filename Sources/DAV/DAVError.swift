@@ -33,7 +33,7 @@ struct DAVError: Error, Sendable {
             return DAVResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
                                body: Data((text + "\n").utf8))
         }
-        var xml = XMLWriter(reservingCapacity: 256)
+        var xml = ResponseXMLWriter(reservingCapacity: 256)
         xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error \(Namespace.rootDeclarations)>")
         writeCondition(into: &xml, condition: condition)
         xml.raw("</D:error>\n")
@@ -42,7 +42,7 @@ struct DAVError: Error, Sendable {
     }
 
     /// The condition element and message, as children of a `DAV:error` element.
-    func writeCondition(into xml: inout XMLWriter, condition: PropertyName) {
+    func writeCondition(into xml: inout ResponseXMLWriter, condition: PropertyName) {
         if conditionBody.isEmpty {
             xml.empty(condition)
         } else {

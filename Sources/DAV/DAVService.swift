@@ -62,7 +62,7 @@ extension DAVService {
     }
 
     /// Looks a path up in the store.
-    func resolve(_ path: ResourcePath, wantsCollection: Bool = false) async throws -> Resolution {
+    func resolve(_ path: ResourcePath) async throws -> Resolution {
         switch path {
         case .root: return .found(.root)
         case .principals: return .found(.principals)
@@ -79,7 +79,7 @@ extension DAVService {
                 parent = try await store.collection(owner: user, path: parentPath)
                 if parent == nil { return .missing(parent: nil, parentIsHome: false, name: name) }
             }
-            if let parent, !wantsCollection, let info = try await store.resourceInfo(collectionID: parent.id, name: name) {
+            if let parent, let info = try await store.resourceInfo(collectionID: parent.id, name: name) {
                 return .found(.object(parent, info, nil))
             }
             if parent?.kind != .addressBook, let collection = try await store.collection(owner: user, path: components) {

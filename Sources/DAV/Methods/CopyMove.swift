@@ -141,9 +141,7 @@ extension DAVService {
         if !dead.isEmpty { try await store.updateDeadProperties(collectionID: copy.id, resource: nil, set: dead, remove: []) }
         guard recursive else { return }
         for resource in try await store.allResources(collectionID: source.id) {
-            let card = source.kind == .addressBook
-                ? (try? VCardParserBridge.metadata(resource.data))
-                : nil
+            let card = source.kind == .addressBook ? (try? CardMetadata(card: Put.validatedCard(resource.data))) : nil
             _ = try await store.putResource(collectionID: copy.id, name: resource.info.name, data: resource.data,
                                         contentType: resource.info.contentType, card: card, precondition: .none)
             let resourceDead = try await store.deadProperties(collectionID: source.id, resource: resource.info.name)
@@ -154,12 +152,5 @@ extension DAVService {
         for child in try await store.childCollections(owner: source.owner, parentPath: source.path) {
             try await copyCollection(child, to: path + [child.path.last!], recursive: true)
         }
-    }
-}
-
-/// Card metadata of stored bytes that were validated when they were first written.
-enum VCardParserBridge {
-    static func metadata(_ data: Data) throws -> CardMetadata {
-        CardMetadata(card: try Put.validatedCard(data))
     }
 }

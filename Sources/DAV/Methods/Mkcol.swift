@@ -9,7 +9,7 @@ extension DAVService {
         guard case .member(let user, let components) = path else {
             throw DAVError(405, message: "A collection already exists here.")
         }
-        let body = try xmlBody(request)
+        let body = try mkcolBody(request)
         var kind = CollectionKind.plain
         var plan: PropertyUpdatePlan?
         if let body {
@@ -21,7 +21,7 @@ extension DAVService {
             kind = requested.kind
             plan = requested.plan
             if let failures = requested.failureStatus {
-                var xml = XMLWriter()
+                var xml = ResponseXMLWriter()
                 xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:mkcol-response \(Namespace.rootDeclarations)>")
                 Multistatus.write(failures, into: &xml)
                 xml.raw("</D:mkcol-response>\n")
@@ -30,7 +30,7 @@ extension DAVService {
             }
         }
 
-        switch try await resolve(path, wantsCollection: false) {
+        switch try await resolve(path) {
         case .found:
             throw DAVError(405, message: "Something already exists at this URL.")
         case .missing(let parent, let parentIsHome, _):
@@ -52,6 +52,16 @@ extension DAVService {
             try await store.updateDeadProperties(collectionID: created.id, resource: nil, set: plan.deadSet, remove: [])
         }
         return DAVResponse(status: 201, headers: [("Content-Length", "0")])
+    }
+
+    /// The request body; a body that is not XML is an unsupported type (415, RFC 5689).
+    private func mkcolBody(_ request: DAVRequest) throws(DAVError) -> XMLElement? {
+        do {
+            return try xmlBody(request)
+        } catch {
+            guard error.status == 400 else { throw error }
+            throw DAVError(415, message: "MKCOL body must be a DAV:mkcol XML document.")
+        }
     }
 }
 

@@ -2,8 +2,9 @@ import DAVXML
 import RoloStore
 
 /// PROPPATCH (RFC 4918 §9.2): all or nothing. Display name and description of stored
-/// collections are live and writable; other live properties are protected; any other name
-/// is a dead property stored verbatim.
+/// collections are live and writable (dead elsewhere, e.g. on files); every other live
+/// property name is protected on every resource; any other name is a dead property
+/// stored verbatim.
 extension DAVService {
     func proppatch(_ request: DAVRequest) async throws -> DAVResponse {
         guard let body = try xmlBody(request), body.namespace == Namespace.dav, body.name == "propertyupdate" else {
@@ -66,8 +67,11 @@ struct PropertyUpdatePlan: Sendable {
         for instruction in instructions {
             let name = instruction.name
             names.append(name)
-            if let live = PropertyRegistry.property(name, for: kind) {
-                guard live.writable, case .collection = node else {
+            let live = PropertyRegistry.byName[name]
+            if let live, !live.writable {
+                failures[name] = .precondition(403, .dav("cannot-modify-protected-property"))
+            } else if let live, live.kinds.contains(kind) {
+                guard case .collection = node else {
                     failures[name] = .precondition(403, .dav("cannot-modify-protected-property"))
                     continue
                 }
@@ -82,7 +86,7 @@ struct PropertyUpdatePlan: Sendable {
             } else {
                 deadRemove.removeAll { $0 == name }
                 deadSet.removeAll { $0.name == name }
-                deadSet.append(DeadProperty(name: name, xmlValue: XMLSerialization.innerXML(of: instruction.element)))
+                deadSet.append(DeadProperty(name: name, xmlValue: instruction.element.innerXML))
             }
         }
         var seen = Set<PropertyName>()

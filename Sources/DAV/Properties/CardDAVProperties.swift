@@ -34,6 +34,6 @@ enum CardDAVProperties {
         if body == nil { body = try await context.store.resource(collectionID: collection.id, name: info.name)?.data }
         guard let body else { return nil }
         let request = try AddressDataRequest(element: context.element)
-        return XMLWriter.escape(request.render(body))
+        return ResponseXMLWriter.escape(request.render(body))
     }
 }

@@ -55,6 +55,6 @@ enum PropertyRegistry {
 
 /// Small XML helpers for property values.
 enum PropertyXML {
-    static func href(_ href: String) -> String { "<D:href>\(XMLWriter.escape(href))</D:href>" }
-    static func text(_ text: String) -> String { XMLWriter.escape(text) }
+    static func href(_ href: String) -> String { "<D:href>\(ResponseXMLWriter.escape(href))</D:href>" }
+    static func text(_ text: String) -> String { ResponseXMLWriter.escape(text) }
 }

@@ -19,6 +19,6 @@ enum SyncProperties {
         let reports: [PropertyName] = context.node.kind == .addressBook || context.node.kind == .card
             ? [.cardDAV("addressbook-multiget"), .cardDAV("addressbook-query"), .dav("sync-collection"), .dav("expand-property")]
             : [.dav("expand-property")]
-        return reports.map { "<D:supported-report><D:report>\(XMLWriter.emptyTag($0))</D:report></D:supported-report>" }.joined()
+        return reports.map { "<D:supported-report><D:report>\(ResponseXMLWriter.emptyTag($0))</D:report></D:supported-report>" }.joined()
     }
 }

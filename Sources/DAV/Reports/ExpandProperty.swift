@@ -30,7 +30,7 @@ extension DAVService {
             guard !nested.isEmpty, depth < 3, value.contains("<D:href>") else {
                 found.append((name, value)); continue
             }
-            var expanded = XMLWriter()
+            var expanded = ResponseXMLWriter()
             for target in Self.hrefs(in: value) {
                 var inner = Multistatus.fragment()
                 if let targetPath = PercentEncoding.decode(target),

@@ -14,7 +14,7 @@ struct Propstat: Sendable {
 
 /// Writes a `DAV:multistatus` body response by response.
 struct Multistatus {
-    private var xml = XMLWriter(reservingCapacity: 4096)
+    private var xml = ResponseXMLWriter(reservingCapacity: 4096)
 
     init() {
         xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:multistatus \(Namespace.rootDeclarations)>")
@@ -35,7 +35,7 @@ struct Multistatus {
     }
 
     /// `DAV:propstat` elements (also the body of an extended MKCOL's `mkcol-response`).
-    static func write(_ propstats: [Propstat], into xml: inout XMLWriter) {
+    static func write(_ propstats: [Propstat], into xml: inout ResponseXMLWriter) {
         for propstat in propstats {
             xml.raw("<D:propstat><D:prop>")
             for (name, value) in propstat.properties {

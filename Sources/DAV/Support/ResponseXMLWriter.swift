@@ -1,8 +1,9 @@
 import RoloStore
 
-/// Builds response XML as text: the engine's answers are small and regular, and writing
+/// Builds response XML as text with fixed prefixes (D, C, CS, R) declared once on the root:
+/// the engine's answers are small and regular, and writing
 /// them by hand with correct escaping is simple and fast (stack notes).
-struct XMLWriter {
+struct ResponseXMLWriter {
     private(set) var text = ""
 
     init(reservingCapacity capacity: Int = 1024) {
@@ -11,18 +12,18 @@ struct XMLWriter {
 
     mutating func raw(_ string: String) { text += string }
 
-    mutating func text(_ string: String) { text += XMLWriter.escape(string) }
+    mutating func text(_ string: String) { text += ResponseXMLWriter.escape(string) }
 
     /// `<D:name>` for known namespaces, `<x:name xmlns:x="…">` otherwise.
-    mutating func open(_ name: PropertyName) { text += XMLWriter.openTag(name) }
-    mutating func close(_ name: PropertyName) { text += XMLWriter.closeTag(name) }
-    mutating func empty(_ name: PropertyName) { text += XMLWriter.emptyTag(name) }
+    mutating func open(_ name: PropertyName) { text += ResponseXMLWriter.openTag(name) }
+    mutating func close(_ name: PropertyName) { text += ResponseXMLWriter.closeTag(name) }
+    mutating func empty(_ name: PropertyName) { text += ResponseXMLWriter.emptyTag(name) }
 
     mutating func element(_ name: PropertyName, text value: String) {
         open(name); text(value); close(name)
     }
 
-    mutating func element(_ name: PropertyName, _ body: (inout XMLWriter) -> Void) {
+    mutating func element(_ name: PropertyName, _ body: (inout ResponseXMLWriter) -> Void) {
         open(name); body(&self); close(name)
     }
 
