@@ -53,6 +53,7 @@ let package = Package(
         .executableTarget(name: "rolo", dependencies: [
             "RoloServer", "RoloStore", "Contacts", "VCard",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
