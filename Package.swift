@@ -54,6 +54,7 @@ let package = Package(
         .executableTarget(name: "rolo", dependencies: [
             "RoloServer", "RoloStore", "DAV", "Contacts", "VCard",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
