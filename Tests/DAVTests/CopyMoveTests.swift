@@ -87,3 +87,16 @@ import Testing
         #expect(copy.status == 502)
     }
 }
+
+@Suite struct CopyMovePropertyTests {
+    @Test func moveWithinACollectionKeepsDeadProperties() async throws {
+        let dav = try await TestDAV()
+        await dav.send("MKCOL", "/dav/addressbooks/alice/files/")
+        await dav.send("PUT", "/dav/addressbooks/alice/files/p", body: "P")
+        await dav.send("PROPPATCH", "/dav/addressbooks/alice/files/p",
+                       body: ProppatchTests.update("<D:set><D:prop><X:k xmlns:X=\"urn:x\">v</X:k></D:prop></D:set>"))
+        #expect(await dav.send("MOVE", "/dav/addressbooks/alice/files/p", headers: ["destination": "/dav/addressbooks/alice/files/p2"]).status == 201)
+        let read = await dav.propfind("/dav/addressbooks/alice/files/p2", props: ["{urn:x}k"])
+        #expect(try read.multistatus()["/dav/addressbooks/alice/files/p2"]?.value(of: "{urn:x}k")?.text == "v")
+    }
+}

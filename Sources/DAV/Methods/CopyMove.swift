@@ -106,7 +106,8 @@ extension DAVService {
             card = CardMetadata(card: try Put.validatedCard(stored.data))
             contentType = Put.cardContentType
         }
-        let sameBook = move && source.id == target.id
+        let dead = try await store.deadProperties(collectionID: source.id, resource: name)
+        let sameBook = move && source.id == target.id && target.kind == .addressBook
         if sameBook {
             // A rename within a book: the card's UID would conflict with itself.
             try await store.deleteResource(collectionID: source.id, name: name, precondition: .none)
@@ -123,7 +124,6 @@ extension DAVService {
             throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionBody: PropertyXML.href(href),
                            message: "The destination address book has a card with the same UID.")
         }
-        let dead = try await store.deadProperties(collectionID: source.id, resource: name)
         if !dead.isEmpty {
             try await store.updateDeadProperties(collectionID: target.id, resource: targetName, set: dead, remove: [])
         }

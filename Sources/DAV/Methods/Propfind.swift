@@ -1,16 +1,17 @@
 import RoloStore
 
-/// PROPFIND (RFC 4918 §9.1): Depth 0 or 1; infinity is refused with
-/// `DAV:propfind-finite-depth`.
+/// PROPFIND (RFC 4918 §9.1): Depth 0 or 1; infinity on a collection is refused with
+/// `DAV:propfind-finite-depth` (on a card or file it means the resource alone).
 extension DAVService {
     func propfind(_ request: DAVRequest) async throws -> DAVResponse {
         let depth = try Depth(request.headers["depth"], default: .infinity)
-        if depth == .infinity {
-            throw DAVError.precondition(403, .dav("propfind-finite-depth"), message: "Depth: infinity is not supported.")
-        }
         let properties = try PropertyRequest(propfind: try xmlBody(request))
         if let element = properties.addressDataElement { _ = try AddressDataRequest(element: element) }
         let node = try await existingNode(request)
+        // Infinity only matters where there is something below.
+        if depth == .infinity && node.isCollection {
+            throw DAVError.precondition(403, .dav("propfind-finite-depth"), message: "Depth: infinity is not supported.")
+        }
         var nodes = [node]
         if depth == .one { nodes += try await children(of: node, user: request.user) }
 
