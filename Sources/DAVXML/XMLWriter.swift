@@ -21,7 +21,10 @@ public struct XMLWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
 
     private struct Scope {
-        var qualifiedName: [UInt8]
+        /// nil for an unnamespaced element.
+        var prefix: String?
+        var name: String
+        /// Namespaces declared on this element, in scope for its descendants.
         var declared: [(uri: String, prefix: String)]
     }
     private var rootPrefixes: [(prefix: String, uri: String)]
@@ -51,28 +54,17 @@ public struct XMLWriter: Sendable {
     /// Opens `<prefix:name …>`; close it with `end()`.
     public mutating func start(_ namespace: String, _ name: String, attributes: [XMLAttribute] = []) {
         closeStartTag()
-        var declarations: [(uri: String, prefix: String)] = []
-        if open.isEmpty {
-            declarations = rootPrefixes.map { ($0.uri, $0.prefix) }
-        }
-        func qualify(_ namespace: String, _ name: String) -> [UInt8] {
-            // Unnamespaced elements are written without prefix: no default namespace is ever declared.
-            if namespace.isEmpty { return Array(name.utf8) }
-            let prefix = self.prefix(for: namespace, pending: declarations) ?? {
-                let fresh = unboundPreferredPrefix(for: namespace, pending: declarations) ?? {
-                    generatedPrefixes += 1
-                    return "x\(generatedPrefixes - 1)"
-                }()
-                declarations.append((namespace, fresh))
-                return fresh
-            }()
-            return Array(prefix.utf8) + [0x3A] + Array(name.utf8)
-        }
-        let qualified = qualify(namespace, name)
-        let qualifiedAttributes = attributes.map { (qualify($0.namespace, $0.name), $0.value) }
-
+        var declarations: [(uri: String, prefix: String)] = open.isEmpty ? rootPrefixes.map { ($0.uri, $0.prefix) } : []
+        let prefix = resolvePrefix(namespace, declarations: &declarations)
         bytes.append(0x3C) // <
-        bytes += qualified
+        appendQualified(prefix, name)
+        for attribute in attributes {
+            bytes.append(0x20)
+            appendQualified(resolvePrefix(attribute.namespace, declarations: &declarations), attribute.name)
+            bytes += "=\"".utf8
+            appendEscaped(attribute.value, attribute: true)
+            bytes.append(0x22)
+        }
         for declaration in declarations {
             bytes += " xmlns:".utf8
             bytes += declaration.prefix.utf8
@@ -80,15 +72,8 @@ public struct XMLWriter: Sendable {
             appendEscaped(declaration.uri, attribute: true)
             bytes.append(0x22)
         }
-        for (name, value) in qualifiedAttributes {
-            bytes.append(0x20)
-            bytes += name
-            bytes += "=\"".utf8
-            appendEscaped(value, attribute: true)
-            bytes.append(0x22)
-        }
         startTagOpen = true
-        open.append(Scope(qualifiedName: qualified, declared: declarations))
+        open.append(Scope(prefix: prefix, name: name, declared: declarations))
     }
 
     /// Closes the innermost open element (as `<x/>` when it has no content).
@@ -99,7 +84,7 @@ public struct XMLWriter: Sendable {
             startTagOpen = false
         } else {
             bytes += "</".utf8
-            bytes += scope.qualifiedName
+            appendQualified(scope.prefix, scope.name)
             bytes.append(0x3E)
         }
     }
@@ -153,6 +138,27 @@ public struct XMLWriter: Sendable {
 
     // MARK: Internals
 
+    /// The prefix bound to `namespace` here, binding a new one (added to `declarations`)
+    /// when there is none; nil for no namespace (no default namespace is ever declared).
+    private mutating func resolvePrefix(_ namespace: String, declarations: inout [(uri: String, prefix: String)]) -> String? {
+        if namespace.isEmpty { return nil }
+        if let known = prefix(for: namespace, pending: declarations) { return known }
+        let fresh = unboundPreferredPrefix(for: namespace, pending: declarations) ?? {
+            generatedPrefixes += 1
+            return "x\(generatedPrefixes - 1)"
+        }()
+        declarations.append((namespace, fresh))
+        return fresh
+    }
+
+    private mutating func appendQualified(_ prefix: String?, _ name: String) {
+        if let prefix {
+            bytes += prefix.utf8
+            bytes.append(0x3A)
+        }
+        bytes += name.utf8
+    }
+
     private func prefix(for namespace: String, pending: [(uri: String, prefix: String)]) -> String? {
         if let match = pending.first(where: { $0.uri == namespace }) { return match.prefix }
         for scope in open.reversed() {
@@ -178,28 +184,28 @@ public struct XMLWriter: Sendable {
 
     /// Escapes `&`, `<`, `>` (and in attributes `"`, tab, CR, LF as character references);
     /// control characters XML 1.0 cannot carry become U+FFFD so output stays well-formed.
+    /// Runs of plain bytes are copied in one go.
     private mutating func appendEscaped(_ string: String, attribute: Bool) {
-        let utf8 = string.utf8
-        let needsEscaping = utf8.withContiguousStorageIfAvailable { buffer in
-            buffer.contains { needsEscape($0, attribute: attribute) }
-        } ?? utf8.contains { needsEscape($0, attribute: attribute) }
-        if !needsEscaping {
-            bytes += utf8
-            return
-        }
-        for byte in utf8 {
-            switch byte {
-            case 0x26: bytes += "&amp;".utf8
-            case 0x3C: bytes += "&lt;".utf8
-            case 0x3E: bytes += "&gt;".utf8
-            case 0x22 where attribute: bytes += "&quot;".utf8
-            case 0x09 where attribute: bytes += "&#9;".utf8
-            case 0x0A where attribute: bytes += "&#10;".utf8
-            case 0x0D: bytes += "&#13;".utf8
-            case 0x09, 0x0A: bytes.append(byte)
-            case 0x00..<0x20: bytes += [0xEF, 0xBF, 0xBD]
-            default: bytes.append(byte)
+        var string = string
+        string.withUTF8 { buffer in
+            var runStart = 0
+            for index in 0..<buffer.count {
+                let byte = buffer[index]
+                guard needsEscape(byte, attribute: attribute) else { continue }
+                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<index])) }
+                runStart = index + 1
+                switch byte {
+                case 0x26: bytes += "&amp;".utf8
+                case 0x3C: bytes += "&lt;".utf8
+                case 0x3E: bytes += "&gt;".utf8
+                case 0x22: bytes += "&quot;".utf8
+                case 0x09: bytes += "&#9;".utf8
+                case 0x0A: bytes += "&#10;".utf8
+                case 0x0D: bytes += "&#13;".utf8
+                default: bytes += [0xEF, 0xBF, 0xBD]
+                }
             }
+            if runStart < buffer.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
         }
     }
 }
