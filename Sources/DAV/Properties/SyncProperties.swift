@@ -7,7 +7,7 @@ enum SyncProperties {
 
     static let syncToken = LiveProperty(.dav("sync-token"), kinds: [.addressBook]) { context in
         guard case .collection(let info) = context.node else { return nil }
-        return PropertyXML.text(SyncTokens.token(for: info))
+        return PropertyXML.text(SyncToken(collectionID: info.id, seq: info.syncSeq).description)
     }
 
     static let ctag = LiveProperty(.calendarServer("getctag"), kinds: [.addressBook]) { context in

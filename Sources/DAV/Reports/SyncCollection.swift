@@ -26,15 +26,15 @@ extension DAVService {
                 let href = hrefs.href(for: node)
                 multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
             }
-            return multistatusResponse(multistatus.finish(syncToken: SyncTokens.token(for: book)))
+            return multistatusResponse(multistatus.finish(syncToken: SyncToken(collectionID: book.id, seq: book.syncSeq).description))
         }
 
         let since: Int64
         if token.isEmpty {
             since = 0
         } else {
-            guard let seq = SyncTokens.seq(from: token, collectionID: book.id) else { throw invalidToken }
-            since = seq
+            guard let parsed = SyncToken(token, collectionID: book.id) else { throw invalidToken }
+            since = parsed.seq
         }
         let changeSet: ChangeSet
         do {
@@ -58,7 +58,7 @@ extension DAVService {
         if changeSet.truncated {
             multistatus.add(href: bookHref, status: 507, error: .precondition(507, .dav("number-of-matches-within-limits")))
         }
-        return multistatusResponse(multistatus.finish(syncToken: SyncTokens.token(collectionID: book.id, seq: changeSet.newSeq)))
+        return multistatusResponse(multistatus.finish(syncToken: SyncToken(collectionID: book.id, seq: changeSet.newSeq).description))
     }
 
     /// `<D:limit><D:nresults>N</D:nresults></D:limit>` (also CardDAV's `C:limit`): N, or
