@@ -1,33 +1,21 @@
+import Contacts
 import RoloStore
 import VCard
 
-/// What the store indexes of a card, read from the parsed vCard: its UID, kind, the
-/// property values addressbook-query filters on, and group members (vCard 4 `MEMBER` or
-/// Apple's `X-ADDRESSBOOKSERVER-MEMBER`).
+/// What the store indexes of a card: UID, kind and group members as the Contacts
+/// `CardSummary` reads them (vCard 4 `KIND`/`MEMBER` or Apple's `X-ADDRESSBOOKSERVER-*`),
+/// and one index entry per property value as `VCardProperty.text`, exactly the text the
+/// filter's `matches` compares, so an index answer and a card scan always agree.
 extension CardMetadata {
-    /// Properties copied into the search index.
+    /// Properties copied into the search index (the filter falls back to scanning others).
     static let indexedProperties: Set<String> = ["FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "UID", "CATEGORIES",
                                                  "ADR", "TITLE", "NOTE", "URL", "KIND", "X-ADDRESSBOOKSERVER-KIND"]
 
     init(card: VCard) {
-        let uid = card.first("UID")?.text ?? ""
-        let kindValue = (card.first("KIND") ?? card.first("X-ADDRESSBOOKSERVER-KIND"))?.text.lowercased()
-        let kind = switch kindValue {
-        case "group": "group"
-        case "org", "organization": "organization"
-        default: "person"
-        }
-        var entries: [IndexEntry] = []
-        for property in card.properties where Self.indexedProperties.contains(property.name) {
-            entries.append(IndexEntry(property: property.name, value: property.text))
-        }
-        let members = (card.properties(named: "MEMBER") + card.properties(named: "X-ADDRESSBOOKSERVER-MEMBER"))
-            .map { CardMetadata.memberUID($0.text) }
-        self.init(uid: uid, kind: kind, indexEntries: entries, members: members)
-    }
-
-    /// `urn:uuid:ABC` -> `ABC`.
-    static func memberUID(_ value: String) -> String {
-        value.lowercased().hasPrefix("urn:uuid:") ? String(value.dropFirst(9)) : value
+        let summary = CardSummary(card: card)
+        let entries = card.properties.lazy
+            .filter { Self.indexedProperties.contains($0.name) }
+            .map { IndexEntry(property: $0.name, value: $0.text) }
+        self.init(uid: summary.uid ?? "", kind: summary.kind.rawValue, indexEntries: Array(entries), members: summary.members)
     }
 }
