@@ -9,6 +9,8 @@ public struct DAVService: Sendable {
     public let store: any RoloStore
     public let configuration: DAVConfiguration
     let hrefs: HrefBuilder
+    /// Write locks granted by this engine (in memory).
+    let locks = LockTable()
 
     public init(store: any RoloStore, configuration: DAVConfiguration = DAVConfiguration()) {
         self.store = store
@@ -17,7 +19,7 @@ public struct DAVService: Sendable {
     }
 
     /// Methods this engine answers, for `Allow`.
-    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, REPORT"
+    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, REPORT, LOCK, UNLOCK"
 
     public func handle(_ request: DAVRequest) async -> DAVResponse {
         do {
@@ -33,7 +35,8 @@ public struct DAVService: Sendable {
             case "COPY": return try await copyOrMove(request, move: false)
             case "MOVE": return try await copyOrMove(request, move: true)
             case "REPORT": return try await report(request)
-            case "LOCK", "UNLOCK": return lock(request)
+            case "LOCK": return try await lock(request)
+            case "UNLOCK": return try await unlock(request)
             default:
                 return DAVResponse(status: 501, headers: [("Allow", Self.allowedMethods)])
             }

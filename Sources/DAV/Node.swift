@@ -24,6 +24,15 @@ enum Node: Sendable {
 
     var isCollection: Bool { kind != .card && kind != .file }
 
+    /// The lock-table key (`user/comp/comp`), nil above the stored tree.
+    var lockKey: String? {
+        switch self {
+        case .collection(let info): ([info.owner] + info.path).joined(separator: "/")
+        case .object(let collection, let info, _): ([collection.owner] + collection.path + [info.name]).joined(separator: "/")
+        default: nil
+        }
+    }
+
     /// The store coordinates of the node's dead properties, nil where none can be stored.
     var deadPropertyKey: (collectionID: Int64, resource: String?)? {
         switch self {

@@ -38,10 +38,10 @@ enum Preconditions {
         }.filter { !$0.isEmpty }
     }
 
-    /// Evaluates the `If` header: true when any of its lists holds. Rolo grants no locks,
-    /// so a state token never matches (and `Not <token>` always does); entity tags in
-    /// brackets are compared with the resource's current ETag.
-    static func ifHeaderHolds(_ header: String?, etag: String?) -> Bool {
+    /// Evaluates the `If` header: true when any of its lists holds. A state token holds when
+    /// it is one of `activeTokens` (the locks on the resource); entity tags in brackets are
+    /// compared with the resource's current ETag.
+    static func ifHeaderHolds(_ header: String?, etag: String?, activeTokens: Set<String> = []) -> Bool {
         guard let header else { return true }
         var lists: [Bool] = []
         var index = header.startIndex
@@ -57,9 +57,10 @@ enum Preconditions {
                 current = nil
             case "<":
                 let end = header[index...].firstIndex(of: ">") ?? header.endIndex
-                if current != nil {
-                    // A state token: never held here.
-                    current = current! && negate
+                if let value = current {
+                    let token = String(header[header.index(after: index)..<end])
+                    let holds = activeTokens.contains(token)
+                    current = value && (negate ? !holds : holds)
                     negate = false
                 }
                 index = end
@@ -82,5 +83,28 @@ enum Preconditions {
             if index < header.endIndex { index = header.index(after: index) }
         }
         return lists.isEmpty || lists.contains(true)
+    }
+
+    /// The state tokens (lock tokens) named anywhere in the `If` header's lists.
+    static func stateTokens(_ header: String?) -> [String] {
+        guard let header else { return [] }
+        var tokens: [String] = []
+        var depth = 0
+        var index = header.startIndex
+        while index < header.endIndex {
+            switch header[index] {
+            case "(": depth += 1
+            case ")": depth -= 1
+            case "<":
+                let end = header[index...].firstIndex(of: ">") ?? header.endIndex
+                if depth > 0 { tokens.append(String(header[header.index(after: index)..<end])) }
+                index = end
+            case "[":
+                index = header[index...].firstIndex(of: "]") ?? header.endIndex
+            default: break
+            }
+            if index < header.endIndex { index = header.index(after: index) }
+        }
+        return tokens
     }
 }

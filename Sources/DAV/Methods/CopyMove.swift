@@ -6,7 +6,8 @@ import RoloStore
 /// unique there); collections copy recursively (Depth infinity) or alone (COPY Depth 0).
 extension DAVService {
     func copyOrMove(_ request: DAVRequest, move: Bool) async throws -> DAVResponse {
-        let source = try await existingNode(request)
+        let sourcePath = try path(of: request)
+        guard case .found(let source) = try await resolve(sourcePath) else { throw DAVError.notFound }
         guard let destinationHeader = request.headers["destination"] else {
             throw DAVError.badRequest("Destination header missing.")
         }
@@ -17,7 +18,9 @@ extension DAVService {
         let overwrite = request.headers["overwrite"]?.trimmingCharacters(in: .whitespaces).uppercased() != "F"
         let depth = try Depth(request.headers["depth"], default: .infinity)
         if move && depth != .infinity && source.isCollection { throw DAVError.badRequest("MOVE of a collection needs Depth: infinity.") }
-        guard Preconditions.ifHeaderHolds(request.headers["if"], etag: sourceETag(source)) else { throw DAVError.preconditionFailed }
+        guard await ifHeaderHolds(request, path: sourcePath, etag: sourceETag(source)) else { throw DAVError.preconditionFailed }
+        if move { try await checkLocks(request, path: sourcePath, descendants: true) }
+        try await checkLocks(request, path: destination, descendants: true)
 
         let sourceComponents: [String]
         switch source {
@@ -68,6 +71,7 @@ extension DAVService {
         default:
             break
         }
+        if move, let key = lockKey(sourcePath) { await locks.release(under: key) }
         return DAVResponse(status: replaced ? 204 : 201, headers: [("Content-Length", "0")])
     }
 

@@ -4,15 +4,17 @@ import RoloStore
 /// honoured. Deleting a card leaves a tombstone in the change log (the store does it).
 extension DAVService {
     func delete(_ request: DAVRequest) async throws -> DAVResponse {
-        let node = try await existingNode(request)
+        let path = try path(of: request)
+        guard case .found(let node) = try await resolve(path) else { throw DAVError.notFound }
+        try await checkLocks(request, path: path, descendants: true)
         switch node {
         case .object(let collection, let info, _):
-            guard Preconditions.ifHeaderHolds(request.headers["if"], etag: info.etag) else { throw DAVError.preconditionFailed }
+            guard await ifHeaderHolds(request, path: path, etag: info.etag) else { throw DAVError.preconditionFailed }
             try await store.deleteResource(collectionID: collection.id, name: info.name,
                                            precondition: Preconditions.write(request.headers))
         case .collection(let info):
             // A collection exists but has no entity tag: only `If-Match: *` style conditions hold.
-            guard Preconditions.ifHeaderHolds(request.headers["if"], etag: nil),
+            guard await ifHeaderHolds(request, path: path, etag: nil),
                   Preconditions.holds(Preconditions.write(request.headers), etag: "") else {
                 throw DAVError.preconditionFailed
             }
@@ -20,6 +22,7 @@ extension DAVService {
         default:
             throw DAVError(403, message: "This collection cannot be deleted.")
         }
+        if let key = lockKey(path) { await locks.release(under: key) }
         return DAVResponse(status: 204)
     }
 }

@@ -30,6 +30,7 @@ extension DAVService {
             }
         }
 
+        try await checkLocks(request, path: path, descendants: false)
         switch try await resolve(path) {
         case .found:
             throw DAVError(405, message: "Something already exists at this URL.")

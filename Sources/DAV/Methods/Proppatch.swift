@@ -10,7 +10,9 @@ extension DAVService {
         guard let body = try xmlBody(request), body.namespace == Namespace.dav, body.name == "propertyupdate" else {
             throw DAVError.badRequest("Expected DAV:propertyupdate.")
         }
-        let node = try await existingNode(request)
+        let path = try path(of: request)
+        guard case .found(let node) = try await resolve(path) else { throw DAVError.notFound }
+        try await checkLocks(request, path: path, descendants: false)
         let plan = PropertyUpdatePlan(instructions: body.children.compactMap(PropertyInstruction.parse).flatMap { $0 }, node: node)
 
         var multistatus = Multistatus()

@@ -65,7 +65,8 @@ extension DAVService {
             }
             collection = parent
         }
-        guard Preconditions.ifHeaderHolds(request.headers["if"], etag: existing?.etag) else { throw DAVError.preconditionFailed }
+        guard await ifHeaderHolds(request, path: path, etag: existing?.etag) else { throw DAVError.preconditionFailed }
+        try await checkLocks(request, path: path, descendants: false)
 
         let body = request.body
         let isBook = collection.kind == .addressBook
