@@ -100,3 +100,17 @@ import Testing
         #expect(try read.multistatus()["/dav/addressbooks/alice/files/p2"]?.value(of: "{urn:x}k")?.text == "v")
     }
 }
+
+@Suite struct DestinationTests {
+    @Test func absoluteDestinationOnAnotherHostIs502AndOnOurHostWorks() async throws {
+        let dav = try await TestDAV()
+        await dav.send("MKCOL", "/dav/addressbooks/alice/files/")
+        await dav.send("PUT", "/dav/addressbooks/alice/files/a", body: "A")
+        let elsewhere = await dav.send("COPY", "/dav/addressbooks/alice/files/a",
+                                       headers: ["host": "127.0.0.1:8080", "destination": "http://127.0.0.2:8080/dav/addressbooks/alice/files/b"])
+        #expect(elsewhere.status == 502)
+        let here = await dav.send("COPY", "/dav/addressbooks/alice/files/a",
+                                  headers: ["host": "127.0.0.1:8080", "destination": "http://127.0.0.1:8080/dav/addressbooks/alice/files/b"])
+        #expect(here.status == 201)
+    }
+}

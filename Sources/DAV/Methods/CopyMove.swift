@@ -11,7 +11,7 @@ extension DAVService {
         guard let destinationHeader = request.headers["destination"] else {
             throw DAVError.badRequest("Destination header missing.")
         }
-        let destination = try destinationPath(destinationHeader, user: request.user)
+        let destination = try destinationPath(destinationHeader, request: request)
         guard case .member(let user, let destinationComponents) = destination else {
             throw DAVError(403, message: "Cannot replace this collection.")
         }
@@ -75,15 +75,34 @@ extension DAVService {
         return DAVResponse(status: replaced ? 204 : 201, headers: [("Content-Length", "0")])
     }
 
-    /// The Destination header as a path in the user's tree; 502 for another server's URL.
-    func destinationPath(_ header: String, user: String) throws(DAVError) -> ResourcePath {
-        let rawPath = Self.pathOfURI(header.trimmingCharacters(in: .whitespaces))
-        guard let decoded = PercentEncoding.decode(rawPath) else { throw DAVError.badRequest("Malformed Destination.") }
+    /// The Destination header as a path in the user's tree; 502 for another server's URL
+    /// (an absolute URI whose authority is neither the request's Host nor the public URL's).
+    func destinationPath(_ header: String, request: DAVRequest) throws(DAVError) -> ResourcePath {
+        let uri = header.trimmingCharacters(in: .whitespaces)
+        if let authority = Self.authorityOfURI(uri) {
+            var known = Set<String>()
+            if let host = request.headers["host"] { known.insert(host.lowercased()) }
+            if let url = configuration.publicBaseURL, let host = url.host {
+                known.insert((url.port.map { "\(host):\($0)" } ?? host).lowercased())
+            }
+            if !known.isEmpty, !known.contains(authority.lowercased()) {
+                throw DAVError(502, message: "The destination is not on this server.")
+            }
+        }
+        guard let decoded = PercentEncoding.decode(Self.pathOfURI(uri)) else { throw DAVError.badRequest("Malformed Destination.") }
         guard let path = ResourcePath(path: decoded, configuration: configuration) else {
             throw DAVError(502, message: "The destination is not on this server.")
         }
-        if let owner = path.user, owner != user { throw DAVError(403, message: "The destination belongs to another user.") }
+        if let owner = path.user, owner != request.user { throw DAVError(403, message: "The destination belongs to another user.") }
         return path
+    }
+
+    /// `host:port` of an absolute URI, nil for a path.
+    static func authorityOfURI(_ uri: String) -> String? {
+        guard let scheme = uri.range(of: "://") else { return nil }
+        let rest = uri[scheme.upperBound...]
+        let authority = rest[..<(rest.firstIndex(of: "/") ?? rest.endIndex)]
+        return String(authority.split(separator: "@").last ?? authority)
     }
 
     private func sourceETag(_ node: Node) -> String? {
