@@ -40,12 +40,15 @@ struct AddressDataRequest: Sendable {
         }
     }
 
-    /// The card text to return: the stored bytes untouched when nothing is asked, else the
-    /// card converted and trimmed (VERSION and UID always kept).
+    /// The card text to return: the stored bytes untouched when nothing is asked (or the card
+    /// already has the asked version), else the card converted and trimmed (VERSION and UID
+    /// always kept).
     func render(_ body: Data) -> String {
         let stored = String(decoding: body, as: UTF8.self)
         guard version != nil || properties != nil else { return stored }
         guard var cards = try? VCardParser.parse([UInt8](body)), !cards.isEmpty else { return stored }
+        let converts = version.map { wanted in cards.contains { $0.version != wanted.vCardVersion } } ?? false
+        if !converts && properties == nil { return stored }
         for index in cards.indices {
             var card = cards[index]
             if let version, card.version != version.vCardVersion {

@@ -39,3 +39,17 @@ import Testing
         #expect(try response.errorConditions().contains("{urn:ietf:params:xml:ns:carddav}supported-address-data-conversion"))
     }
 }
+
+@Suite struct AddressDataVerbatimTests {
+    @Test func cardAlreadyInTheAskedVersionIsReturnedByteForByte() async throws {
+        let dav = try await TestDAV()
+        let body = "BEGIN:VCARD\nVERSION:4.0\nUID:v4\nFN:Four\nX-ODD;x-param=1:kept as sent\nEND:VCARD\n"
+        await dav.send("PUT", "/dav/addressbooks/alice/default/v4.vcf", headers: ["content-type": "text/vcard"], body: body)
+        let prop = "<C:address-data content-type=\"text/vcard\" version=\"4.0\"/>"
+        let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/",
+                                      body: AddressbookMultigetTests.multiget(["/dav/addressbooks/alice/default/v4.vcf"], prop: prop))
+        let data = try #require(try response.multistatus()["/dav/addressbooks/alice/default/v4.vcf"]?
+            .value(of: "{urn:ietf:params:xml:ns:carddav}address-data")?.text)
+        #expect(data == body)
+    }
+}

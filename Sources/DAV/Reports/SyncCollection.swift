@@ -17,15 +17,11 @@ extension DAVService {
         var multistatus = Multistatus()
         let bookHref = hrefs.href(for: node)
         if token.isEmpty, limit == nil {
+            // Bodies are read only when address-data is asked for.
             let cards = properties.wantsBodies
                 ? try await store.allResources(collectionID: book.id)
                 : try await store.listResources(collectionID: book.id).map { StoredResource(info: $0, data: Data()) }
-            let bodiesLoaded = properties.wantsBodies
-            for card in cards {
-                let node = Node.object(book, card.info, bodiesLoaded ? card.data : nil)
-                let href = hrefs.href(for: node)
-                multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
-            }
+            try await addCards(cards, in: book, request: request, properties: properties, to: &multistatus)
             return multistatusResponse(multistatus.finish(syncToken: SyncToken(collectionID: book.id, seq: book.syncSeq).description))
         }
 
