@@ -26,6 +26,8 @@ actor LockTable {
     }
 
     private var locks: [String: ActiveLock] = [:]
+    /// Locks one user may hold at once: the table lives in memory and must stay small.
+    static let maxLocksPerUser = 1024
 
     /// Locks that apply to `key`, and with `descendants` also locks on resources below it.
     func locks(covering key: String, descendants: Bool = false) -> [ActiveLock] {
@@ -34,17 +36,20 @@ actor LockTable {
             .sorted { $0.token < $1.token }
     }
 
+    enum Refusal: Error { case conflict, tooManyLocks }
+
     /// Grants a lock unless an exclusive lock (or any lock, for an exclusive request)
-    /// conflicts with it; nil on conflict.
+    /// conflicts with it, or the user already holds `maxLocksPerUser`.
     func lock(user: String, key: String, href: String, scope: Scope, infinite: Bool, ownerXML: String,
-              timeout: Int) -> ActiveLock? {
+              timeout: Int) -> Result<ActiveLock, Refusal> {
         let conflicting = locks(covering: key, descendants: infinite)
-        if conflicting.contains(where: { $0.scope == .exclusive || scope == .exclusive }) { return nil }
+        if conflicting.contains(where: { $0.scope == .exclusive || scope == .exclusive }) { return .failure(.conflict) }
+        if locks.values.count(where: { $0.user == user }) >= Self.maxLocksPerUser { return .failure(.tooManyLocks) }
         let lock = ActiveLock(token: "urn:uuid:\(UUID().uuidString.lowercased())", user: user, root: key, rootHref: href,
                               scope: scope, infinite: infinite, ownerXML: ownerXML, timeout: timeout,
                               expires: Date().addingTimeInterval(TimeInterval(timeout)))
         locks[lock.token] = lock
-        return lock
+        return .success(lock)
     }
 
     /// Extends a lock that applies to `key`; nil when no such lock exists.

@@ -35,12 +35,17 @@ extension DAVService {
                                             card: nil, precondition: .ifNoneMatchAny)
             created = true
         }
-        guard let lock = await locks.lock(user: request.user, key: key, href: hrefFor(path), scope: scope,
-                                          infinite: depth == .infinity,
-                                          ownerXML: body.child(Namespace.dav, "owner")?.innerXML ?? "", timeout: timeout) else {
+        let granted = await locks.lock(user: request.user, key: key, href: hrefFor(path), scope: scope,
+                                       infinite: depth == .infinity,
+                                       ownerXML: body.child(Namespace.dav, "owner")?.innerXML ?? "", timeout: timeout)
+        switch granted {
+        case .success(let lock):
+            return lockResponse(lock, status: created ? 201 : 200, newToken: true)
+        case .failure(.conflict):
             throw DAVError.precondition(423, .dav("no-conflicting-lock"), message: "The resource is locked.")
+        case .failure(.tooManyLocks):
+            throw DAVError(403, message: "Too many locks held; unlock some first.")
         }
-        return lockResponse(lock, status: created ? 201 : 200, newToken: true)
     }
 
     private func refreshLock(_ request: DAVRequest, key: String, timeout: Int) async throws -> DAVResponse {
