@@ -138,6 +138,7 @@ private func parseError(_ xml: String, limits: XMLDocumentParser.Limits = .defau
         let deep = String(repeating: "<a>", count: 65) + String(repeating: "</a>", count: 65)
         let error = try #require(parseError(deep))
         #expect(error.message.contains("deep"))
+        #expect(error.line == 1)
         let fine = String(repeating: "<a>", count: 64) + String(repeating: "</a>", count: 64)
         #expect(parseError(fine) == nil)
     }
