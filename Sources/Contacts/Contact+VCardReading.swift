@@ -92,6 +92,7 @@ private struct ContactReader {
             return true
         case "CATEGORIES":
             contact.categories += property.listValues.filter { !$0.isEmpty }
+            if seen.insertFirst(name) { keepParameters(of: property) }
             return true
         default:
             break
@@ -135,9 +136,14 @@ private struct ContactReader {
             return false
         }
         seen.insert(name)
-        let kept = property.parameters.without(ContactReader.transferParameters)
-        if !kept.isEmpty { contact.singleValueParameters[name] = kept }
+        keepParameters(of: property)
         return true
+    }
+
+    /// Keeps a mapped single-valued property's parameters (N;LANGUAGE=en-us) for writing back.
+    private mutating func keepParameters(of property: VCardProperty) {
+        let kept = property.parameters.without(ContactReader.transferParameters)
+        if !kept.isEmpty { contact.singleValueParameters[property.name] = kept }
     }
 
     // MARK: Labeled values

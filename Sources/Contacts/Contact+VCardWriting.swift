@@ -42,14 +42,15 @@ private struct ContactWriter {
     mutating func write() -> VCard {
         append("VERSION", version.rawValue, escaped: false)
         writeKind()
-        if let uid = contact.identifier { append("UID", uid, escaped: false) }
+        if let uid = contact.identifier { append("UID", uid, escaped: false, parameters: single("UID")) }
         writeNames()
         writeOrganization()
         if let birthday = contact.birthday { append("BDAY", date: birthday, extra: single("BDAY")) }
         writeLabeledValues()
-        if let note = contact.note { append("NOTE", note) }
+        if let note = contact.note { append("NOTE", note, parameters: single("NOTE")) }
         if !contact.categories.isEmpty {
-            append("CATEGORIES", raw: contact.categories.map(escapeText).joined(separator: ","))
+            append("CATEGORIES", raw: contact.categories.map(escapeText).joined(separator: ","),
+                   parameters: single("CATEGORIES"))
         }
         if let image = contact.image { writePhoto(image) }
         let memberName = isV4 ? "MEMBER" : "X-ADDRESSBOOKSERVER-MEMBER"
@@ -80,9 +81,11 @@ private struct ContactWriter {
         }
         append("FN", contact.formattedName ?? contact.displayName, parameters: single("FN"))
         if !contact.nickname.isEmpty { append("NICKNAME", contact.nickname, parameters: single("NICKNAME")) }
-        if !contact.phoneticGivenName.isEmpty { append("X-PHONETIC-FIRST-NAME", contact.phoneticGivenName) }
-        if !contact.phoneticMiddleName.isEmpty { append("X-PHONETIC-MIDDLE-NAME", contact.phoneticMiddleName) }
-        if !contact.phoneticFamilyName.isEmpty { append("X-PHONETIC-LAST-NAME", contact.phoneticFamilyName) }
+        for (name, value) in [("X-PHONETIC-FIRST-NAME", contact.phoneticGivenName),
+                              ("X-PHONETIC-MIDDLE-NAME", contact.phoneticMiddleName),
+                              ("X-PHONETIC-LAST-NAME", contact.phoneticFamilyName)] where !value.isEmpty {
+            append(name, value, parameters: single(name))
+        }
     }
 
     private mutating func writeOrganization() {
