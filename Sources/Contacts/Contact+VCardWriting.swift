@@ -169,7 +169,8 @@ private struct ContactWriter {
             encoding = labelOnlyAsABLabel ? LabelEncoding(typeTokens: [], abLabel: label.abLabelText)
                 : label.vCardEncoding(version: version)
         }
-        var kept = entry.extras.typeTokens
+        let written = Set(encoding.typeTokens.map { $0.uppercased() })
+        var kept = entry.extras.typeTokens.filter { !written.contains($0.uppercased()) }
         if encoding.abLabel == nil, !labelImplied, Label(typeTokens: encoding.typeTokens + kept) != entry.label {
             // A kept token (WORK beside CELL) must not change the label it was read with.
             kept.removeAll { Label.labelBearingTypeTokens.contains($0.uppercased()) }

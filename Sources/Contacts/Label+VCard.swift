@@ -103,4 +103,9 @@ extension Label {
 public struct LabelEncoding: Sendable, Hashable {
     public var typeTokens: [String]
     public var abLabel: String?
+
+    public init(typeTokens: [String], abLabel: String?) {
+        self.typeTokens = typeTokens
+        self.abLabel = abLabel
+    }
 }
