@@ -31,6 +31,8 @@ private struct ContactReader {
     var contact = Contact.empty
     /// Lower-cased groups holding a mapped labeled property: their X-ABLabel/X-ABADR are consumed.
     var labeledGroups: Set<String> = []
+    /// First X-ABLabel / X-ABADR per lower-cased group.
+    var companions: [String: [String: VCardProperty]] = [:]
     var seen: Set<String> = []
     var isGroup = false
     var isOrganization = false
@@ -41,6 +43,10 @@ private struct ContactReader {
         labeledGroups = Set(card.properties.compactMap { property in
             isMappedLabeled(property) ? property.group?.lowercased() : nil
         })
+        for property in card.properties where property.name == Companion.label || property.name == Companion.countryCode {
+            guard let group = property.group?.lowercased(), companions[group]?[property.name] == nil else { continue }
+            companions[group, default: [:]][property.name] = property
+        }
         for property in card.properties { read(property) }
         contact.kind = isGroup ? .group : isOrganization ? .organization : .person
         keepGroupsSharedWithUnmapped()
@@ -220,7 +226,7 @@ private struct ContactReader {
     /// The first companion property (X-ABLabel, X-ABADR) in the same group.
     private func companion(_ name: String, of property: VCardProperty) -> VCardProperty? {
         guard let group = property.group?.lowercased() else { return nil }
-        return card.properties.first { $0.name == name && $0.group?.lowercased() == group }
+        return companions[group]?[name]
     }
 
     /// A group is written back only when an unmapped property still refers to it.

@@ -11,6 +11,13 @@ extension Contact {
     }
 }
 
+extension Contact {
+    /// The vCard text (CRLF, folded) of `vCard(version:)`.
+    public func vCardText(version: VCardVersion) -> String {
+        VCardWriter.write(vCard(version: version))
+    }
+}
+
 /// Builds the property list of one card.
 private struct ContactWriter {
     let contact: Contact
