@@ -108,8 +108,9 @@ private struct ContactReader {
         case "UID": contact.identifier = property.text
         case "FN": contact.formattedName = property.text
         case "N":
-            let parts = property.components.padded(to: 5)
-            guard property.components.count <= 5 else { return false }
+            let components = property.components
+            guard components.count <= 5 else { return false }
+            let parts = components.padded(to: 5)
             contact.familyName = parts[0]
             contact.givenName = parts[1]
             contact.middleName = parts[2]

@@ -60,6 +60,20 @@ struct RoundTripTests {
         #expect(reread.note == contact.note)
     }
 
+    @Test func escapedValuesSurviveWriting() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Smith\\, Jo\r\nN:Smith\\;Jones;Jo;;;\r\nNICKNAME:Jo,JJ\r\n"
+            + "ORG:A\\, B;Dept\\;X;Unit 3\r\nNOTE:back\\\\slash\\nnext\r\nEND:VCARD\r\n"
+        let contact = Contact(vCard: try #require(try VCardParser.parse(text).first))
+        #expect(contact.formattedName == "Smith, Jo")
+        #expect(contact.familyName == "Smith;Jones")
+        #expect(contact.organizationName == "A, B" && contact.departmentName == "Dept;X")
+        #expect(contact.note == "back\\slash\nnext")
+        let written = contact.vCard(version: .v30)
+        #expect(written.first("NICKNAME")?.listValues == ["Jo", "JJ"], "a nickname list stays a list")
+        #expect(written.first("ORG")?.components == ["A, B", "Dept;X", "Unit 3"], "ORG units past the department are kept")
+        #expect(try reparse(written) == contact)
+    }
+
     private func reparseCard(_ card: VCard) throws -> VCard {
         let text = VCardWriter.write(card)
         let cards = try VCardParser.parse(text)
