@@ -6,7 +6,9 @@ extension SQLiteStore {
         let condition = Self.sql(for: predicate, collectionID: collectionID, arguments: &bound)
         bound += [limit ?? -1]
         let arguments = bound
-        let sql = "SELECT r.name FROM resources r WHERE r.collection_id = ? AND \(condition) ORDER BY r.name LIMIT ?"
+        // The unary + keeps SQLite from walking the whole book in name order: the
+        // index subqueries drive the search and the few hits are sorted afterwards.
+        let sql = "SELECT r.name FROM resources r WHERE +r.collection_id = ? AND \(condition) ORDER BY r.name LIMIT ?"
         return try await pool.read { db in
             try String.fetchAll(db, sql: sql, arguments: arguments)
         }

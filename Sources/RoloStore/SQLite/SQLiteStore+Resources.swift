@@ -138,11 +138,11 @@ extension SQLiteStore {
         if let card {
             if !card.indexEntries.isEmpty {
                 let insertEntry = try db.cachedStatement(sql: """
-                    INSERT INTO card_index (resource_id, collection_id, property, value, value_ascii, value_unicode)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """)
-                for entry in card.indexEntries {
-                    try insertEntry.execute(arguments: [resourceID, collectionID, entry.property, entry.value,
+                for (position, entry) in card.indexEntries.enumerated() {
+                    try insertEntry.execute(arguments: [resourceID, position, collectionID, entry.property, entry.value,
                                                         CaseFolding.ascii(entry.value), CaseFolding.unicode(entry.value)])
                 }
             }
