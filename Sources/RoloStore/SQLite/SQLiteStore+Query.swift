@@ -53,7 +53,10 @@ extension SQLiteStore {
         case .textMatch(let property, let text, let collation, let match, let negate):
             arguments += [collectionID, property.uppercased()]
             let test = valueTest(text: text, collation: collation, match: match, arguments: &arguments)
-            return "r.id IN (SELECT resource_id FROM card_index WHERE collection_id = ? AND property = ? AND "
+            // Naming the index keeps scans (contains, ends-with) on the folded index rather
+            // than the whole table; the octet collation narrows on the ASCII fold.
+            let index = collation == .unicodeCasemap ? "card_index_unicode" : "card_index_ascii"
+            return "r.id IN (SELECT resource_id FROM card_index INDEXED BY \(index) WHERE collection_id = ? AND property = ? AND "
                 + (negate ? "NOT (\(test))" : test) + ")"
         }
     }
