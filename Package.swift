@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "VCardTests", dependencies: [
             "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
-        .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"]),
+        .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
         .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard"]),

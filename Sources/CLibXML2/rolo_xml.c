@@ -7,9 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Errors raised without a parser context (e.g. "encoding error : input conversion failed")
+ * go to libxml2's generic handler, which prints to stderr; ours drops them (the parse
+ * still fails and reports through the context). */
+static void rolo_silent(void *ctx, const char *message, ...) { (void)ctx; (void)message; }
+
 static pthread_once_t rolo_xml_once = PTHREAD_ONCE_INIT;
-static void rolo_xml_init_once(void) { xmlInitParser(); }
-int rolo_xml_init(void) { pthread_once(&rolo_xml_once, rolo_xml_init_once); return 0; }
+static void rolo_xml_init_once(void) {
+    xmlInitParser();
+    xmlThrDefSetGenericErrorFunc(NULL, rolo_silent);
+}
+int rolo_xml_init(void) {
+    pthread_once(&rolo_xml_once, rolo_xml_init_once);
+    /* The generic handler is per thread: set it on the calling one too. */
+    xmlSetGenericErrorFunc(NULL, rolo_silent);
+    return 0;
+}
 
 /* Namespace URIs come from the parser's dictionary, so equal URIs share a pointer:
  * remember where the last few were stored to keep the arena (and Swift's strings) small. */
@@ -58,8 +71,8 @@ static int rolo_append_string(rolo_state *state, const xmlChar *s, rolo_xml_span
     return rolo_append(state, s, s ? strlen((const char *)s) : 0, span);
 }
 
-/* Without entity substitution libxml2 hands attribute values over with every `&` (from
- * `&amp;` or `&#38;`) written as `&#38;`; no other reference can remain since no DTD is
+/* Without entity substitution libxml2 hands attribute values (and namespace URIs) over with
+ * every `&` (from `&amp;` or `&#38;`) written as `&#38;`; no other reference can remain since no DTD is
  * accepted. Decode those back to `&`. */
 static int rolo_append_attribute_value(rolo_state *state, const xmlChar *start, const xmlChar *end,
                                        rolo_xml_span *span) {
@@ -86,7 +99,8 @@ static int rolo_append_namespace(rolo_state *state, const xmlChar *uri, rolo_xml
     for (int i = 0; i < ROLO_NS_CACHE; i++) {
         if (state->ns_keys[i] == uri) { *span = state->ns_spans[i]; return 1; }
     }
-    if (!rolo_append_string(state, uri, span)) return 0;
+    /* Namespace URIs are attribute values (xmlns:p="…") and carry the same `&#38;`. */
+    if (!rolo_append_attribute_value(state, uri, uri + strlen((const char *)uri), span)) return 0;
     state->ns_keys[state->ns_next] = uri;
     state->ns_spans[state->ns_next] = *span;
     state->ns_next = (state->ns_next + 1) % ROLO_NS_CACHE;

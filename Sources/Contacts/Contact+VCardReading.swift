@@ -31,6 +31,8 @@ private struct ContactReader {
     var contact = Contact.empty
     /// Lower-cased groups holding a mapped labeled property: their X-ABLabel/X-ABADR are consumed.
     var labeledGroups: Set<String> = []
+    /// First X-ABLabel / X-ABADR per lower-cased group.
+    var companions: [String: [String: VCardProperty]] = [:]
     var seen: Set<String> = []
     var isGroup = false
     var isOrganization = false
@@ -41,6 +43,10 @@ private struct ContactReader {
         labeledGroups = Set(card.properties.compactMap { property in
             isMappedLabeled(property) ? property.group?.lowercased() : nil
         })
+        for property in card.properties where property.name == Companion.label || property.name == Companion.countryCode {
+            guard let group = property.group?.lowercased(), companions[group]?[property.name] == nil else { continue }
+            companions[group, default: [:]][property.name] = property
+        }
         for property in card.properties { read(property) }
         contact.kind = isGroup ? .group : isOrganization ? .organization : .person
         keepGroupsSharedWithUnmapped()
@@ -92,6 +98,7 @@ private struct ContactReader {
             return true
         case "CATEGORIES":
             contact.categories += property.listValues.filter { !$0.isEmpty }
+            if seen.insertFirst(name) { keepParameters(of: property) }
             return true
         default:
             break
@@ -101,8 +108,9 @@ private struct ContactReader {
         case "UID": contact.identifier = property.text
         case "FN": contact.formattedName = property.text
         case "N":
-            let parts = property.components.padded(to: 5)
-            guard property.components.count <= 5 else { return false }
+            let components = property.components
+            guard components.count <= 5 else { return false }
+            let parts = components.padded(to: 5)
             contact.familyName = parts[0]
             contact.givenName = parts[1]
             contact.middleName = parts[2]
@@ -135,9 +143,14 @@ private struct ContactReader {
             return false
         }
         seen.insert(name)
-        let kept = property.parameters.without(ContactReader.transferParameters)
-        if !kept.isEmpty { contact.singleValueParameters[name] = kept }
+        keepParameters(of: property)
         return true
+    }
+
+    /// Keeps a mapped single-valued property's parameters (N;LANGUAGE=en-us) for writing back.
+    private mutating func keepParameters(of property: VCardProperty) {
+        let kept = property.parameters.without(ContactReader.transferParameters)
+        if !kept.isEmpty { contact.singleValueParameters[property.name] = kept }
     }
 
     // MARK: Labeled values
@@ -214,7 +227,7 @@ private struct ContactReader {
     /// The first companion property (X-ABLabel, X-ABADR) in the same group.
     private func companion(_ name: String, of property: VCardProperty) -> VCardProperty? {
         guard let group = property.group?.lowercased() else { return nil }
-        return card.properties.first { $0.name == name && $0.group?.lowercased() == group }
+        return companions[group]?[name]
     }
 
     /// A group is written back only when an unmapped property still refers to it.

@@ -11,6 +11,13 @@ extension Contact {
     }
 }
 
+extension Contact {
+    /// The vCard text (CRLF, folded) of `vCard(version:)`.
+    public func vCardText(version: VCardVersion) -> String {
+        VCardWriter.write(vCard(version: version))
+    }
+}
+
 /// Builds the property list of one card.
 private struct ContactWriter {
     let contact: Contact
@@ -42,14 +49,15 @@ private struct ContactWriter {
     mutating func write() -> VCard {
         append("VERSION", version.rawValue, escaped: false)
         writeKind()
-        if let uid = contact.identifier { append("UID", uid, escaped: false) }
+        if let uid = contact.identifier { append("UID", uid, escaped: false, parameters: single("UID")) }
         writeNames()
         writeOrganization()
         if let birthday = contact.birthday { append("BDAY", date: birthday, extra: single("BDAY")) }
         writeLabeledValues()
-        if let note = contact.note { append("NOTE", note) }
+        if let note = contact.note { append("NOTE", note, parameters: single("NOTE")) }
         if !contact.categories.isEmpty {
-            append("CATEGORIES", raw: contact.categories.map(escapeText).joined(separator: ","))
+            append("CATEGORIES", raw: contact.categories.map { escapeText($0) }.joined(separator: ","),
+                   parameters: single("CATEGORIES"))
         }
         if let image = contact.image { writePhoto(image) }
         let memberName = isV4 ? "MEMBER" : "X-ADDRESSBOOKSERVER-MEMBER"
@@ -76,13 +84,18 @@ private struct ContactWriter {
     private mutating func writeNames() {
         let nameParts = [contact.familyName, contact.givenName, contact.middleName, contact.namePrefix, contact.nameSuffix]
         if contact.singleValueParameters["N"] != nil || !isV4 || nameParts.contains(where: { !$0.isEmpty }) {
-            append("N", raw: nameParts.map(escapeText).joined(separator: ";"), parameters: single("N"))
+            append("N", raw: nameParts.map { escapeText($0) }.joined(separator: ";"), parameters: single("N"))
         }
         append("FN", contact.formattedName ?? contact.displayName, parameters: single("FN"))
-        if !contact.nickname.isEmpty { append("NICKNAME", contact.nickname, parameters: single("NICKNAME")) }
-        if !contact.phoneticGivenName.isEmpty { append("X-PHONETIC-FIRST-NAME", contact.phoneticGivenName) }
-        if !contact.phoneticMiddleName.isEmpty { append("X-PHONETIC-MIDDLE-NAME", contact.phoneticMiddleName) }
-        if !contact.phoneticFamilyName.isEmpty { append("X-PHONETIC-LAST-NAME", contact.phoneticFamilyName) }
+        if !contact.nickname.isEmpty {
+            // NICKNAME is a comma list: commas stay separators.
+            append("NICKNAME", raw: escapeText(contact.nickname, keepingCommas: true), parameters: single("NICKNAME"))
+        }
+        for (name, value) in [("X-PHONETIC-FIRST-NAME", contact.phoneticGivenName),
+                              ("X-PHONETIC-MIDDLE-NAME", contact.phoneticMiddleName),
+                              ("X-PHONETIC-LAST-NAME", contact.phoneticFamilyName)] where !value.isEmpty {
+            append(name, value, parameters: single(name))
+        }
     }
 
     private mutating func writeOrganization() {
@@ -90,7 +103,7 @@ private struct ContactWriter {
         if contact.singleValueParameters["ORG"] != nil || units.contains(where: { !$0.isEmpty }) {
             let parts = contact.extraOrganizationUnits.isEmpty && contact.departmentName.isEmpty
                 ? [contact.organizationName] : units
-            append("ORG", raw: parts.map(escapeText).joined(separator: ";"), parameters: single("ORG"))
+            append("ORG", raw: parts.map { escapeText($0) }.joined(separator: ";"), parameters: single("ORG"))
         }
         if !contact.jobTitle.isEmpty { append("TITLE", contact.jobTitle, parameters: single("TITLE")) }
     }
@@ -115,7 +128,7 @@ private struct ContactWriter {
         for phone in contact.phoneNumbers { writeLabeled(phone, "TEL", raw: escapeURI(phone.value)) }
         for email in contact.emailAddresses { writeLabeled(email, "EMAIL", raw: escapeURI(email.value)) }
         for address in contact.postalAddresses {
-            writeLabeled(address, "ADR", raw: address.value.components.map(escapeText).joined(separator: ";"),
+            writeLabeled(address, "ADR", raw: address.value.components.map { escapeText($0) }.joined(separator: ";"),
                          countryCode: address.value.isoCountryCode)
         }
         for url in contact.urlAddresses { writeLabeled(url, "URL", raw: escapeURI(url.value)) }
@@ -166,7 +179,8 @@ private struct ContactWriter {
             encoding = labelOnlyAsABLabel ? LabelEncoding(typeTokens: [], abLabel: label.abLabelText)
                 : label.vCardEncoding(version: version)
         }
-        var kept = entry.extras.typeTokens
+        let written = Set(encoding.typeTokens.map { $0.uppercased() })
+        var kept = entry.extras.typeTokens.filter { !written.contains($0.uppercased()) }
         if encoding.abLabel == nil, !labelImplied, Label(typeTokens: encoding.typeTokens + kept) != entry.label {
             // A kept token (WORK beside CELL) must not change the label it was read with.
             kept.removeAll { Label.labelBearingTypeTokens.contains($0.uppercased()) }
@@ -223,15 +237,15 @@ private struct ContactWriter {
     }
 }
 
-/// vCard TEXT escaping: backslash, newline, comma, semicolon.
-func escapeText(_ text: String) -> String {
+/// vCard TEXT escaping: backslash, newline, comma (unless the value is a list), semicolon.
+func escapeText(_ text: String, keepingCommas: Bool = false) -> String {
     var escaped = ""
     escaped.reserveCapacity(text.utf8.count)
     var previousWasCR = false
     for character in text.unicodeScalars {
         switch character {
         case "\\": escaped += "\\\\"
-        case ",": escaped += "\\,"
+        case "," where !keepingCommas: escaped += "\\,"
         case ";": escaped += "\\;"
         case "\n": if !previousWasCR { escaped += "\\n" }
         case "\r": escaped += "\\n"

@@ -46,7 +46,7 @@ extension Label {
         guard isBuiltIn else { return name }
         var appleName = name == "iPhone" ? name : name.prefix(1).uppercased() + name.dropFirst()
         if appleName.hasSuffix("Fax") { appleName = String(appleName.dropLast(3)) + "FAX" }
-        return "_$!<\(appleName)!$_"
+        return "_$!<\(appleName)>!$_"
     }
 
     /// How this label is written on a TEL/EMAIL/ADR/URL/X-ABDATE/IMPP… property in `version`:
@@ -103,4 +103,9 @@ extension Label {
 public struct LabelEncoding: Sendable, Hashable {
     public var typeTokens: [String]
     public var abLabel: String?
+
+    public init(typeTokens: [String], abLabel: String?) {
+        self.typeTokens = typeTokens
+        self.abLabel = abLabel
+    }
 }

@@ -2,8 +2,10 @@
 /// and `DAV:error` precondition bodies.
 extension XMLWriter {
     /// A whole `<d:multistatus>` document; `body` writes its responses (and `sync-token`).
-    public static func multistatus<E: Error>(_ body: (inout XMLWriter) throws(E) -> Void) throws(E) -> [UInt8] {
-        var writer = XMLWriter(reservingCapacity: 4096)
+    /// `capacity` is a size hint in bytes (e.g. the sum of the card sizes) that spares regrowing.
+    public static func multistatus<E: Error>(reservingCapacity capacity: Int = 4096,
+                                             _ body: (inout XMLWriter) throws(E) -> Void) throws(E) -> [UInt8] {
+        var writer = XMLWriter(reservingCapacity: capacity)
         try writer.element(XMLNamespace.dav, "multistatus", body)
         return writer.bytes
     }
@@ -69,7 +71,11 @@ extension XMLWriter {
 
     /// `HTTP/1.1 <code> <reason>` as used in `d:status`.
     public static func statusLine(_ code: Int) -> String {
-        "HTTP/1.1 \(code) \(reasonPhrase(code))"
+        switch code {
+        case 200: "HTTP/1.1 200 OK"
+        case 404: "HTTP/1.1 404 Not Found"
+        default: "HTTP/1.1 \(code) \(reasonPhrase(code))"
+        }
     }
 
     public static func reasonPhrase(_ code: Int) -> String {

@@ -14,18 +14,24 @@ func runStoreBenchmark(_ arguments: [String]) async {
 }
 
 private func benchmarkStore(cardCount: Int) async throws {
-    let store = try SQLiteStore.temporary()
+    // ROLO_BENCH_KEEP=folder keeps the databases for inspection.
+    let keep = ProcessInfo.processInfo.environment["ROLO_BENCH_KEEP"]
+    let store = try keep.map { try SQLiteStore(path: "\($0)/bench-\(cardCount).sqlite") } ?? SQLiteStore.temporary()
     defer { try? store.close() }
     try await store.createUser(name: "bench", password: "bench")
     let book = try await store.collection(owner: "bench", path: ["default"])!
     let cards = (0..<cardCount).map { generatedCard($0) }
     let bytes = cards.reduce(0) { $0 + $1.data.count }
 
+    let cpuBefore = processCPUSeconds()
     let importTime = try await measure {
         try await store.importCards(collectionID: book.id, cards: cards, batchSize: cardCount, progress: nil)
     }
+    let importCPU = processCPUSeconds() - cpuBefore
+    // The machine is shared: CPU time says what the import costs, wall time what it took.
     report("import \(cardCount) cards (\(bytes / cardCount) B avg, one transaction)",
-           "\(Int(Double(cardCount) / importTime)) cards/s (\(milliseconds(importTime)) ms)")
+           "\(Int(Double(cardCount) / importTime)) cards/s wall (\(milliseconds(importTime)) ms), "
+           + "\(Int(Double(cardCount) / importCPU)) cards/s of CPU (\(milliseconds(importCPU)) ms)")
 
     let before = try await store.collection(id: book.id)!.syncSeq
     for index in 0..<14 {
@@ -58,6 +64,7 @@ private func benchmarkStore(cardCount: Int) async throws {
         report("query \(label) on \(cardCount) (\(hits) hits)", "\(milliseconds(time)) ms")
     }
 
+    try await store.checkpoint()
     let size = ["", "-wal"].compactMap {
         (try? FileManager.default.attributesOfItem(atPath: store.path + $0)[.size] as? NSNumber)?.int64Value
     }.reduce(0, +)
@@ -106,6 +113,13 @@ private func measureBest(runs: Int, _ body: () async throws -> Void) async rethr
     var best = Double.infinity
     for _ in 0..<runs { best = min(best, try await measure(body)) }
     return best
+}
+
+private func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 private func milliseconds(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }

@@ -8,9 +8,9 @@ import VCard
 /// filter the index is allowed to answer.
 @Suite struct FilterIndexAgreementTests {
     static let cards: [String: VCard] = [
-        "cyrus.vcf": cyrus, "eric.vcf": eric, "elodie.vcf": elodie,
-        "bare.vcf": card([("VERSION", [:], "3.0"), ("FN", [:], "X"), ("UID", [:], "bare")]),
-        "many.vcf": card([("VERSION", [:], "3.0"), ("FN", [:], "Émile Zola"), ("UID", [:], "many"),
+        "cyrus.vcf": fixtureCyrus, "eric.vcf": fixtureEric, "elodie.vcf": fixtureElodie,
+        "bare.vcf": filterCard([("VERSION", [:], "3.0"), ("FN", [:], "X"), ("UID", [:], "bare")]),
+        "many.vcf": filterCard([("VERSION", [:], "3.0"), ("FN", [:], "Émile Zola"), ("UID", [:], "many"),
                           ("EMAIL", [:], "EMILE@Example.COM"), ("EMAIL", [:], "zola@other.net"), ("NICKNAME", [:], "Me")]),
     ]
     static let indexed: Set<String> = ["VERSION", "FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "UID"]

@@ -5,7 +5,7 @@ import RoloStore
 
 @Suite struct FilterParsingTests {
     @Test func readsEveryElementAndAttribute() throws {
-        let parsed = try filter("""
+        let parsed = try parseFilter("""
             <C:filter test="allof">
               <C:prop-filter name="email" test="allof">
                 <C:text-match collation="i;octet" match-type="ends-with" negate-condition="yes">.org</C:text-match>
@@ -24,7 +24,7 @@ import RoloStore
     }
 
     @Test func appliesRFCDefaults() throws {
-        let parsed = try filter(#"<C:filter><C:prop-filter name="FN"><C:text-match>x</C:text-match></C:prop-filter></C:filter>"#)
+        let parsed = try parseFilter(#"<C:filter><C:prop-filter name="FN"><C:text-match>x</C:text-match></C:prop-filter></C:filter>"#)
         #expect(parsed.test == .anyOf)
         #expect(parsed.propFilters[0].test == .anyOf)
         let match = try #require(parsed.propFilters[0].textMatches.first)
@@ -32,35 +32,35 @@ import RoloStore
     }
 
     @Test func emptyFilterHasNoPropFilters() throws {
-        #expect(try filter("<C:filter/>") == AddressbookFilter())
+        #expect(try parseFilter("<C:filter/>") == AddressbookFilter())
     }
 
     @Test func refusesUnknownCollationAsSupportedCollation() {
         #expect(throws: FilterError.unsupportedCollation("i;basic")) {
-            try filter(#"<C:filter><C:prop-filter name="FN"><C:text-match collation="i;basic">x</C:text-match></C:prop-filter></C:filter>"#)
+            try parseFilter(#"<C:filter><C:prop-filter name="FN"><C:text-match collation="i;basic">x</C:text-match></C:prop-filter></C:filter>"#)
         }
         #expect(FilterError.unsupportedCollation("i;basic").precondition == "supported-collation")
     }
 
     @Test func refusesUnknownMatchTypeAsSupportedFilter() throws {
         let error = #expect(throws: FilterError.self) {
-            try filter(#"<C:filter><C:prop-filter name="FN"><C:text-match match-type="regex">x</C:text-match></C:prop-filter></C:filter>"#)
+            try parseFilter(#"<C:filter><C:prop-filter name="FN"><C:text-match match-type="regex">x</C:text-match></C:prop-filter></C:filter>"#)
         }
         #expect(error?.precondition == "supported-filter")
     }
 
     @Test func refusesUnknownTestValue() {
-        #expect(throws: FilterError.self) { try filter(#"<C:filter test="oneof"/>"#) }
+        #expect(throws: FilterError.self) { try parseFilter(#"<C:filter test="oneof"/>"#) }
     }
 
     @Test func refusesPropFilterWithoutName() throws {
-        let error = #expect(throws: FilterError.self) { try filter("<C:filter><C:prop-filter/></C:filter>") }
+        let error = #expect(throws: FilterError.self) { try parseFilter("<C:filter><C:prop-filter/></C:filter>") }
         #expect(error?.precondition == nil)
     }
 
     @Test func refusesBadNegateCondition() {
         #expect(throws: FilterError.self) {
-            try filter(#"<C:filter><C:prop-filter name="FN"><C:text-match negate-condition="maybe">x</C:text-match></C:prop-filter></C:filter>"#)
+            try parseFilter(#"<C:filter><C:prop-filter name="FN"><C:text-match negate-condition="maybe">x</C:text-match></C:prop-filter></C:filter>"#)
         }
     }
 

@@ -3,7 +3,7 @@ import VCard
 @testable import DAV
 
 /// A card built in code: (name, parameters, value) triples; names may carry a group (`item1.EMAIL`).
-func card(_ properties: [(String, [String: [String]], String)]) -> VCard {
+func filterCard(_ properties: [(String, [String: [String]], String)]) -> VCard {
     VCard(version: .v30, properties: properties.map { name, parameters, value in
         let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
         return VCardProperty(group: parts.count == 2 ? parts[0] : nil, name: parts.last!,
@@ -13,12 +13,12 @@ func card(_ properties: [(String, [String: [String]], String)]) -> VCard {
 }
 
 /// Parses `<C:filter …>…</C:filter>` written with the `C:` prefix bound to CardDAV.
-func filter(_ xml: String) throws -> AddressbookFilter {
+func parseFilter(_ xml: String) throws -> AddressbookFilter {
     let document = xml.replacingOccurrences(of: "<C:filter", with: #"<C:filter xmlns:C="urn:ietf:params:xml:ns:carddav""#)
     return try AddressbookFilter(xml: XMLDocumentParser.parse(Array(document.utf8)))
 }
 
-let cyrus = card([
+let fixtureCyrus = filterCard([
     ("VERSION", [:], "3.0"),
     ("FN", [:], "Cyrus Daboo"),
     ("N", [:], "Daboo;Cyrus;;;"),
@@ -30,7 +30,7 @@ let cyrus = card([
     ("UID", [:], "cyrus-uid"),
 ])
 
-let eric = card([
+let fixtureEric = filterCard([
     ("VERSION", [:], "3.0"),
     ("FN", [:], "Eric York"),
     ("N", [:], "York;Eric;;;"),
@@ -38,7 +38,7 @@ let eric = card([
     ("UID", [:], "eric-uid"),
 ])
 
-let elodie = card([
+let fixtureElodie = filterCard([
     ("VERSION", [:], "3.0"),
     ("FN", [:], "ÉLODIE Straße"),
     ("UID", [:], "elodie-uid"),

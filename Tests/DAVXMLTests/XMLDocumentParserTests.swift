@@ -73,6 +73,11 @@ private func parseError(_ xml: String, limits: XMLDocumentParser.Limits = .defau
         #expect(root.attribute("v") == #"a&b "q" <"#)
     }
 
+    @Test func decodesAmpersandsInNamespaceURIs() throws {
+        let root = try parse(#"<p:r xmlns:p="http://example.com/?a=1&amp;b=2"/>"#)
+        #expect(root.namespace == "http://example.com/?a=1&b=2")
+    }
+
     @Test func keepsNonASCIIText() throws {
         let root = try parse("<r>Zoë 東京 🎉</r>")
         #expect(root.text == "Zoë 東京 🎉")
@@ -138,6 +143,7 @@ private func parseError(_ xml: String, limits: XMLDocumentParser.Limits = .defau
         let deep = String(repeating: "<a>", count: 65) + String(repeating: "</a>", count: 65)
         let error = try #require(parseError(deep))
         #expect(error.message.contains("deep"))
+        #expect(error.line == 1)
         let fine = String(repeating: "<a>", count: 64) + String(repeating: "</a>", count: 64)
         #expect(parseError(fine) == nil)
     }

@@ -52,4 +52,18 @@ import Testing
         #expect(!(try await RoloBinary.run(["book", "list", "hana"] + db)).stdout.contains("work"))
         #expect(try await RoloBinary.run(["book", "list", "nobody"] + db).status != 0)
     }
+
+    @Test func backupCopiesUsersAndCheckFindsBothDatabasesSound() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try await RoloBinary.run(["user", "add", "kim", "--password-stdin", "--database", database],
+                                         stdin: "pw\n").status == 0)
+        let copy = folder.appendingPathComponent("backup.sqlite").path
+        let backup = try await RoloBinary.run(["backup", copy, "--database", database])
+        #expect(backup.status == 0, "\(backup.stderr)")
+        #expect(try await RoloBinary.run(["user", "list", "--database", copy]).stdout == "kim\n")
+        #expect(try await RoloBinary.run(["check", "--database", database]).stdout.hasPrefix("ok"))
+        #expect(try await RoloBinary.run(["check", "--database", copy]).status == 0)
+        #expect(try await RoloBinary.run(["backup", copy, "--database", database]).status != 0)
+    }
 }

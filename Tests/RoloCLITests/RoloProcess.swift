@@ -60,7 +60,7 @@ final class PipeText: @unchecked Sendable {
     var current: String { lock.withLock { text } }
 
     /// Polls until `match` finds something in the text so far, or `timeout` passes.
-    func waitFor<T>(timeout: Duration = .seconds(20), _ match: (String) -> T?) async -> T? {
+    func waitFor<T>(timeout: Duration = .seconds(60), _ match: (String) -> T?) async -> T? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let found = match(current) { return found }

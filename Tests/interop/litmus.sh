@@ -3,7 +3,7 @@
 # server advertises DAV class 2) run in a plain collection of the user's home and must
 # pass completely. Exits non-zero on any failure.
 set -uo pipefail
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/rolo-server.bash"
 
 if ! command -v litmus >/dev/null; then
     echo "litmus not installed (scripts/install-deps.sh --test)" >&2

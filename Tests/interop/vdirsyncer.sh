@@ -3,7 +3,7 @@
 # from there into an empty folder B; then edits, additions and deletions are made on both
 # sides and synced until both folders and the server agree (same UIDs, same contents).
 set -uo pipefail
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/rolo-server.bash"
 
 if ! command -v vdirsyncer >/dev/null; then
     echo "vdirsyncer not on PATH (scripts/test.sh installs it into .build-venv)" >&2

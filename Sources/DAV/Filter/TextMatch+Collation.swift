@@ -5,7 +5,8 @@ import RoloStore
 /// - `i;octet`: bytes as they are;
 /// - `i;ascii-casemap`: only A-Z folded to a-z;
 /// - `i;unicode-casemap`: full lower-casing then compatibility decomposition (NFKD).
-/// Values are then compared as UTF-8 bytes.
+/// Values are then compared as UTF-8 bytes. Lower-casing is not full case folding: `ß`
+/// stays `ß` (does not match `SS`), exactly as in the index.
 extension IndexPredicate.Collation {
     func fold(_ text: String) -> [UInt8] {
         switch self {

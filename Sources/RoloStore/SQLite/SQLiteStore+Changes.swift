@@ -55,6 +55,6 @@ extension SQLiteStore {
         try db.cachedStatement(sql: """
             INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at
-            """).execute(arguments: [collectionID, seq, name, deleted, now])
+            """).bound([collectionID, seq, name, deleted, now]).execute()
     }
 }

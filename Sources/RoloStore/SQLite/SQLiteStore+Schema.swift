@@ -46,17 +46,20 @@ extension SQLiteStore {
                 );
                 CREATE UNIQUE INDEX resources_uid ON resources(collection_id, uid) WHERE uid IS NOT NULL;
                 -- Search index: value verbatim (i;octet), ASCII-folded and Unicode-folded.
+                -- Clustered by resource (no separate rowid b-tree); the two folded indexes
+                -- cover the queries and carry the resource id.
                 CREATE TABLE card_index (
                     resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
                     collection_id INTEGER NOT NULL,
                     property TEXT NOT NULL,
                     value TEXT NOT NULL,
                     value_ascii TEXT NOT NULL,
-                    value_unicode TEXT NOT NULL
-                );
-                CREATE INDEX card_index_resource ON card_index(resource_id);
-                CREATE INDEX card_index_ascii ON card_index(collection_id, property, value_ascii, resource_id);
-                CREATE INDEX card_index_unicode ON card_index(collection_id, property, value_unicode, resource_id);
+                    value_unicode TEXT NOT NULL,
+                    PRIMARY KEY (resource_id, position)
+                ) WITHOUT ROWID;
+                CREATE INDEX card_index_ascii ON card_index(collection_id, property, value_ascii);
+                CREATE INDEX card_index_unicode ON card_index(collection_id, property, value_unicode);
                 CREATE TABLE group_members (
                     resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
                     collection_id INTEGER NOT NULL,

@@ -17,6 +17,9 @@ enum Upgrade21 {
             }
             property.parameters = property.parameters.compactMap(convertParameter)
             property.rawValue = convertValue(property.rawValue, of: property.name)
+            if VersionConversion.dateProperties.contains(property.name) {
+                DateConversion.toV30(&property)
+            }
             properties.append(property)
         }
         return VCard(version: .v30, properties: properties, line: card.line)

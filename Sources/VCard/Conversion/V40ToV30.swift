@@ -41,7 +41,8 @@ enum V40ToV30 {
             case "RELATED":
                 convertRelated(&property, labels: &labels, trailing: &trailing)
             case "ADR":
-                if let label = property.parameter("LABEL")?.first {
+                // The raw values: a label is one quoted value that may hold commas.
+                if let label = property.parameters.first(where: { $0.name == "LABEL" })?.values.joined(separator: ",") {
                     VersionConversion.removeParameters(&property, named: ["LABEL"])
                     var parameters: [VCardParameter] = []
                     if let types = property.parameter("TYPE") { parameters.append(VCardParameter(upperName: "TYPE", values: types)) }

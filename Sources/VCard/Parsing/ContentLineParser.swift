@@ -22,6 +22,9 @@ enum ContentLineParser {
             if byte == Byte.dot, dotIndex < 0 {
                 dotIndex = position
             } else if !isNameByte(byte) {
+                if !line.contains(Byte.colon) {
+                    throw VCardError("content line has no ':' between name and value", line: context.lineNumber)
+                }
                 throw VCardError(
                     "invalid character \(describe(byte)) in property name (expected letters, digits or '-')",
                     line: context.lineNumber)

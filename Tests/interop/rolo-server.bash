@@ -1,4 +1,4 @@
-# Shared by the interop scripts (sourced, not run): starts `rolo serve` from
+# Shared by the interop scripts (sourced, not run; not *.sh so scripts/test.sh skips it): starts `rolo serve` from
 # .build/debug/rolo on a free 127.0.0.1 port with a temporary database, and cleans up.
 # After `rolo_start USER PASSWORD`: $ROLO_PORT, $ROLO_URL (http://127.0.0.1:PORT), $WORK.
 
