@@ -103,3 +103,15 @@ import Testing
         #expect(elapsed < .seconds(20))
     }
 }
+
+@Suite struct ParserScaleTests {
+    @Test func aCardWithManyPropertiesParsesInLinearTime() {
+        let count = 100_000
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\n" + String(repeating: "TEL:+1\r\n", count: count) + "END:VCARD\r\n"
+        let clock = ContinuousClock()
+        var parsed: [VCard] = []
+        let elapsed = clock.measure { parsed = (try? VCardParser.parse(text)) ?? [] }
+        #expect(parsed.first?.properties.count == count + 1)
+        #expect(elapsed < .seconds(20))
+    }
+}

@@ -67,7 +67,8 @@ enum V30ToV40 {
             return
         }
         let mediaType = MediaTypes.mediaType(forTypeParameter: property.parameter("TYPE")?.first, property: property.name) ?? ""
-        let payload = property.rawValue.filter { $0 != " " && $0 != "\t" }
+        let raw = property.rawValue
+        let payload = raw.utf8.contains { $0 == Byte.space || $0 == Byte.tab } ? raw.filter { $0 != " " && $0 != "\t" } : raw
         property.rawValue = "data:" + mediaType + ";base64," + payload
         VersionConversion.removeParameters(&property, named: ["ENCODING", "TYPE"])
     }

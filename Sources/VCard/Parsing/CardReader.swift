@@ -60,6 +60,7 @@ struct CardReader {
                 open = OpenCard(beginLine: first.number)
                 continue
             }
+            open = nil  // `card` owns the properties array: appends stay in place, not copies.
             switch property.name {
             case "BEGIN":
                 throw VCardError(
@@ -83,6 +84,7 @@ struct CardReader {
                             "VERSION appears twice with different values (\(previous) and \(value))",
                             line: first.number)
                     }
+                    open = card
                     continue
                 }
                 guard let version = VCardVersion(rawValue: value) else {

@@ -32,32 +32,35 @@ enum ParameterEncoding {
     /// Appends one parameter value, RFC 6868-encoded and double-quoted when it holds
     /// `:` `;` `,` or characters that need the quotes.
     static func append(_ value: String, to out: inout [UInt8]) {
-        var needsQuotes = false
-        var needsCaret = false
-        for byte in value.utf8 {
-            switch byte {
-            case Byte.colon, Byte.semicolon, Byte.comma, Byte.space, Byte.tab: needsQuotes = true
-            case Byte.caret, Byte.dquote, Byte.lf, Byte.cr: needsCaret = true
-            default: break
-            }
-        }
-        if needsQuotes { out.append(Byte.dquote) }
-        if needsCaret {
-            var previousWasCR = false
-            for byte in value.utf8 {
+        var value = value
+        value.withUTF8 { bytes in
+            var needsQuotes = false
+            var needsCaret = false
+            for byte in bytes {
                 switch byte {
-                case Byte.caret: out.append(Byte.caret); out.append(Byte.caret)
-                case Byte.dquote: out.append(Byte.caret); out.append(0x27)
-                case Byte.lf:
-                    if !previousWasCR { out.append(Byte.caret); out.append(0x6E) }
-                case Byte.cr: out.append(Byte.caret); out.append(0x6E)
-                default: out.append(byte)
+                case Byte.colon, Byte.semicolon, Byte.comma, Byte.space, Byte.tab: needsQuotes = true
+                case Byte.caret, Byte.dquote, Byte.lf, Byte.cr: needsCaret = true
+                default: break
                 }
-                previousWasCR = byte == Byte.cr
             }
-        } else {
-            out.append(contentsOf: value.utf8)
+            if needsQuotes { out.append(Byte.dquote) }
+            if needsCaret {
+                var previousWasCR = false
+                for byte in bytes {
+                    switch byte {
+                    case Byte.caret: out.append(Byte.caret); out.append(Byte.caret)
+                    case Byte.dquote: out.append(Byte.caret); out.append(0x27)
+                    case Byte.lf:
+                        if !previousWasCR { out.append(Byte.caret); out.append(0x6E) }
+                    case Byte.cr: out.append(Byte.caret); out.append(0x6E)
+                    default: out.append(byte)
+                    }
+                    previousWasCR = byte == Byte.cr
+                }
+            } else {
+                out.append(contentsOf: bytes)
+            }
+            if needsQuotes { out.append(Byte.dquote) }
         }
-        if needsQuotes { out.append(Byte.dquote) }
     }
 }

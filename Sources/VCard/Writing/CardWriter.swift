@@ -57,32 +57,47 @@ enum CardWriter {
     }
 
     private static func appendUpper(_ name: String, to out: inout [UInt8]) {
-        for byte in name.utf8 {
-            out.append(byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte)
+        var name = name
+        name.withUTF8 { bytes in
+            var hasLower = false
+            for byte in bytes where byte >= 0x61 && byte <= 0x7A {
+                hasLower = true
+                break
+            }
+            if !hasLower {
+                out.append(contentsOf: bytes)
+                return
+            }
+            for byte in bytes {
+                out.append(byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte)
+            }
         }
     }
 
     /// Line breaks inside a value (from 2.1 QUOTED-PRINTABLE or code) are written as `\n`;
     /// other control characters cannot be represented and are dropped.
     private static func appendValue(_ value: String, to out: inout [UInt8]) {
-        var clean = true
-        for byte in value.utf8 where byte < 0x20 && byte != Byte.tab {
-            clean = false
-            break
-        }
-        if clean {
-            out.append(contentsOf: value.utf8)
-            return
-        }
-        var previousWasCR = false
-        for byte in value.utf8 {
-            if byte == Byte.cr || (byte == Byte.lf && !previousWasCR) {
-                out.append(Byte.backslash)
-                out.append(0x6E)
-            } else if byte >= 0x20 || byte == Byte.tab {
-                out.append(byte)
+        var value = value
+        value.withUTF8 { bytes in
+            var clean = true
+            for byte in bytes where byte < 0x20 && byte != Byte.tab {
+                clean = false
+                break
             }
-            previousWasCR = byte == Byte.cr
+            if clean {
+                out.append(contentsOf: bytes)
+                return
+            }
+            var previousWasCR = false
+            for byte in bytes {
+                if byte == Byte.cr || (byte == Byte.lf && !previousWasCR) {
+                    out.append(Byte.backslash)
+                    out.append(0x6E)
+                } else if byte >= 0x20 || byte == Byte.tab {
+                    out.append(byte)
+                }
+                previousWasCR = byte == Byte.cr
+            }
         }
     }
 
@@ -92,29 +107,24 @@ enum CardWriter {
         let line = Array(out[start...])
         out.removeSubrange(start...)
         out.reserveCapacity(out.count + line.count + line.count / 70 * 3 + 3)
-        var lineLength = 0
-        var index = 0
-        while index < line.count {
-            let charLength = min(utf8SequenceLength(line[index]), line.count - index)
-            if lineLength + charLength > maxLineOctets {
+        line.withUnsafeBufferPointer { bytes in
+            var position = 0
+            var limit = maxLineOctets
+            while position < bytes.count {
+                var cut = position + limit
+                if cut >= bytes.count {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position...]))
+                    return
+                }
+                // Back off to the start of a UTF-8 sequence (continuation bytes are 10xxxxxx).
+                while cut > position + 1, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<cut]))
                 out.append(Byte.cr)
                 out.append(Byte.lf)
                 out.append(Byte.space)
-                lineLength = 1
+                position = cut
+                limit = maxLineOctets - 1
             }
-            out.append(contentsOf: line[index..<(index + charLength)])
-            lineLength += charLength
-            index += charLength
-        }
-    }
-
-    @inline(__always)
-    private static func utf8SequenceLength(_ lead: UInt8) -> Int {
-        switch lead {
-        case 0xF0...0xF7: return 4
-        case 0xE0...0xEF: return 3
-        case 0xC0...0xDF: return 2
-        default: return 1
         }
     }
 }

@@ -139,4 +139,63 @@ enum ClientShapes {
         END:VCARD
 
         """
+
+    /// Google Contacts export: no UID, repeated TYPE, escaped colon in URLs, X-ABDATE.
+    static let google = """
+        BEGIN:VCARD
+        VERSION:3.0
+        FN:Amara Nwosu
+        N:Nwosu;Amara;;;
+        EMAIL;TYPE=INTERNET;TYPE=HOME:amara@mail.example
+        TEL;TYPE=CELL:+44 7700 900123
+        item1.TEL:+44 20 7946 0000
+        item1.X-ABLabel:Parents' home
+        item2.URL:http\\://blog.example/amara
+        item2.X-ABLabel:Blog
+        item3.X-ABDATE:2016-06-18
+        item3.X-ABLabel:_$!<Anniversary>!$_
+        CATEGORIES:myContacts,Friends
+        END:VCARD
+
+        """
+
+    /// Thunderbird 115: properties sorted by name, VALUE=TEXT on TEL, basic-format BDAY.
+    static let thunderbird = """
+        BEGIN:VCARD
+        VERSION:4.0
+        ADR;TYPE=work:;;Karl Johans gate 22;Oslo;;0159;Norway
+        BDAY;VALUE=DATE:19880229
+        EMAIL;PREF=1:ingrid.haugen@epost.example
+        FN:Ingrid Haugen
+        NOTE:Quarterly sync on Thursdays.\\nBring the Q3 numbers.
+        TEL;TYPE=cell;VALUE=TEXT:+47 912 34 567
+        TEL;TYPE=fax;VALUE=TEXT:+47 22 12 34 57
+        UID:5d8b0a3e-7c21-4f9e-b6d4-2a1c0e9f8b7a
+        URL;TYPE=work;VALUE=URL:https://fjordsoft.example
+        X-MOZILLA-HTML:TRUE
+        END:VCARD
+
+        """
+
+    /// Android 2.1: QUOTED-PRINTABLE soft breaks splitting multi-byte characters.
+    static let android21 = """
+        BEGIN:VCARD
+        VERSION:2.1
+        N;CHARSET=UTF-8;ENCODING=QUOTED-PRINTABLE:Nguy=E1=BB=85n;Th=E1=BB=8B=20Lan;=
+        ;;
+        FN;CHARSET=UTF-8;ENCODING=QUOTED-PRINTABLE:Nguy=E1=BB=85n=20Th=E1=BB=8B=20L=
+        an
+        TEL;CELL;PREF:+84912345678
+        TEL;WORK;FAX:+842438259999
+        EMAIL;HOME:lan.nguyen@thu.example
+        END:VCARD
+
+        """
+
+    /// Every shape with a name, for tests that run the same checks over all of them.
+    static let all: [(name: String, text: String)] = [
+        ("apple 3.0", appleV3), ("apple group 3.0", appleGroupV3), ("davx5 4.0", davx5V4), ("group 4.0", groupV4),
+        ("evolution 3.0", evolutionV3), ("outlook 2.1", outlook21), ("google 3.0", google), ("thunderbird 4.0", thunderbird),
+        ("android 2.1", android21),
+    ]
 }
