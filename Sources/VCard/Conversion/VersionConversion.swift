@@ -27,7 +27,8 @@ enum VersionConversion {
                 var sawPref = false
                 for value in parameter.values {
                     for token in value.split(separator: ",", omittingEmptySubsequences: false) {
-                        if token.lowercased() == "pref" {
+                        if token.lowercased() == "pref" && !hasPrefParameter {
+                            // Kept as a TYPE token when a PREF parameter already says something else.
                             sawPref = true
                         } else {
                             values.append(changeCase ? token.lowercased() : String(token))
@@ -35,7 +36,7 @@ enum VersionConversion {
                     }
                 }
                 if !values.isEmpty { converted.append(VCardParameter(upperName: "TYPE", values: values)) }
-                if sawPref && !hasPrefParameter {
+                if sawPref {
                     converted.append(VCardParameter(upperName: "PREF", values: ["1"]))
                     hasPrefParameter = true
                 }
