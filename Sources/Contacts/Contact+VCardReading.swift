@@ -130,26 +130,23 @@ private struct ContactReader {
         case "BDAY":
             guard let date = parseDate(property) else { return false }
             contact.birthday = date
-            contact.singleValueParameters[name] = property.parameters.without(ContactReader.dateParameters)
-            seen.insert(name)
-            return true
+            keepParameters(of: property, except: ContactReader.dateParameters)
         case "PHOTO":
             guard let image = ContactImage(photo: property) else { return false }
             contact.image = image
-            contact.singleValueParameters[name] = property.parameters.without(ContactImage.photoParameters)
-            seen.insert(name)
-            return true
+            keepParameters(of: property, except: ContactImage.photoParameters)
         default:
             return false
         }
         seen.insert(name)
-        keepParameters(of: property)
+        if name != "BDAY" && name != "PHOTO" { keepParameters(of: property) }
         return true
     }
 
     /// Keeps a mapped single-valued property's parameters (N;LANGUAGE=en-us) for writing back.
-    private mutating func keepParameters(of property: VCardProperty) {
-        let kept = property.parameters.without(ContactReader.transferParameters)
+    private mutating func keepParameters(of property: VCardProperty,
+                                         except replaced: Set<String> = ContactReader.transferParameters) {
+        let kept = property.parameters.without(replaced)
         if !kept.isEmpty { contact.singleValueParameters[property.name] = kept }
     }
 
@@ -162,8 +159,6 @@ private struct ContactReader {
         var consumedTokens = label?.impliedTypeTokens ?? []
         var consumedParameters: Set<String> = ["PID"]
         switch kind {
-        case .anniversary:
-            if abLabel == nil { label = .anniversary }
         case .related where abLabel == nil:
             let token = tokens.first { $0.uppercased() != "PREF" }
             label = token.map(Label.init(relatedType:))
@@ -174,12 +169,15 @@ private struct ContactReader {
             consumedParameters.insert("X-USER")
         case .impp:
             consumedParameters.insert("X-SERVICE-TYPE")
-        case .abDate:
+        case .abDate, .anniversary:
             consumedParameters.formUnion(ContactReader.dateParameters)
+            if kind == .anniversary && abLabel == nil {
+                label = .anniversary
+                consumedTokens = []
+            }
         default:
             break
         }
-        if kind == .anniversary { consumedParameters.formUnion(ContactReader.dateParameters) }
         consumedTokens.insert("PREF")
 
         let prefParameter = property.parameter("PREF")?.first

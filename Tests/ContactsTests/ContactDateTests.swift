@@ -25,6 +25,8 @@ struct ContactDateTests {
         #expect(contact.vCard(version: .v40).first("BDAY")?.rawValue == "--0315")
         #expect(Contact(vCard: contact.vCard(version: .v30)).birthday == birthday)
         #expect(Contact(vCard: contact.vCard(version: .v40)).birthday == birthday)
+        #expect(Contact(vCard: contact.vCard(version: .v30)) == contact, "a contact built in code reads back equal")
+        #expect(Contact(vCard: contact.vCard(version: .v40)) == contact)
     }
 
     @Test func anUnreadableBirthdayIsKeptAsWritten() throws {

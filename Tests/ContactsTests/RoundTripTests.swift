@@ -21,6 +21,17 @@ struct RoundTripTests {
         }
     }
 
+    @Test func everyWrittenCardPassesTheValidator() throws {
+        for (name, card) in Self.cards {
+            for version in [VCardVersion.v30, .v40] {
+                let written = Contact(vCard: card).vCard(version: version)
+                #expect(throws: Never.self, "\(name) as \(version.rawValue)") {
+                    try VCardValidator.validate(written, requireUID: card.first("UID") != nil)
+                }
+            }
+        }
+    }
+
     @Test func writingInTheOtherVersionThroughTheModelKeepsLabeledValues() throws {
         for (name, card) in Self.cards {
             let contact = Contact(vCard: card)

@@ -143,6 +143,22 @@ struct VCardCommandTests {
         }
     }
 
+    @Test func everyInvalidCorpusFileIsRefusedExceptAMissingUID() throws {
+        let invalid = Self.repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/vcards/invalid")
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: invalid.path) else {
+            print("reference corpus ../shared/vcards not found: invalid-file check skipped")
+            return
+        }
+        for name in names.sorted() where name.hasSuffix(".vcf") {
+            let run = try Self.run(["vcard", "inspect", invalid.appendingPathComponent(name).path])
+            if name == "missing-uid-3.0.vcf" {
+                #expect(run.status == 0, "import accepts a card without UID: \(run.stderr)")
+            } else {
+                #expect(run.status != 0 && !run.stderr.isEmpty, "\(name) was accepted")
+            }
+        }
+    }
+
     @Test func aMissingFileExitsNonZero() throws {
         let run = try Self.run(["vcard", "inspect", "/nonexistent/rolo-missing.vcf"])
         #expect(run.status != 0)
