@@ -1,3 +1,163 @@
-func runStoreBenchmark(_ arguments: [String]) async {}
-/// Child process of the durability test: writes cards until killed.
-func runStoreCrashWriter(_ arguments: [String]) async {}
+import Foundation
+import RoloStore
+
+/// `RoloBench store [count...]`: import speed, incremental sync, listing, search and file
+/// size of `SQLiteStore` on generated cards (default 10 000 and 100 000).
+func runStoreBenchmark(_ arguments: [String]) async {
+    let counts = arguments.compactMap(Int.init).isEmpty ? [10_000, 100_000] : arguments.compactMap(Int.init)
+    do {
+        for count in counts { try await benchmarkStore(cardCount: count) }
+    } catch {
+        FileHandle.standardError.write(Data("store benchmark failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+private func benchmarkStore(cardCount: Int) async throws {
+    // ROLO_BENCH_KEEP=folder keeps the databases for inspection.
+    let keep = ProcessInfo.processInfo.environment["ROLO_BENCH_KEEP"]
+    let store = try keep.map { try SQLiteStore(path: "\($0)/bench-\(cardCount).sqlite") } ?? SQLiteStore.temporary()
+    defer { try? store.close() }
+    try await store.createUser(name: "bench", password: "bench")
+    let book = try await store.collection(owner: "bench", path: ["default"])!
+    let cards = (0..<cardCount).map { generatedCard($0) }
+    let bytes = cards.reduce(0) { $0 + $1.data.count }
+
+    let cpuBefore = processCPUSeconds()
+    let importTime = try await measure {
+        try await store.importCards(collectionID: book.id, cards: cards, batchSize: cardCount, progress: nil)
+    }
+    let importCPU = processCPUSeconds() - cpuBefore
+    // The machine is shared: CPU time says what the import costs, wall time what it took.
+    report("import \(cardCount) cards (\(bytes / cardCount) B avg, one transaction)",
+           "\(Int(Double(cardCount) / importTime)) cards/s wall (\(milliseconds(importTime)) ms), "
+           + "\(Int(Double(cardCount) / importCPU)) cards/s of CPU (\(milliseconds(importCPU)) ms)")
+
+    let before = try await store.collection(id: book.id)!.syncSeq
+    for index in 0..<14 {
+        let card = generatedCard(index * 7, edit: "edited")
+        _ = try await store.putResource(collectionID: book.id, name: card.name, data: card.data, contentType: card.contentType,
+                                        card: card.card, precondition: .none)
+    }
+    try await store.deleteResource(collectionID: book.id, name: generatedCard(cardCount - 1).name, precondition: .none)
+    var changeCount = 0
+    let changesTime = try await measureBest(runs: 20) {
+        changeCount = try await store.changes(collectionID: book.id, since: before, limit: nil).changes.count
+    }
+    report("changes(since:) for \(changeCount) changes on \(cardCount)", "\(milliseconds(changesTime)) ms")
+
+    var listed = 0
+    let listTime = try await measureBest(runs: 3) { listed = try await store.listResources(collectionID: book.id).count }
+    report("listResources of \(listed)", "\(milliseconds(listTime)) ms")
+
+    let queries: [(String, IndexPredicate)] = [
+        ("contains 'mith' in FN, unicode-casemap", .textMatch(property: "FN", text: "MITH 12", collation: .unicodeCasemap, match: .contains, negate: false)),
+        ("equals EMAIL, ascii-casemap", .textMatch(property: "EMAIL", text: "PERSON4242@EXAMPLE.COM", collation: .asciiCasemap, match: .equals, negate: false)),
+        ("starts-with FN, unicode-casemap", .textMatch(property: "FN", text: "zoë", collation: .unicodeCasemap, match: .startsWith, negate: false)),
+        ("ends-with TEL, octet", .textMatch(property: "TEL", text: "4242", collation: .octet, match: .endsWith, negate: false)),
+    ]
+    for (label, predicate) in queries {
+        var hits = 0
+        let time = try await measureBest(runs: 5) {
+            hits = try await store.query(collectionID: book.id, predicate: predicate, limit: nil).count
+        }
+        report("query \(label) on \(cardCount) (\(hits) hits)", "\(milliseconds(time)) ms")
+    }
+
+    try await store.checkpoint()
+    let size = ["", "-wal"].compactMap {
+        (try? FileManager.default.attributesOfItem(atPath: store.path + $0)[.size] as? NSNumber)?.int64Value
+    }.reduce(0, +)
+    report("database file size for \(cardCount) cards", "\(size / 1_048_576) MiB (\(size / Int64(cardCount)) B/card)")
+}
+
+/// A realistic card of about 600 bytes with the properties the DAV layer indexes.
+private func generatedCard(_ index: Int, edit: String = "") -> CardImport {
+    let first = ["Anna", "Zoë", "Élodie", "Bob", "Jürgen", "Chen", "Fatima", "Oskar"][index % 8]
+    let fn = "\(first) Smith \(index)\(edit)"
+    let uid = "bench-\(index)-0000-4000-8000-\(String(index, radix: 16))"
+    let email = "person\(index)@example.com"
+    let tel = "+44 20 7946 \(String(format: "%04d", index % 10_000))"
+    let org = "Company \(index % 1000)"
+    let text = """
+        BEGIN:VCARD\r
+        VERSION:4.0\r
+        UID:urn:uuid:\(uid)\r
+        FN:\(fn)\r
+        N:Smith \(index);\(first);;;\r
+        EMAIL;TYPE=work:\(email)\r
+        TEL;TYPE=cell:\(tel)\r
+        ORG:\(org)\r
+        ADR;TYPE=home:;;\(index) High Street;London;;SW1A 1AA;United Kingdom\r
+        NOTE:Generated card number \(index) for the store benchmark, with a note of moderate length.\r
+        CATEGORIES:friends,bench\r
+        REV:20260101T000000Z\r
+        END:VCARD\r
+
+        """
+    let entries = [("UID", uid), ("FN", fn), ("N", "Smith \(index);\(first)"), ("EMAIL", email), ("TEL", tel),
+                   ("ORG", org), ("CATEGORIES", "friends"), ("CATEGORIES", "bench")]
+    return CardImport(name: "\(uid).vcf", data: Data(text.utf8),
+                      card: CardMetadata(uid: uid, kind: "individual",
+                                         indexEntries: entries.map { IndexEntry(property: $0.0, value: $0.1) }, members: []))
+}
+
+private func measure(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = ContinuousClock.now
+    try await body()
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+private func measureBest(runs: Int, _ body: () async throws -> Void) async rethrows -> Double {
+    var best = Double.infinity
+    for _ in 0..<runs { best = min(best, try await measure(body)) }
+    return best
+}
+
+private func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+private func milliseconds(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }
+
+private func report(_ what: String, _ figure: String) { print("store: \(what): \(figure)") }
+
+/// `RoloBench store-crash-writer DBPATH`: the child process of the durability test. Puts
+/// cards `crash-N.vcf` (body `crashCardBody(N)`) until killed, printing each name to
+/// stdout only after its put returned, unbuffered.
+func runStoreCrashWriter(_ arguments: [String]) async {
+    guard let path = arguments.first else {
+        FileHandle.standardError.write(Data("usage: RoloBench store-crash-writer DBPATH\n".utf8))
+        exit(2)
+    }
+    do {
+        let store = try SQLiteStore(path: path, bcryptCost: 4)
+        try await store.createUser(name: "crash", password: "crash")
+        let book = try await store.collection(owner: "crash", path: ["default"])!
+        var index = 0
+        while true {
+            let name = "crash-\(index).vcf"
+            let uid = "crash-\(index)"
+            _ = try await store.putResource(
+                collectionID: book.id, name: name, data: Data(crashCardBody(index).utf8), contentType: "text/vcard",
+                card: CardMetadata(uid: uid, kind: "individual",
+                                   indexEntries: [IndexEntry(property: "UID", value: uid), IndexEntry(property: "FN", value: "Crash \(index)")],
+                                   members: []),
+                precondition: .ifNoneMatchAny)
+            FileHandle.standardOutput.write(Data((name + "\n").utf8))
+            index += 1
+        }
+    } catch {
+        FileHandle.standardError.write(Data("crash writer failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+/// The body the crash writer stores for card `index`; the test rebuilds it to compare.
+func crashCardBody(_ index: Int) -> String {
+    "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:crash-\(index)\r\nFN:Crash \(index)\r\nNOTE:\(String(repeating: "x", count: index % 500))\r\nEND:VCARD\r\n"
+}

@@ -58,10 +58,11 @@ public protocol RoloStore: Sendable {
     /// The latest state of each resource changed after `seq` (put or deleted), ordered by
     /// seq, at most `limit` (then `truncated` is true and `newSeq` continues from the last
     /// one returned). Throws `StoreError.syncTokenTooOld` when `seq` is older than the
-    /// compacted log, and `StoreError.invalidSyncToken` when it is in the future.
+    /// compacted log, and `StoreError.invalidSyncToken` when it is in the future. Seq 0
+    /// (a client holding nothing) is never too old and gets no deletions.
     func changes(collectionID: Int64, since seq: Int64, limit: Int?) async throws -> ChangeSet
-    /// Drops tombstones and change rows older than `date`; tokens older than the oldest
-    /// kept row become invalid.
+    /// Drops tombstones and change rows older than `date`; tokens older than the newest
+    /// dropped tombstone become too old (`StoreError.syncTokenTooOld`).
     func compactChanges(olderThan date: Date) async throws
 
     // MARK: Dead properties

@@ -1,0 +1,56 @@
+import GRDB
+
+extension SQLiteStore {
+    /// Problems found, empty when the database is sound: SQLite's own `integrity_check` and
+    /// `foreign_key_check`, then Rolo's invariants (every resource has its latest change
+    /// row, every live change row its resource, ETags match the bytes, index and member rows
+    /// sit in their resource's collection, no seq beyond its collection's).
+    public func integrityCheck() async throws -> [String] {
+        try await pool.read { db in
+            var problems: [String] = []
+            for message in try String.fetchAll(db, sql: "PRAGMA integrity_check") where message != "ok" {
+                problems.append("sqlite: \(message)")
+            }
+            for row in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check") {
+                problems.append("foreign key: table \(row[0] as String) rowid \(row[1] as Int64? ?? -1) -> \(row[2] as String)")
+            }
+            let invariants: [(String, String)] = [
+                ("resource without its change row", """
+                    SELECT r.collection_id || '/' || r.name FROM resources r
+                    LEFT JOIN changes ch ON ch.collection_id = r.collection_id AND ch.name = r.name
+                    WHERE ch.seq IS NOT r.seq OR ch.deleted != 0
+                    """),
+                ("change row of a missing resource", """
+                    SELECT ch.collection_id || '/' || ch.name FROM changes ch
+                    WHERE ch.deleted = 0 AND NOT EXISTS (
+                        SELECT 1 FROM resources r WHERE r.collection_id = ch.collection_id AND r.name = ch.name)
+                    """),
+                ("seq beyond its collection's", """
+                    SELECT ch.collection_id || '/' || ch.name FROM changes ch JOIN collections c ON c.id = ch.collection_id
+                    WHERE ch.seq > c.sync_seq
+                    """),
+                ("index row outside its resource's collection", """
+                    SELECT i.resource_id FROM card_index i JOIN resources r ON r.id = i.resource_id
+                    WHERE i.collection_id != r.collection_id
+                    """),
+                ("member row outside its group's collection", """
+                    SELECT m.resource_id FROM group_members m JOIN resources r ON r.id = m.resource_id
+                    WHERE m.collection_id != r.collection_id
+                    """),
+                ("size differs from the stored bytes", """
+                    SELECT collection_id || '/' || name FROM resources WHERE size != length(data)
+                    """),
+            ]
+            for (what, sql) in invariants {
+                for subject in try String.fetchAll(db, sql: sql) { problems.append("\(what): \(subject)") }
+            }
+            let cursor = try Row.fetchCursor(db, sql: "SELECT collection_id || '/' || name, etag, data FROM resources")
+            while let row = try cursor.next() {
+                if ETag.of(row[2]) != row[1] as String {
+                    problems.append("ETag differs from the stored bytes: \(row[0] as String)")
+                }
+            }
+            return problems
+        }
+    }
+}

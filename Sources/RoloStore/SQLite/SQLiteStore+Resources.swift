@@ -1,0 +1,199 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    private static let infoColumns = "name, content_type, etag, size, modified, seq"
+
+    public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
+                            card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
+        try Naming.validate(name, what: "resource")
+        let etag = ETag.of(data)
+        return try await pool.write { db in
+            let collection = try Self.collectionRow(db, id: collectionID)
+            let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
+            try precondition.check(currentETag: existing?.etag)
+            if let card, let owner = try Self.resourceName(db, collectionID: collectionID, uid: card.uid), owner != name {
+                throw StoreError.uidConflict(existingName: owner)
+            }
+            let seq = collection.syncSeq + 1
+            let now = Self.now
+            try Self.writeResource(db, collectionID: collectionID, existingID: existing?.id, name: name, data: data,
+                                   contentType: contentType, etag: etag, card: card, seq: seq, now: now)
+            try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+            return PutResult(etag: etag, created: existing == nil, seq: seq)
+        }
+    }
+
+    public func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws {
+        try await pool.write { db in
+            let collection = try Self.collectionRow(db, id: collectionID)
+            let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
+            try precondition.check(currentETag: existing?.etag)
+            guard let existing else { throw StoreError.notFound }
+            let seq = collection.syncSeq + 1
+            let now = Self.now
+            try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now)
+            try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+        }
+    }
+
+    public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
+        try await pool.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT \(Self.infoColumns), data FROM resources WHERE collection_id = ? AND name = ?
+                """), arguments: [collectionID, name]).map(Self.storedResource(from:))
+        }
+    }
+
+    public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
+        guard !names.isEmpty else { return [] }
+        return try await pool.read { db in
+            var found: [StoredResource] = []
+            found.reserveCapacity(names.count)
+            // Chunks keep each statement well below SQLite's bound-parameter limit.
+            let chunkSize = 500
+            for start in stride(from: 0, to: names.count, by: chunkSize) {
+                let chunk = Array(names[start..<min(start + chunkSize, names.count)])
+                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                let statement = try db.cachedStatement(sql: """
+                    SELECT \(Self.infoColumns), data FROM resources
+                    WHERE collection_id = ? AND name IN (\(placeholders))
+                    """)
+                let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
+                let cursor = try Row.fetchCursor(statement, arguments: arguments)
+                while let row = try cursor.next() { found.append(Self.storedResource(from: row)) }
+            }
+            return found
+        }
+    }
+
+    public func listResources(collectionID: Int64) async throws -> [ResourceInfo] {
+        try await pool.read { db in
+            var infos: [ResourceInfo] = []
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT \(Self.infoColumns) FROM resources WHERE collection_id = ? ORDER BY name
+                """), arguments: [collectionID])
+            while let row = try cursor.next() { infos.append(Self.resourceInfo(from: row)) }
+            return infos
+        }
+    }
+
+    public func allResources(collectionID: Int64) async throws -> [StoredResource] {
+        try await pool.read { db in
+            var resources: [StoredResource] = []
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT \(Self.infoColumns), data FROM resources WHERE collection_id = ? ORDER BY name
+                """), arguments: [collectionID])
+            while let row = try cursor.next() { resources.append(Self.storedResource(from: row)) }
+            return resources
+        }
+    }
+
+    public func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo? {
+        try await pool.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT \(Self.infoColumns) FROM resources WHERE collection_id = ? AND name = ?
+                """), arguments: [collectionID, name]).map(Self.resourceInfo(from:))
+        }
+    }
+
+    public func resourceName(collectionID: Int64, uid: String) async throws -> String? {
+        try await pool.read { db in try Self.resourceName(db, collectionID: collectionID, uid: uid) }
+    }
+
+    // MARK: Helpers shared with import
+
+    static func resourceName(_ db: Database, collectionID: Int64, uid: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM resources WHERE collection_id = ? AND uid = ?"),
+                            arguments: [collectionID, uid])
+    }
+
+    static func existingResource(_ db: Database, collectionID: Int64, name: String) throws -> (id: Int64, etag: String)? {
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, etag FROM resources WHERE collection_id = ? AND name = ?"),
+                                   arguments: [collectionID, name])
+        return row.map { ($0[0], $0[1]) }
+    }
+
+    /// Writes the resource row, replaces its index and member rows and records the change.
+    /// The caller checks preconditions and UID conflicts and moves the collection's seq.
+    static func writeResource(_ db: Database, collectionID: Int64, existingID: Int64?, name: String, data: Data,
+                              contentType: String, etag: String, card: CardMetadata?, seq: Int64, now: Double) throws {
+        let resourceID: Int64
+        if let existingID {
+            try db.cachedStatement(sql: """
+                UPDATE resources SET content_type = ?, etag = ?, data = ?, size = ?, modified = ?, seq = ?, uid = ?, kind = ?
+                WHERE id = ?
+                """).execute(arguments: [contentType, etag, data, data.count, now, seq, card?.uid, card?.kind, existingID])
+            try db.cachedStatement(sql: "DELETE FROM card_index WHERE resource_id = ?").execute(arguments: [existingID])
+            try db.cachedStatement(sql: "DELETE FROM group_members WHERE resource_id = ?").execute(arguments: [existingID])
+            resourceID = existingID
+        } else {
+            try db.cachedStatement(sql: """
+                INSERT INTO resources (collection_id, name, content_type, etag, data, size, modified, seq, uid, kind)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [collectionID, name, contentType, etag, data, data.count, now, seq,
+                                         card?.uid, card?.kind])
+            resourceID = db.lastInsertedRowID
+        }
+        if let card {
+            if !card.indexEntries.isEmpty {
+                let insertEntry = try db.cachedStatement(sql: """
+                    INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
+                for (position, entry) in card.indexEntries.enumerated() {
+                    try insertEntry.execute(arguments: [resourceID, position, collectionID, entry.property, entry.value,
+                                                        CaseFolding.ascii(entry.value), CaseFolding.unicode(entry.value)])
+                }
+            }
+            if !card.members.isEmpty {
+                let insertMember = try db.cachedStatement(sql: """
+                    INSERT INTO group_members (resource_id, collection_id, member_uid) VALUES (?, ?, ?)
+                    """)
+                for member in card.members {
+                    try insertMember.execute(arguments: [resourceID, collectionID, member])
+                }
+            }
+        }
+        try recordChange(db, collectionID: collectionID, name: name, deleted: false, seq: seq, now: now)
+    }
+
+    /// Deletes the resource (index and member rows cascade) and its dead properties, and
+    /// leaves a tombstone in the change log.
+    static func removeResource(_ db: Database, collectionID: Int64, id: Int64, name: String, seq: Int64, now: Double) throws {
+        try db.cachedStatement(sql: "DELETE FROM resources WHERE id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?")
+            .execute(arguments: [collectionID, name])
+        try recordChange(db, collectionID: collectionID, name: name, deleted: true, seq: seq, now: now)
+    }
+
+    static func setSyncSeq(_ db: Database, collectionID: Int64, seq: Int64, now: Double) throws {
+        try db.cachedStatement(sql: "UPDATE collections SET sync_seq = ?, modified = ? WHERE id = ?")
+            .execute(arguments: [seq, now, collectionID])
+    }
+
+    static func resourceInfo(from row: Row) -> ResourceInfo {
+        ResourceInfo(name: row[0], contentType: row[1], etag: row[2], size: row[3],
+                     modified: Date(timeIntervalSince1970: row[4]), seq: row[5])
+    }
+
+    static func storedResource(from row: Row) -> StoredResource {
+        StoredResource(info: resourceInfo(from: row), data: row[6])
+    }
+}
+
+extension WritePrecondition {
+    /// Throws `StoreError.preconditionFailed` unless the resource's current state (its ETag,
+    /// nil when absent) satisfies the precondition (RFC 9110 section 13.1).
+    func check(currentETag: String?) throws {
+        let satisfied: Bool
+        switch self {
+        case .none: satisfied = true
+        case .ifMatch(let etags): satisfied = currentETag.map(etags.contains) ?? false
+        case .ifMatchAny: satisfied = currentETag != nil
+        case .ifNoneMatchAny: satisfied = currentETag == nil
+        case .ifNoneMatch(let etags): satisfied = currentETag.map { !etags.contains($0) } ?? true
+        }
+        if !satisfied { throw StoreError.preconditionFailed }
+    }
+}

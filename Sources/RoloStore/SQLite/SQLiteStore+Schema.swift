@@ -1,0 +1,93 @@
+import GRDB
+
+extension SQLiteStore {
+    /// The schema, one migration per released change. Foreign keys cascade so that deleting
+    /// a user, a collection or a resource removes everything that hangs off it.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE users (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    password_hash TEXT NOT NULL,
+                    created REAL NOT NULL
+                );
+                -- path: the components below the owner's home joined by '/', which no name contains.
+                -- min_valid_seq: tokens older than this lost tombstones to compaction.
+                CREATE TABLE collections (
+                    id INTEGER PRIMARY KEY,
+                    owner_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    parent_id INTEGER REFERENCES collections(id) ON DELETE CASCADE,
+                    path TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('addressbook', 'plain')),
+                    display_name TEXT,
+                    description TEXT,
+                    sync_seq INTEGER NOT NULL DEFAULT 0,
+                    min_valid_seq INTEGER NOT NULL DEFAULT 0,
+                    created REAL NOT NULL,
+                    modified REAL NOT NULL,
+                    UNIQUE (owner_id, path)
+                );
+                CREATE INDEX collections_parent ON collections(parent_id);
+                CREATE TABLE resources (
+                    id INTEGER PRIMARY KEY,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    content_type TEXT NOT NULL,
+                    etag TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified REAL NOT NULL,
+                    seq INTEGER NOT NULL,
+                    uid TEXT,
+                    kind TEXT,
+                    UNIQUE (collection_id, name)
+                );
+                CREATE UNIQUE INDEX resources_uid ON resources(collection_id, uid) WHERE uid IS NOT NULL;
+                -- Search index: value verbatim (i;octet), ASCII-folded and Unicode-folded.
+                -- Clustered by resource (no separate rowid b-tree); the two folded indexes
+                -- cover the queries and carry the resource id.
+                CREATE TABLE card_index (
+                    resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    collection_id INTEGER NOT NULL,
+                    property TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    value_ascii TEXT NOT NULL,
+                    value_unicode TEXT NOT NULL,
+                    PRIMARY KEY (resource_id, position)
+                ) WITHOUT ROWID;
+                CREATE INDEX card_index_ascii ON card_index(collection_id, property, value_ascii);
+                CREATE INDEX card_index_unicode ON card_index(collection_id, property, value_unicode);
+                CREATE TABLE group_members (
+                    resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+                    collection_id INTEGER NOT NULL,
+                    member_uid TEXT NOT NULL
+                );
+                CREATE INDEX group_members_resource ON group_members(resource_id);
+                CREATE INDEX group_members_uid ON group_members(collection_id, member_uid);
+                -- The change log keeps the latest change per name: what a sync needs.
+                CREATE TABLE changes (
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    deleted INTEGER NOT NULL,
+                    at REAL NOT NULL,
+                    PRIMARY KEY (collection_id, seq),
+                    UNIQUE (collection_id, name)
+                ) WITHOUT ROWID;
+                -- resource '' holds the collection's own properties.
+                CREATE TABLE dead_properties (
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    resource TEXT NOT NULL,
+                    namespace TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    xml TEXT NOT NULL,
+                    PRIMARY KEY (collection_id, resource, namespace, name)
+                ) WITHOUT ROWID;
+                """)
+        }
+        return migrator
+    }
+}

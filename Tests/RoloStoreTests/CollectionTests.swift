@@ -1,0 +1,106 @@
+import Foundation
+import GRDB
+import Testing
+@testable import RoloStore
+
+@Suite struct CollectionTests {
+    @Test func collectionsNestOnlyAsPlainUnderPlain() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let store = fixture.store
+        let files = try await store.createCollection(owner: "alice", path: ["files"], kind: .plain,
+                                                     displayName: "Files", description: "misc")
+        let sub = try await store.createCollection(owner: "alice", path: ["files", "sub"], kind: .plain,
+                                                   displayName: nil, description: nil)
+        #expect(sub.path == ["files", "sub"])
+        #expect(try await store.collection(owner: "alice", path: ["files", "sub"])?.id == sub.id)
+        #expect(try await store.collection(id: files.id)?.description == "misc")
+        await #expect(throws: StoreError.self) {
+            try await store.createCollection(owner: "alice", path: ["files", "book"], kind: .addressBook,
+                                             displayName: nil, description: nil)
+        }
+        await #expect(throws: StoreError.self) {
+            try await store.createCollection(owner: "alice", path: ["default", "inner"], kind: .plain,
+                                             displayName: nil, description: nil)
+        }
+        await #expect(throws: StoreError.parentNotFound) {
+            try await store.createCollection(owner: "alice", path: ["nowhere", "x"], kind: .plain,
+                                             displayName: nil, description: nil)
+        }
+        await #expect(throws: StoreError.alreadyExists) {
+            try await store.createCollection(owner: "alice", path: ["files"], kind: .plain, displayName: nil, description: nil)
+        }
+        await #expect(throws: StoreError.noSuchUser) {
+            try await store.createCollection(owner: "zed", path: ["x"], kind: .plain, displayName: nil, description: nil)
+        }
+        let home = try await store.childCollections(owner: "alice", parentPath: [])
+        #expect(home.map(\.path) == [["default"], ["files"]])
+        #expect(try await store.childCollections(owner: "alice", parentPath: ["files"]).map(\.id) == [sub.id])
+    }
+
+    @Test func collectionNamesAreValidated() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        for bad in ["", ".", "..", "a/b", "x\0y", String(repeating: "é", count: 200)] {
+            await #expect(throws: StoreError.self) {
+                try await fixture.store.createCollection(owner: "alice", path: [bad], kind: .plain,
+                                                         displayName: nil, description: nil)
+            }
+        }
+        #expect(try await fixture.store.childCollections(owner: "alice", parentPath: []).count == 1)
+    }
+
+    @Test func updateSetsClearsOrKeepsEachField() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let id = fixture.book.id
+        try await fixture.store.updateCollection(id: id, displayName: .some("Work"), description: .some("team"))
+        try await fixture.store.updateCollection(id: id, displayName: nil, description: .some(nil))
+        let book = try await fixture.store.collection(id: id)
+        #expect(book?.displayName == "Work")
+        #expect(book?.description == nil)
+        await #expect(throws: StoreError.notFound) {
+            try await fixture.store.updateCollection(id: 9999, displayName: .some("x"), description: nil)
+        }
+    }
+
+    @Test func deletingNestedPlainCollectionsCascadesToEverythingBelow() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let store = fixture.store
+        let top = try await store.createCollection(owner: "alice", path: ["a"], kind: .plain, displayName: nil, description: nil)
+        let middle = try await store.createCollection(owner: "alice", path: ["a", "b"], kind: .plain, displayName: nil, description: nil)
+        let bottom = try await store.createCollection(owner: "alice", path: ["a", "b", "c"], kind: .plain, displayName: nil, description: nil)
+        for collection in [top, middle, bottom] {
+            _ = try await store.putResource(collectionID: collection.id, name: "f.txt", data: Data("hi".utf8),
+                                            contentType: "text/plain", card: nil, precondition: .none)
+            try await store.updateDeadProperties(collectionID: collection.id, resource: nil,
+                                                 set: [DeadProperty(name: PropertyName(namespace: "urn:x", name: "p"), xmlValue: "v")],
+                                                 remove: [])
+        }
+        try await store.deleteCollection(id: top.id)
+        for collection in [top, middle, bottom] {
+            #expect(try await store.collection(id: collection.id) == nil)
+        }
+        let rows = try await store.pool.read { db in
+            try Int.fetchOne(db, sql: """
+                SELECT (SELECT COUNT(*) FROM resources) + (SELECT COUNT(*) FROM changes)
+                     + (SELECT COUNT(*) FROM dead_properties) + (SELECT COUNT(*) FROM collections WHERE kind = 'plain')
+                """)
+        }
+        #expect(rows == 0)
+        #expect(try await store.integrityCheck() == [])
+        await #expect(throws: StoreError.notFound) { try await store.deleteCollection(id: top.id) }
+    }
+
+    @Test func usedBytesSumsTheOwnersResources() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let first = try await fixture.put("a.vcf")
+        try await fixture.put("b.vcf")
+        _ = first
+        let expected = Int64(vcard(uid: "a.vcf", fn: "Someone").utf8.count + vcard(uid: "b.vcf", fn: "Someone").utf8.count)
+        #expect(try await fixture.store.usedBytes(owner: "alice") == expected)
+        #expect(try await fixture.store.usedBytes(owner: "nobody") == 0)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import RoloStore
+
+/// `RoloBench store-crash-writer`, built beside the test bundle by `swift build --build-tests`.
+private let crashWriter: URL? = {
+    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let candidates = [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("RoloBench"),
+        packageRoot.appendingPathComponent(".build/debug/RoloBench"),
+    ]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+}()
+
+/// Mirrors `crashCardBody` in Sources/RoloBench/StoreBenchmark.swift (an executable target
+/// cannot be imported).
+private func expectedBody(_ index: Int) -> Data {
+    Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:crash-\(index)\r\nFN:Crash \(index)\r\nNOTE:\(String(repeating: "x", count: index % 500))\r\nEND:VCARD\r\n".utf8)
+}
+
+@Suite(.serialized) struct CrashDurabilityTests {
+    @Test(.enabled(if: crashWriter != nil, "RoloBench not built: run swift build --build-tests"))
+    func everyAcknowledgedPutSurvivesSIGKILLWhole() async throws {
+        var acknowledgedInAllRounds = 0
+        for round in 0..<4 {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-crash-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appendingPathComponent("crash.sqlite").path
+
+            let process = Process()
+            process.executableURL = crashWriter
+            process.arguments = ["store-crash-writer", path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            try await Task.sleep(for: .milliseconds(Int.random(in: 100...600) + 150 * round))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                .split(separator: "\n").map(String.init)
+            acknowledgedInAllRounds += printed.count
+
+            guard FileManager.default.fileExists(atPath: path) else {
+                #expect(printed.isEmpty)
+                continue
+            }
+            let store = try SQLiteStore(path: path, bcryptCost: 4)
+            defer { try? store.close() }
+            #expect(try await store.integrityCheck() == [], "round \(round)")
+            guard let book = try await store.collection(owner: "crash", path: ["default"]) else {
+                #expect(printed.isEmpty)
+                continue
+            }
+            let stored = try await store.allResources(collectionID: book.id)
+            let storedNames = Set(stored.map(\.info.name))
+            for name in printed { #expect(storedNames.contains(name), "acknowledged \(name) lost in round \(round)") }
+            // At most the one put that committed before its name was printed is extra.
+            #expect(stored.count <= printed.count + 1)
+            let changes = try await store.changes(collectionID: book.id, since: 0, limit: nil)
+            #expect(Set(changes.changes.map(\.name)) == storedNames)
+            for resource in stored {
+                let index = Int(resource.info.name.dropFirst("crash-".count).dropLast(".vcf".count))!
+                #expect(resource.data == expectedBody(index), "\(resource.info.name) half-written")
+                let indexed = try await store.query(
+                    collectionID: book.id,
+                    predicate: .textMatch(property: "FN", text: "crash \(index)", collation: .asciiCasemap, match: .equals, negate: false),
+                    limit: nil)
+                #expect(indexed == [resource.info.name], "index rows of \(resource.info.name)")
+            }
+        }
+        #expect(acknowledgedInAllRounds > 0, "the writer never got a put through before the kill")
+    }
+}

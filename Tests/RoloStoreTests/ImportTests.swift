@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import RoloStore
+
+@Suite struct ImportTests {
+    static func card(_ name: String, uid: String, fn: String) -> CardImport {
+        CardImport(name: name, data: Data(vcard(uid: uid, fn: fn).utf8),
+                   card: CardMetadata(uid: uid, kind: "individual", indexEntries: [IndexEntry(property: "FN", value: fn)], members: []))
+    }
+
+    @Test func importWritesEveryCardInBatchesAndReportsProgress() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let cards = (0..<250).map { Self.card("c\($0).vcf", uid: "u\($0)", fn: "Person \($0)") }
+        let reports = Reports()
+        try await fixture.store.importCards(collectionID: fixture.book.id, cards: cards, batchSize: 100) { reports.append($0) }
+        #expect(reports.values == [100, 200, 250])
+        #expect(try await fixture.store.listResources(collectionID: fixture.book.id).count == 250)
+        #expect(try await fixture.store.collection(id: fixture.book.id)?.syncSeq == 250)
+        let found = try await fixture.store.query(collectionID: fixture.book.id,
+                                                  predicate: .textMatch(property: "FN", text: "person 249", collation: .asciiCasemap,
+                                                                        match: .equals, negate: false), limit: nil)
+        #expect(found == ["c249.vcf"])
+        #expect(try await fixture.store.integrityCheck() == [])
+    }
+
+    @Test func importReplacesSameNameAndMovesAnExistingUID() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let id = fixture.book.id
+        try await fixture.put("same.vcf", uid: "s")
+        try await fixture.put("old-name.vcf", uid: "moved")
+        try await fixture.store.importCards(collectionID: id, cards: [
+            Self.card("same.vcf", uid: "s", fn: "Replaced"),
+            Self.card("new-name.vcf", uid: "moved", fn: "Moved"),
+        ], batchSize: 10, progress: nil)
+        #expect(try await fixture.store.listResources(collectionID: id).map(\.name) == ["new-name.vcf", "same.vcf"])
+        #expect(try await fixture.store.resource(collectionID: id, name: "same.vcf")?.data == Data(vcard(uid: "s", fn: "Replaced").utf8))
+        #expect(try await fixture.store.resourceName(collectionID: id, uid: "moved") == "new-name.vcf")
+        let changes = try await fixture.store.changes(collectionID: id, since: 2, limit: nil)
+        #expect(changes.changes.map(\.name) == ["same.vcf", "old-name.vcf", "new-name.vcf"])
+        #expect(changes.changes.map(\.deleted) == [false, true, false])
+        #expect(try await fixture.store.integrityCheck() == [])
+    }
+
+    @Test func anInvalidNameImportsNothing() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        await #expect(throws: StoreError.self) {
+            try await fixture.store.importCards(collectionID: fixture.book.id,
+                                                cards: [Self.card("ok.vcf", uid: "1", fn: "a"), Self.card("bad/name", uid: "2", fn: "b")],
+                                                batchSize: 10, progress: nil)
+        }
+        #expect(try await fixture.store.listResources(collectionID: fixture.book.id).isEmpty)
+    }
+}
+
+/// Progress values collected from a `@Sendable` callback.
+final class Reports: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [Int] = []
+    func append(_ value: Int) { lock.withLock { storage.append(value) } }
+    var values: [Int] { lock.withLock { storage } }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import GRDB
+import Testing
+@testable import RoloStore
+
+@Suite struct IntegrityAndBackupTests {
+    @Test func integrityCheckSpotsTamperedRows() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("a.vcf")
+        try await fixture.put("b.vcf")
+        #expect(try await fixture.store.integrityCheck() == [])
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: "UPDATE resources SET data = X'00' WHERE name = 'a.vcf'")
+            try db.execute(sql: "DELETE FROM changes WHERE name = 'b.vcf'")
+        }
+        let problems = try await fixture.store.integrityCheck()
+        #expect(problems.contains { $0.hasPrefix("ETag differs") && $0.hasSuffix("a.vcf") })
+        #expect(problems.contains { $0.hasPrefix("size differs") })
+        #expect(problems.contains { $0.hasPrefix("resource without its change row") && $0.hasSuffix("b.vcf") })
+    }
+
+    @Test func backupIsAConsistentOpenableCopy() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("a.vcf", fn: "Backed up")
+        let target = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rolo-backup-\(UUID().uuidString)/copy.sqlite").path
+        try fixture.store.backup(to: target)
+        let copy = try SQLiteStore(path: target, bcryptCost: 4)
+        defer {
+            try? copy.close()
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: target).deletingLastPathComponent().path)
+        }
+        #expect(try await copy.verifyPassword(user: "alice", password: "secret"))
+        let book = try #require(try await copy.collection(owner: "alice", path: ["default"]))
+        #expect(try await copy.resource(collectionID: book.id, name: "a.vcf")?.data == Data(vcard(uid: "a.vcf", fn: "Backed up").utf8))
+        #expect(try await copy.integrityCheck() == [])
+    }
+
+    @Test func reopeningKeepsDataAndTemporaryStoresCleanUp() async throws {
+        let store = try SQLiteStore.temporary()
+        let path = store.path
+        try await store.createUser(name: "bob", password: "pw")
+        #expect(FileManager.default.fileExists(atPath: path))
+        try store.close()
+        #expect(!FileManager.default.fileExists(atPath: path))
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-reopen-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("nested/dir/rolo.sqlite").path
+        let first = try SQLiteStore(path: file, bcryptCost: 4)
+        try await first.createUser(name: "carol", password: "pw")
+        try first.close()
+        let second = try SQLiteStore(path: file, bcryptCost: 4)
+        defer { try? second.close() }
+        #expect(try await second.listUsers() == ["carol"])
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import RoloStore
+
+@Suite struct QueryTests {
+    /// élodie.vcf (FN "ÉLODIE Durand", EMAIL elodie@example.com), bob.vcf (FN "bob smith",
+    /// NICKNAME "Bobby"), zoe.vcf (FN "Zoë 100%_done", no EMAIL).
+    static func populated() async throws -> StoreFixture {
+        let fixture = try await StoreFixture.make()
+        try await fixture.put("elodie.vcf", fn: "ÉLODIE Durand", extra: [IndexEntry(property: "EMAIL", value: "Elodie@Example.com")])
+        try await fixture.put("bob.vcf", fn: "bob smith", extra: [IndexEntry(property: "NICKNAME", value: "Bobby"),
+                                                                  IndexEntry(property: "EMAIL", value: "bob@work.example"),
+                                                                  IndexEntry(property: "EMAIL", value: "bob@home.example")])
+        try await fixture.put("zoe.vcf", fn: "Zoë 100%_done")
+        return fixture
+    }
+
+    func names(_ fixture: StoreFixture, _ predicate: IndexPredicate, limit: Int? = nil) async throws -> [String] {
+        try await fixture.store.query(collectionID: fixture.book.id, predicate: predicate, limit: limit)
+    }
+
+    func fn(_ text: String, _ collation: IndexPredicate.Collation, _ match: IndexPredicate.MatchType,
+            negate: Bool = false) -> IndexPredicate {
+        .textMatch(property: "FN", text: text, collation: collation, match: match, negate: negate)
+    }
+
+    @Test func asciiCasemapFoldsOnlyASCIILetters() async throws {
+        let fixture = try await Self.populated()
+        defer { fixture.close() }
+        #expect(try await names(fixture, fn("élodie durand", .asciiCasemap, .equals)).isEmpty)
+        #expect(try await names(fixture, fn("Élodie durand", .asciiCasemap, .equals)) == ["elodie.vcf"])
+        #expect(try await names(fixture, fn("BOB", .asciiCasemap, .startsWith)) == ["bob.vcf"])
+    }
+
+    @Test func unicodeCasemapFoldsEveryLetter() async throws {
+        let fixture = try await Self.populated()
+        defer { fixture.close() }
+        #expect(try await names(fixture, fn("élodie durand", .unicodeCasemap, .equals)) == ["elodie.vcf"])
+        #expect(try await names(fixture, fn("élodie", .unicodeCasemap, .startsWith)) == ["elodie.vcf"])
+        // Decomposed input (e + combining acute) folds to the same bytes as the precomposed one.
+        #expect(try await names(fixture, fn("E\u{301}LODIE", .unicodeCasemap, .startsWith)) == ["elodie.vcf"])
+        #expect(try await names(fixture, fn("ZOË", .unicodeCasemap, .contains)) == ["zoe.vcf"])
+    }
+
+    @Test func octetComparesExactBytes() async throws {
+        let fixture = try await Self.populated()
+        defer { fixture.close() }
+        #expect(try await names(fixture, fn("bob smith", .octet, .equals)) == ["bob.vcf"])
+        #expect(try await names(fixture, fn("Bob smith", .octet, .equals)).isEmpty)
+        #expect(try await names(fixture, fn("Durand", .octet, .endsWith)) == ["elodie.vcf"])
+        #expect(try await names(fixture, fn("durand", .octet, .endsWith)).isEmpty)
+    }
+
+    @Test func eachMatchTypeIncludingLikeWildcardsLiterally() async throws {
+        let fixture = try await Self.populated()
+        defer { fixture.close() }
+        #expect(try await names(fixture, fn("smi", .asciiCasemap, .contains)) == ["bob.vcf"])
+        #expect(try await names(fixture, fn("DURAND", .unicodeCasemap, .endsWith)) == ["elodie.vcf"])
+        #expect(try await names(fixture, fn("%_", .asciiCasemap, .contains)) == ["zoe.vcf"])
+        #expect(try await names(fixture, fn("_", .asciiCasemap, .endsWith)).isEmpty)
+        #expect(try await names(fixture, fn("", .asciiCasemap, .contains)) == ["bob.vcf", "elodie.vcf", "zoe.vcf"])
+    }
+
+    @Test func negateMatchesCardsHavingSomeValueThatDoesNotMatch() async throws {
+        let fixture = try await Self.populated()
+        defer { fixture.close() }
+        #expect(try await names(fixture, fn("bob", .asciiCasemap, .contains, negate: true)) == ["elodie.vcf", "zoe.vcf"])
+        // bob has two emails, one of which does not contain "work": it matches negated.
+        let notWork = IndexPredicate.textMatch(property: "EMAIL", text: "work", collation: .asciiCasemap, match: .contains, negate: true)
+        #expect(try await names(fixture, notWork) == ["bob.vcf", "elodie.vcf"])
+    }
+
+    @Test func definedNotDefinedAllAnyAndLimit() async throws {
+        let fixture = try await Self.populated()
+        defer { fixture.close() }
+        #expect(try await names(fixture, .defined(property: "email")) == ["bob.vcf", "elodie.vcf"])
+        #expect(try await names(fixture, .notDefined(property: "EMAIL")) == ["zoe.vcf"])
+        #expect(try await names(fixture, .all([.defined(property: "EMAIL"), fn("bob", .asciiCasemap, .startsWith)])) == ["bob.vcf"])
+        #expect(try await names(fixture, .any([fn("zoë", .unicodeCasemap, .startsWith), .defined(property: "NICKNAME")]))
+                == ["bob.vcf", "zoe.vcf"])
+        #expect(try await names(fixture, .any([])).isEmpty)
+        #expect(try await names(fixture, .all([]), limit: 2) == ["bob.vcf", "elodie.vcf"])
+    }
+
+    @Test func replacedCardsAreReindexed() async throws {
+        let fixture = try await Self.populated()
+        defer { fixture.close() }
+        try await fixture.put("bob.vcf", fn: "Robert")
+        #expect(try await names(fixture, fn("bob", .asciiCasemap, .contains)).isEmpty)
+        #expect(try await names(fixture, .defined(property: "NICKNAME")).isEmpty)
+        #expect(try await names(fixture, fn("robert", .asciiCasemap, .equals)) == ["bob.vcf"])
+    }
+
+    @Test func prefixUpperBoundIsTheNextStringAfterAllExtensions() {
+        #expect(SQLiteStore.prefixUpperBound("ab") == "ac")
+        #expect(SQLiteStore.prefixUpperBound("a\u{10FFFF}") == "b")
+        #expect(SQLiteStore.prefixUpperBound("\u{D7FF}") == "\u{E000}")
+        #expect(SQLiteStore.prefixUpperBound("\u{10FFFF}") == nil)
+    }
+}

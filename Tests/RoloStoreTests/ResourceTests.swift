@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import RoloStore
+
+@Suite struct ResourceTests {
+    @Test func putStoresBytesVerbatimWithAStrongContentETag() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        // CRLF, a trailing space and an odd byte order must all come back unchanged.
+        let bytes = Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Zoë \r\nUID:u1\r\nEND:VCARD\r\n".utf8)
+        let result = try await fixture.store.putResource(
+            collectionID: fixture.book.id, name: "u1.vcf", data: bytes, contentType: "text/vcard",
+            card: CardMetadata(uid: "u1", kind: "individual", indexEntries: [], members: []), precondition: .none)
+        #expect(result.created)
+        #expect(result.etag == ETag.of(bytes))
+        #expect(result.etag.count == 34 && result.etag.hasPrefix("\"") && result.etag.hasSuffix("\""))
+        let stored = try #require(try await fixture.store.resource(collectionID: fixture.book.id, name: "u1.vcf"))
+        #expect(stored.data == bytes)
+        #expect(stored.info.etag == result.etag)
+        #expect(stored.info.size == bytes.count)
+        #expect(stored.info.contentType == "text/vcard")
+        #expect(stored.info.seq == result.seq)
+    }
+
+    @Test func replacingChangesETagAndSeqButNotCreation() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let first = try await fixture.put("a.vcf", fn: "One")
+        let second = try await fixture.put("a.vcf", fn: "Two")
+        #expect(!second.created)
+        #expect(second.etag != first.etag)
+        #expect(second.seq == first.seq + 1)
+        #expect(try await fixture.store.collection(id: fixture.book.id)?.syncSeq == second.seq)
+        #expect(try await fixture.store.listResources(collectionID: fixture.book.id).count == 1)
+    }
+
+    @Test func preconditionsAreHonouredOnPut() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        await #expect(throws: StoreError.preconditionFailed) { try await fixture.put("a.vcf", precondition: .ifMatchAny) }
+        await #expect(throws: StoreError.preconditionFailed) { try await fixture.put("a.vcf", precondition: .ifMatch(["\"x\""])) }
+        let created = try await fixture.put("a.vcf", precondition: .ifNoneMatchAny)
+        await #expect(throws: StoreError.preconditionFailed) { try await fixture.put("a.vcf", precondition: .ifNoneMatchAny) }
+        await #expect(throws: StoreError.preconditionFailed) {
+            try await fixture.put("a.vcf", precondition: .ifNoneMatch([created.etag]))
+        }
+        await #expect(throws: StoreError.preconditionFailed) { try await fixture.put("a.vcf", precondition: .ifMatch(["\"old\""])) }
+        let updated = try await fixture.put("a.vcf", fn: "New", precondition: .ifMatch(["\"old\"", created.etag]))
+        try await fixture.put("a.vcf", fn: "Newer", precondition: .ifMatchAny)
+        try await fixture.put("a.vcf", fn: "Newest", precondition: .ifNoneMatch([updated.etag]))
+        // Failed writes changed nothing: three successful puts after the creation.
+        #expect(try await fixture.store.collection(id: fixture.book.id)?.syncSeq == 4)
+    }
+
+    @Test func uidBelongingToAnotherNameIsAConflictNamingTheOwner() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("first.vcf", uid: "same-uid")
+        await #expect(throws: StoreError.uidConflict(existingName: "first.vcf")) {
+            try await fixture.put("second.vcf", uid: "same-uid")
+        }
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "second.vcf") == nil)
+        #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "same-uid") == "first.vcf")
+        // The owner itself may be rewritten with its UID, and a UID can be reused after a delete.
+        try await fixture.put("first.vcf", uid: "same-uid", fn: "Changed")
+        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "first.vcf", precondition: .none)
+        try await fixture.put("second.vcf", uid: "same-uid")
+        #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "same-uid") == "second.vcf")
+    }
+
+    @Test func sameUIDInAnotherBookIsNoConflict() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let other = try await fixture.store.createCollection(owner: "alice", path: ["work"], kind: .addressBook,
+                                                             displayName: nil, description: nil)
+        try await fixture.put("a.vcf", uid: "u")
+        _ = try await fixture.store.putResource(
+            collectionID: other.id, name: "b.vcf", data: Data(vcard(uid: "u", fn: "x").utf8), contentType: "text/vcard",
+            card: CardMetadata(uid: "u", kind: "individual", indexEntries: [], members: []), precondition: .none)
+        #expect(try await fixture.store.resourceName(collectionID: other.id, uid: "u") == "b.vcf")
+    }
+
+    @Test func multigetListAndAllReturnWhatExists() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        for index in 0..<1_200 { try await fixture.put(String(format: "c%04d.vcf", index)) }
+        let names = (0..<1_300).map { String(format: "c%04d.vcf", $0) }
+        let found = try await fixture.store.resources(collectionID: fixture.book.id, names: names)
+        #expect(found.count == 1_200)
+        #expect(Set(found.map(\.info.name)) == Set(names.prefix(1_200)))
+        let listed = try await fixture.store.listResources(collectionID: fixture.book.id)
+        #expect(listed.map(\.name) == Array(names.prefix(1_200)))
+        let all = try await fixture.store.allResources(collectionID: fixture.book.id)
+        #expect(all.first?.data == Data(vcard(uid: "c0000.vcf", fn: "Someone").utf8))
+        #expect(try await fixture.store.resourceInfo(collectionID: fixture.book.id, name: "c0005.vcf")?.size == all[5].data.count)
+        #expect(try await fixture.store.resourceInfo(collectionID: fixture.book.id, name: "nope.vcf") == nil)
+    }
+
+    @Test func deleteHonoursPreconditionsAndReportsMissing() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let put = try await fixture.put("a.vcf")
+        let id = fixture.book.id
+        await #expect(throws: StoreError.preconditionFailed) {
+            try await fixture.store.deleteResource(collectionID: id, name: "a.vcf", precondition: .ifMatch(["\"nope\""]))
+        }
+        try await fixture.store.deleteResource(collectionID: id, name: "a.vcf", precondition: .ifMatch([put.etag]))
+        #expect(try await fixture.store.resource(collectionID: id, name: "a.vcf") == nil)
+        await #expect(throws: StoreError.notFound) {
+            try await fixture.store.deleteResource(collectionID: id, name: "a.vcf", precondition: .none)
+        }
+        await #expect(throws: StoreError.preconditionFailed) {
+            try await fixture.store.deleteResource(collectionID: id, name: "a.vcf", precondition: .ifMatchAny)
+        }
+    }
+
+    @Test func invalidNamesAndMissingCollectionsAreRefused() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        for bad in ["", "..", "a/b.vcf"] {
+            await #expect(throws: StoreError.self) { try await fixture.put(bad, uid: "u") }
+        }
+        await #expect(throws: StoreError.notFound) {
+            _ = try await fixture.store.putResource(collectionID: 4242, name: "a.vcf", data: Data(), contentType: "text/vcard",
+                                                    card: nil, precondition: .none)
+        }
+        #expect(try await fixture.store.listResources(collectionID: fixture.book.id).isEmpty)
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import RoloStore
-
-@Test func moduleLinks() { #expect(Bool(true)) }
