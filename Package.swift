@@ -49,10 +49,12 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "Contacts", "VCard",
+            "RoloServer", "RoloStore", "DAV", "Contacts", "VCard",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
@@ -62,10 +64,10 @@ let package = Package(
         .testTarget(name: "VCardTests", dependencies: [
             "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
-        .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"]),
+        .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
-        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML"]),
+        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard"]),
         .testTarget(name: "RoloServerTests", dependencies: ["RoloServer", "RoloStore"]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo"]),
     ],

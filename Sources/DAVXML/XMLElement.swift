@@ -49,11 +49,3 @@ public struct XMLParseError: Error, Sendable, Hashable, CustomStringConvertible 
     public init(_ message: String, line: Int? = nil) { self.message = message; self.line = line }
     public var description: String { line.map { "line \($0): \(message)" } ?? message }
 }
-
-public enum XMLDocumentParser {
-    /// Parses a whole request body into its root element with libxml2: namespaces
-    /// honoured, DOCTYPE refused, no entity expansion, no network.
-    public static func parse(_ bytes: [UInt8]) throws(XMLParseError) -> XMLElement {
-        throw XMLParseError("XML parser not implemented yet")
-    }
-}

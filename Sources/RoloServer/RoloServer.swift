@@ -1,1 +1,102 @@
 import DAV
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import RoloStore
+import ServiceLifecycle
+
+/// The Rolo HTTP server: Hummingbird configured for DAV (every method, streaming body
+/// limits, `Expect: 100-continue`, idle timeout) in front of a DAV handler and a store.
+public struct RoloServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: any RoloStore
+    let handler: DAVHandler
+    let logger: Logger
+
+    public init(configuration: ServerConfiguration, store: any RoloStore, handler: @escaping DAVHandler,
+                logger: Logger? = nil) {
+        self.configuration = configuration
+        self.store = store
+        self.handler = handler
+        self.logger = logger ?? {
+            var logger = Logger(label: "rolo")
+            logger.logLevel = configuration.logLevel
+            return logger
+        }()
+    }
+
+    /// Runs until SIGTERM or SIGINT, then stops accepting connections and lets in-flight
+    /// requests finish. `onRunning` receives the bound port.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let group = ServiceGroup(configuration: .init(
+            services: [makeApplication(onRunning: onRunning)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+    }
+
+    /// Starts the server in this process (no signal handling) and returns once it listens.
+    public func start() async throws -> RunningServer {
+        let (ports, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
+        let group = ServiceGroup(configuration: .init(
+            services: [makeApplication { port in continuation.yield(port) }],
+            logger: logger))
+        let task = Task {
+            do {
+                try await group.run()
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+                throw error
+            }
+        }
+        for try await port in ports {
+            return RunningServer(port: port, group: group, task: task)
+        }
+        throw RoloServerError.stoppedBeforeListening
+    }
+
+    func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        let responder = RoloResponder(
+            configuration: configuration,
+            authenticator: BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime),
+            metrics: ServerMetrics(),
+            handler: handler,
+            logger: logger)
+        let limits = configuration.limits
+        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+            + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+        return Application(
+            responder: responder,
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [ExpectContinueHandler(limits: limits)],
+                idleTimeout: idle)),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port),
+                                 serverName: "Rolo"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+}
+
+/// A server started in-process; `shutdown()` stops it gracefully.
+public final class RunningServer: Sendable {
+    /// The port actually bound (useful with configuration port 0).
+    public let port: Int
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    init(port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.port = port; self.group = group; self.task = task
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish, and waits for the end.
+    public func shutdown() async throws {
+        await group.triggerGracefulShutdown()
+        try await task.value
+    }
+}
+
+public enum RoloServerError: Error, Sendable {
+    case stoppedBeforeListening
+}

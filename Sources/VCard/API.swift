@@ -5,7 +5,9 @@ public enum VCardParser {
     /// Parses every card in a stream (CRLF, bare LF or mixed; 2.1, 3.0, 4.0).
     /// Unfolds on bytes before UTF-8 decoding; decodes 2.1 QUOTED-PRINTABLE/CHARSET.
     public static func parse(_ bytes: [UInt8]) throws(VCardError) -> [VCard] {
-        throw VCardError("VCard parser not implemented yet")
+        try bytes.withUnsafeBufferPointer { (buffer) throws(VCardError) -> [VCard] in
+            try CardReader.readCards(buffer)
+        }
     }
 
     public static func parse(_ string: String) throws(VCardError) -> [VCard] {
@@ -16,13 +18,18 @@ public enum VCardParser {
 public enum VCardWriter {
     /// Writes one card in its own `version` (3.0 or 4.0; a 2.1 card must be converted
     /// first), CRLF line ends, folded at 75 octets without splitting a UTF-8 character.
-    /// Deterministic: same card, same bytes.
+    /// Deterministic: same card, same bytes. A 2.1 card is written as 3.0.
     public static func write(_ card: VCard) -> String {
-        ""
+        var out: [UInt8] = []
+        out.reserveCapacity(card.properties.count * 48 + 64)
+        CardWriter.append(card, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     public static func write(_ cards: [VCard]) -> String {
-        cards.map(write).joined()
+        var out: [UInt8] = []
+        for card in cards { CardWriter.append(card, to: &out) }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
@@ -30,9 +37,10 @@ public enum VCardConverter {
     /// Converts a card to 3.0 or 4.0 (PHOTO encoding, TYPE=PREF <-> PREF=1,
     /// KIND/MEMBER <-> X-ADDRESSBOOKSERVER-KIND/-MEMBER, BDAY without year, TYPE casing),
     /// losing no labeled value, label or preference. Converting to the card's own version
-    /// returns it unchanged (2.1 always converts).
+    /// returns it unchanged (2.1 always converts). 2.1 is never produced: asking for it
+    /// returns the card unchanged.
     public static func convert(_ card: VCard, to version: VCardVersion) -> VCard {
-        card
+        VersionConversion.convert(card, to: version)
     }
 }
 
@@ -40,24 +48,46 @@ public enum VCardValidator {
     /// Throws what a CardDAV server reports as `valid-address-data`: missing FN
     /// (3.0/4.0), missing UID when `requireUID`, etc., naming the property and line.
     public static func validate(_ card: VCard, requireUID: Bool) throws(VCardError) {
+        try CardValidation.validate(card, requireUID: requireUID)
     }
 }
 
 extension VCardProperty {
     /// Values of one parameter (all occurrences, comma lists split), nil when absent.
-    public func parameter(_ name: String) -> [String]? { nil }
+    public func parameter(_ name: String) -> [String]? {
+        let upper = name.uppercased()
+        var found: [String]?
+        for parameter in parameters where parameter.name == upper {
+            var values = found ?? []
+            for value in parameter.values {
+                if value.utf8.contains(Byte.comma) {
+                    values.append(contentsOf: value.split(separator: ",", omittingEmptySubsequences: false).map(String.init))
+                } else {
+                    values.append(value)
+                }
+            }
+            found = values
+        }
+        return found
+    }
 
     /// All TYPE tokens upper-cased (comma lists and repeated TYPE= split; 2.1 bare tokens included).
-    public var types: [String] { [] }
+    public var types: [String] {
+        (parameter("TYPE") ?? []).map { $0.uppercased() }
+    }
 
     /// The value unescaped as text (`\n` -> newline, `\,` `\;` `\\` `\:`).
-    public var text: String { rawValue }
+    public var text: String { VCardEscaping.unescape(rawValue[...]) }
 
     /// Structured value (N, ADR, ORG…): split on unescaped `;`, each part unescaped.
-    public var components: [String] { [rawValue] }
+    public var components: [String] {
+        VCardEscaping.splitEscaped(rawValue, on: Byte.semicolon).map(VCardEscaping.unescape)
+    }
 
     /// List value (CATEGORIES, NICKNAME): split on unescaped `,`, each part unescaped.
-    public var listValues: [String] { [rawValue] }
+    public var listValues: [String] {
+        VCardEscaping.splitEscaped(rawValue, on: Byte.comma).map(VCardEscaping.unescape)
+    }
 }
 
 extension VCard {

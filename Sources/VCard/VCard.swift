@@ -15,6 +15,12 @@ public struct VCardParameter: Sendable, Hashable {
         self.name = name.uppercased()
         self.values = values
     }
+
+    /// For the parser and converter: `name` is already upper-case.
+    init(upperName: String, values: [String]) {
+        self.name = upperName
+        self.values = values
+    }
 }
 
 /// One content line after unfolding and transfer decoding (2.1 QUOTED-PRINTABLE/CHARSET).
@@ -36,6 +42,15 @@ public struct VCardProperty: Sendable, Hashable {
     public init(group: String? = nil, name: String, parameters: [VCardParameter] = [], rawValue: String, line: Int = 0) {
         self.group = group
         self.name = name.uppercased()
+        self.parameters = parameters
+        self.rawValue = rawValue
+        self.line = line
+    }
+
+    /// For the parser and converter: `name` is already upper-case.
+    init(group: String?, upperName: String, parameters: [VCardParameter], rawValue: String, line: Int) {
+        self.group = group
+        self.name = upperName
         self.parameters = parameters
         self.rawValue = rawValue
         self.line = line

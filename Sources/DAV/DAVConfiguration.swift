@@ -1,0 +1,42 @@
+import Foundation
+
+/// Deployment settings of the protocol engine: where it is mounted, what hrefs look like
+/// behind a reverse proxy, and the limits it enforces.
+public struct DAVConfiguration: Sendable {
+    /// Path where the DAV tree is mounted, e.g. "/dav" (no trailing slash).
+    public var basePath: String
+    /// Path a reverse proxy puts before `basePath` in URLs clients see, e.g. "/contacts"
+    /// (no trailing slash; "" when the server is reached directly). Prepended to every href
+    /// and stripped from request paths and Destination headers that carry it.
+    public var proxyPrefix: String
+    /// Largest accepted resource (vCard or file) in bytes; advertised as `max-resource-size`.
+    public var maxResourceSize: Int
+    /// Largest PROPFIND/PROPPATCH/REPORT/MKCOL body the engine parses, in bytes.
+    public var maxXMLBodySize: Int
+    /// Bytes a user may store in total; nil means no quota.
+    public var quotaBytes: Int64?
+    /// Absolute URL clients use to reach the server (scheme, host, port, proxy path);
+    /// used to recognise absolute Destination URIs. Its path, when present and
+    /// `proxyPrefix` is empty, becomes the proxy prefix.
+    public var publicBaseURL: URL?
+
+    public init(basePath: String = "/dav", proxyPrefix: String = "", maxResourceSize: Int = 1 << 20,
+                maxXMLBodySize: Int = 4 << 20, quotaBytes: Int64? = nil, publicBaseURL: URL? = nil) {
+        self.basePath = Self.normalized(basePath)
+        var prefix = Self.normalized(proxyPrefix)
+        if prefix.isEmpty, let path = publicBaseURL?.path { prefix = Self.normalized(path) }
+        self.proxyPrefix = prefix
+        self.maxResourceSize = maxResourceSize
+        self.maxXMLBodySize = maxXMLBodySize
+        self.quotaBytes = quotaBytes
+        self.publicBaseURL = publicBaseURL
+    }
+
+    /// "/dav/" -> "/dav", "dav" -> "/dav", "/" -> "".
+    static func normalized(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        if trimmed.isEmpty { return "" }
+        return trimmed.hasPrefix("/") ? String(trimmed) : "/" + trimmed
+    }
+}

@@ -1,0 +1,133 @@
+import DAVXML
+import Foundation
+import RoloStore
+
+/// The WebDAV/CardDAV protocol engine: turns a `DAVRequest` from an authenticated user into
+/// a `DAVResponse` over any `RoloStore`. It knows no HTTP framework and no SQL, so the
+/// server target only moves bytes and the whole protocol is testable in memory.
+public struct DAVService: Sendable {
+    public let store: any RoloStore
+    public let configuration: DAVConfiguration
+    let hrefs: HrefBuilder
+    /// Write locks granted by this engine (in memory).
+    let locks = LockTable()
+
+    public init(store: any RoloStore, configuration: DAVConfiguration = DAVConfiguration()) {
+        self.store = store
+        self.configuration = configuration
+        self.hrefs = HrefBuilder(configuration: configuration)
+    }
+
+    /// Methods this engine answers, for `Allow`.
+    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, REPORT, LOCK, UNLOCK"
+
+    public func handle(_ request: DAVRequest) async -> DAVResponse {
+        do {
+            switch request.method.uppercased() {
+            case "OPTIONS": return options(request)
+            case "PROPFIND": return try await propfind(request)
+            case "PROPPATCH": return try await proppatch(request)
+            case "MKCOL": return try await mkcol(request)
+            case "GET": return try await get(request, includeBody: true)
+            case "HEAD": return try await get(request, includeBody: false)
+            case "PUT": return try await put(request)
+            case "DELETE": return try await delete(request)
+            case "COPY": return try await copyOrMove(request, move: false)
+            case "MOVE": return try await copyOrMove(request, move: true)
+            case "REPORT": return try await report(request)
+            case "LOCK": return try await lock(request)
+            case "UNLOCK": return try await unlock(request)
+            default:
+                return DAVResponse(status: 501, headers: [("Allow", Self.allowedMethods)])
+            }
+        } catch let error as DAVError {
+            return error.response
+        } catch let error as StoreError {
+            return DAVError(error).response
+        } catch {
+            return DAVError(500, message: "Internal error: \(error)").response
+        }
+    }
+}
+
+// MARK: - Shared request plumbing
+
+extension DAVService {
+    /// The path of the request, refusing paths outside the tree and other users' paths.
+    func path(of request: DAVRequest) throws(DAVError) -> ResourcePath {
+        try path(request.path, user: request.user)
+    }
+
+    func path(_ raw: String, user: String) throws(DAVError) -> ResourcePath {
+        guard let path = ResourcePath(path: raw, configuration: configuration) else { throw .notFound }
+        if let owner = path.user, owner != user { throw .notFound }
+        return path
+    }
+
+    /// Looks a path up in the store.
+    func resolve(_ path: ResourcePath) async throws -> Resolution {
+        switch path {
+        case .root: return .found(.root)
+        case .principals: return .found(.principals)
+        case .homes: return .found(.homes)
+        case .principal(let user): return .found(.principal(user))
+        case .home(let user): return .found(.home(user))
+        case .member(let user, let components):
+            let parentPath = Array(components.dropLast())
+            let name = components[components.count - 1]
+            let parent: CollectionInfo?
+            if parentPath.isEmpty {
+                parent = nil
+            } else {
+                parent = try await store.collection(owner: user, path: parentPath)
+                if parent == nil { return .missing(parent: nil, parentIsHome: false, name: name) }
+            }
+            if let parent, let info = try await store.resourceInfo(collectionID: parent.id, name: name) {
+                return .found(.object(parent, info, nil))
+            }
+            if parent?.kind != .addressBook, let collection = try await store.collection(owner: user, path: components) {
+                return .found(.collection(collection))
+            }
+            return .missing(parent: parent, parentIsHome: parentPath.isEmpty, name: name)
+        }
+    }
+
+    /// The node at the request path, or 404.
+    func existingNode(_ request: DAVRequest) async throws -> Node {
+        guard case .found(let node) = try await resolve(try path(of: request)) else { throw DAVError.notFound }
+        return node
+    }
+
+    /// The parsed XML body, nil when the body is empty.
+    func xmlBody(_ request: DAVRequest) throws(DAVError) -> XMLElement? {
+        if request.body.count > configuration.maxXMLBodySize {
+            throw DAVError(413, message: "Request body larger than \(configuration.maxXMLBodySize) bytes.")
+        }
+        if request.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
+        do {
+            return try XMLDocumentParser.parse([UInt8](request.body))
+        } catch {
+            throw .badRequest("Malformed XML: \(error.description)")
+        }
+    }
+
+    func multistatusResponse(_ body: String) -> DAVResponse {
+        DAVResponse(status: 207, headers: [("Content-Type", "application/xml; charset=utf-8")], body: Data(body.utf8))
+    }
+}
+
+/// The `Depth` header values.
+enum Depth: Sendable, Equatable {
+    case zero, one, infinity
+
+    /// Parses the header; `defaultValue` when absent; 400 for anything else.
+    init(_ header: String?, default defaultValue: Depth) throws(DAVError) {
+        switch header?.trimmingCharacters(in: .whitespaces).lowercased() {
+        case nil: self = defaultValue
+        case "0": self = .zero
+        case "1": self = .one
+        case "infinity": self = .infinity
+        default: throw .badRequest("Invalid Depth header.")
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import RoloStore
+
+/// DELETE of a card, file or stored collection (RFC 4918 §9.6); `If-Match` and `If` are
+/// honoured. Deleting a card leaves a tombstone in the change log (the store does it).
+extension DAVService {
+    func delete(_ request: DAVRequest) async throws -> DAVResponse {
+        let path = try path(of: request)
+        guard case .found(let node) = try await resolve(path) else { throw DAVError.notFound }
+        try await checkLocks(request, path: path, descendants: true)
+        switch node {
+        case .object(let collection, let info, _):
+            guard await ifHeaderHolds(request, path: path, etag: info.etag) else { throw DAVError.preconditionFailed }
+            try await store.deleteResource(collectionID: collection.id, name: info.name,
+                                           precondition: Preconditions.write(request.headers))
+        case .collection(let info):
+            // A collection exists but has no entity tag: only `If-Match: *` style conditions hold.
+            guard await ifHeaderHolds(request, path: path, etag: nil),
+                  Preconditions.holds(Preconditions.write(request.headers), etag: "") else {
+                throw DAVError.preconditionFailed
+            }
+            try await store.deleteCollection(id: info.id)
+        default:
+            throw DAVError(403, message: "This collection cannot be deleted.")
+        }
+        if let key = lockKey(path) { await locks.release(under: key) }
+        return DAVResponse(status: 204)
+    }
+}

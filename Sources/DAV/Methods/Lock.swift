@@ -1,0 +1,133 @@
+import DAVXML
+import Foundation
+import RoloStore
+
+/// LOCK and UNLOCK (RFC 4918 §9.10, §9.11): exclusive and shared write locks, Depth 0 or
+/// infinity, refresh with an empty body, and lock-null creation of an empty file. Writes
+/// to locked resources need the token in the `If` header (else 423).
+extension DAVService {
+    static let defaultLockTimeout = 3600
+    static let maxLockTimeout = 86_400
+
+    func lock(_ request: DAVRequest) async throws -> DAVResponse {
+        let path = try path(of: request)
+        guard case .member = path, let key = lockKey(path) else { throw DAVError(403, message: "This collection cannot be locked.") }
+        let timeout = Self.lockTimeout(request.headers["timeout"])
+        guard let body = try xmlBody(request) else { return try await refreshLock(request, key: key, timeout: timeout) }
+        guard body.namespace == Namespace.dav, body.name == "lockinfo" else { throw DAVError.badRequest("Expected DAV:lockinfo.") }
+        let scope: LockTable.Scope = body.child(Namespace.dav, "lockscope")?.child(Namespace.dav, "shared") != nil ? .shared : .exclusive
+        guard body.child(Namespace.dav, "locktype")?.child(Namespace.dav, "write") != nil else {
+            throw DAVError.badRequest("Only write locks exist.")
+        }
+        let depth = try Depth(request.headers["depth"], default: .infinity)
+        guard depth != .one else { throw DAVError.badRequest("LOCK Depth must be 0 or infinity.") }
+
+        var created = false
+        switch try await resolve(path) {
+        case .found:
+            break
+        case .missing(let parent, _, let name):
+            // Locking an unmapped URL creates an empty file (RFC 4918 §7.3).
+            guard let parent else { throw DAVError.conflict }
+            guard parent.kind == .plain else { throw DAVError(409, message: "An address book holds only vCards.") }
+            try await checkLocks(request, path: path, descendants: false)
+            _ = try await store.putResource(collectionID: parent.id, name: name, data: Data(), contentType: "application/octet-stream",
+                                            card: nil, precondition: .ifNoneMatchAny)
+            created = true
+        }
+        guard let lock = await locks.lock(user: request.user, key: key, href: hrefFor(path), scope: scope,
+                                          infinite: depth == .infinity,
+                                          ownerXML: body.child(Namespace.dav, "owner")?.innerXML ?? "", timeout: timeout) else {
+            throw DAVError.precondition(423, .dav("no-conflicting-lock"), message: "The resource is locked.")
+        }
+        return lockResponse(lock, status: created ? 201 : 200, newToken: true)
+    }
+
+    private func refreshLock(_ request: DAVRequest, key: String, timeout: Int) async throws -> DAVResponse {
+        for token in Preconditions.stateTokens(request.headers["if"]) {
+            if let lock = await locks.refresh(token: token, key: key, timeout: timeout) {
+                return lockResponse(lock, status: 200, newToken: false)
+            }
+        }
+        throw DAVError.precondition(412, .dav("lock-token-matches-request-uri"), message: "No lock to refresh.")
+    }
+
+    func unlock(_ request: DAVRequest) async throws -> DAVResponse {
+        let path = try path(of: request)
+        guard let key = lockKey(path), let header = request.headers["lock-token"] else {
+            throw DAVError.badRequest("UNLOCK needs a Lock-Token header.")
+        }
+        let token = header.trimmingCharacters(in: CharacterSet(charactersIn: "<> "))
+        guard await locks.unlock(token: token, key: key) else {
+            throw DAVError.precondition(409, .dav("lock-token-matches-request-uri"))
+        }
+        return DAVResponse(status: 204)
+    }
+
+    private func lockResponse(_ lock: LockTable.ActiveLock, status: Int, newToken: Bool) -> DAVResponse {
+        var xml = ResponseXMLWriter()
+        xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:prop \(Namespace.rootDeclarations)><D:lockdiscovery>")
+        xml.raw(Self.activeLockXML(lock))
+        xml.raw("</D:lockdiscovery></D:prop>\n")
+        var headers = [("Content-Type", "application/xml; charset=utf-8")]
+        if newToken { headers.append(("Lock-Token", "<\(lock.token)>")) }
+        return DAVResponse(status: status, headers: headers, body: Data(xml.text.utf8))
+    }
+
+    static func activeLockXML(_ lock: LockTable.ActiveLock) -> String {
+        "<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope><D:\(lock.scope.rawValue)/></D:lockscope>"
+            + "<D:depth>\(lock.infinite ? "infinity" : "0")</D:depth>"
+            + (lock.ownerXML.isEmpty ? "" : "<D:owner>\(lock.ownerXML)</D:owner>")
+            + "<D:timeout>Second-\(lock.timeout)</D:timeout>"
+            + "<D:locktoken>\(PropertyXML.href(lock.token))</D:locktoken><D:lockroot>\(PropertyXML.href(lock.rootHref))</D:lockroot>"
+            + "</D:activelock>"
+    }
+
+    /// `Second-600` or `Infinite` (first acceptable value), capped.
+    static func lockTimeout(_ header: String?) -> Int {
+        for part in (header ?? "").split(separator: ",") {
+            let value = part.trimmingCharacters(in: .whitespaces)
+            if value.lowercased() == "infinite" { return maxLockTimeout }
+            if value.lowercased().hasPrefix("second-"), let seconds = Int(value.dropFirst(7)), seconds > 0 {
+                return min(seconds, maxLockTimeout)
+            }
+        }
+        return defaultLockTimeout
+    }
+}
+
+// MARK: - Lock checks used by the write methods
+
+extension DAVService {
+    /// The lock-table key of a path in a home (`user/comp/comp`); nil above homes.
+    func lockKey(_ path: ResourcePath) -> String? {
+        guard case .member(let user, let components) = path else { return nil }
+        return ([user] + components).joined(separator: "/")
+    }
+
+    func hrefFor(_ path: ResourcePath) -> String {
+        guard case .member(let user, let components) = path else { return hrefs.root }
+        return hrefs.resource(owner: user, collectionPath: Array(components.dropLast()), name: components.last ?? "")
+    }
+
+    /// 423 with `DAV:lock-token-submitted` unless the `If` header names the token of every
+    /// lock on the resource (and, with `descendants`, on anything below it).
+    func checkLocks(_ request: DAVRequest, path: ResourcePath, descendants: Bool) async throws {
+        guard let key = lockKey(path) else { return }
+        let held = await locks.locks(covering: key, descendants: descendants)
+        guard !held.isEmpty else { return }
+        let submitted = Set(Preconditions.stateTokens(request.headers["if"]))
+        if let missing = held.first(where: { !submitted.contains($0.token) }) {
+            throw DAVError(423, condition: .dav("lock-token-submitted"), conditionBody: PropertyXML.href(missing.rootHref),
+                           message: "The resource is locked; send its lock token in an If header.")
+        }
+    }
+
+    /// The `If` header against the resource's ETag and the locks that apply to it.
+    func ifHeaderHolds(_ request: DAVRequest, path: ResourcePath, etag: String?) async -> Bool {
+        guard let header = request.headers["if"] else { return true }
+        var tokens = Set<String>()
+        if let key = lockKey(path) { tokens = Set(await locks.locks(covering: key).map(\.token)) }
+        return Preconditions.ifHeaderHolds(header, etag: etag, activeTokens: tokens)
+    }
+}

@@ -1,0 +1,54 @@
+import RoloStore
+
+/// PROPFIND (RFC 4918 §9.1): Depth 0 or 1; infinity on a collection is refused with
+/// `DAV:propfind-finite-depth` (on a card or file it means the resource alone).
+extension DAVService {
+    func propfind(_ request: DAVRequest) async throws -> DAVResponse {
+        let depth = try Depth(request.headers["depth"], default: .infinity)
+        let properties = try PropertyRequest(propfind: try xmlBody(request))
+        if let element = properties.addressDataElement { _ = try AddressDataRequest(element: element) }
+        let node = try await existingNode(request)
+        // Infinity only matters where there is something below.
+        if depth == .infinity && node.isCollection {
+            throw DAVError.precondition(403, .dav("propfind-finite-depth"), message: "Depth: infinity is not supported.")
+        }
+        var nodes = [node]
+        if depth == .one { nodes += try await children(of: node, user: request.user) }
+
+        var multistatus = Multistatus()
+        for node in nodes {
+            let href = href(for: node, request: request)
+            multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
+        }
+        return multistatusResponse(multistatus.finish())
+    }
+
+    /// The root answers under the path it was asked at (`/` or `/dav/`).
+    func href(for node: Node, request: DAVRequest) -> String {
+        if case .root = node {
+            var path = Substring(request.path)
+            let prefix = configuration.proxyPrefix
+            if !prefix.isEmpty, path.hasPrefix(prefix) { path = path.dropFirst(prefix.count) }
+            return DAVConfiguration.normalized(String(path)).isEmpty ? prefix + "/" : hrefs.root
+        }
+        return hrefs.href(for: node)
+    }
+
+    /// Direct members of a collection node, as nodes.
+    func children(of node: Node, user: String) async throws -> [Node] {
+        switch node {
+        case .root, .principal, .object: return []
+        case .principals: return [.principal(user)]
+        case .homes: return [.home(user)]
+        case .home(let owner):
+            return try await store.childCollections(owner: owner, parentPath: []).map(Node.collection)
+        case .collection(let info):
+            var nodes: [Node] = []
+            if info.kind == .plain {
+                nodes += try await store.childCollections(owner: info.owner, parentPath: info.path).map(Node.collection)
+            }
+            nodes += try await store.listResources(collectionID: info.id).map { Node.object(info, $0, nil) }
+            return nodes
+        }
+    }
+}

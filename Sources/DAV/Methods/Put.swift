@@ -1,0 +1,111 @@
+import Foundation
+import RoloStore
+import VCard
+
+/// PUT (RFC 4918 §9.7, RFC 6352 §6.3.2): into an address book only one valid vCard 3.0/4.0
+/// with a UID unique in the book; into a plain collection any bytes. Stored verbatim.
+enum Put {
+    /// The content type cards are served with.
+    static let cardContentType = "text/vcard; charset=utf-8"
+
+    /// `text/vcard` or the legacy `text/x-vcard`, any parameters.
+    static func isVCardMediaType(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return mediaType == "text/vcard" || mediaType == "text/x-vcard"
+    }
+
+    /// The one card a PUT body must hold, validated, or the CardDAV precondition it breaks.
+    static func validatedCard(_ body: Data) throws(DAVError) -> VCard {
+        guard String(validating: body, as: UTF8.self) != nil else {
+            throw invalid("The vCard is not valid UTF-8.")
+        }
+        let cards: [VCard]
+        do {
+            cards = try VCardParser.parse([UInt8](body))
+        } catch {
+            throw invalid(error.description)
+        }
+        guard cards.count == 1, let card = cards.first else {
+            throw invalid("Expected exactly one vCard, found \(cards.count).")
+        }
+        guard card.version == .v30 || card.version == .v40 else {
+            throw DAVError.precondition(403, .cardDAV("supported-address-data"),
+                                        message: "vCard \(card.version.rawValue) is not accepted; send 3.0 or 4.0.")
+        }
+        do {
+            try VCardValidator.validate(card, requireUID: true)
+        } catch {
+            throw invalid(error.description)
+        }
+        return card
+    }
+
+    static func invalid(_ message: String) -> DAVError {
+        DAVError.precondition(403, .cardDAV("valid-address-data"), message: message)
+    }
+}
+
+extension DAVService {
+    func put(_ request: DAVRequest) async throws -> DAVResponse {
+        let path = try path(of: request)
+        guard case .member(let user, let components) = path, let name = components.last else {
+            throw DAVError(405, message: "Cannot PUT to a collection.")
+        }
+        let collection: CollectionInfo
+        var existing: ResourceInfo?
+        switch try await resolve(path) {
+        case .found(.object(let parent, let info, _)):
+            collection = parent; existing = info
+        case .found:
+            throw DAVError(405, message: "Cannot PUT to a collection.")
+        case .missing(let parent, let parentIsHome, _):
+            guard let parent else {
+                if parentIsHome { throw DAVError(403, message: "Files must be stored inside a collection.") }
+                throw DAVError.conflict
+            }
+            collection = parent
+        }
+        guard await ifHeaderHolds(request, path: path, etag: existing?.etag) else { throw DAVError.preconditionFailed }
+        try await checkLocks(request, path: path, descendants: false)
+
+        let body = request.body
+        let isBook = collection.kind == .addressBook
+        if body.count > configuration.maxResourceSize {
+            throw isBook
+                ? DAVError.precondition(413, .cardDAV("max-resource-size"),
+                                        message: "The card is larger than \(configuration.maxResourceSize) bytes.")
+                : DAVError(413, message: "The resource is larger than \(configuration.maxResourceSize) bytes.")
+        }
+        let contentType = request.headers["content-type"]
+        var card: CardMetadata?
+        if isBook {
+            if let contentType, !Put.isVCardMediaType(contentType) {
+                throw DAVError.precondition(415, .cardDAV("supported-address-data"),
+                                            message: "Address books hold text/vcard, not \(contentType).")
+            }
+            card = CardMetadata(card: try Put.validatedCard(body))
+        }
+        try await checkQuota(user: user, adding: body.count - (existing?.size ?? 0))
+
+        let result: PutResult
+        do {
+            result = try await store.putResource(collectionID: collection.id, name: name, data: body,
+                                                 contentType: isBook ? Put.cardContentType : (contentType ?? "application/octet-stream"),
+                                                 card: card, precondition: Preconditions.write(request.headers))
+        } catch StoreError.uidConflict(let existingName) {
+            let href = hrefs.resource(owner: collection.owner, collectionPath: collection.path, name: existingName)
+            throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionBody: PropertyXML.href(href),
+                           message: "Another card in this address book has the same UID.")
+        }
+        return DAVResponse(status: result.created ? 201 : 204, headers: [("ETag", result.etag), ("Content-Length", "0")])
+    }
+
+    /// 507 with `DAV:quota-not-exceeded` when the write would pass the user's quota.
+    func checkQuota(user: String, adding bytes: Int) async throws {
+        guard let quota = configuration.quotaBytes, bytes > 0 else { return }
+        let used = try await store.usedBytes(owner: user)
+        if used + Int64(bytes) > quota {
+            throw DAVError.precondition(507, .dav("quota-not-exceeded"), message: "The quota of \(quota) bytes is used up.")
+        }
+    }
+}

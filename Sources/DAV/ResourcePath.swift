@@ -1,0 +1,82 @@
+/// Where a request path points in Rolo's URL space (design.md), before any storage lookup.
+/// Paths are percent-decoded; `components` are what follows the user's home.
+enum ResourcePath: Hashable, Sendable {
+    /// `/` or `/dav/`: the root, answering `current-user-principal`.
+    case root
+    /// `/dav/principals/`
+    case principals
+    /// `/dav/addressbooks/`
+    case homes
+    /// `/dav/principals/<user>/`
+    case principal(user: String)
+    /// `/dav/addressbooks/<user>/`
+    case home(user: String)
+    /// Anything below a home: an address book, a plain collection, a card or a file.
+    case member(user: String, components: [String])
+
+    /// Nil when the path is outside the DAV tree or has `.`/`..` segments.
+    init?(path: String, configuration: DAVConfiguration) {
+        var path = Substring(path)
+        let prefix = configuration.proxyPrefix
+        if !prefix.isEmpty, path.hasPrefix(prefix + "/") || path == prefix { path = path.dropFirst(prefix.count) }
+        if path.isEmpty || path == "/" { self = .root; return }
+        let base = configuration.basePath
+        guard path == base || path.hasPrefix(base + "/") else { return nil }
+        let segments = path.dropFirst(base.count).split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard !segments.contains(where: { $0 == "." || $0 == ".." }) else { return nil }
+        switch (segments.first, segments.count) {
+        case (nil, _): self = .root
+        case ("principals", 1): self = .principals
+        case ("principals", 2): self = .principal(user: segments[1])
+        case ("addressbooks", 1): self = .homes
+        case ("addressbooks", 2): self = .home(user: segments[1])
+        case ("addressbooks", _): self = .member(user: segments[1], components: Array(segments.dropFirst(2)))
+        default: return nil
+        }
+    }
+
+    /// The user this path belongs to, nil for the shared tops.
+    var user: String? {
+        switch self {
+        case .root, .principals, .homes: nil
+        case .principal(let user), .home(let user), .member(let user, _): user
+        }
+    }
+}
+
+/// Turns nodes back into hrefs: percent-encoded absolute paths under the proxy prefix.
+struct HrefBuilder: Sendable {
+    let prefix: String
+
+    init(configuration: DAVConfiguration) {
+        prefix = configuration.proxyPrefix + configuration.basePath
+    }
+
+    var root: String { prefix + "/" }
+    var principals: String { prefix + "/principals/" }
+    var homes: String { prefix + "/addressbooks/" }
+    func principal(_ user: String) -> String { prefix + "/principals/" + PercentEncoding.encodeSegment(user) + "/" }
+    func home(_ user: String) -> String { prefix + "/addressbooks/" + PercentEncoding.encodeSegment(user) + "/" }
+
+    func collection(owner: String, path: [String]) -> String {
+        var href = home(owner)
+        for component in path { href += PercentEncoding.encodeSegment(component) + "/" }
+        return href
+    }
+
+    func resource(owner: String, collectionPath: [String], name: String) -> String {
+        collection(owner: owner, path: collectionPath) + PercentEncoding.encodeSegment(name)
+    }
+
+    func href(for node: Node) -> String {
+        switch node {
+        case .root: root
+        case .principals: principals
+        case .homes: homes
+        case .principal(let user): principal(user)
+        case .home(let user): home(user)
+        case .collection(let info): collection(owner: info.owner, path: info.path)
+        case .object(let collection, let info, _): resource(owner: collection.owner, collectionPath: collection.path, name: info.name)
+        }
+    }
+}

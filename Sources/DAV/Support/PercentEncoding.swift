@@ -1,0 +1,53 @@
+/// Percent-encoding of href path segments (RFC 3986 `pchar`, conservatively: only
+/// unreserved characters and `@` stay literal).
+enum PercentEncoding {
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    static func encodeSegment(_ segment: String) -> String {
+        var literal = true
+        for byte in segment.utf8 where !isLiteral(byte) { literal = false; break }
+        if literal { return segment }
+        var out = [UInt8]()
+        out.reserveCapacity(segment.utf8.count * 3)
+        for byte in segment.utf8 {
+            if isLiteral(byte) {
+                out.append(byte)
+            } else {
+                out.append(0x25); out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isLiteral(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E, 0x40: true
+        default: false
+        }
+    }
+
+    /// Decodes `%XX` sequences; nil when a sequence is malformed or the bytes are not UTF-8.
+    static func decode(_ string: String) -> String? {
+        guard string.utf8.contains(0x25) else { return string }
+        var out = [UInt8]()
+        var bytes = string.utf8.makeIterator()
+        while let byte = bytes.next() {
+            if byte == 0x25 {
+                guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
+                out.append(high << 4 | low)
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import RoloStore
+
+/// HTTP Basic authentication against the store's bcrypt hashes, with a cache of recent
+/// successes and a per-address throttle on failures.
+struct BasicAuthenticator: Sendable {
+    enum Outcome: Sendable, Equatable {
+        case authenticated(user: String)
+        /// No or unreadable credentials: answer 401 without counting a failure.
+        case missingCredentials
+        /// Wrong user or password: answer 401 after `delay`.
+        case rejected(delay: Duration)
+    }
+
+    static let challenge = #"Basic realm="Rolo", charset="UTF-8""#
+
+    let store: any RoloStore
+    let cache: CredentialCache
+    let throttle: LoginThrottle
+
+    init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle()) {
+        self.store = store
+        self.cache = CredentialCache(lifetime: cacheLifetime)
+        self.throttle = throttle
+    }
+
+    func authenticate(authorization: String?, remoteAddress: String) async -> Outcome {
+        guard let authorization, let (user, password) = Self.parseBasic(authorization) else {
+            return .missingCredentials
+        }
+        if cache.contains(user: user, password: password) {
+            return .authenticated(user: user)
+        }
+        let valid = (try? await store.verifyPassword(user: user, password: password)) ?? false
+        guard valid else {
+            return .rejected(delay: throttle.recordFailure(from: remoteAddress))
+        }
+        cache.insert(user: user, password: password)
+        throttle.recordSuccess(from: remoteAddress)
+        return .authenticated(user: user)
+    }
+
+    /// Splits `Basic base64(user:password)`; the password may contain colons, the user not.
+    static func parseBasic(_ header: String) -> (user: String, password: String)? {
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: decoded, encoding: .utf8),
+              let colon = text.firstIndex(of: ":") else { return nil }
+        let user = String(text[..<colon])
+        guard !user.isEmpty else { return nil }
+        return (user, String(text[text.index(after: colon)...]))
+    }
+}

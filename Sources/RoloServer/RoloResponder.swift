@@ -1,0 +1,162 @@
+import DAV
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The protocol engine as the server calls it: one DAV request in, one response out.
+public typealias DAVHandler = @Sendable (DAVRequest) async -> DAVResponse
+
+/// Takes every method on every path: answers the few unauthenticated endpoints itself
+/// (`/.well-known/carddav`, `/health`, `/metrics`, OPTIONS), authenticates the rest,
+/// collects the body within its limit and hands a `DAVRequest` to the engine.
+struct RoloResponder: HTTPResponder {
+    typealias Context = RoloRequestContext
+
+    let configuration: ServerConfiguration
+    let authenticator: BasicAuthenticator
+    let metrics: ServerMetrics
+    let handler: DAVHandler
+    let logger: Logger
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let started = ContinuousClock.now
+        let method = request.method.rawValue
+        let path = request.uri.path.removingPercentEncoding ?? request.uri.path
+        var user = "-"
+        let response: Response
+        do {
+            response = try await route(request, method: method, path: path, context: context, user: &user)
+        } catch {
+            // Only reading the body throws: the client went away or sent a broken stream.
+            response = Self.plain(.badRequest, "Could not read the request body.\n")
+        }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics.record(method: method, status: response.status.code, seconds: seconds)
+        logger.info("\(method) \(request.uri.path) \(response.status.code) \(String(format: "%.1f", seconds * 1000))ms",
+                    metadata: ["user": .string(user), "remote": .string(context.remoteAddress)])
+        return response
+    }
+
+    private func route(_ request: Request, method: String, path: String, context: Context,
+                       user: inout String) async throws -> Response {
+        switch (method, path) {
+        case (_, "/.well-known/carddav"), (_, "/.well-known/carddav/"):
+            var headers = HTTPFields()
+            headers[.location] = configuration.basePath + "/"
+            return Response(status: .movedPermanently, headers: headers)
+        case ("GET", "/health"), ("HEAD", "/health"):
+            return Self.plain(.ok, "ok\n")
+        case ("GET", "/metrics"):
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        default:
+            break
+        }
+
+        let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],
+                                                       remoteAddress: context.remoteAddress)
+        switch outcome {
+        case .authenticated(let name):
+            user = name
+        case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS":
+            user = ""
+        case .missingCredentials:
+            return Self.unauthorized()
+        case .rejected(let delay):
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            return Self.unauthorized()
+        }
+
+        let limit = configuration.limits.maxBodySize(forMethod: method)
+        guard let body = try await collectBody(request, limit: limit) else {
+            return Self.tooLarge(method: method, limit: limit)
+        }
+        let davRequest = DAVRequest(method: method, path: path, headers: Self.lowercasedHeaders(request.headers),
+                                    body: body, user: user)
+        let davResponse = await handler(davRequest)
+        return Self.response(from: davResponse, forHead: method == "HEAD")
+    }
+
+    /// The whole body, or nil as soon as it is known to exceed `limit` (from Content-Length
+    /// before reading anything, or while streaming a chunked body).
+    private func collectBody(_ request: Request, limit: Int) async throws -> Data? {
+        if let declared = request.headers[.contentLength].flatMap(Int.init) {
+            if declared > limit { return nil }
+            if declared == 0 { return Data() }
+        }
+        var body = Data()
+        for try await chunk in request.body {
+            if body.count + chunk.readableBytes > limit { return nil }
+            body.append(contentsOf: chunk.readableBytesView)
+        }
+        return body
+    }
+
+    static func lowercasedHeaders(_ fields: HTTPFields) -> [String: String] {
+        var headers: [String: String] = [:]
+        for field in fields {
+            let name = field.name.canonicalName
+            if let existing = headers[name] {
+                headers[name] = existing + ", " + field.value
+            } else {
+                headers[name] = field.value
+            }
+        }
+        return headers
+    }
+
+    static func response(from dav: DAVResponse, forHead isHead: Bool) -> Response {
+        var headers = HTTPFields()
+        for (name, value) in dav.headers {
+            if let fieldName = HTTPField.Name(name) { headers.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let status = HTTPResponse.Status(code: dav.status, reasonPhrase: reasonPhrase(dav.status))
+        if isHead {
+            if headers[.contentLength] == nil { headers[.contentLength] = String(dav.body.count) }
+            return Response(status: status, headers: headers)
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: dav.body)))
+    }
+
+    static func reasonPhrase(_ code: Int) -> String {
+        switch code {
+        case 207: "Multi-Status"
+        case 422: "Unprocessable Content"
+        case 423: "Locked"
+        case 424: "Failed Dependency"
+        case 507: "Insufficient Storage"
+        default: HTTPResponse.Status(code: code).reasonPhrase
+        }
+    }
+
+    static func plain(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func unauthorized() -> Response {
+        var response = plain(.unauthorized, "Authentication required.\n")
+        response.headers[.wwwAuthenticate] = BasicAuthenticator.challenge
+        return response
+    }
+
+    /// 413; for PUT with the CardDAV precondition element the RFC names.
+    static func tooLarge(method: String, limit: Int) -> Response {
+        guard method == "PUT" else {
+            return plain(.contentTooLarge, "Request body larger than \(limit) bytes.\n")
+        }
+        let xml = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <D:error xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:carddav"><C:max-resource-size/></D:error>
+
+            """
+        var headers = HTTPFields()
+        headers[.contentType] = "application/xml; charset=utf-8"
+        return Response(status: .contentTooLarge, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
+    }
+}

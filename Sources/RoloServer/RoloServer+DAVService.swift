@@ -1,0 +1,15 @@
+import DAV
+import Foundation
+import RoloStore
+
+extension RoloServer {
+    /// The production wiring: the DAV engine over `store`, mounted at the configured base
+    /// path with the same limits the server enforces on bodies.
+    public static func make(configuration: ServerConfiguration, store: any RoloStore) -> RoloServer {
+        let engine = DAVService(store: store, configuration: DAVConfiguration(
+            basePath: configuration.basePath,
+            maxResourceSize: configuration.limits.maxResourceSize,
+            maxXMLBodySize: configuration.limits.maxRequestBodySize))
+        return RoloServer(configuration: configuration, store: store, handler: engine.handle)
+    }
+}

@@ -1,0 +1,56 @@
+import Logging
+
+/// Everything an operator can set on a running server; `rolo serve` fills it from flags and
+/// `ROLO_*` environment variables, tests fill it with port 0 and a temporary database.
+public struct ServerConfiguration: Sendable {
+    /// Address to bind. Keep it on loopback behind a TLS-terminating proxy.
+    public var host: String
+    /// TCP port; 0 picks a free one (the bound port is reported by `RunningServer.port`).
+    public var port: Int
+    /// SQLite database file; its folder is created when missing.
+    public var databasePath: String
+    /// URL prefix of the DAV tree, e.g. `/dav` (normalized: leading slash, no trailing one).
+    public var basePath: String {
+        didSet { basePath = Self.normalizedBasePath(basePath) }
+    }
+    public var logLevel: Logger.Level
+    public var limits: RequestLimits
+    /// A connection with no traffic for this long is closed.
+    public var idleTimeout: Duration
+    /// How long a successful password check is remembered, so sync bursts skip bcrypt.
+    public var credentialCacheLifetime: Duration
+
+    public init(host: String = "127.0.0.1", port: Int = 8800,
+                databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",
+                logLevel: Logger.Level = .info, limits: RequestLimits = RequestLimits(),
+                idleTimeout: Duration = .seconds(60), credentialCacheLifetime: Duration = .seconds(300)) {
+        self.host = host; self.port = port; self.databasePath = databasePath
+        self.basePath = Self.normalizedBasePath(basePath)
+        self.logLevel = logLevel; self.limits = limits
+        self.idleTimeout = idleTimeout; self.credentialCacheLifetime = credentialCacheLifetime
+    }
+
+    /// `dav`, `/dav/` and `/dav` all become `/dav`; `/` and empty become empty (DAV at the root).
+    static func normalizedBasePath(_ path: String) -> String {
+        let trimmed = path.split(separator: "/").joined(separator: "/")
+        return trimmed.isEmpty ? "" : "/" + trimmed
+    }
+}
+
+/// Request body caps, enforced while the body streams in so nothing oversized is buffered.
+public struct RequestLimits: Sendable {
+    /// Largest resource a PUT may store (advertised as CARDDAV:max-resource-size).
+    public var maxResourceSize: Int
+    /// Largest body of any other method (PROPFIND, REPORT, PROPPATCH, MKCOL, LOCK...).
+    public var maxRequestBodySize: Int
+
+    public init(maxResourceSize: Int = 1 << 20, maxRequestBodySize: Int = 4 << 20) {
+        self.maxResourceSize = maxResourceSize
+        self.maxRequestBodySize = maxRequestBodySize
+    }
+
+    /// The cap that applies to a request with this method.
+    public func maxBodySize(forMethod method: String) -> Int {
+        method == "PUT" ? maxResourceSize : maxRequestBodySize
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import Contacts
-
-@Test func moduleLinks() { #expect(Bool(true)) }

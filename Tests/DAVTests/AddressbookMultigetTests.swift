@@ -1,0 +1,42 @@
+import DAV
+import Testing
+
+@Suite struct AddressbookMultigetTests {
+    static func multiget(_ hrefs: [String], prop: String = "<D:getetag/><C:address-data/>") -> String {
+        "<C:addressbook-multiget xmlns:D=\"DAV:\" xmlns:C=\"urn:ietf:params:xml:ns:carddav\"><D:prop>\(prop)</D:prop>"
+            + hrefs.map { "<D:href>\($0)</D:href>" }.joined() + "</C:addressbook-multiget>"
+    }
+
+    @Test func returnsRequestedCardsAnd404ForMissing() async throws {
+        let dav = try await TestDAV()
+        var etags: [String: String] = [:]
+        for index in 0..<150 {
+            etags["c\(index)"] = await dav.putCard(uid: "c\(index)", fn: "Person \(index)").header("ETag")
+        }
+        let hrefs = (0..<150).map { "/dav/addressbooks/alice/default/c\($0).vcf" } + ["/dav/addressbooks/alice/default/missing.vcf"]
+        let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/", headers: ["depth": "1"], body: Self.multiget(hrefs))
+        #expect(response.status == 207)
+        let views = try response.multistatus()
+        #expect(views.count == 151)
+        let card = try #require(views["/dav/addressbooks/alice/default/c42.vcf"])
+        #expect(card.value(of: "{DAV:}getetag")?.text == etags["c42"])
+        #expect(card.value(of: "{urn:ietf:params:xml:ns:carddav}address-data")?.text == Fixtures.card(uid: "c42", fn: "Person 42"))
+        #expect(views["/dav/addressbooks/alice/default/missing.vcf"]?.status == 404)
+    }
+
+    @Test func percentEncodedHrefsResolve() async throws {
+        let dav = try await TestDAV()
+        await dav.putCard(uid: "sp", fn: "Space", name: "with space")
+        let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/",
+                                      body: Self.multiget(["/dav/addressbooks/alice/default/with%20space.vcf"]))
+        let view = try #require(try response.multistatus()["/dav/addressbooks/alice/default/with%20space.vcf"])
+        #expect(view.status(of: "{DAV:}getetag") == 200)
+    }
+
+    @Test func unknownReportIs403SupportedReport() async throws {
+        let dav = try await TestDAV()
+        let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/", body: "<X:weird xmlns:X=\"urn:x\"/>")
+        #expect(response.status == 403)
+        #expect(try response.errorConditions().contains("{DAV:}supported-report"))
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import RoloStore
+import VCard
+@testable import DAV
+
+/// The index (SQLite) and the scanner (`matches`) must give the same answer for every
+/// filter the index is allowed to answer.
+@Suite struct FilterIndexAgreementTests {
+    static let cards: [String: VCard] = [
+        "cyrus.vcf": cyrus, "eric.vcf": eric, "elodie.vcf": elodie,
+        "bare.vcf": card([("VERSION", [:], "3.0"), ("FN", [:], "X"), ("UID", [:], "bare")]),
+        "many.vcf": card([("VERSION", [:], "3.0"), ("FN", [:], "Émile Zola"), ("UID", [:], "many"),
+                          ("EMAIL", [:], "EMILE@Example.COM"), ("EMAIL", [:], "zola@other.net"), ("NICKNAME", [:], "Me")]),
+    ]
+    static let indexed: Set<String> = ["VERSION", "FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "UID"]
+
+    static let filters: [AddressbookFilter] = {
+        var filters: [AddressbookFilter] = [AddressbookFilter()]
+        let texts = ["", "e", "E", "example.com", "émile", "ÉMILE", "me", "x", "zola@other.net", "Cyrus Daboo", "DIE"]
+        for collation in [TextMatch.Collation.octet, .asciiCasemap, .unicodeCasemap] {
+            for type in [TextMatch.MatchType.equals, .contains, .startsWith, .endsWith] {
+                for negate in [false, true] {
+                    for property in ["FN", "EMAIL", "NICKNAME"] {
+                        for text in texts {
+                            filters.append(AddressbookFilter(propFilters: [
+                                PropFilter(name: property, textMatches: [TextMatch(text, collation: collation, matchType: type, negate: negate)]),
+                            ]))
+                        }
+                    }
+                }
+            }
+        }
+        filters.append(AddressbookFilter(test: .allOf, propFilters: [PropFilter(name: "EMAIL"), PropFilter(name: "ORG", isNotDefined: true)]))
+        filters.append(AddressbookFilter(test: .anyOf, propFilters: [PropFilter(name: "TEL"), PropFilter(name: "NICKNAME", textMatches: [TextMatch("me", matchType: .equals)])]))
+        return filters
+    }()
+
+    @Test func indexAndScanAgree() async throws {
+        let store = try SQLiteStore.temporary()
+        defer { try? store.close() }
+        try await store.createUser(name: "alice", password: "secret")
+        let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
+        for (name, card) in Self.cards {
+            let entries = card.properties.filter { Self.indexed.contains($0.name) }.map { IndexEntry(property: $0.name, value: $0.text) }
+            let metadata = CardMetadata(uid: card.first("UID")!.text, kind: "person", indexEntries: entries, members: [])
+            _ = try await store.putResource(collectionID: book.id, name: name, data: Data(name.utf8), contentType: "text/vcard",
+                                            card: metadata, precondition: .none)
+        }
+        for filter in Self.filters {
+            let predicate = try #require(filter.indexPredicate(indexedProperties: Self.indexed))
+            let fromIndex = try await store.query(collectionID: book.id, predicate: predicate, limit: nil).sorted()
+            let fromScan = Self.cards.filter { filter.matches($0.value) }.keys.sorted()
+            #expect(fromIndex == fromScan, "\(filter)")
+        }
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import DAV
-
-@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,83 @@
+import Foundation
+import RoloStore
+import VCard
+import Testing
+@testable import DAV
+
+/// Pure helpers: path parsing, conditional headers, escaping, dates.
+@Suite struct ResourcePathTests {
+    let configuration = DAVConfiguration()
+
+    @Test func parsesTheURLSpace() {
+        #expect(ResourcePath(path: "/", configuration: configuration) == .root)
+        #expect(ResourcePath(path: "/dav", configuration: configuration) == .root)
+        #expect(ResourcePath(path: "/dav/principals/alice", configuration: configuration) == .principal(user: "alice"))
+        #expect(ResourcePath(path: "/dav/addressbooks/alice/", configuration: configuration) == .home(user: "alice"))
+        #expect(ResourcePath(path: "/dav/addressbooks/alice/default/x.vcf", configuration: configuration)
+            == .member(user: "alice", components: ["default", "x.vcf"]))
+    }
+
+    @Test func refusesPathsOutsideTheTreeAndDotSegments() {
+        #expect(ResourcePath(path: "/other/x", configuration: configuration) == nil)
+        #expect(ResourcePath(path: "/davx/", configuration: configuration) == nil)
+        #expect(ResourcePath(path: "/dav/addressbooks/alice/../bob/", configuration: configuration) == nil)
+        #expect(ResourcePath(path: "/dav/principals/alice/extra", configuration: configuration) == nil)
+    }
+
+    @Test func stripsProxyPrefix() {
+        let proxied = DAVConfiguration(proxyPrefix: "/rolo/")
+        #expect(ResourcePath(path: "/rolo/dav/addressbooks/alice/", configuration: proxied) == .home(user: "alice"))
+        #expect(HrefBuilder(configuration: proxied).home("alice") == "/rolo/dav/addressbooks/alice/")
+    }
+}
+
+@Suite struct PreconditionsTests {
+    @Test func mapsConditionalHeaders() {
+        #expect(Preconditions.write([:]) == .none)
+        #expect(Preconditions.write(["if-match": "*"]) == .ifMatchAny)
+        #expect(Preconditions.write(["if-match": "\"a\", W/\"b\""]) == .ifMatch(["\"a\"", "\"b\""]))
+        #expect(Preconditions.write(["if-none-match": "*"]) == .ifNoneMatchAny)
+        #expect(Preconditions.write(["if-none-match": "\"a\""]) == .ifNoneMatch(["\"a\""]))
+    }
+
+    @Test func evaluatesIfHeader() {
+        #expect(Preconditions.ifHeaderHolds(nil, etag: nil))
+        #expect(Preconditions.ifHeaderHolds("([\"e1\"])", etag: "\"e1\""))
+        #expect(!Preconditions.ifHeaderHolds("([\"e2\"])", etag: "\"e1\""))
+        #expect(!Preconditions.ifHeaderHolds("(<opaquelocktoken:x>)", etag: "\"e1\""))
+        #expect(Preconditions.ifHeaderHolds("(Not <DAV:no-lock>)", etag: nil))
+        #expect(Preconditions.ifHeaderHolds("(<opaquelocktoken:x>) ([\"e1\"])", etag: "\"e1\""))
+    }
+}
+
+@Suite struct FormattingTests {
+    @Test func escapesMarkupAndCarriageReturns() {
+        #expect(ResponseXMLWriter.escape("a<b>&\"c\"\r\n") == "a&lt;b&gt;&amp;&quot;c&quot;&#13;\n")
+        #expect(ResponseXMLWriter.escape("plain") == "plain")
+    }
+
+    @Test func formatsHTTPDates() {
+        let date = Date(timeIntervalSince1970: 784_111_777)
+        #expect(HTTPDate.rfc1123(date) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.rfc3339(date) == "1994-11-06T08:49:37Z")
+    }
+
+    @Test func percentEncodesSegmentsAndDecodesBack() {
+        #expect(PercentEncoding.encodeSegment("a b/ü@x") == "a%20b%2F%C3%BC@x")
+        #expect(PercentEncoding.decode("a%20b%2F%C3%BC") == "a b/ü")
+        #expect(PercentEncoding.decode("bad%2") == nil)
+    }
+
+    @Test func extractsCardMetadata() {
+        let card = VCard(version: .v40, properties: [
+            VCardProperty(name: "UID", rawValue: "g1"), VCardProperty(name: "KIND", rawValue: "group"),
+            VCardProperty(name: "FN", rawValue: "Team"), VCardProperty(name: "MEMBER", rawValue: "urn:uuid:m1"),
+        ])
+        let metadata = CardMetadata(card: card)
+        #expect(metadata.uid == "g1")
+        #expect(metadata.kind == "group")
+        #expect(metadata.members == ["m1"])
+        #expect(metadata.indexEntries.contains(IndexEntry(property: "FN", value: "Team")))
+    }
+}
+

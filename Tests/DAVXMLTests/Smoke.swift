@@ -1,4 +1,0 @@
-import Testing
-@testable import DAVXML
-
-@Test func moduleLinks() { #expect(Bool(true)) }

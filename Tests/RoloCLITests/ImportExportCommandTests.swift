@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import rolo
+
+/// `rolo import` and `rolo export`: cards in, the same bytes out.
+@Suite struct ImportExportCommandTests {
+    static let twoCards = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:imp-1\r\nFN:Ada Lovelace\r\nN:Lovelace;Ada;;;\r\nEND:VCARD\r\n"
+        + "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:imp-2\r\nFN:Alan Turing\r\nEND:VCARD\r\n"
+    static let cardWithoutUID = "BEGIN:VCARD\nVERSION:3.0\nFN:Grace Hopper\nN:Hopper;Grace;;;\nEND:VCARD\n"
+
+    @Test func splitterKeepsEachCardsExactText() {
+        let cards = CardSplitter.cards(in: "junk\r\n" + Self.twoCards + "\r\n" + Self.cardWithoutUID)
+        #expect(cards.count == 3)
+        #expect(cards[0] == "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:imp-1\r\nFN:Ada Lovelace\r\nN:Lovelace;Ada;;;\r\nEND:VCARD\r\n")
+        #expect(cards[2] == Self.cardWithoutUID)
+    }
+
+    @Test func resourceNamesComeFromSafeUIDsOnly() {
+        #expect(CardSplitter.resourceName(forUID: "abc-123@example.org") == "abc-123@example.org.vcf")
+        #expect(!CardSplitter.resourceName(forUID: "../etc/passwd").contains("/"))
+    }
+
+    @Test func importedCardsExportByteForByteAndReimportReplaces() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let db = ["--database", database]
+        #expect(try await RoloBinary.run(["user", "add", "ida", "--password-stdin"] + db, stdin: "pw\n").status == 0)
+        let first = folder.appendingPathComponent("two.vcf"), second = folder.appendingPathComponent("one.vcf")
+        try Self.twoCards.write(to: first, atomically: true, encoding: .utf8)
+        try Self.cardWithoutUID.write(to: second, atomically: true, encoding: .utf8)
+
+        let imported = try await RoloBinary.run(["import", "ida", "default", first.path, second.path] + db)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("3 new, 0 replaced, 0 refused"))
+
+        let again = try await RoloBinary.run(["import", "ida", "default", first.path] + db)
+        #expect(again.stdout.contains("0 new, 2 replaced"))
+
+        let exported = try await RoloBinary.run(["export", "ida", "default"] + db)
+        #expect(exported.status == 0)
+        #expect(exported.stdout.contains("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:imp-1\r\nFN:Ada Lovelace\r\n"))
+        #expect(exported.stdout.contains("FN:Alan Turing"))
+        #expect(exported.stdout.contains("FN:Grace Hopper"))
+        #expect(exported.stdout.components(separatedBy: "BEGIN:VCARD").count - 1 == 3)
+    }
+
+    @Test func importIntoAMissingBookFailsAndStoresNothing() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let db = ["--database", database]
+        #expect(try await RoloBinary.run(["user", "add", "jo", "--password-stdin"] + db, stdin: "pw\n").status == 0)
+        let file = folder.appendingPathComponent("two.vcf")
+        try Self.twoCards.write(to: file, atomically: true, encoding: .utf8)
+        #expect(try await RoloBinary.run(["import", "jo", "nope", file.path] + db).status != 0)
+    }
+}

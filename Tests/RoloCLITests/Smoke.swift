@@ -1,4 +1,0 @@
-import Testing
-@testable import rolo
-
-@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import RoloServer
+
+/// The pieces of authentication that need no server: header parsing, cache, throttle.
+@Suite struct AuthenticationUnitTests {
+    private func basic(_ credentials: String) -> String { "Basic " + Data(credentials.utf8).base64EncodedString() }
+
+    @Test func basicHeaderKeepsColonsInThePassword() throws {
+        let parsed = try #require(BasicAuthenticator.parseBasic(basic("alice:pa:ss")))
+        #expect(parsed.user == "alice")
+        #expect(parsed.password == "pa:ss")
+    }
+
+    @Test func basicHeaderAcceptsUTF8AndAnyCaseScheme() throws {
+        let parsed = try #require(BasicAuthenticator.parseBasic("bAsIc " + Data("zoë:pässwörd".utf8).base64EncodedString()))
+        #expect(parsed.user == "zoë")
+        #expect(parsed.password == "pässwörd")
+    }
+
+    @Test func malformedBasicHeadersAreRejected() {
+        #expect(BasicAuthenticator.parseBasic("Bearer abc") == nil)
+        #expect(BasicAuthenticator.parseBasic("Basic !!!") == nil)
+        #expect(BasicAuthenticator.parseBasic(basic("no-colon")) == nil)
+        #expect(BasicAuthenticator.parseBasic(basic(":password")) == nil)
+    }
+
+    @Test func credentialCacheRemembersOnlyTheExactPairUntilExpiry() {
+        let cache = CredentialCache(lifetime: .seconds(60))
+        let now = ContinuousClock.now
+        cache.insert(user: "alice", password: "secret", now: now)
+        #expect(cache.contains(user: "alice", password: "secret", now: now + .seconds(59)))
+        #expect(!cache.contains(user: "alice", password: "Secret", now: now))
+        #expect(!cache.contains(user: "alicesecret", password: "", now: now))
+        #expect(!cache.contains(user: "alice", password: "secret", now: now + .seconds(61)))
+    }
+
+    @Test func throttleIsFreeForFiveFailuresThenDoublesUpToTheCap() {
+        let throttle = LoginThrottle()
+        let now = ContinuousClock.now
+        let delays = (0..<12).map { _ in throttle.recordFailure(from: "10.0.0.1", now: now) }
+        #expect(delays.prefix(5).allSatisfy { $0 == .zero })
+        #expect(delays[5] == .milliseconds(250))
+        #expect(delays[6] == .milliseconds(500))
+        #expect(delays[10] == .seconds(8))
+        #expect(delays[11] == .seconds(10))
+        #expect(throttle.recordFailure(from: "10.0.0.1", now: now) == .seconds(10))
+        #expect(throttle.recordFailure(from: "10.0.0.2", now: now) == .zero)
+    }
+
+    @Test func throttleForgetsAnAddressAfterSuccessOrTime() {
+        let throttle = LoginThrottle()
+        let now = ContinuousClock.now
+        for _ in 0..<7 { _ = throttle.recordFailure(from: "a", now: now) }
+        throttle.recordSuccess(from: "a")
+        #expect(throttle.recordFailure(from: "a", now: now) == .zero)
+        for _ in 0..<7 { _ = throttle.recordFailure(from: "b", now: now) }
+        #expect(throttle.recordFailure(from: "b", now: now + .seconds(901)) == .zero)
+    }
+
+    @Test func basePathIsNormalized() {
+        #expect(ServerConfiguration(basePath: "dav/").basePath == "/dav")
+        #expect(ServerConfiguration(basePath: "/").basePath == "")
+        #expect(ServerConfiguration(basePath: "/a//b/").basePath == "/a/b")
+    }
+
+    @Test func putsGetTheResourceLimitOtherMethodsTheRequestLimit() {
+        let limits = RequestLimits(maxResourceSize: 10, maxRequestBodySize: 20)
+        #expect(limits.maxBodySize(forMethod: "PUT") == 10)
+        #expect(limits.maxBodySize(forMethod: "REPORT") == 20)
+    }
+}

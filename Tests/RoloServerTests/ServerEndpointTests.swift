@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// The endpoints the server answers itself, without credentials.
+@Suite struct ServerEndpointTests {
+    @Test func healthAnswersOkWithoutCredentials() async throws {
+        try await TestServer.with { server in
+            let response = try await server.request("GET", "/health", user: nil)
+            #expect(response.status == 200)
+            #expect(response.text == "ok\n")
+        }
+    }
+
+    @Test func wellKnownCardDAVRedirectsToDAVRootWithoutCredentials() async throws {
+        try await TestServer.with { server in
+            for method in ["GET", "PROPFIND"] {
+                let response = try await server.request(method, "/.well-known/carddav", user: nil)
+                #expect(response.status == 301)
+                #expect(response.headers["location"] == "/dav/")
+            }
+        }
+    }
+
+    @Test func wellKnownFollowsTheConfiguredBasePath() async throws {
+        try await TestServer.with(configure: { $0.basePath = "/carddav/" }) { server in
+            let response = try await server.request("GET", "/.well-known/carddav", user: nil)
+            #expect(response.headers["location"] == "/carddav/")
+        }
+    }
+
+    @Test func optionsNeedsNoCredentials() async throws {
+        try await TestServer.with { server in
+            let response = try await server.request("OPTIONS", "/dav/", user: nil)
+            #expect(response.status != 401)
+            #expect(response.headers["www-authenticate"] == nil)
+        }
+    }
+
+    @Test func metricsCountRequestsByMethodAndStatus() async throws {
+        try await TestServer.with { server in
+            _ = try await server.request("GET", "/health", user: nil)
+            _ = try await server.request("PROPFIND", "/dav/", user: nil)
+            let metrics = try await server.request("GET", "/metrics", user: nil)
+            #expect(metrics.status == 200)
+            #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+            #expect(metrics.text.contains(#"rolo_http_requests_total{method="GET",status="200"} 1"#))
+            #expect(metrics.text.contains(#"rolo_http_requests_total{method="PROPFIND",status="401"} 1"#))
+            #expect(metrics.text.contains("rolo_http_request_duration_seconds_count 2"))
+        }
+    }
+}

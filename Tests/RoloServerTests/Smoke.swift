@@ -1,4 +1,0 @@
-import Testing
-@testable import RoloServer
-
-@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,4 +1,0 @@
-import Testing
-@testable import VCard
-
-@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Rolo behind nginx with the locations of deploy/rolo-locations.conf (plain HTTP on a
+# free loopback port instead of TLS): discovery redirect, authenticated PROPFIND, a card
+# stored and read back byte for byte, and an oversized PUT refused by Rolo's own 413.
+set -uo pipefail
+source "$(dirname "$0")/rolo-server.bash"
+
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+if [ ! -x "$NGINX" ]; then
+    echo "nginx not installed" >&2
+    exit 1
+fi
+
+rolo_start proxied proxied-secret
+NGINX_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$WORK/nginx/temp"
+sed "s|127\.0\.0\.1:8800|127.0.0.1:$ROLO_PORT|" "$ROOT/deploy/rolo-locations.conf" >"$WORK/nginx/rolo-locations.conf"
+cat >"$WORK/nginx/nginx.conf" <<CONF
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path $WORK/nginx/temp/body;
+    proxy_temp_path $WORK/nginx/temp/proxy;
+    fastcgi_temp_path $WORK/nginx/temp/fastcgi;
+    uwsgi_temp_path $WORK/nginx/temp/uwsgi;
+    scgi_temp_path $WORK/nginx/temp/scgi;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        include $WORK/nginx/rolo-locations.conf;
+    }
+}
+CONF
+"$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' 2>"$WORK/nginx/stderr" &
+NGINX_PID=$!
+trap 'kill -TERM $NGINX_PID 2>/dev/null; wait $NGINX_PID 2>/dev/null; rolo_cleanup' EXIT
+for _ in $(seq 1 100); do
+    curl -s -o /dev/null "http://127.0.0.1:$NGINX_PORT/health" && break
+    sleep 0.05
+done
+
+PROXY="http://127.0.0.1:$NGINX_PORT"
+AUTH=(-u proxied:proxied-secret)
+failures=0
+check() { # check NAME EXPECTED ACTUAL
+    if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: expected $2, got $3"; failures=$((failures + 1)); fi
+}
+
+check "health through nginx" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$PROXY/health")"
+location=$(curl -s -o /dev/null -w '%{redirect_url}' "$PROXY/.well-known/carddav")
+check "well-known redirect ends in /dav/" yes "$([[ $location == */dav/ ]] && echo yes || echo "no ($location)")"
+check "PROPFIND without credentials" 401 "$(curl -s -o /dev/null -w '%{http_code}' -X PROPFIND -H 'Depth: 0' "$PROXY/dav/addressbooks/proxied/")"
+check "PROPFIND home" 207 "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -X PROPFIND -H 'Depth: 1' "$PROXY/dav/addressbooks/proxied/")"
+
+printf 'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:proxied-1\r\nFN:Through Nginx\r\nN:Nginx;Through;;;\r\nEND:VCARD\r\n' >"$WORK/card.vcf"
+check "PUT card" 201 "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -T "$WORK/card.vcf" -H 'Content-Type: text/vcard' "$PROXY/dav/addressbooks/proxied/default/proxied-1.vcf")"
+curl -s "${AUTH[@]}" -o "$WORK/back.vcf" "$PROXY/dav/addressbooks/proxied/default/proxied-1.vcf"
+check "GET returns the same bytes" yes "$(cmp -s "$WORK/card.vcf" "$WORK/back.vcf" && echo yes || echo no)"
+
+head -c 2097152 /dev/zero | tr '\0' 'a' >"$WORK/big.vcf"
+code=$(curl -s -o "$WORK/big.out" -w '%{http_code}' "${AUTH[@]}" -T "$WORK/big.vcf" -H 'Content-Type: text/vcard' "$PROXY/dav/addressbooks/proxied/default/big.vcf")
+check "oversized PUT refused" 413 "$code"
+check "413 carries CARDDAV:max-resource-size" yes "$(grep -q max-resource-size "$WORK/big.out" && echo yes || echo no)"
+
+if [ $failures = 0 ]; then echo "nginx interop: all checks passed"; else echo "nginx interop: $failures failed"; cat "$WORK/nginx/error.log"; fi
+[ $failures = 0 ]

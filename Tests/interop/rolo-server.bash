@@ -1,0 +1,41 @@
+# Shared by the interop scripts (sourced, not run; not *.sh so scripts/test.sh skips it): starts `rolo serve` from
+# .build/debug/rolo on a free 127.0.0.1 port with a temporary database, and cleans up.
+# After `rolo_start USER PASSWORD`: $ROLO_PORT, $ROLO_URL (http://127.0.0.1:PORT), $WORK.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ROLO="$ROOT/.build/debug/rolo"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rolo-interop.XXXXXX")
+ROLO_PID=""
+
+rolo_cleanup() {
+    if [ -n "$ROLO_PID" ] && kill -0 "$ROLO_PID" 2>/dev/null; then
+        kill -TERM "$ROLO_PID" 2>/dev/null
+        wait "$ROLO_PID" 2>/dev/null
+    fi
+    rm -rf "$WORK"
+}
+trap rolo_cleanup EXIT
+
+rolo_start() {
+    local user=$1 password=$2
+    if [ ! -x "$ROLO" ]; then
+        echo "missing $ROLO: run swift build first" >&2
+        exit 2
+    fi
+    printf '%s\n' "$password" | "$ROLO" user add "$user" --password-stdin --database "$WORK/rolo.sqlite" >/dev/null || exit 2
+    "$ROLO" serve --port 0 --database "$WORK/rolo.sqlite" --log-level "${ROLO_LOG_LEVEL:-warning}" \
+        >"$WORK/serve.out" 2>"$WORK/serve.err" &
+    ROLO_PID=$!
+    for _ in $(seq 1 200); do
+        ROLO_PORT=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$WORK/serve.out")
+        [ -n "$ROLO_PORT" ] && break
+        kill -0 "$ROLO_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    if [ -z "$ROLO_PORT" ]; then
+        echo "rolo serve did not start:" >&2
+        cat "$WORK/serve.out" "$WORK/serve.err" >&2
+        exit 2
+    fi
+    ROLO_URL="http://127.0.0.1:$ROLO_PORT"
+}
