@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [--test]   (--test adds litmus, nginx and curl)
 set -euo pipefail
 packages=(libsqlite3-dev libxml2-dev libcurl4-openssl-dev)
-[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl python3-venv)
+[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -30,8 +30,10 @@ echo "== swift test"
 swift test --skip-build 2>&1 | tee "$LOG"
 test_status=${PIPESTATUS[0]}
 
-passed=$(grep -E '^.? ?Test .+ passed after' "$LOG" | grep -vc 'Test run with' || true)
-failed=$(grep -E '^.? ?Test .+ failed after' "$LOG" | grep -vc 'Test run with' || true)
+# Swift Testing prints one "Test NAME passed/failed after" line per test (and a closing
+# "Test run with N tests" line, not counted); XCTest prints "Test Case '...' passed".
+passed=$(grep -E ' Test .+ passed after' "$LOG" | grep -vc ' Test run with ' || true)
+failed=$(grep -E ' Test .+ failed after' "$LOG" | grep -vc ' Test run with ' || true)
 xc_passed=$(grep -cE "^Test Case '.*' passed" "$LOG" || true)
 xc_failed=$(grep -cE "^Test Case '.*' failed" "$LOG" || true)
 passed=$((passed + xc_passed))

@@ -49,6 +49,9 @@ import Testing
         #expect(try await names(fixture, fn("Bob smith", .octet, .equals)).isEmpty)
         #expect(try await names(fixture, fn("Durand", .octet, .endsWith)) == ["elodie.vcf"])
         #expect(try await names(fixture, fn("durand", .octet, .endsWith)).isEmpty)
+        #expect(try await names(fixture, fn("100%_", .octet, .contains)) == ["zoe.vcf"])
+        #expect(try await names(fixture, fn("bob", .octet, .startsWith, negate: true)) == ["elodie.vcf", "zoe.vcf"])
+        #expect(try await names(fixture, fn("Bob", .octet, .startsWith, negate: true)) == ["bob.vcf", "elodie.vcf", "zoe.vcf"])
     }
 
     @Test func eachMatchTypeIncludingLikeWildcardsLiterally() async throws {

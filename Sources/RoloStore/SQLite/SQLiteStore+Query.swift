@@ -51,31 +51,40 @@ extension SQLiteStore {
             arguments += [collectionID, property.uppercased()]
             return "r.id NOT IN (SELECT resource_id FROM card_index WHERE collection_id = ? AND property = ?)"
         case .textMatch(let property, let text, let collation, let match, let negate):
-            arguments += [collectionID, property.uppercased()]
-            let test = valueTest(text: text, collation: collation, match: match, arguments: &arguments)
-            // Naming the index keeps scans (contains, ends-with) on the folded index rather
-            // than the whole table; the octet collation narrows on the ASCII fold.
-            let index = collation == .unicodeCasemap ? "card_index_unicode" : "card_index_ascii"
-            return "r.id IN (SELECT resource_id FROM card_index INDEXED BY \(index) WHERE collection_id = ? AND property = ? AND "
-                + (negate ? "NOT (\(test))" : test) + ")"
+            return textMatchSQL(property: property.uppercased(), text: text, collation: collation, match: match,
+                                negate: negate, collectionID: collectionID, arguments: &arguments)
         }
     }
 
-    /// Compares one index row's value with `text` under `collation`. Equality and prefixes
-    /// become index range scans; the octet collation narrows on the ASCII fold first (a
-    /// byte-equal value has an equal fold) and then compares the value itself.
-    private static func valueTest(text: String, collation: IndexPredicate.Collation, match: IndexPredicate.MatchType,
-                                  arguments: inout StatementArguments) -> String {
+    /// Folded collations compare on their covering index (named, so that contains and
+    /// ends-with scan the index, not the table). The octet collation narrows on the ASCII
+    /// fold (byte-equal values have equal folds) and compares the verbatim value only for
+    /// the rows left; negated, every value of the property needs the verbatim comparison.
+    private static func textMatchSQL(property: String, text: String, collation: IndexPredicate.Collation,
+                                     match: IndexPredicate.MatchType, negate: Bool, collectionID: Int64,
+                                     arguments: inout StatementArguments) -> String {
+        // Arguments are appended in the order the placeholders appear.
+        arguments += [collectionID, property]
+        func rows(indexedBy index: String) -> String {
+            "FROM card_index INDEXED BY \(index) WHERE collection_id = ? AND property = ? AND "
+        }
         switch collation {
         case .asciiCasemap:
-            return sqlMatch(column: "value_ascii", match: match, text: CaseFolding.ascii(text), arguments: &arguments)
+            let test = sqlMatch(column: "value_ascii", match: match, text: CaseFolding.ascii(text), arguments: &arguments)
+            return "r.id IN (SELECT resource_id \(rows(indexedBy: "card_index_ascii"))\(negate ? "NOT (\(test))" : test))"
         case .unicodeCasemap:
-            return sqlMatch(column: "value_unicode", match: match, text: CaseFolding.unicode(text), arguments: &arguments)
-        case .octet:
-            // Arguments are appended in the order the placeholders appear.
-            let narrowing = sqlMatch(column: "value_ascii", match: match, text: CaseFolding.ascii(text), arguments: &arguments)
+            let test = sqlMatch(column: "value_unicode", match: match, text: CaseFolding.unicode(text), arguments: &arguments)
+            return "r.id IN (SELECT resource_id \(rows(indexedBy: "card_index_unicode"))\(negate ? "NOT (\(test))" : test))"
+        case .octet where negate:
             let exact = sqlMatch(column: "value", match: match, text: text, arguments: &arguments)
-            return "\(narrowing) AND \(exact)"
+            return "r.id IN (SELECT resource_id FROM card_index WHERE collection_id = ? AND property = ? AND NOT (\(exact)))"
+        case .octet:
+            let narrowing = sqlMatch(column: "value_ascii", match: match, text: CaseFolding.ascii(text), arguments: &arguments)
+            let exact = sqlMatch(column: "c.value", match: match, text: text, arguments: &arguments)
+            return """
+                r.id IN (SELECT c.resource_id FROM card_index c WHERE (c.resource_id, c.position) IN \
+                (SELECT resource_id, position \(rows(indexedBy: "card_index_ascii"))\(narrowing)) AND \(exact))
+                """
         }
     }
 
