@@ -71,6 +71,17 @@ extension VCardProperty {
         return found
     }
 
+    /// Values of one parameter as parsed (a quoted value stays whole even if it holds commas,
+    /// e.g. an ADR `LABEL="a, b"`), nil when absent.
+    public func parameterValues(_ name: String) -> [String]? {
+        let upper = name.uppercased()
+        var found: [String]?
+        for parameter in parameters where parameter.name == upper {
+            found = (found ?? []) + parameter.values
+        }
+        return found
+    }
+
     /// All TYPE tokens upper-cased (comma lists and repeated TYPE= split; 2.1 bare tokens included).
     public var types: [String] {
         (parameter("TYPE") ?? []).map { $0.uppercased() }

@@ -108,4 +108,38 @@ import Testing
             }
         }
     }
+
+    static let fragments: [String] = [
+        "BEGIN:VCARD", "END:VCARD", "VERSION:2.1", "VERSION:4.0", "\r\n", "\n", "\r", " ", "\t", ":", ";", ",", "=", "\"",
+        "^", "\\", "ENCODING=QUOTED-PRINTABLE", "ENCODING=BASE64", "CHARSET=latin1", "=C3", "=\r\n", "item1.", "TEL", "X-ABLabel",
+        "é", "😀", "\u{0}", "data:image/png;base64,", "TYPE=\"a,b\"", "PREF=1",
+    ]
+
+    @Test func arbitraryInputNeverCrashesOrHangs() async {
+        let pieces = Gen<String?>.element(of: Self.fragments).map { $0! }.array(of: 0...40)
+        await propertyCheck(count: 1500, input: pieces, Gen.int(in: 0...Int(Int32.max)), Gen.bool) { parts, seed, mutate in
+            // Either random fragments alone, or a client shape with fragments spliced in.
+            var bytes: [UInt8]
+            if mutate {
+                var choices = Choices(state: UInt64(seed))
+                bytes = ClientShapes.crlf(ClientShapes.all[choices.next(ClientShapes.all.count)].text)
+                for part in parts { bytes.insert(contentsOf: Array(part.utf8), at: choices.next(bytes.count + 1)) }
+            } else {
+                bytes = Array(parts.joined().utf8)
+            }
+            if let cards = try? VCardParser.parse(bytes) {
+                for card in cards {
+                    let written = VCardWriter.write(card)
+                    Self.checkLines(written)
+                    if card.version != .v21 {
+                        #expect((try? parseOne(written)).map(withoutLines) == withoutLines(card), "\(written)")
+                    }
+                    _ = try? VCardValidator.validate(card, requireUID: true)
+                    for version in [VCardVersion.v30, .v40] {
+                        Self.checkLines(VCardWriter.write(VCardConverter.convert(card, to: version)))
+                    }
+                }
+            }
+        }
+    }
 }

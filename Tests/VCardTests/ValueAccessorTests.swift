@@ -62,3 +62,13 @@ import Testing
         #expect(Base64.decode("T*Fu") == nil)
     }
 }
+
+@Suite struct ParameterValueTests {
+    @Test func parameterValuesKeepQuotedCommasWhole() throws {
+        let adr = try #require(try parseOne(card("4.0", #"ADR;LABEL="Main St 1, Town";TYPE=home,work:;;;;;;"#)).first("ADR"))
+        #expect(adr.parameterValues("label") == ["Main St 1, Town"])
+        #expect(adr.parameterValues("TYPE") == ["home", "work"])
+        #expect(adr.parameter("LABEL") == ["Main St 1", " Town"])
+        #expect(adr.parameterValues("PREF") == nil)
+    }
+}

@@ -42,7 +42,7 @@ enum V40ToV30 {
                 convertRelated(&property, labels: &labels, trailing: &trailing)
             case "ADR":
                 // The raw values: a label is one quoted value that may hold commas.
-                if let label = property.parameters.first(where: { $0.name == "LABEL" })?.values.joined(separator: ",") {
+                if let label = property.parameterValues("LABEL")?.joined(separator: ",") {
                     VersionConversion.removeParameters(&property, named: ["LABEL"])
                     var parameters: [VCardParameter] = []
                     if let types = property.parameter("TYPE") { parameters.append(VCardParameter(upperName: "TYPE", values: types)) }
