@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"4.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         // vCard 2.1/3.0/4.0 parse, write, convert, validate. No dependencies.
@@ -50,12 +52,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
             "RoloServer", "RoloStore", "DAV", "Contacts", "VCard",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 
         // Benchmarks (figures, not tests): swift run -c release RoloBench vcard|store

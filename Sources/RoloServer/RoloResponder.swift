@@ -4,6 +4,10 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
+extension HTTPField.Name {
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+}
+
 /// The protocol engine as the server calls it: one DAV request in, one response out.
 public typealias DAVHandler = @Sendable (DAVRequest) async -> DAVResponse
 
@@ -24,27 +28,33 @@ struct RoloResponder: HTTPResponder {
         let method = request.method.rawValue
         let path = request.uri.path.removingPercentEncoding ?? request.uri.path
         var user = "-"
+        let remote = ClientAddress.resolve(peer: context.remoteAddress,
+                                           forwardedFor: request.headers[.xForwardedFor],
+                                           trustedProxies: configuration.trustedProxies)
         let response: Response
         do {
-            response = try await route(request, method: method, path: path, context: context, user: &user)
+            response = try await route(request, method: method, path: path, remote: remote, user: &user)
         } catch {
             // Only reading the body throws: the client went away or sent a broken stream.
             response = Self.plain(.badRequest, "Could not read the request body.\n")
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        metrics.record(method: method, status: response.status.code, seconds: seconds)
-        logger.info("\(method) \(request.uri.path) \(response.status.code) \(String(format: "%.1f", seconds * 1000))ms",
-                    metadata: ["user": .string(user), "remote": .string(context.remoteAddress)])
+        metrics.record(method: method, status: response.status.code, duration: elapsed)
+        let milliseconds = String(format: "%.1f", seconds * 1000)
+        logger.info("\(method) \(request.uri.path) \(response.status.code) \(milliseconds)ms",
+                    metadata: ["method": .string(method), "path": .string(request.uri.path),
+                               "status": .stringConvertible(response.status.code), "duration_ms": .string(milliseconds),
+                               "user": .string(user), "remote": .string(remote)])
         return response
     }
 
-    private func route(_ request: Request, method: String, path: String, context: Context,
+    private func route(_ request: Request, method: String, path: String, remote: String,
                        user: inout String) async throws -> Response {
         switch (method, path) {
         case (_, "/.well-known/carddav"), (_, "/.well-known/carddav/"):
             var headers = HTTPFields()
-            headers[.location] = configuration.basePath + "/"
+            headers[.location] = configuration.publicPathPrefix + configuration.basePath + "/"
             return Response(status: .movedPermanently, headers: headers)
         case ("GET", "/health"), ("HEAD", "/health"):
             return Self.plain(.ok, "ok\n")
@@ -52,13 +62,13 @@ struct RoloResponder: HTTPResponder {
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: await metrics.exposition())))
         default:
             break
         }
 
         let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],
-                                                       remoteAddress: context.remoteAddress)
+                                                       remoteAddress: remote)
         switch outcome {
         case .authenticated(let name):
             user = name

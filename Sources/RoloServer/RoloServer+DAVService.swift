@@ -8,8 +8,10 @@ extension RoloServer {
     public static func make(configuration: ServerConfiguration, store: any RoloStore) -> RoloServer {
         let engine = DAVService(store: store, configuration: DAVConfiguration(
             basePath: configuration.basePath,
+            proxyPrefix: configuration.proxyPrefix,
             maxResourceSize: configuration.limits.maxResourceSize,
-            maxXMLBodySize: configuration.limits.maxRequestBodySize))
+            maxXMLBodySize: configuration.limits.maxRequestBodySize,
+            publicBaseURL: configuration.publicURL))
         return RoloServer(configuration: configuration, store: store, handler: engine.handle)
     }
 }

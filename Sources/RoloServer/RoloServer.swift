@@ -61,7 +61,7 @@ public struct RoloServer: Sendable {
         let responder = RoloResponder(
             configuration: configuration,
             authenticator: BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime),
-            metrics: ServerMetrics(),
+            metrics: ServerMetrics(store: store, databasePath: configuration.databasePath),
             handler: handler,
             logger: logger)
         let limits = configuration.limits

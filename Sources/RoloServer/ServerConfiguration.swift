@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// Everything an operator can set on a running server; `rolo serve` fills it from flags and
@@ -19,15 +20,32 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// How long a successful password check is remembered, so sync bursts skip bcrypt.
     public var credentialCacheLifetime: Duration
+    /// Path a reverse proxy puts before `basePath` (e.g. `/carddav`); every href carries it.
+    public var proxyPrefix: String
+    /// Absolute URL clients use (e.g. `https://example.org/carddav`); its path is the proxy
+    /// prefix when `proxyPrefix` is empty, and absolute Destination URIs are matched against it.
+    public var publicURL: URL?
+    /// Peers (IP addresses) whose `X-Forwarded-For` is believed: only a proxy we run may name
+    /// the client, or anyone could dodge the login throttle by inventing addresses.
+    public var trustedProxies: Set<String>
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",
                 logLevel: Logger.Level = .info, limits: RequestLimits = RequestLimits(),
-                idleTimeout: Duration = .seconds(60), credentialCacheLifetime: Duration = .seconds(300)) {
+                idleTimeout: Duration = .seconds(60), credentialCacheLifetime: Duration = .seconds(300),
+                proxyPrefix: String = "", publicURL: URL? = nil, trustedProxies: Set<String> = []) {
         self.host = host; self.port = port; self.databasePath = databasePath
         self.basePath = Self.normalizedBasePath(basePath)
         self.logLevel = logLevel; self.limits = limits
         self.idleTimeout = idleTimeout; self.credentialCacheLifetime = credentialCacheLifetime
+        self.proxyPrefix = proxyPrefix; self.publicURL = publicURL; self.trustedProxies = trustedProxies
+    }
+
+    /// What clients see before `basePath`: `proxyPrefix`, else the path of `publicURL`
+    /// (the same rule as `DAVConfiguration`).
+    var publicPathPrefix: String {
+        let prefix = Self.normalizedBasePath(proxyPrefix)
+        return prefix.isEmpty ? Self.normalizedBasePath(publicURL?.path ?? "") : prefix
     }
 
     /// `dav`, `/dav/` and `/dav` all become `/dav`; `/` and empty become empty (DAV at the root).

@@ -1,56 +1,76 @@
-import Synchronization
+import Foundation
+import Prometheus
+import RoloStore
 
-/// Request counters and a latency histogram, exposed at `GET /metrics` in the Prometheus
-/// text format (written by hand: a dozen lines do not need a metrics library).
+/// What `GET /metrics` exposes, in the Prometheus text format through swift-prometheus's
+/// registry: requests by method and status, a latency histogram, and gauges of what the
+/// store holds (read at scrape time: three COUNTs and a file size, so nothing runs between
+/// scrapes).
 final class ServerMetrics: Sendable {
-    private struct State {
-        var requests: [Key: Int] = [:]
-        var bucketCounts: [Int]
-        var latencyCount = 0
-        var latencySum = 0.0
+    private let registry: PrometheusCollectorRegistry
+    private let latency: DurationHistogram
+    private let users: Gauge
+    private let addressBooks: Gauge
+    private let cards: Gauge
+    private let databaseBytes: Gauge
+    private let store: any RoloStore
+    private let databasePath: String
+
+    /// Methods counted under their own name; anything else is "other", so a client
+    /// inventing method names cannot grow the label set without bound.
+    static let countedMethods: Set<String> = [
+        "GET", "HEAD", "PUT", "DELETE", "OPTIONS", "PROPFIND", "PROPPATCH", "MKCOL", "REPORT",
+        "COPY", "MOVE", "LOCK", "UNLOCK", "POST",
+    ]
+
+    /// Upper bounds of the latency buckets.
+    static let latencyBuckets: [Duration] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+        .map { Duration.milliseconds(Int64($0 * 1000)) }
+
+    /// Computed: the descriptor type is not Sendable, so it cannot be a stored static.
+    static var requestsDescriptor: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "rolo", subsystem: "http", metricName: "requests", unitName: "total",
+                             helpText: "HTTP requests answered, by method and status.")
     }
 
-    private struct Key: Hashable, Comparable {
-        var method: String
-        var status: Int
-        static func < (a: Key, b: Key) -> Bool { (a.method, a.status) < (b.method, b.status) }
+    init(store: any RoloStore, databasePath: String) {
+        self.store = store
+        self.databasePath = databasePath
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        latency = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(namespace: "rolo", subsystem: "http", metricName: "request_duration",
+                                             unitName: "seconds", helpText: "Time from request head to response."),
+            buckets: Self.latencyBuckets)
+        func gauge(_ name: String, unit: String = "", _ help: String) -> Gauge {
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "rolo", metricName: name, unitName: unit,
+                                                                helpText: help))
+        }
+        users = gauge("users", "User accounts.")
+        addressBooks = gauge("address_books", "Address books of all users.")
+        cards = gauge("cards", "Cards stored in address books.")
+        databaseBytes = gauge("database_size", unit: "bytes", "SQLite database file plus its write-ahead log, in bytes.")
     }
 
-    /// Upper bounds of the latency buckets, in seconds.
-    static let bucketBounds: [Double] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-    private let state = Mutex(State(bucketCounts: Array(repeating: 0, count: ServerMetrics.bucketBounds.count)))
-
-    func record(method: String, status: Int, seconds: Double) {
-        state.withLock { state in
-            state.requests[Key(method: method, status: status), default: 0] += 1
-            state.latencyCount += 1
-            state.latencySum += seconds
-            for (index, bound) in Self.bucketBounds.enumerated() where seconds <= bound {
-                state.bucketCounts[index] += 1
-            }
-        }
+    func record(method: String, status: Int, duration: Duration) {
+        let label = Self.countedMethods.contains(method) ? method : "other"
+        registry.makeCounter(descriptor: Self.requestsDescriptor,
+                             labels: [("method", label), ("status", String(status))]).increment()
+        latency.record(duration)
     }
 
-    /// The Prometheus text exposition (version 0.0.4).
-    func exposition() -> String {
-        let snapshot = state.withLock { $0 }
-        var lines = [
-            "# HELP rolo_http_requests_total HTTP requests answered, by method and status.",
-            "# TYPE rolo_http_requests_total counter",
-        ]
-        for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
-            lines.append(#"rolo_http_requests_total{method="\#(key.method)",status="\#(key.status)"} \#(count)"#)
+    /// The text exposition, with the store gauges refreshed first.
+    func exposition() async -> String {
+        if let statistics = try? await store.statistics() {
+            users.set(Double(statistics.users))
+            addressBooks.set(Double(statistics.addressBooks))
+            cards.set(Double(statistics.cards))
         }
-        lines += [
-            "# HELP rolo_http_request_duration_seconds Time from request head to response.",
-            "# TYPE rolo_http_request_duration_seconds histogram",
-        ]
-        for (bound, count) in zip(Self.bucketBounds, snapshot.bucketCounts) {
-            lines.append(#"rolo_http_request_duration_seconds_bucket{le="\#(bound)"} \#(count)"#)
-        }
-        lines.append(#"rolo_http_request_duration_seconds_bucket{le="+Inf"} \#(snapshot.latencyCount)"#)
-        lines.append("rolo_http_request_duration_seconds_sum \(snapshot.latencySum)")
-        lines.append("rolo_http_request_duration_seconds_count \(snapshot.latencyCount)")
-        return lines.joined(separator: "\n") + "\n"
+        databaseBytes.set(Double(Self.fileSize(databasePath) + Self.fileSize(databasePath + "-wal")))
+        return registry.emitToString()
+    }
+
+    private static func fileSize(_ path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
     }
 }

@@ -88,6 +88,21 @@ public protocol RoloStore: Sendable {
 
     /// Quota figures for the user's home.
     func usedBytes(owner: String) async throws -> Int64
+
+    /// Whole-store counts for monitoring; cheap enough to call on every metrics scrape.
+    func statistics() async throws -> StoreStatistics
+}
+
+/// How much the store holds, for the `/metrics` gauges.
+public struct StoreStatistics: Sendable, Equatable {
+    public var users: Int
+    public var addressBooks: Int
+    /// Resources stored in address books.
+    public var cards: Int
+
+    public init(users: Int, addressBooks: Int, cards: Int) {
+        self.users = users; self.addressBooks = addressBooks; self.cards = cards
+    }
 }
 
 /// An address book, or a plain WebDAV collection in a user's home.

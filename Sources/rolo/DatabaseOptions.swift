@@ -10,13 +10,16 @@ struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: "SQLite database file (env ROLO_DATABASE, default \(DatabaseOptions.defaultPath)).")
     var database: String?
 
-    var resolvedPath: String {
-        database ?? Environment.value("ROLO_DATABASE") ?? Self.defaultPath
+    var resolvedPath: String { resolvedPath(configured: nil) }
+
+    /// Flag, then `ROLO_DATABASE`, then `configured` (the serve config file), then the default.
+    func resolvedPath(configured: String?) -> String {
+        database ?? Environment.value("ROLO_DATABASE") ?? configured ?? Self.defaultPath
     }
 
     /// Opens the store, creating the file and its folder when missing.
-    func openStore() throws -> SQLiteStore {
-        try SQLiteStore(path: resolvedPath)
+    func openStore(path: String? = nil) throws -> SQLiteStore {
+        try SQLiteStore(path: path ?? resolvedPath)
     }
 }
 

@@ -23,31 +23,39 @@ struct ImportCommand: AsyncParsableCommand {
             throw CLIError("No address book \(user)/\(book).")
         }
         let engine = DAVService(store: store)
-        var created = 0, replaced = 0, failures: [String] = []
+        var pending: [(file: String, index: Int, text: String)] = [], skipped: [String] = []
         for file in files {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                failures.append("\(file): not readable as UTF-8 text")
+                skipped.append("\(file): not readable as UTF-8 text")
                 continue
             }
-            for (index, raw) in CardSplitter.cards(in: text).enumerated() {
-                let (card, uid) = CardSplitter.ensuringUID(raw)
-                let name = try await store.resourceName(collectionID: collection.id, uid: uid)
-                    ?? CardSplitter.resourceName(forUID: uid)
-                let response = await engine.handle(DAVRequest(
-                    method: "PUT", path: "\(engine.configuration.basePath)/addressbooks/\(user)/\(book)/\(name)",
-                    headers: ["content-type": "text/vcard; charset=utf-8"], body: Data(card.utf8), user: user))
-                switch response.status {
-                case 201: created += 1
-                case 200, 204: replaced += 1
-                default:
-                    let reason = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                    failures.append("\(file) card \(index + 1) (UID \(uid)): \(response.status) \(reason)")
-                }
-            }
+            let cards = CardSplitter.cards(in: text)
+            if cards.isEmpty { skipped.append("\(file): no BEGIN:VCARD ... END:VCARD block") }
+            pending += cards.enumerated().map { (file, $0.offset, $0.element) }
         }
-        failures.forEach { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
-        print("Imported \(created + replaced) cards into \(user)/\(book): \(created) new, \(replaced) replaced, \(failures.count) refused.")
-        if !failures.isEmpty { throw ExitCode.failure }
+        var progress = ImportProgress(total: pending.count)
+        var created = 0, replaced = 0, invalid: [String] = []
+        for (done, item) in pending.enumerated() {
+            let (card, uid) = CardSplitter.ensuringUID(item.text)
+            let name = try await store.resourceName(collectionID: collection.id, uid: uid)
+                ?? CardSplitter.resourceName(forUID: uid)
+            let response = await engine.handle(DAVRequest(
+                method: "PUT", path: "\(engine.configuration.basePath)/addressbooks/\(user)/\(book)/\(name)",
+                headers: ["content-type": "text/vcard; charset=utf-8"], body: Data(card.utf8), user: user))
+            switch response.status {
+            case 201: created += 1
+            case 200, 204: replaced += 1
+            default:
+                let reason = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                invalid.append("\(item.file) card \(item.index + 1) (UID \(uid)): \(response.status) \(reason)")
+            }
+            progress.update(done: done + 1)
+        }
+        (skipped.map { "skipped \($0)" } + invalid.map { "invalid \($0)" })
+            .forEach { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
+        print("Imported \(created + replaced) cards into \(user)/\(book) (\(created) new, \(replaced) replaced); "
+              + "skipped \(skipped.count) files; \(invalid.count) invalid cards.")
+        if !invalid.isEmpty || !skipped.isEmpty { throw ExitCode.failure }
     }
 }
 

@@ -31,7 +31,7 @@ import Testing
 
         let imported = try await RoloBinary.run(["import", "ida", "default", first.path, second.path] + db)
         #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(imported.stdout.contains("3 new, 0 replaced, 0 refused"))
+        #expect(imported.stdout.contains("(3 new, 0 replaced); skipped 0 files; 0 invalid cards."))
 
         let again = try await RoloBinary.run(["import", "ida", "default", first.path] + db)
         #expect(again.stdout.contains("0 new, 2 replaced"))

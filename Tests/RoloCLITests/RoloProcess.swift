@@ -83,9 +83,15 @@ final class ServeProcess: @unchecked Sendable {
     let stderr: PipeText
     private(set) var port = 0
 
-    init(database: String, extra: [String] = []) throws {
+    convenience init(database: String, extra: [String] = []) throws {
+        try self.init(arguments: ["serve", "--port", "0", "--database", database, "--log-level", "warning"] + extra)
+    }
+
+    /// `rolo arguments…` with `environment` added to the test's own.
+    init(arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = RoloBinary.url
-        process.arguments = ["serve", "--port", "0", "--database", database, "--log-level", "warning"] + extra
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors

@@ -48,4 +48,23 @@ import Testing
             #expect(metrics.text.contains("rolo_http_request_duration_seconds_count 2"))
         }
     }
+
+    @Test func metricsGaugesReportWhatTheStoreHolds() async throws {
+        try await TestServer.with { server in
+            let card = "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:m-1\r\nFN:Metric Card\r\nEND:VCARD\r\n"
+            let put = try await server.request("PUT", "/dav/addressbooks/alice/default/m-1.vcf",
+                                               headers: ["Content-Type": "text/vcard"], body: Data(card.utf8))
+            #expect(put.status == 201)
+            let text = try await server.request("GET", "/metrics", user: nil).text
+            func gauge(_ name: String) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                    .flatMap { Double($0.split(separator: " ")[1]) }
+            }
+            #expect(gauge("rolo_users") == 2)
+            #expect(gauge("rolo_address_books") == 2)
+            #expect(gauge("rolo_cards") == 1)
+            #expect((gauge("rolo_database_size_bytes") ?? 0) > 0)
+            #expect(text.contains("# TYPE rolo_http_request_duration_seconds histogram"))
+        }
+    }
 }

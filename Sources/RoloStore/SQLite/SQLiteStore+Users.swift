@@ -63,6 +63,18 @@ extension SQLiteStore {
         }
     }
 
+    public func statistics() async throws -> StoreStatistics {
+        try await pool.read { db in
+            let row = try Row.fetchOne(db, sql: """
+                SELECT (SELECT COUNT(*) FROM users),
+                       (SELECT COUNT(*) FROM collections WHERE kind = 'addressbook'),
+                       (SELECT COUNT(*) FROM resources r JOIN collections c ON c.id = r.collection_id
+                        WHERE c.kind = 'addressbook')
+                """)
+            return StoreStatistics(users: row?[0] ?? 0, addressBooks: row?[1] ?? 0, cards: row?[2] ?? 0)
+        }
+    }
+
     static func userID(_ db: Database, name: String) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM users WHERE name = ?"), arguments: [name])
     }

@@ -248,6 +248,12 @@ actor InMemoryStore: RoloStore {
             .reduce(0) { total, info in total + Int64((entries[info.id] ?? [:]).values.reduce(0) { $0 + $1.info.size }) }
     }
 
+    func statistics() async throws -> StoreStatistics {
+        let books = collections.values.filter { $0.kind == .addressBook }
+        return StoreStatistics(users: passwords.count, addressBooks: books.count,
+                               cards: books.reduce(0) { $0 + (entries[$1.id]?.count ?? 0) })
+    }
+
     // MARK: Helpers
 
     private static func holds(_ precondition: WritePrecondition, etag: String?) -> Bool {

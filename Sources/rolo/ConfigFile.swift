@@ -1,0 +1,95 @@
+import Foundation
+import TOMLKit
+
+/// The `rolo serve --config FILE` settings: a flat TOML table whose keys are the `serve`
+/// flags in snake case (`max_resource_size = 2097152`). Read strictly: an unknown key or a
+/// value of the wrong type stops the server with the key's name, because a typo silently
+/// ignored would leave a production server on a default nobody chose.
+struct ConfigFile {
+    enum Kind: String {
+        case string, integer, stringList = "array of strings"
+    }
+
+    /// Every key the file may hold, with its type.
+    static let keys: [String: Kind] = [
+        "host": .string, "port": .integer, "database": .string, "base_path": .string,
+        "proxy_prefix": .string, "public_url": .string, "trusted_proxies": .stringList,
+        "log_level": .string, "log_format": .string,
+        "max_resource_size": .integer, "max_request_size": .integer,
+    ]
+
+    private var strings: [String: String] = [:]
+    private var integers: [String: Int] = [:]
+    private var lists: [String: [String]] = [:]
+
+    /// No file: every lookup falls through to the default.
+    init() {}
+
+    init(path: String) throws {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw CLIError("Cannot read config file \(path).")
+        }
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw CLIError("\(path): \(error.description) at line \(error.source.begin.line).")
+        }
+        for key in table.keys {
+            guard let kind = Self.keys[key] else {
+                throw CLIError("\(path): unknown key \"\(key)\" (known: \(Self.keys.keys.sorted().joined(separator: ", "))).")
+            }
+            guard let value = table[key] else { continue }
+            switch kind {
+            case .string:
+                guard let text = value.string else { throw Self.typeError(path, key, kind) }
+                strings[key] = text
+            case .integer:
+                guard let number = value.int else { throw Self.typeError(path, key, kind) }
+                integers[key] = number
+            case .stringList:
+                guard let array = value.array else { throw Self.typeError(path, key, kind) }
+                lists[key] = try array.map {
+                    guard let text = $0.string else { throw Self.typeError(path, key, kind) }
+                    return text
+                }
+            }
+        }
+    }
+
+    func string(_ key: String) -> String? { strings[key] }
+    func integer(_ key: String) -> Int? { integers[key] }
+    func list(_ key: String) -> [String]? { lists[key] }
+
+    private static func typeError(_ path: String, _ key: String, _ kind: Kind) -> CLIError {
+        CLIError("\(path): key \"\(key)\" must be \(kind == .integer ? "an" : "a") \(kind.rawValue).")
+    }
+}
+
+/// One `serve` setting looked up in precedence order: flag, then `ROLO_*` environment
+/// variable, then config file; nil leaves the caller's default.
+struct LayeredSettings {
+    let file: ConfigFile
+
+    func string(_ flag: String?, env: String, key: String) -> String? {
+        flag ?? Environment.value(env) ?? file.string(key)
+    }
+
+    func integer(_ flag: Int?, env: String, key: String) throws -> Int? {
+        if let flag { return flag }
+        if let text = Environment.value(env) {
+            guard let value = Int(text) else { throw CLIError("\(env) is not a number: \(text)") }
+            return value
+        }
+        return file.integer(key)
+    }
+
+    /// A repeatable flag, or a comma-separated variable, or a TOML array.
+    func list(_ flag: [String], env: String, key: String) -> [String] {
+        if !flag.isEmpty { return flag }
+        if let text = Environment.value(env) {
+            return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        return file.list(key) ?? []
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+@testable import rolo
+
+/// `rolo serve --config FILE`: flag > environment > file > default, strict keys and types,
+/// and the operator-facing outputs the file can switch on (JSON logs, trusted proxies).
+@Suite struct ServeConfigTests {
+    static func writeConfig(_ text: String, in folder: URL) throws -> String {
+        let file = folder.appendingPathComponent("rolo.toml")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file.path
+    }
+
+    /// The base path from the "listening on http://127.0.0.1:PORT/BASE/" line.
+    static func listeningBasePath(_ serve: ServeProcess) -> String? {
+        serve.stdout.current.firstMatch(of: /listening on http:\/\/127\.0\.0\.1:[0-9]+(\S*)\//).map { String($0.1) }
+    }
+
+    static func jsonObject(_ line: String?) throws -> [String: Any] {
+        let text = try #require(line)
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func flagBeatsEnvironmentBeatsFileBeatsDefault() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = try Self.writeConfig("""
+            port = 0
+            database = "\(database)"
+            base_path = "/from-file"
+            log_level = "warning"
+            host = "127.0.0.1"
+            """, in: folder)
+
+        // File only: its port, database and base path apply.
+        let fileOnly = try ServeProcess(arguments: ["serve", "--config", config])
+        let port = try await fileOnly.waitUntilListening()
+        #expect(port > 0)
+        #expect(Self.listeningBasePath(fileOnly) == "/from-file")
+        #expect(FileManager.default.fileExists(atPath: database))
+        #expect(await fileOnly.terminate() == 0)
+
+        // Environment beats the file.
+        let fromEnvironment = try ServeProcess(arguments: ["serve", "--config", config],
+                                               environment: ["ROLO_BASE_PATH": "/from-env"])
+        _ = try await fromEnvironment.waitUntilListening()
+        #expect(Self.listeningBasePath(fromEnvironment) == "/from-env")
+        #expect(await fromEnvironment.terminate() == 0)
+
+        // The flag beats both.
+        let fromFlag = try ServeProcess(arguments: ["serve", "--config", config, "--base-path", "/from-flag"],
+                                        environment: ["ROLO_BASE_PATH": "/from-env"])
+        _ = try await fromFlag.waitUntilListening()
+        #expect(Self.listeningBasePath(fromFlag) == "/from-flag")
+        #expect(await fromFlag.terminate() == 0)
+    }
+
+    @Test func unknownKeyOrWrongTypeStopsServeNamingTheKey() async throws {
+        let (folder, _) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let typo = try await RoloBinary.run(["serve", "--config", try Self.writeConfig("prot = 8800\n", in: folder)])
+        #expect(typo.status != 0)
+        #expect(typo.stderr.contains("unknown key \"prot\""))
+
+        let wrongType = try await RoloBinary.run(["serve", "--config", try Self.writeConfig("port = \"80\"\n", in: folder)])
+        #expect(wrongType.status != 0)
+        #expect(wrongType.stderr.contains("\"port\" must be an integer"))
+
+        let broken = try await RoloBinary.run(["serve", "--config", try Self.writeConfig("port = = 1\n", in: folder)])
+        #expect(broken.status != 0)
+        #expect(broken.stderr.contains("line 1"))
+    }
+
+    @Test func configFileReadsEveryServeKey() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = try ConfigFile(path: Self.writeConfig("""
+            host = "127.0.0.1"
+            port = 8801
+            database = "/tmp/x.sqlite"
+            base_path = "/dav"
+            proxy_prefix = "/carddav"
+            public_url = "https://example.org/carddav"
+            trusted_proxies = ["127.0.0.1", "::1"]
+            log_level = "debug"
+            log_format = "json"
+            max_resource_size = 2048
+            max_request_size = 4096
+            """, in: folder))
+        #expect(file.integer("port") == 8801)
+        #expect(file.list("trusted_proxies") == ["127.0.0.1", "::1"])
+        #expect(file.string("public_url") == "https://example.org/carddav")
+        #expect(file.integer("max_request_size") == 4096)
+        #expect(Set(ConfigFile.keys.keys).count == 11)
+    }
+
+    @Test func jsonAccessLogNamesTheForwardedClientOnlyFromATrustedProxy() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let serve = try ServeProcess(arguments: ["serve", "--port", "0", "--database", database,
+                                                 "--log-format", "json", "--trusted-proxy", "127.0.0.1"])
+        let port = try await serve.waitUntilListening()
+        _ = try await curlStatus(["-H", "X-Forwarded-For: 203.0.113.7", "http://127.0.0.1:\(port)/health"])
+        let line = await serve.stderr.waitFor { text in
+            text.split(separator: "\n").first { $0.contains("/health") }.map(String.init)
+        }
+        #expect(await serve.terminate() == 0)
+        let object = try Self.jsonObject(line)
+        #expect(object["level"] as? String == "info")
+        #expect(object["label"] as? String == "rolo")
+        #expect((object["timestamp"] as? String)?.hasPrefix("20") == true)
+        let metadata = try #require(object["metadata"] as? [String: Any])
+        #expect(metadata["remote"] as? String == "203.0.113.7")
+        #expect(metadata["status"] as? String == "200")
+        #expect(metadata["method"] as? String == "GET")
+        #expect(metadata["path"] as? String == "/health")
+        // Every stderr line is a JSON object.
+        for text in serve.stderr.current.split(separator: "\n") {
+            #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) is [String: Any], "\(text)")
+        }
+    }
+
+    @Test func forwardedForFromAnUntrustedPeerIsNotLogged() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let serve = try ServeProcess(arguments: ["serve", "--port", "0", "--database", database, "--log-format", "json"])
+        let port = try await serve.waitUntilListening()
+        _ = try await curlStatus(["-H", "X-Forwarded-For: 203.0.113.7", "http://127.0.0.1:\(port)/health"])
+        let line = await serve.stderr.waitFor { text in
+            text.split(separator: "\n").first { $0.contains("/health") }.map(String.init)
+        }
+        #expect(await serve.terminate() == 0)
+        let object = try Self.jsonObject(line)
+        #expect((object["metadata"] as? [String: Any])?["remote"] as? String == "127.0.0.1")
+    }
+}
+
+/// `curl -s -o /dev/null -w %{http_code} arguments…`.
+func curlStatus(_ arguments: [String]) async throws -> Int {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + arguments
+    let output = Pipe()
+    process.standardOutput = output
+    let text = PipeText(output)
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        process.terminationHandler = { _ in continuation.resume() }
+        do { try process.run() } catch { continuation.resume(throwing: error) }
+    }
+    return Int(await text.waitForEOF()) ?? -1
+}
