@@ -89,7 +89,10 @@ func runProcess(_ executable: String, _ arguments: [String], stdin: Data? = nil,
     return collected.finish()
 }
 
-/// Drains a pipe on a background queue so a chatty child never blocks on a full pipe.
+/// Drains a pipe on a thread of its own so a chatty child never blocks on a full pipe.
+/// Not on `DispatchQueue.global()`: on Linux that pool is the one Swift concurrency runs
+/// on, sized to the core count, so a few blocking reads waiting for curl would starve the
+/// in-process server curl is waiting for (every request stalled until curl's 30 s timeout).
 final class OutputCollector: @unchecked Sendable {
     private let lock = NSLock()
     private var data = Data()
@@ -98,7 +101,7 @@ final class OutputCollector: @unchecked Sendable {
 
     init(pipe: Pipe) {
         handle = pipe.fileHandleForReading
-        DispatchQueue.global().async { [self] in
+        Thread.detachNewThread { [self] in
             let all = handle.readDataToEndOfFile()
             lock.withLock { data = all }
             done.signal()
