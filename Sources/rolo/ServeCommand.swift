@@ -76,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
             trustedProxies: Set(settings.list(trustedProxies, env: "ROLO_TRUSTED_PROXIES", key: "trusted_proxies")))
     }
 
-    func logFormat(_ settings: LayeredSettings) throws -> LogFormat {
+    func resolvedLogFormat(_ settings: LayeredSettings) throws -> LogFormat {
         let name = settings.string(logFormat, env: "ROLO_LOG_FORMAT", key: "log_format") ?? "text"
         guard let format = LogFormat(rawValue: name) else {
             throw ValidationError("Unknown log format \(name) (text or json).")
@@ -87,7 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try settings()
         let configuration = try configurationFromOptions(settings)
-        let format = try logFormat(settings)
+        let format = try resolvedLogFormat(settings)
         LoggingSystem.bootstrap { label in
             switch format {
             case .text:

@@ -1,10 +1,23 @@
 import Foundation
-import RoloServer
+@testable import RoloServer
 import Testing
 
 /// Behind a reverse proxy: `X-Forwarded-For` names the client only when the TCP peer is a
 /// trusted proxy, and hrefs carry the proxy's path prefix.
 @Suite struct ReverseProxyTests {
+    @Test func clientIsTheRightmostHopThatIsNotATrustedProxy() {
+        let trusted: Set<String> = ["127.0.0.1", "10.0.0.9"]
+        #expect(ClientAddress.resolve(peer: "127.0.0.1", forwardedFor: "203.0.113.7", trustedProxies: trusted)
+            == "203.0.113.7")
+        // A client-supplied first hop cannot hide the address our proxy saw.
+        #expect(ClientAddress.resolve(peer: "127.0.0.1", forwardedFor: "1.2.3.4, 203.0.113.7, 10.0.0.9",
+                                      trustedProxies: trusted) == "203.0.113.7")
+        #expect(ClientAddress.resolve(peer: "192.0.2.1", forwardedFor: "203.0.113.7", trustedProxies: trusted)
+            == "192.0.2.1")
+        #expect(ClientAddress.resolve(peer: "127.0.0.1", forwardedFor: nil, trustedProxies: trusted) == "127.0.0.1")
+        #expect(ClientAddress.resolve(peer: "127.0.0.1", forwardedFor: " , ", trustedProxies: trusted) == "127.0.0.1")
+    }
+
     /// Seven failures from `first` (the seventh waits 0.5 s), then one from `second`: returns
     /// how long that last answer took.
     static func secondsForOtherClientAfterFailures(_ server: TestServer, first: String, second: String) async throws
