@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
         .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard"]),
         .testTarget(name: "RoloServerTests", dependencies: ["RoloServer", "RoloStore"]),
-        .testTarget(name: "RoloCLITests", dependencies: ["rolo"]),
+        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard"]),
     ],
     swiftLanguageModes: [.v6]
 )

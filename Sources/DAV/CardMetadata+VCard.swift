@@ -11,7 +11,8 @@ extension CardMetadata {
     static let indexedProperties: Set<String> = ["FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "UID", "CATEGORIES",
                                                  "ADR", "TITLE", "NOTE", "URL", "KIND", "X-ADDRESSBOOKSERVER-KIND"]
 
-    init(card: VCard) {
+    /// Index rows for a card; `rolo import` uses it too, so imported cards index like PUTs.
+    public init(card: VCard) {
         let summary = CardSummary(card: card)
         let entries = card.properties.lazy
             .filter { Self.indexedProperties.contains($0.name) }
