@@ -28,17 +28,21 @@ public struct ServerConfiguration: Sendable {
     /// Peers (IP addresses) whose `X-Forwarded-For` is believed: only a proxy we run may name
     /// the client, or anyone could dodge the login throttle by inventing addresses.
     public var trustedProxies: Set<String>
+    /// The test-control API for harnesses (`/_rolo/`); nil (the default) answers 404 there.
+    public var testAPI: TestAPIConfiguration?
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",
                 logLevel: Logger.Level = .info, limits: RequestLimits = RequestLimits(),
                 idleTimeout: Duration = .seconds(60), credentialCacheLifetime: Duration = .seconds(300),
-                proxyPrefix: String = "", publicURL: URL? = nil, trustedProxies: Set<String> = []) {
+                proxyPrefix: String = "", publicURL: URL? = nil, trustedProxies: Set<String> = [],
+                testAPI: TestAPIConfiguration? = nil) {
         self.host = host; self.port = port; self.databasePath = databasePath
         self.basePath = Self.normalizedBasePath(basePath)
         self.logLevel = logLevel; self.limits = limits
         self.idleTimeout = idleTimeout; self.credentialCacheLifetime = credentialCacheLifetime
         self.proxyPrefix = proxyPrefix; self.publicURL = publicURL; self.trustedProxies = trustedProxies
+        self.testAPI = testAPI
     }
 
     /// What clients see before `basePath`: `proxyPrefix`, else the path of `publicURL`

@@ -254,6 +254,11 @@ actor InMemoryStore: RoloStore {
                                cards: books.reduce(0) { $0 + (entries[$1.id]?.count ?? 0) })
     }
 
+    func eraseAll() async throws {
+        passwords = [:]; collections = [:]; entries = [:]; changeLog = [:]; oldestValidSeq = [:]; dead = [:]
+        nextID = 1
+    }
+
     // MARK: Helpers
 
     private static func holds(_ precondition: WritePrecondition, etag: String?) -> Bool {

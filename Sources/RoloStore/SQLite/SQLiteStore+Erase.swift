@@ -1,0 +1,14 @@
+import GRDB
+
+extension SQLiteStore {
+    /// Empties every table in one transaction. Tables use `INTEGER PRIMARY KEY` without
+    /// AUTOINCREMENT, so ids (and hence sync tokens) start again from 1.
+    public func eraseAll() async throws {
+        try await pool.write { db in
+            for table in ["dead_properties", "changes", "group_members", "card_index", "resources",
+                          "collections", "users"] {
+                try db.execute(sql: "DELETE FROM \(table)")
+            }
+        }
+    }
+}
