@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard"]),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "DAV", "RoloStore",
+            "DAV", "DAVXML", "RoloStore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -12,6 +12,7 @@ extension RoloServer {
             maxResourceSize: configuration.limits.maxResourceSize,
             maxXMLBodySize: configuration.limits.maxRequestBodySize,
             publicBaseURL: configuration.publicURL))
-        return RoloServer(configuration: configuration, store: store, handler: engine.handle)
+        return RoloServer(configuration: configuration, store: store, handler: engine.handle,
+                          resetHandler: engine.releaseAllLocks)
     }
 }
