@@ -200,4 +200,85 @@ import Testing
             #expect(try await Self.put(server, "locked").status == 201, "the lock went with the reset")
         }
     }
+
+    /// A fixture folder in a fresh temporary directory: `users` maps user → book → card files.
+    static func fixtureFolder(_ users: [String: [String: [String: String]]], passwords: [String: String] = [:]) throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-fixtures-\(UUID().uuidString)")
+        for (user, books) in users {
+            let home = root.appendingPathComponent(user)
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+            if let password = passwords[user] { try Data((password + "\n").utf8).write(to: home.appendingPathComponent("password")) }
+            for (book, files) in books {
+                let folder = home.appendingPathComponent(book)
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                for (name, text) in files { try Data(text.utf8).write(to: folder.appendingPathComponent(name)) }
+            }
+        }
+        return root
+    }
+
+    static func cardText(_ uid: String, name: String) -> String {
+        String(decoding: card(uid, name: name), as: UTF8.self)
+    }
+
+    @Test func resetRestoresTheConfiguredFixtures() async throws {
+        let folder = try Self.fixtureFolder(["carol": ["default": ["ada.vcf": Self.cardText("ada", name: "Ada")],
+                                                       "work": ["team.vcf": Self.cardText("t1", name: "One") + Self.cardText("t2", name: "Two")]]],
+                                            passwords: ["carol": "carol-pw"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fixtures = try FixtureSet(directory: folder.path)
+        try await TestServer.withTestAPI(fixtures: [fixtures]) { server in
+            let first = try await server.control("POST", "reset")
+            #expect(try first.jsonObject()["fixtures"] as? [String: Int] == ["users": 1, "books": 2, "cards": 3])
+            let card = "/dav/addressbooks/carol/default/ada.vcf"
+            let original = try await server.request("GET", card, user: "carol", password: "carol-pw")
+            #expect(original.status == 200)
+            #expect(original.text.contains("FN:Ada"))
+            #expect(try await server.request("PROPFIND", Self.book, headers: ["Depth": "0"]).status == 401, "alice is gone")
+
+            let changed = try await server.request("PUT", card, user: "carol", password: "carol-pw",
+                                                   headers: ["Content-Type": "text/vcard"], body: Self.card("ada", name: "Changed"))
+            #expect(changed.status == 204 || changed.status == 200)
+            #expect(try await server.request("DELETE", "/dav/addressbooks/carol/work/", user: "carol", password: "carol-pw").status == 204)
+
+            #expect(try await server.control("POST", "reset").status == 200)
+            let restored = try await server.request("GET", card, user: "carol", password: "carol-pw")
+            #expect(restored.body == original.body)
+            #expect(restored.headers["etag"] == original.headers["etag"])
+            let work = try await server.request("PROPFIND", "/dav/addressbooks/carol/work/", user: "carol", password: "carol-pw",
+                                                headers: ["Depth": "1"])
+            #expect(work.status == 207)
+            #expect(work.text.components(separatedBy: ".vcf</").count - 1 == 2)
+        }
+    }
+
+    @Test func fixturesEndpointLoadsAFolderOnTopOfTheStore() async throws {
+        let folder = try Self.fixtureFolder(["alice": ["extra": ["x.vcf": Self.cardText("x", name: "Xavier")]],
+                                             "dave": ["default": ["d.vcf": Self.cardText("d", name: "Dee")]]])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await TestServer.withTestAPI { server in
+            #expect(try await Self.put(server, "kept").status == 201)
+            let loaded = try await server.control("POST", "fixtures", json: ["directory": folder.path])
+            #expect(loaded.status == 200)
+            #expect(try loaded.jsonObject()["fixtures"] as? [String: Int] == ["users": 2, "books": 2, "cards": 2])
+            #expect(try await server.request("GET", "/dav/addressbooks/alice/extra/x.vcf").text.contains("FN:Xavier"))
+            #expect(try await server.request("GET", Self.book + "kept.vcf").status == 200, "what was there stays")
+            #expect(try await server.request("GET", "/dav/addressbooks/dave/default/d.vcf", user: "dave", password: "dave").status == 200)
+        }
+    }
+
+    @Test func brokenFixtureFolderIsRefusedNamingTheFileAndChangesNothing() async throws {
+        let folder = try Self.fixtureFolder(["erin": ["default": ["good.vcf": Self.cardText("g", name: "Good"),
+                                                                  "bad.vcf": "BEGIN:VCARD\r\nVERSION:3.0\r\nEND:VCARD\r\n"]]])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await TestServer.withTestAPI { server in
+            let refused = try await server.control("POST", "fixtures", json: ["directory": folder.path])
+            #expect(refused.status == 400)
+            #expect((try refused.jsonObject()["path"] as? String)?.hasSuffix("erin/default/bad.vcf") == true)
+            #expect(try await server.store.listUsers().sorted() == ["alice", "bob"])
+            let missing = try await server.control("POST", "fixtures", json: ["directory": folder.path + "-nowhere"])
+            #expect(missing.status == 400)
+            #expect(try await server.control("POST", "fixtures", json: [:]).status == 400)
+        }
+    }
 }

@@ -27,7 +27,8 @@ rolo_start() {
         >"$WORK/serve.out" 2>"$WORK/serve.err" &
     ROLO_PID=$!
     for _ in $(seq 1 200); do
-        ROLO_PORT=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$WORK/serve.out")
+        # With --port 0 the first stdout line is the JSON start line: {"port":N,"url":...}.
+        ROLO_PORT=$(sed -n '1s|.*"port":\([0-9]*\).*|\1|p' "$WORK/serve.out")
         [ -n "$ROLO_PORT" ] && break
         kill -0 "$ROLO_PID" 2>/dev/null || break
         sleep 0.05
