@@ -51,4 +51,12 @@ import Testing
         log.removeAll()
         #expect(log.entries(after: 0).entries.isEmpty)
     }
+
+    @Test func onlyOneResetOrFixtureLoadRunsAtATime() async {
+        let state = TestControlState(logCapacity: 10)
+        #expect(await state.beginStoreChange())
+        #expect(await state.beginStoreChange() == false)
+        await state.endStoreChange()
+        #expect(await state.beginStoreChange())
+    }
 }

@@ -26,19 +26,38 @@ struct TestControl: Sendable {
     /// Erases the store, loads the configured fixtures again, and forgets rules, marks,
     /// the request log, DAV locks and cached logins: the server as it started.
     func reset() async throws -> FixtureSummary {
-        await state.clear()
-        await forgetServerState()
-        try await store.eraseAll()
-        var total = FixtureSummary()
-        for fixtures in configuration.fixtures {
-            total.add(try await fixtures.load(into: store))
+        try await changingStore {
+            await state.clear()
+            await forgetServerState()
+            try await store.eraseAll()
+            var total = FixtureSummary()
+            for fixtures in configuration.fixtures {
+                total.add(try await fixtures.load(into: store))
+            }
+            return total
         }
-        return total
     }
 
     /// Loads the fixture folder at `directory` on top of what the store holds.
     func loadFixtures(directory: String) async throws -> FixtureSummary {
-        try await FixtureSet(directory: directory).load(into: store)
+        let fixtures = try FixtureSet(directory: directory)
+        return try await changingStore { try await fixtures.load(into: store) }
+    }
+
+    /// Runs `change` unless another reset or fixture load is running (409 then: two of them
+    /// interleaved would leave a store that matches neither).
+    private func changingStore(_ change: () async throws -> FixtureSummary) async throws -> FixtureSummary {
+        guard await state.beginStoreChange() else {
+            throw TestAPIError(status: .conflict, message: "another reset or fixture load is running")
+        }
+        do {
+            let summary = try await change()
+            await state.endStoreChange()
+            return summary
+        } catch {
+            await state.endStoreChange()
+            throw error
+        }
     }
 }
 

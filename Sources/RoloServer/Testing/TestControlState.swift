@@ -8,6 +8,8 @@ actor TestControlState {
     /// The `seq` given to the latest arrived request.
     private var lastSeq = 0
     private var marks: [String: Int] = [:]
+    /// A reset or fixture load is running (they must not interleave).
+    private var changingStore = false
 
     init(logCapacity: Int) {
         log = RequestLog(capacity: logCapacity)
@@ -56,6 +58,19 @@ actor TestControlState {
         let before = rules.count
         rules.removeAll { id == nil || $0.id == id }
         return before - rules.count
+    }
+
+    // MARK: Resets and fixture loads
+
+    /// Claims the right to reset or load fixtures; false while another one runs.
+    func beginStoreChange() -> Bool {
+        guard !changingStore else { return false }
+        changingStore = true
+        return true
+    }
+
+    func endStoreChange() {
+        changingStore = false
     }
 
     // MARK: Marks and the log
