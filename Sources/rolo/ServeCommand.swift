@@ -57,7 +57,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: levelName) else {
             throw ValidationError("Unknown log level \(levelName).")
         }
-        let portValue = try settings.integer(port, env: "ROLO_PORT", key: "port") ?? 8800
+        // An ephemeral server is for harnesses: any free port unless one is asked for.
+        let portValue = try settings.integer(port, env: "ROLO_PORT", key: "port") ?? (ephemeral ? 0 : 8800)
         guard (0...65535).contains(portValue) else { throw ValidationError("Port \(portValue) out of range.") }
         var limits = RequestLimits()
         if let size = try settings.integer(maxResourceSize, env: "ROLO_MAX_RESOURCE_SIZE", key: "max_resource_size") {
@@ -107,14 +108,15 @@ struct ServeCommand: AsyncParsableCommand {
         let settings = try settings()
         var configuration = try configurationFromOptions(settings)
         let format = try resolvedLogFormat(settings)
+        let logLevel = configuration.logLevel
         LoggingSystem.bootstrap { label in
             switch format {
             case .text:
                 var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = configuration.logLevel
+                handler.logLevel = logLevel
                 return handler
             case .json:
-                return JSONLogHandler(label: label, logLevel: configuration.logLevel)
+                return JSONLogHandler(label: label, logLevel: logLevel)
             }
         }
         let machineReadable = isMachineReadable(configuration)

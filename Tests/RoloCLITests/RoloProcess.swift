@@ -21,8 +21,9 @@ enum RoloBinary {
         var stdout: String { String(decoding: output, as: UTF8.self) }
     }
 
-    /// Runs `rolo arguments…` to completion with `stdin`, without blocking the cooperative pool.
-    /// Both pipes are drained while the child runs, so a large output cannot block it.
+    /// Runs `rolo arguments…` to completion with `stdin`, without blocking the cooperative pool:
+    /// both pipes are read to their end on plain threads (so a large output cannot block the
+    /// child, and no last chunk is lost at EOF), then the exit is awaited there too.
     static func run(_ arguments: [String], stdin: Data? = nil) async throws -> Outcome {
         let process = Process()
         process.executableURL = url
@@ -31,19 +32,20 @@ enum RoloBinary {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = input
-        let out = PipeText(output), err = PipeText(errors)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-                if let stdin { input.fileHandleForWriting.write(stdin) }
-                try? input.fileHandleForWriting.close()
-            } catch {
-                continuation.resume(throwing: error)
-            }
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try? input.fileHandleForWriting.close()
+        async let out = onPlainThread { output.fileHandleForReading.readDataToEndOfFile() }
+        async let err = onPlainThread { errors.fileHandleForReading.readDataToEndOfFile() }
+        let (stdout, stderr) = await (out, err)
+        await onPlainThread { process.waitUntilExit() }
+        return Outcome(status: process.terminationStatus, output: stdout, stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    private static func onPlainThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: work()) }
         }
-        _ = await out.waitForEOF()
-        return Outcome(status: process.terminationStatus, output: out.data, stderr: await err.waitForEOF())
     }
 
     static func run(_ arguments: [String], stdin: String) async throws -> Outcome {

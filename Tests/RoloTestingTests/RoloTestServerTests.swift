@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import RoloServer
 import RoloTesting
 import Testing
@@ -10,11 +7,6 @@ import Testing
 /// loopback port, requests go over real HTTP, and the server is gone afterwards.
 @Suite struct RoloTestServerTests {
     struct Boom: Error {}
-
-    static func isListening(port: Int) async -> Bool {
-        let probe = URL(string: "http://127.0.0.1:\(port)/health")!
-        return (try? await URLSession.shared.data(from: probe)) != nil
-    }
 
     @Test func withRoloServerServesRealHTTPWithItsCredentialsAndStopsAfterwards() async throws {
         let (port, databasePath) = try await withRoloServer { server in
@@ -30,7 +22,7 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: server.store.path))
             return (server.port, server.store.path)
         }
-        #expect(await !Self.isListening(port: port))
+        #expect(await !RoloTestServer.isListening(port: port))
         #expect(!FileManager.default.fileExists(atPath: databasePath))
     }
 
@@ -39,12 +31,12 @@ import Testing
         await #expect(throws: Boom.self) {
             try await withRoloServer { server in
                 ports.port = server.port
-                #expect(await Self.isListening(port: server.port))
+                #expect(await RoloTestServer.isListening(port: server.port))
                 throw Boom()
             }
         }
         #expect(ports.port > 0)
-        #expect(await !Self.isListening(port: ports.port))
+        #expect(await !RoloTestServer.isListening(port: ports.port))
     }
 
     @Test func fixturesGiveUsersBooksAndCardsStoredAsAClientWould() async throws {
@@ -109,8 +101,8 @@ import Testing
         #expect(error?.reason.hasPrefix("card 1:") == true, "\(String(describing: error))")
     }
 
-    @Test func aMissingFixtureFolderIsAFixtureError() async throws {
-        let error = await #expect(throws: FixtureError.self) {
+    @Test func aMissingFixtureFolderIsAFixtureError() throws {
+        let error = #expect(throws: FixtureError.self) {
             _ = try FixtureSet(directory: "/nonexistent/rolo-fixtures")
         }
         #expect(error?.reason == "not a folder")

@@ -1,34 +1,110 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import RoloTesting
 
-/// One real HTTP exchange through URLSession, as a Swift client under test would make it.
+/// One real HTTP/1.1 exchange over a loopback socket. A plain blocking socket on its own
+/// thread: URLSession on Linux stalled against an in-process server here (its callbacks
+/// share the dispatch pool the server's tasks need).
 struct Exchange {
     var status: Int
     var headers: [String: String]
     var body: Data
     var text: String { String(decoding: body, as: UTF8.self) }
-    func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// Sends the request with `Connection: close` and reads the answer to the end.
+    static func send(port: Int, method: String, target: String, headers: [String: String], body: Data) async throws -> Exchange {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try blockingSend(port: port, method: method, target: target,
+                                                                    headers: headers, body: body) })
+            }
+        }
+    }
+
+    private static func blockingSend(port: Int, method: String, target: String, headers: [String: String],
+                                     body: Data) throws -> Exchange {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw HTTPTestError.socket }
+        defer { close(socketFD) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw HTTPTestError.refused }
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+            + "Content-Length: \(body.count)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let request = Data((head + "\r\n").utf8) + body
+        try request.withUnsafeBytes { raw in
+            var sent = 0
+            while sent < raw.count {
+                let written = Glibc.send(socketFD, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                guard written > 0 else { throw HTTPTestError.closed }
+                sent += written
+            }
+        }
+        var response = Data(), buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(socketFD, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            response.append(contentsOf: buffer[0..<count])
+        }
+        return try parse(response)
+    }
+
+    /// Status, headers (names lower-cased) and the body, de-chunked when needed.
+    static func parse(_ response: Data) throws -> Exchange {
+        guard let split = response.range(of: Data("\r\n\r\n".utf8)) else { throw HTTPTestError.closed }
+        let lines = String(decoding: response[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        guard let statusLine = lines.first, statusLine.split(separator: " ").count >= 2,
+              let status = Int(statusLine.split(separator: " ")[1]) else { throw HTTPTestError.closed }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var body = Data(response[split.upperBound...])
+        if headers["transfer-encoding"]?.lowercased() == "chunked" { body = dechunked(body) }
+        return Exchange(status: status, headers: headers, body: body)
+    }
+
+    private static func dechunked(_ data: Data) -> Data {
+        var out = Data(), rest = data[...]
+        while let lineEnd = rest.range(of: Data("\r\n".utf8)),
+              let size = Int(String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self)
+                .split(separator: ";").first ?? "", radix: 16), size > 0 {
+            let start = lineEnd.upperBound
+            out.append(rest[start..<start + size])
+            rest = rest[(start + size + 2)...]
+        }
+        return out
+    }
 }
+
+enum HTTPTestError: Error { case socket, refused, closed }
 
 extension RoloTestServer {
     /// Sends `method` to `path` (relative to the DAV base URL, or absolute when it starts
     /// with `/`) as the server's user, unless `authorization` says otherwise.
     func send(_ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil,
               authorization: String? = nil) async throws -> Exchange {
-        let url = path.hasPrefix("/") ? URL(string: "http://127.0.0.1:\(port)\(path)")! : self.url(path)
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue(authorization ?? basicAuthorization, forHTTPHeaderField: "Authorization")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        if let body { request.httpBody = Data(body.utf8) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as! HTTPURLResponse
-        var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { fields["\(name)"] = "\(value)" }
-        return Exchange(status: http.statusCode, headers: fields, body: data)
+        let basePath = baseURL.absoluteString.dropFirst("http://127.0.0.1:\(port)".count)
+        let target = path.hasPrefix("/") ? path : basePath + path
+        var fields = headers
+        fields["Authorization"] = authorization ?? basicAuthorization
+        return try await Exchange.send(port: port, method: method, target: target, headers: fields, body: Data((body ?? "").utf8))
+    }
+
+    /// Whether anything accepts connections on this server's port.
+    static func isListening(port: Int) async -> Bool {
+        (try? await Exchange.send(port: port, method: "GET", target: "/health", headers: [:], body: Data())) != nil
     }
 }
 
