@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-/// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- rolo.
+/// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
 let package = Package(
     name: "Rolo",
     platforms: [.macOS(.v14)],
@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Contacts", targets: ["Contacts"]),
         .library(name: "RoloStore", targets: ["RoloStore"]),
         .library(name: "RoloServer", targets: ["RoloServer"]),
+        .library(name: "RoloTesting", targets: ["RoloTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -47,15 +48,19 @@ let package = Package(
         .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard"]),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "DAV", "RoloStore",
+            "DAV", "DAVXML", "RoloStore", "VCard",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
+        // Rolo as a fixture for other test suites: in-process server, shared launch setup.
+        .target(name: "RoloTesting", dependencies: [
+            "RoloServer", "RoloStore", .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "DAV", "Contacts", "VCard",
+            "RoloServer", "RoloStore", "RoloTesting", "DAV", "Contacts", "VCard",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -74,6 +79,7 @@ let package = Package(
         .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard"]),
         .testTarget(name: "RoloServerTests", dependencies: ["RoloServer", "RoloStore"]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard"]),
+        .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -19,9 +19,12 @@ public struct DAVConfiguration: Sendable {
     /// used to recognise absolute Destination URIs. Its path, when present and
     /// `proxyPrefix` is empty, becomes the proxy prefix.
     public var publicBaseURL: URL?
+    /// Lock tokens from a counter rather than random UUIDs (deterministic test servers).
+    public var sequentialLockTokens: Bool
 
     public init(basePath: String = "/dav", proxyPrefix: String = "", maxResourceSize: Int = 1 << 20,
-                maxXMLBodySize: Int = 4 << 20, quotaBytes: Int64? = nil, publicBaseURL: URL? = nil) {
+                maxXMLBodySize: Int = 4 << 20, quotaBytes: Int64? = nil, publicBaseURL: URL? = nil,
+                sequentialLockTokens: Bool = false) {
         self.basePath = Self.normalized(basePath)
         var prefix = Self.normalized(proxyPrefix)
         if prefix.isEmpty, let path = publicBaseURL?.path { prefix = Self.normalized(path) }
@@ -30,6 +33,7 @@ public struct DAVConfiguration: Sendable {
         self.maxXMLBodySize = maxXMLBodySize
         self.quotaBytes = quotaBytes
         self.publicBaseURL = publicBaseURL
+        self.sequentialLockTokens = sequentialLockTokens
     }
 
     /// "/dav/" -> "/dav", "dav" -> "/dav", "/" -> "".

@@ -10,12 +10,13 @@ public struct DAVService: Sendable {
     public let configuration: DAVConfiguration
     let hrefs: HrefBuilder
     /// Write locks granted by this engine (in memory).
-    let locks = LockTable()
+    let locks: LockTable
 
     public init(store: any RoloStore, configuration: DAVConfiguration = DAVConfiguration()) {
         self.store = store
         self.configuration = configuration
         self.hrefs = HrefBuilder(configuration: configuration)
+        self.locks = LockTable(sequentialTokens: configuration.sequentialLockTokens)
     }
 
     /// Methods this engine answers, for `Allow`.

@@ -11,7 +11,9 @@ extension RoloServer {
             proxyPrefix: configuration.proxyPrefix,
             maxResourceSize: configuration.limits.maxResourceSize,
             maxXMLBodySize: configuration.limits.maxRequestBodySize,
-            publicBaseURL: configuration.publicURL))
-        return RoloServer(configuration: configuration, store: store, handler: engine.handle)
+            publicBaseURL: configuration.publicURL,
+            sequentialLockTokens: configuration.deterministic))
+        return RoloServer(configuration: configuration, store: store, handler: engine.handle,
+                          resetHandler: engine.releaseAllLocks)
     }
 }

@@ -30,19 +30,22 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: Set<String>
     /// The test-control API for harnesses (`/_rolo/`); nil (the default) answers 404 there.
     public var testAPI: TestAPIConfiguration?
+    /// Deterministic test server: lock tokens from a counter (the store's clock is fixed by
+    /// whoever opens the store, see `StoreClock.fixed`).
+    public var deterministic: Bool
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",
                 logLevel: Logger.Level = .info, limits: RequestLimits = RequestLimits(),
                 idleTimeout: Duration = .seconds(60), credentialCacheLifetime: Duration = .seconds(300),
                 proxyPrefix: String = "", publicURL: URL? = nil, trustedProxies: Set<String> = [],
-                testAPI: TestAPIConfiguration? = nil) {
+                testAPI: TestAPIConfiguration? = nil, deterministic: Bool = false) {
         self.host = host; self.port = port; self.databasePath = databasePath
         self.basePath = Self.normalizedBasePath(basePath)
         self.logLevel = logLevel; self.limits = limits
         self.idleTimeout = idleTimeout; self.credentialCacheLifetime = credentialCacheLifetime
         self.proxyPrefix = proxyPrefix; self.publicURL = publicURL; self.trustedProxies = trustedProxies
-        self.testAPI = testAPI
+        self.testAPI = testAPI; self.deterministic = deterministic
     }
 
     /// What clients see before `basePath`: `proxyPrefix`, else the path of `publicURL`

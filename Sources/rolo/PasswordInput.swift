@@ -39,11 +39,4 @@ enum PasswordInput {
         }
         return readLine(strippingNewline: true)
     }
-
-    /// A random password of letters and digits, for the first `admin`.
-    static func generate(length: Int = 20) -> String {
-        let alphabet = Array("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
-        var generator = SystemRandomNumberGenerator()
-        return String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
-    }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RoloServer
 import RoloStore
+import RoloTesting
 
 /// `rolo serve`: runs the CardDAV server until SIGTERM/SIGINT. Every setting comes from its
 /// flag, else its `ROLO_*` environment variable, else the `--config` TOML file, else a default.
@@ -31,6 +32,15 @@ struct ServeCommand: AsyncParsableCommand {
     var maxResourceSize: Int?
     @Option(help: "Largest other request body, in bytes (env ROLO_MAX_REQUEST_SIZE, default 4194304).")
     var maxRequestSize: Int?
+    @Flag(help: "Throwaway database in a temporary file, removed on exit; prints the JSON start line.")
+    var ephemeral = false
+    @Option(name: .customLong("fixtures"),
+            help: "Folder of DIR/<user>/<book>/*.vcf (and DIR/<user>/password) loaded at start; repeatable.")
+    var fixtureFolders: [String] = []
+    @Flag(help: "Turn on the /_rolo/ test-control API; its bearer token is in the JSON start line.")
+    var testAPI = false
+    @Flag(help: "Fixed clock and counter-based lock tokens: the same requests give byte-identical answers.")
+    var deterministic = false
 
     /// How log lines are written to stderr.
     enum LogFormat: String {
@@ -84,9 +94,18 @@ struct ServeCommand: AsyncParsableCommand {
         return format
     }
 
+    /// With `--ephemeral` or port 0 a harness reads the first stdout line as JSON, so every
+    /// human-readable line goes to stderr instead.
+    func isMachineReadable(_ configuration: ServerConfiguration) -> Bool {
+        ephemeral || configuration.port == 0
+    }
+
     func run() async throws {
+        if ephemeral, database.database != nil {
+            throw ValidationError("--ephemeral uses a temporary database: drop --database.")
+        }
         let settings = try settings()
-        let configuration = try configurationFromOptions(settings)
+        var configuration = try configurationFromOptions(settings)
         let format = try resolvedLogFormat(settings)
         LoggingSystem.bootstrap { label in
             switch format {
@@ -98,25 +117,100 @@ struct ServeCommand: AsyncParsableCommand {
                 return JSONLogHandler(label: label, logLevel: configuration.logLevel)
             }
         }
-        let store = try database.openStore(path: configuration.databasePath)
-        try await createFirstAdmin(store)
-        let server = RoloServer.make(configuration: configuration, store: store)
-        try await server.run { port in
-            printUnbuffered("Rolo listening on http://\(configuration.host):\(port)\(configuration.basePath)/")
+        let machineReadable = isMachineReadable(configuration)
+        let say = humanOutput(machineReadable: machineReadable, format: format)
+        // Every fixture is read and validated before the store is opened or changed.
+        let loading = ContinuousClock.now
+        let fixtures: [FixtureSet]
+        do {
+            fixtures = try fixtureFolders.map(FixtureSet.init(directory:))
+        } catch let error as FixtureError {
+            throw CLIError("Fixture \(error)")
+        }
+        let clock = TestServerSetup.clock(deterministic: deterministic)
+        let store = ephemeral
+            ? try TestServerSetup.ephemeralStore(deterministic: deterministic)
+            : try SQLiteStore(path: configuration.databasePath, clock: clock)
+        do {
+            configuration.databasePath = store.path
+            configuration.deterministic = deterministic
+            let credentials = try await TestServerSetup.populate(store, fixtures: fixtures)
+            if !fixtures.isEmpty {
+                let cards = fixtures.reduce(0) { $0 + $1.cardCount }
+                let elapsed = ContinuousClock.now - loading
+                say("Loaded \(cards) fixture cards in \(elapsed.milliseconds) ms")
+            }
+            let token = testAPI ? TestServerSetup.randomToken() : nil
+            configuration.testAPI = token.map { TestAPIConfiguration(token: $0, fixtures: fixtures) }
+            let server = RoloServer.make(configuration: configuration, store: store)
+            let announceAdmin = fixtures.isEmpty && !ephemeral
+            try await server.run { [configuration] port in
+                let url = Self.baseURL(host: configuration.host, port: port, basePath: configuration.basePath)
+                if machineReadable {
+                    printUnbuffered(StartLine(url: url, port: port, credentials: credentials, testAPIToken: token).json)
+                }
+                say("Rolo listening on \(url)")
+                if let credentials, credentials.created, announceAdmin {
+                    say("""
+                        Created user admin with password: \(credentials.password)
+                        Write it down: it is not shown again (change it with `rolo user passwd admin`).
+                        """)
+                }
+            }
+        } catch {
+            try? store.close()
+            throw error
         }
         try store.close()
     }
 
-    /// On a database without users, creates `admin` with a random password printed once.
-    private func createFirstAdmin(_ store: some RoloStore) async throws {
-        guard try await store.listUsers().isEmpty else { return }
-        let password = PasswordInput.generate()
-        try await store.createUser(name: "admin", password: password)
-        printUnbuffered("""
-            Created user admin with password: \(password)
-            Write it down: it is not shown again (change it with `rolo user passwd admin`).
-            """)
+    /// Where lines meant for a person go: stdout normally; stderr when stdout carries the JSON
+    /// start line (as a log record when logs are JSON, so stderr stays one JSON object a line).
+    func humanOutput(machineReadable: Bool, format: LogFormat) -> @Sendable (String) -> Void {
+        guard machineReadable else { return printUnbuffered }
+        if format == .json {
+            let logger = Logger(label: "rolo")
+            return { line in logger.notice("\(line)") }
+        }
+        return { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
     }
+
+    static func baseURL(host: String, port: Int, basePath: String) -> String {
+        let authority = host.contains(":") ? "[\(host)]" : host
+        return "http://\(authority):\(port)\(basePath)/"
+    }
+}
+
+/// The first stdout line of a machine-readable start: what a harness needs to connect.
+/// `password` only when this start created the user; `test_api_token` only with --test-api.
+struct StartLine: Encodable {
+    var url: String
+    var port: Int
+    var username: String?
+    var password: String?
+    var testAPIToken: String?
+
+    init(url: String, port: Int, credentials: Credentials?, testAPIToken: String?) {
+        self.url = url; self.port = port
+        username = credentials?.username
+        password = credentials.flatMap { $0.created ? $0.password : nil }
+        self.testAPIToken = testAPIToken
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case url, port, username, password
+        case testAPIToken = "test_api_token"
+    }
+
+    var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
 
 /// Writes a line to stdout at once: scripts and tests wait for these lines on a pipe,

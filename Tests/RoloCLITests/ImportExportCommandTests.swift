@@ -8,18 +8,6 @@ import Testing
         + "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:imp-2\r\nFN:Alan Turing\r\nEND:VCARD\r\n"
     static let cardWithoutUID = "BEGIN:VCARD\nVERSION:3.0\nFN:Grace Hopper\nN:Hopper;Grace;;;\nEND:VCARD\n"
 
-    @Test func splitterKeepsEachCardsExactText() {
-        let cards = CardSplitter.cards(in: Array(("junk\r\n" + Self.twoCards + "\r\n" + Self.cardWithoutUID).utf8))
-        #expect(cards.count == 3)
-        #expect(cards[0] == Array("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:imp-1\r\nFN:Ada Lovelace\r\nN:Lovelace;Ada;;;\r\nEND:VCARD\r\n".utf8))
-        #expect(cards[2] == Array(Self.cardWithoutUID.utf8))
-    }
-
-    @Test func resourceNamesComeFromSafeUIDsOnly() {
-        #expect(CardSplitter.resourceName(forUID: "abc-123@example.org") == "abc-123@example.org.vcf")
-        #expect(!CardSplitter.resourceName(forUID: "../etc/passwd").contains("/"))
-    }
-
     @Test func importedCardsExportByteForByteAndReimportReplaces() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }

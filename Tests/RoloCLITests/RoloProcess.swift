@@ -1,6 +1,8 @@
 import Foundation
 
-/// Runs the built `rolo` binary (next to the test bundle in .build/<config>/).
+/// The one way these tests run the built `rolo` binary (found next to the test bundle in
+/// .build/<config>/): to completion with `RoloBinary.run`, or in the background with
+/// `ServeProcess`.
 enum RoloBinary {
     static var url: URL {
         var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -13,12 +15,15 @@ enum RoloBinary {
 
     struct Outcome {
         var status: Int32
-        var stdout: String
+        /// Standard output byte for byte.
+        var output: Data
         var stderr: String
+        var stdout: String { String(decoding: output, as: UTF8.self) }
     }
 
     /// Runs `rolo arguments…` to completion with `stdin`, without blocking the cooperative pool.
-    static func run(_ arguments: [String], stdin: String? = nil) async throws -> Outcome {
+    /// Both pipes are drained while the child runs, so a large output cannot block it.
+    static func run(_ arguments: [String], stdin: Data? = nil) async throws -> Outcome {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -31,20 +36,25 @@ enum RoloBinary {
             process.terminationHandler = { _ in continuation.resume() }
             do {
                 try process.run()
-                if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+                if let stdin { input.fileHandleForWriting.write(stdin) }
                 try? input.fileHandleForWriting.close()
             } catch {
                 continuation.resume(throwing: error)
             }
         }
-        return Outcome(status: process.terminationStatus, stdout: await out.waitForEOF(), stderr: await err.waitForEOF())
+        _ = await out.waitForEOF()
+        return Outcome(status: process.terminationStatus, output: out.data, stderr: await err.waitForEOF())
+    }
+
+    static func run(_ arguments: [String], stdin: String) async throws -> Outcome {
+        try await run(arguments, stdin: Data(stdin.utf8))
     }
 }
 
 /// Accumulates what a child writes to a pipe, and lets a test wait for a line to appear.
 final class PipeText: @unchecked Sendable {
     private let lock = NSLock()
-    private var text = ""
+    private var bytes = Data()
     private var ended = false
 
     init(_ pipe: Pipe) {
@@ -52,12 +62,14 @@ final class PipeText: @unchecked Sendable {
             let data = handle.availableData
             lock.withLock {
                 if data.isEmpty { ended = true; handle.readabilityHandler = nil }
-                else { text += String(decoding: data, as: UTF8.self) }
+                else { bytes.append(data) }
             }
         }
     }
 
-    var current: String { lock.withLock { text } }
+    /// Everything so far, decoded as a whole (a UTF-8 character split across reads survives).
+    var current: String { String(decoding: data, as: UTF8.self) }
+    var data: Data { lock.withLock { bytes } }
 
     /// Polls until `match` finds something in the text so far, or `timeout` passes.
     func waitFor<T>(timeout: Duration = .seconds(60), _ match: (String) -> T?) async -> T? {
@@ -76,12 +88,29 @@ final class PipeText: @unchecked Sendable {
     }
 }
 
-/// `rolo serve` running in the background on a free port.
+/// The JSON object `rolo serve` prints as its first stdout line with `--port 0` or `--ephemeral`.
+struct ServeStartLine: Decodable {
+    var url: String
+    var port: Int
+    var username: String?
+    var password: String?
+    var testAPIToken: String?
+
+    enum CodingKeys: String, CodingKey {
+        case url, port, username, password
+        case testAPIToken = "test_api_token"
+    }
+}
+
+/// `rolo serve` (or any long-running `rolo` command) in the background.
 final class ServeProcess: @unchecked Sendable {
     let process = Process()
     let stdout: PipeText
     let stderr: PipeText
     private(set) var port = 0
+    private(set) var startLine: ServeStartLine?
+    /// The raw first stdout line, for byte-level checks.
+    private(set) var startLineText = ""
 
     convenience init(database: String, extra: [String] = []) throws {
         try self.init(arguments: ["serve", "--port", "0", "--database", database, "--log-level", "warning"] + extra)
@@ -101,18 +130,20 @@ final class ServeProcess: @unchecked Sendable {
         try process.run()
     }
 
-    /// Waits for the "Rolo listening on http://127.0.0.1:PORT/..." line.
+    /// Waits for the JSON start line and returns the bound port.
+    @discardableResult
     func waitUntilListening() async throws -> Int {
-        let found = await stdout.waitFor { text -> Int? in
-            guard let range = text.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression)
-            else { return nil }
-            return Int(text[range].split(separator: ":").last!)
+        let line = await stdout.waitFor { text -> String? in
+            guard let end = text.firstIndex(of: "\n") else { return nil }
+            return String(text[..<end])
         }
-        guard let found else {
-            throw ServeError(message: "rolo serve did not report a port. stdout: \(stdout.current) stderr: \(stderr.current)")
+        guard let line, let parsed = try? JSONDecoder().decode(ServeStartLine.self, from: Data(line.utf8)) else {
+            throw ServeError(message: "rolo serve printed no JSON start line. stdout: \(stdout.current) stderr: \(stderr.current)")
         }
-        port = found
-        return found
+        startLineText = line
+        startLine = parsed
+        port = parsed.port
+        return parsed.port
     }
 
     /// SIGTERM, then waits for the exit and returns its status.
@@ -138,12 +169,16 @@ func temporaryDatabase() throws -> (folder: URL, path: String) {
     return (folder, folder.appendingPathComponent("data/rolo.sqlite").path)
 }
 
-/// `curl` a PROPFIND with Basic credentials; returns the status code.
-func propfindStatus(port: Int, path: String, user: String, password: String) async throws -> Int {
+/// `curl -s -o /dev/null -w %{http_code} arguments…`.
+func curlStatus(_ arguments: [String]) async throws -> Int {
+    Int(try await curl(["-o", "/dev/null", "-w", "%{http_code}"] + arguments)) ?? -1
+}
+
+/// `curl -s arguments…`; returns what it wrote to stdout.
+func curl(_ arguments: [String]) async throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PROPFIND", "-H", "Depth: 0",
-                         "-u", "\(user):\(password)", "http://127.0.0.1:\(port)\(path)"]
+    process.arguments = ["-s"] + arguments
     let output = Pipe()
     process.standardOutput = output
     let text = PipeText(output)
@@ -151,5 +186,11 @@ func propfindStatus(port: Int, path: String, user: String, password: String) asy
         process.terminationHandler = { _ in continuation.resume() }
         do { try process.run() } catch { continuation.resume(throwing: error) }
     }
-    return Int(await text.waitForEOF()) ?? -1
+    return await text.waitForEOF()
+}
+
+/// A PROPFIND (Depth 0) with Basic credentials; returns the status code.
+func propfindStatus(port: Int, path: String, user: String, password: String) async throws -> Int {
+    try await curlStatus(["-X", "PROPFIND", "-H", "Depth: 0", "-u", "\(user):\(password)",
+                          "http://127.0.0.1:\(port)\(path)"])
 }

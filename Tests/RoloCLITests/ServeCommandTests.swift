@@ -25,14 +25,17 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let serve = try ServeProcess(database: database)
         let port = try await serve.waitUntilListening()
-        let password = try #require(serve.stdout.current.firstMatch(of: /password: (\S+)/)?.1)
+        #expect(serve.startLine?.username == "admin")
+        let password = try #require(serve.startLine?.password)
+        #expect(serve.stderr.current.contains("Created user admin with password: \(password)"))
         let status = try await propfindStatus(port: port, path: "/dav/addressbooks/admin/", user: "admin",
-                                              password: String(password))
+                                              password: password)
         #expect(status == 207)
         #expect(await serve.terminate() == 0)
 
         let again = try ServeProcess(database: database)
         _ = try await again.waitUntilListening()
+        #expect(again.startLine?.password == nil)
         #expect(!again.stdout.current.contains("password"))
         #expect(await again.terminate() == 0)
     }
@@ -40,22 +43,42 @@ import Testing
     @Test func serveReadsPortAndDatabaseFromTheEnvironment() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = Process()
-        process.executableURL = RoloBinary.url
-        process.arguments = ["serve"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["ROLO_PORT"] = "0"
-        environment["ROLO_DATABASE"] = database
-        environment["ROLO_LOG_LEVEL"] = "warning"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let text = PipeText(output)
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let listening = await text.waitFor { $0.contains("listening on http://127.0.0.1:") ? true : nil }
-        #expect(listening == true)
+        let serve = try ServeProcess(arguments: ["serve"], environment: [
+            "ROLO_PORT": "0", "ROLO_DATABASE": database, "ROLO_LOG_LEVEL": "warning"])
+        let port = try await serve.waitUntilListening()
+        #expect(port > 0)
+        #expect(serve.startLine?.url == "http://127.0.0.1:\(port)/dav/")
         #expect(FileManager.default.fileExists(atPath: database))
+        #expect(await serve.terminate() == 0)
     }
+
+    @Test func aFixedPortPrintsTheHumanLineOnStdoutAndNoJSON() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let probe = try await freeLoopbackPort()
+        let serve = try ServeProcess(arguments: ["serve", "--port", "\(probe)", "--database", database,
+                                                 "--log-level", "warning"])
+        let line = await serve.stdout.waitFor { $0.contains("listening on") ? $0 : nil }
+        #expect(line?.hasPrefix("Rolo listening on http://127.0.0.1:\(probe)/dav/") == true, "\(line ?? "")")
+        #expect(await serve.terminate() == 0)
+    }
+}
+
+/// A port that was free a moment ago (bound to 0 and released).
+func freeLoopbackPort() async throws -> Int {
+    let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socketFD) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    try withUnsafeMutablePointer(to: &address) { pointer in
+        try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+            guard bind(socketFD, raw, length) == 0, getsockname(socketFD, raw, &length) == 0 else {
+                throw ServeError(message: "cannot bind a probe socket")
+            }
+        }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -11,9 +11,9 @@ import Testing
         return file.path
     }
 
-    /// The base path from the "listening on http://127.0.0.1:PORT/BASE/" line.
+    /// The base path from the start line's URL, "http://127.0.0.1:PORT/BASE/".
     static func listeningBasePath(_ serve: ServeProcess) -> String? {
-        serve.stdout.current.firstMatch(of: /listening on http:\/\/127\.0\.0\.1:[0-9]+(\S*)\//).map { String($0.1) }
+        serve.startLine?.url.firstMatch(of: /^http:\/\/127\.0\.0\.1:[0-9]+(\S*)\/$/).map { String($0.1) }
     }
 
     static func jsonObject(_ line: String?) throws -> [String: Any] {
@@ -134,19 +134,4 @@ import Testing
         let object = try Self.jsonObject(line)
         #expect((object["metadata"] as? [String: Any])?["remote"] as? String == "127.0.0.1")
     }
-}
-
-/// `curl -s -o /dev/null -w %{http_code} arguments…`.
-func curlStatus(_ arguments: [String]) async throws -> Int {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    let text = PipeText(output)
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        process.terminationHandler = { _ in continuation.resume() }
-        do { try process.run() } catch { continuation.resume(throwing: error) }
-    }
-    return Int(await text.waitForEOF()) ?? -1
 }

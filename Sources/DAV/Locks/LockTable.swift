@@ -26,6 +26,19 @@ actor LockTable {
     }
 
     private var locks: [String: ActiveLock] = [:]
+    /// Counter-based tokens (`urn:uuid:00000000-0000-4000-8000-000000000001`, …) instead of
+    /// random ones, for deterministic test servers.
+    private let sequentialTokens: Bool
+    private var tokensIssued = 0
+
+    init(sequentialTokens: Bool = false) { self.sequentialTokens = sequentialTokens }
+
+    private func nextToken() -> String {
+        guard sequentialTokens else { return "urn:uuid:\(UUID().uuidString.lowercased())" }
+        tokensIssued += 1
+        let counter = String(tokensIssued, radix: 16)
+        return "urn:uuid:00000000-0000-4000-8000-" + String(repeating: "0", count: max(0, 12 - counter.count)) + counter
+    }
     /// Locks one user may hold at once: the table lives in memory and must stay small.
     static let maxLocksPerUser = 1024
 
@@ -45,7 +58,7 @@ actor LockTable {
         let conflicting = locks(covering: key, descendants: infinite)
         if conflicting.contains(where: { $0.scope == .exclusive || scope == .exclusive }) { return .failure(.conflict) }
         if locks.values.count(where: { $0.user == user }) >= Self.maxLocksPerUser { return .failure(.tooManyLocks) }
-        let lock = ActiveLock(token: "urn:uuid:\(UUID().uuidString.lowercased())", user: user, root: key, rootHref: href,
+        let lock = ActiveLock(token: nextToken(), user: user, root: key, rootHref: href,
                               scope: scope, infinite: infinite, ownerXML: ownerXML, timeout: timeout,
                               expires: Date().addingTimeInterval(TimeInterval(timeout)))
         locks[lock.token] = lock
@@ -75,8 +88,23 @@ actor LockTable {
         locks = locks.filter { !($0.value.root == key || $0.value.root.hasPrefix(key + "/")) }
     }
 
+    /// Drops every lock (a test-control reset erases the resources they guarded) and
+    /// restarts sequential tokens, so a deterministic server issues the same ones again.
+    func releaseAll() {
+        locks.removeAll()
+        tokensIssued = 0
+    }
+
     private func purgeExpired() {
         let now = Date()
         if locks.values.contains(where: { $0.expires < now }) { locks = locks.filter { $0.value.expires >= now } }
+    }
+}
+
+extension DAVService {
+    /// Releases every lock this engine granted: the test-control reset calls it after
+    /// erasing the store, so no stale lock outlives the resources it guarded.
+    public func releaseAllLocks() async {
+        await locks.releaseAll()
     }
 }

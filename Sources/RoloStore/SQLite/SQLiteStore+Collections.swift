@@ -25,7 +25,7 @@ extension SQLiteStore {
             }
             if try Self.collectionRow(db, ownerID: ownerID, path: path) != nil { throw StoreError.alreadyExists }
             let id = try Self.insertCollection(db, ownerID: ownerID, parentID: parentID, path: path, kind: kind,
-                                               displayName: displayName, description: description, now: Self.now)
+                                               displayName: displayName, description: description, now: self.now)
             return try Self.collectionInfo(db, id: id)!
         }
     }
@@ -67,7 +67,7 @@ extension SQLiteStore {
             if let description {
                 try db.execute(sql: "UPDATE collections SET description = ? WHERE id = ?", arguments: [description, id])
             }
-            try db.execute(sql: "UPDATE collections SET modified = ? WHERE id = ?", arguments: [Self.now, id])
+            try db.execute(sql: "UPDATE collections SET modified = ? WHERE id = ?", arguments: [self.now, id])
         }
     }
 

@@ -15,7 +15,7 @@ extension SQLiteStore {
             let etags = batch.map { ETag.of($0.data) }
             try await pool.write { db in
                 var seq = try Self.collectionRow(db, id: collectionID).syncSeq
-                let now = Self.now
+                let now = self.now
                 for (card, etag) in zip(batch, etags) {
                     seq += 1
                     if let owner = try Self.resourceName(db, collectionID: collectionID, uid: card.card.uid),

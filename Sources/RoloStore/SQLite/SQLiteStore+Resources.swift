@@ -16,7 +16,7 @@ extension SQLiteStore {
                 throw StoreError.uidConflict(existingName: owner)
             }
             let seq = collection.syncSeq + 1
-            let now = Self.now
+            let now = self.now
             try Self.writeResource(db, collectionID: collectionID, existingID: existing?.id, name: name, data: data,
                                    contentType: contentType, etag: etag, card: card, seq: seq, now: now)
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
@@ -31,7 +31,7 @@ extension SQLiteStore {
             try precondition.check(currentETag: existing?.etag)
             guard let existing else { throw StoreError.notFound }
             let seq = collection.syncSeq + 1
-            let now = Self.now
+            let now = self.now
             try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now)
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
         }

@@ -12,7 +12,7 @@ extension SQLiteStore {
         let hash = Bcrypt.hash(password, cost: bcryptCost)
         try await pool.write { db in
             if try Self.userID(db, name: name) != nil { throw StoreError.userExists }
-            let now = Self.now
+            let now = self.now
             try db.execute(sql: "INSERT INTO users (name, password_hash, created) VALUES (?, ?, ?)",
                            arguments: [name, hash, now])
             try Self.insertCollection(db, ownerID: db.lastInsertedRowID, parentID: nil, path: ["default"],

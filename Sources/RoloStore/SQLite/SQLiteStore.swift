@@ -8,16 +8,18 @@ public final class SQLiteStore: RoloStore, Sendable {
     let pool: DatabasePool
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
     let bcryptCost: UInt8
+    /// Time stamped on everything written; `.fixed` for deterministic test servers.
+    let clock: StoreClock
     /// Folder removed on `close()` for stores made by `temporary()`.
     private let temporaryFolder: URL?
 
     /// Opens (or creates) the database at `path`, creating parent folders and running
     /// migrations.
-    public convenience init(path: String, bcryptCost: UInt8 = 10) throws {
-        try self.init(path: path, bcryptCost: bcryptCost, temporaryFolder: nil)
+    public convenience init(path: String, bcryptCost: UInt8 = 10, clock: StoreClock = .system) throws {
+        try self.init(path: path, bcryptCost: bcryptCost, clock: clock, temporaryFolder: nil)
     }
 
-    private init(path: String, bcryptCost: UInt8, temporaryFolder: URL?) throws {
+    private init(path: String, bcryptCost: UInt8, clock: StoreClock, temporaryFolder: URL?) throws {
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
         var configuration = Configuration()
@@ -33,17 +35,18 @@ public final class SQLiteStore: RoloStore, Sendable {
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         self.bcryptCost = bcryptCost
+        self.clock = clock
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
     }
 
     /// A store on a fresh file in a temporary folder, removed by `close()`: for tests and
     /// ephemeral servers (a WAL pool needs a real file, not `:memory:`).
-    public static func temporary(bcryptCost: UInt8 = 4) throws -> SQLiteStore {
+    public static func temporary(bcryptCost: UInt8 = 4, clock: StoreClock = .system) throws -> SQLiteStore {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("rolo-\(UUID().uuidString)", isDirectory: true)
         return try SQLiteStore(path: folder.appendingPathComponent("rolo.sqlite").path,
-                               bcryptCost: bcryptCost, temporaryFolder: folder)
+                               bcryptCost: bcryptCost, clock: clock, temporaryFolder: folder)
     }
 
     /// The database file.
@@ -75,5 +78,6 @@ public final class SQLiteStore: RoloStore, Sendable {
         }
     }
 
-    static var now: Double { Date().timeIntervalSince1970 }
+    /// Seconds since 1970 by the store's clock, as the tables keep them.
+    var now: Double { clock.now.timeIntervalSince1970 }
 }

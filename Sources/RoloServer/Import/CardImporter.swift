@@ -1,0 +1,152 @@
+import Crypto
+import DAV
+import Foundation
+import RoloStore
+import VCard
+
+/// The one bulk path from .vcf bytes to stored cards, shared by `rolo import` and fixture
+/// folders: split multi-card streams, convert 2.1 to 3.0, add a missing UID, validate like a
+/// PUT, then write in batched transactions through `RoloStore.importCards`. Cards end up
+/// exactly as a client's PUT would have stored them.
+/// Works on bytes, so a fold inside a UTF-8 character (legal in a stream) survives.
+public enum CardImporter {
+    /// Where a card without UID gets one.
+    public enum UIDSource: Sendable {
+        /// A fresh random UUID (`rolo import`).
+        case random
+        /// A UUID-shaped SHA-256 digest of the card's bytes: the same file gives the same UID
+        /// on every run (fixtures, deterministic servers).
+        case contentDigest
+    }
+
+    /// A card ready for the store: the bytes to keep, its index metadata and its UID.
+    public struct PreparedCard: Sendable {
+        public var bytes: [UInt8]
+        public var metadata: CardMetadata
+        public var uid: String
+    }
+
+    /// What a write did: cards new to the book, and cards that replaced one with the same UID.
+    public struct Counts: Sendable, Equatable {
+        public var created = 0
+        public var replaced = 0
+        public var total: Int { created + replaced }
+        public init() {}
+    }
+
+    /// A card that cannot be stored, with the reason.
+    public struct InvalidCard: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The bytes of each BEGIN:VCARD … END:VCARD block, line ends kept.
+    public static func cards(in bytes: [UInt8]) -> [[UInt8]] {
+        var cards: [[UInt8]] = [], lineStart = 0, cardStart: Int?
+        var index = 0
+        while index <= bytes.count {
+            guard index == bytes.count || bytes[index] == UInt8(ascii: "\n") else { index += 1; continue }
+            let lineEnd = min(index + 1, bytes.count)
+            let keyword = trimmedUppercase(bytes[lineStart..<index])
+            if keyword == "BEGIN:VCARD", cardStart == nil { cardStart = lineStart }
+            if keyword == "END:VCARD", let begin = cardStart {
+                cards.append(Array(bytes[begin..<lineEnd]))
+                cardStart = nil
+            }
+            lineStart = lineEnd
+            index += 1
+        }
+        return cards
+    }
+
+    private static func trimmedUppercase(_ line: ArraySlice<UInt8>) -> String {
+        guard line.count < 32 else { return "" }
+        return String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
+    }
+
+    /// Parses one card's bytes; converts 2.1 to 3.0, adds a UID when there is none, and
+    /// validates it like a PUT. 3.0/4.0 cards keep their bytes (plus the added UID line).
+    public static func prepare(_ bytes: [UInt8], maxSize: Int, uids: UIDSource = .random) throws -> PreparedCard {
+        guard bytes.count <= maxSize else { throw InvalidCard(description: "larger than the \(maxSize)-byte limit") }
+        let cards = try VCardParser.parse(bytes)
+        guard cards.count == 1, var card = cards.first else { throw InvalidCard(description: "not exactly one vCard") }
+        var out = bytes
+        var uid = card.first("UID")?.text ?? ""
+        let newUID = { () -> String in
+            switch uids {
+            case .random: UUID().uuidString.lowercased()
+            case .contentDigest: digestUUID(bytes)
+            }
+        }
+        if card.version == .v21 {
+            if uid.isEmpty { uid = newUID(); card.properties.append(VCardProperty(name: "UID", rawValue: uid)) }
+            card = VCardConverter.convert(card, to: .v30)
+            out = Array(VCardWriter.write(card).utf8)
+        } else if uid.isEmpty {
+            uid = newUID()
+            card.properties.append(VCardProperty(name: "UID", rawValue: uid))
+            out = insertingUID(uid, into: bytes)
+        }
+        try VCardValidator.validate(card, requireUID: true)
+        return PreparedCard(bytes: out, metadata: CardMetadata(card: card), uid: uid)
+    }
+
+    /// Adds `UID:<uid>` right before the last END:VCARD line, with the card's line end.
+    static func insertingUID(_ uid: String, into bytes: [UInt8]) -> [UInt8] {
+        let lineEnd: [UInt8] = bytes.contains(UInt8(ascii: "\r")) ? [13, 10] : [10]
+        // Find the start of the END:VCARD line: the last line that is not empty.
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 10 || bytes[end - 1] == 13 { end -= 1 }
+        var lineStart = end
+        while lineStart > 0, bytes[lineStart - 1] != 10 { lineStart -= 1 }
+        return Array(bytes[..<lineStart]) + Array("UID:\(uid)".utf8) + lineEnd + Array(bytes[lineStart...])
+    }
+
+    /// `<uid>.vcf` when the UID is URL-safe, otherwise a name digested from the UID (stable
+    /// across runs, and one UID always maps to one name).
+    public static func resourceName(forUID uid: String) -> String {
+        let safe = uid.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.@".contains($0)) }
+        return (safe && uid.count <= 200 ? uid : digestUUID(Array(uid.utf8))) + ".vcf"
+    }
+
+    /// The first 16 bytes of SHA-256 as a version-8 (custom) UUID, lower case.
+    static func digestUUID(_ bytes: [UInt8]) -> String {
+        var digest = Array(SHA256.hash(data: bytes).prefix(16))
+        digest[6] = (digest[6] & 0x0F) | 0x80
+        digest[8] = (digest[8] & 0x3F) | 0x80
+        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+            String(hex[hex.index(hex.startIndex, offsetBy: range.lowerBound)..<hex.index(hex.startIndex, offsetBy: range.upperBound)])
+        }
+        return parts.joined(separator: "-")
+    }
+
+    /// Writes `cards` into the book, `batchSize` per transaction (an interruption leaves
+    /// whole cards only). A card whose UID is already in the book replaces that resource.
+    /// `progress` gets the number of cards written after each batch.
+    @discardableResult
+    public static func store(_ cards: [PreparedCard], collectionID: Int64, in store: any RoloStore,
+                             batchSize: Int = 500, progress: ((Int) -> Void)? = nil) async throws -> Counts {
+        // A book that never changed holds nothing: skip the per-card lookups.
+        let fresh = try await store.collection(id: collectionID)?.syncSeq == 0
+        let batchSize = max(batchSize, 1)
+        var counts = Counts(), done = 0, names: Set<String> = []
+        for start in stride(from: 0, to: cards.count, by: batchSize) {
+            var batch: [CardImport] = []
+            for card in cards[start..<min(start + batchSize, cards.count)] {
+                var name = CardImporter.resourceName(forUID: card.uid)
+                var exists = false
+                if !fresh {
+                    if let owner = try await store.resourceName(collectionID: collectionID, uid: card.uid) { name = owner }
+                    exists = try await store.resourceInfo(collectionID: collectionID, name: name) != nil
+                }
+                if exists || names.contains(name) { counts.replaced += 1 } else { counts.created += 1 }
+                names.insert(name)
+                batch.append(CardImport(name: name, data: Data(card.bytes), card: card.metadata))
+            }
+            try await store.importCards(collectionID: collectionID, cards: batch, batchSize: batch.count, progress: nil)
+            done += batch.count
+            progress?(done)
+        }
+        return counts
+    }
+}
