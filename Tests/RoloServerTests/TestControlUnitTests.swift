@@ -30,6 +30,14 @@ import Testing
         #expect(PathPattern("dav/*") == nil)
     }
 
+    @Test func rootDoubleStarMatchesEveryPath() throws {
+        let pattern = try #require(PathPattern("/**"))
+        for path in ["/", "/health", "/dav/addressbooks/alice/default/a.vcf"] { #expect(pattern.matches(path)) }
+        let star = try #require(PathPattern("/h*"))
+        #expect(star.matches("/h") && star.matches("/health"))
+        #expect(!star.matches("/") && !star.matches("/h/x"))
+    }
+
     @Test func manyStarsStayLinear() throws {
         let pattern = try #require(PathPattern("/" + String(repeating: "*a", count: 200) + "b"))
         #expect(!pattern.matches("/" + String(repeating: "a", count: 5000)))

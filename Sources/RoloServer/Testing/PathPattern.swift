@@ -17,6 +17,8 @@ struct PathPattern: Sendable, Equatable, CustomStringConvertible {
 
     let text: String
     private let tokens: [Token]
+    /// The bytes before the first wildcard: a path without them is rejected at once.
+    private let literalPrefix: [UInt8]
 
     /// Nil when the pattern does not start with `/` (paths always do).
     init?(_ text: String) {
@@ -36,6 +38,7 @@ struct PathPattern: Sendable, Equatable, CustomStringConvertible {
             }
         }
         self.tokens = tokens
+        literalPrefix = Array(bytes.prefix { $0 != UInt8(ascii: "*") })
     }
 
     var description: String { text }
@@ -43,24 +46,33 @@ struct PathPattern: Sendable, Equatable, CustomStringConvertible {
     /// Whether `path` matches the whole pattern. Dynamic programming over (token, byte),
     /// linear in pattern × path length, so no pattern can make matching explode.
     func matches(_ path: String) -> Bool {
+        guard path.utf8.starts(with: literalPrefix) else { return false }
         let bytes = Array(path.utf8)
+        if literalPrefix.count == tokens.count { return bytes.count == literalPrefix.count }
         // reachable[j]: the tokens consumed so far can match exactly bytes[0..<j].
         var reachable = [Bool](repeating: false, count: bytes.count + 1)
-        reachable[0] = true
-        for token in tokens {
-            var next = [Bool](repeating: false, count: bytes.count + 1)
+        reachable[literalPrefix.count] = true
+        var next = reachable
+        for token in tokens.dropFirst(literalPrefix.count) {
+            var any = false
             switch token {
             case .literal(let byte):
-                for j in 0..<bytes.count where reachable[j] && bytes[j] == byte { next[j + 1] = true }
+                next[0] = false
+                for j in 0..<bytes.count {
+                    next[j + 1] = reachable[j] && bytes[j] == byte
+                    any = any || next[j + 1]
+                }
             case .segmentWildcard, .anyWildcard:
                 var carrying = false
                 for j in 0...bytes.count {
                     if reachable[j] { carrying = true }
                     next[j] = carrying
+                    any = any || carrying
                     if token == .segmentWildcard, j < bytes.count, bytes[j] == UInt8(ascii: "/") { carrying = false }
                 }
             }
-            reachable = next
+            if !any { return false }
+            swap(&reachable, &next)
         }
         return reachable[bytes.count]
     }
