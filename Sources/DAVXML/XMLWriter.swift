@@ -95,6 +95,14 @@ public struct XMLWriter: Sendable {
         appendEscaped(text, attribute: false)
     }
 
+    /// Writes UTF-8 bytes (a stored vCard) as escaped character data in one pass, without
+    /// making a String of them first.
+    public mutating func text<Bytes: Sequence<UInt8>>(utf8 text: Bytes) {
+        closeStartTag()
+        let done: Void? = text.withContiguousStorageIfAvailable { appendEscaped($0, attribute: false) }
+        if done == nil { Array(text).withUnsafeBufferPointer { appendEscaped($0, attribute: false) } }
+    }
+
     /// Writes an already serialised, well-formed fragment verbatim (a stored dead
     /// property value). The fragment must declare the namespaces it uses.
     public mutating func raw(_ xml: String) {
@@ -182,32 +190,75 @@ public struct XMLWriter: Sendable {
         }
     }
 
-    /// Escapes `&`, `<`, `>` (and in attributes `"`, tab, CR, LF as character references);
-    /// control characters XML 1.0 cannot carry become U+FFFD so output stays well-formed.
-    /// Runs of plain bytes are copied in one go.
+    /// Escapes a string's UTF-8 bytes (see `appendEscaped(_:attribute:)` on bytes).
     private mutating func appendEscaped(_ string: String, attribute: Bool) {
         var string = string
-        string.withUTF8 { buffer in
-            var runStart = 0
-            for index in 0..<buffer.count {
-                let byte = buffer[index]
-                guard needsEscape(byte, attribute: attribute) else { continue }
-                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<index])) }
-                runStart = index + 1
-                switch byte {
-                case 0x26: bytes += "&amp;".utf8
-                case 0x3C: bytes += "&lt;".utf8
-                case 0x3E: bytes += "&gt;".utf8
-                case 0x22: bytes += "&quot;".utf8
-                case 0x09: bytes += "&#9;".utf8
-                case 0x0A: bytes += "&#10;".utf8
-                case 0x0D: bytes += "&#13;".utf8
-                default: bytes += [0xEF, 0xBF, 0xBD]
-                }
-            }
-            if runStart < buffer.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
-        }
+        string.withUTF8 { appendEscaped($0, attribute: attribute) }
     }
+
+    /// Escapes `&`, `<`, `>` (and in attributes `"`, tab, CR, LF as character references;
+    /// in text CR only, so CRLF survives parsing). Control characters XML 1.0 cannot carry,
+    /// U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so output stays well-formed whatever
+    /// the bytes. Runs of plain bytes are copied in one go.
+    private mutating func appendEscaped(_ buffer: UnsafeBufferPointer<UInt8>, attribute: Bool) {
+        var runStart = 0
+        var index = 0
+        let count = buffer.count
+        func flush(upTo end: Int) {
+            if runStart < end { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<end])) }
+        }
+        while index < count {
+            let byte = buffer[index]
+            if byte >= 0x80 {
+                let length = validUTF8SequenceLength(buffer, at: index)
+                if length > 0 { index += length; continue }
+                flush(upTo: index)
+                bytes += [0xEF, 0xBF, 0xBD]
+                index += 1
+                runStart = index
+                continue
+            }
+            guard needsEscape(byte, attribute: attribute) else { index += 1; continue }
+            flush(upTo: index)
+            switch byte {
+            case 0x26: bytes += "&amp;".utf8
+            case 0x3C: bytes += "&lt;".utf8
+            case 0x3E: bytes += "&gt;".utf8
+            case 0x22: bytes += "&quot;".utf8
+            case 0x09: bytes += "&#9;".utf8
+            case 0x0A: bytes += "&#10;".utf8
+            case 0x0D: bytes += "&#13;".utf8
+            default: bytes += [0xEF, 0xBF, 0xBD]
+            }
+            index += 1
+            runStart = index
+        }
+        flush(upTo: count)
+    }
+}
+
+/// The length of the well-formed UTF-8 sequence of an XML character starting at `index`
+/// (2 to 4), or 0 when the bytes there are not one (bad lead or continuation bytes,
+/// overlong forms, surrogates, beyond U+10FFFF, truncated, or U+FFFE/U+FFFF).
+@inline(__always)
+private func validUTF8SequenceLength(_ buffer: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
+    let lead = buffer[index]
+    let length: Int
+    var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+    switch lead {
+    case 0xC2...0xDF: length = 2
+    case 0xE0: length = 3; secondRange = 0xA0...0xBF
+    case 0xED: length = 3; secondRange = 0x80...0x9F
+    case 0xE1...0xEC, 0xEE...0xEF: length = 3
+    case 0xF0: length = 4; secondRange = 0x90...0xBF
+    case 0xF1...0xF3: length = 4
+    case 0xF4: length = 4; secondRange = 0x80...0x8F
+    default: return 0
+    }
+    guard index + length <= buffer.count, secondRange.contains(buffer[index + 1]) else { return 0 }
+    for offset in 2..<length where !(0x80...0xBF).contains(buffer[index + offset]) { return 0 }
+    if lead == 0xEF, buffer[index + 1] == 0xBF, buffer[index + 2] >= 0xBE { return 0 }
+    return length
 }
 
 @inline(__always)
