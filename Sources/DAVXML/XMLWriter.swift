@@ -43,6 +43,12 @@ public struct XMLWriter: Sendable {
         if declaration { bytes += #"<?xml version="1.0" encoding="utf-8"?>"#.utf8 + [0x0A] }
     }
 
+    /// Makes room for `count` more bytes at once (e.g. the cards a multistatus will carry),
+    /// sparing the buffer's repeated doubling and copying.
+    public mutating func reserveCapacity(forAdditional count: Int) {
+        bytes.reserveCapacity(bytes.count + count)
+    }
+
     /// The document as text.
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 
@@ -61,14 +67,14 @@ public struct XMLWriter: Sendable {
         for attribute in attributes {
             bytes.append(0x20)
             appendQualified(resolvePrefix(attribute.namespace, declarations: &declarations), attribute.name)
-            bytes += "=\"".utf8
+            appendLiteral("=\"")
             appendEscaped(attribute.value, attribute: true)
             bytes.append(0x22)
         }
         for declaration in declarations {
-            bytes += " xmlns:".utf8
+            appendLiteral(" xmlns:")
             bytes += declaration.prefix.utf8
-            bytes += "=\"".utf8
+            appendLiteral("=\"")
             appendEscaped(declaration.uri, attribute: true)
             bytes.append(0x22)
         }
@@ -80,10 +86,10 @@ public struct XMLWriter: Sendable {
     public mutating func end() {
         guard let scope = open.popLast() else { preconditionFailure("XMLWriter.end() without start()") }
         if startTagOpen {
-            bytes += "/>".utf8
+            appendLiteral("/>")
             startTagOpen = false
         } else {
-            bytes += "</".utf8
+            appendLiteral("</")
             appendQualified(scope.prefix, scope.name)
             bytes.append(0x3E)
         }
@@ -183,6 +189,12 @@ public struct XMLWriter: Sendable {
         return bound ? nil : preferred
     }
 
+    /// Appends a literal's bytes without going through a String.
+    @inline(__always)
+    private mutating func appendLiteral(_ literal: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
     private mutating func closeStartTag() {
         if startTagOpen {
             bytes.append(0x3E)
@@ -207,28 +219,30 @@ public struct XMLWriter: Sendable {
         func flush(upTo end: Int) {
             if runStart < end { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<end])) }
         }
+        let table = attribute ? attributeEscapes : textEscapes
         while index < count {
             let byte = buffer[index]
+            // Most bytes of a card are plain ASCII: one table load decides.
+            if table[Int(byte)] == 0 { index += 1; continue }
             if byte >= 0x80 {
                 let length = validUTF8SequenceLength(buffer, at: index)
                 if length > 0 { index += length; continue }
                 flush(upTo: index)
-                bytes += [0xEF, 0xBF, 0xBD]
+                appendLiteral("\u{FFFD}")
                 index += 1
                 runStart = index
                 continue
             }
-            guard needsEscape(byte, attribute: attribute) else { index += 1; continue }
             flush(upTo: index)
             switch byte {
-            case 0x26: bytes += "&amp;".utf8
-            case 0x3C: bytes += "&lt;".utf8
-            case 0x3E: bytes += "&gt;".utf8
-            case 0x22: bytes += "&quot;".utf8
-            case 0x09: bytes += "&#9;".utf8
-            case 0x0A: bytes += "&#10;".utf8
-            case 0x0D: bytes += "&#13;".utf8
-            default: bytes += [0xEF, 0xBF, 0xBD]
+            case 0x26: appendLiteral("&amp;")
+            case 0x3C: appendLiteral("&lt;")
+            case 0x3E: appendLiteral("&gt;")
+            case 0x22: appendLiteral("&quot;")
+            case 0x09: appendLiteral("&#9;")
+            case 0x0A: appendLiteral("&#10;")
+            case 0x0D: appendLiteral("&#13;")
+            default: appendLiteral("\u{FFFD}")
             }
             index += 1
             runStart = index
@@ -261,12 +275,18 @@ private func validUTF8SequenceLength(_ buffer: UnsafeBufferPointer<UInt8>, at in
     return length
 }
 
-@inline(__always)
-private func needsEscape(_ byte: UInt8, attribute: Bool) -> Bool {
-    switch byte {
-    case 0x26, 0x3C, 0x3E, 0x0D: return true
-    case 0x22, 0x09, 0x0A: return attribute
-    case 0x00..<0x20: return true
-    default: return false
+/// Per byte value: 0 when it is copied as it is, 1 when it needs a look (markup, control
+/// characters, CR, and bytes of multi-byte UTF-8 sequences, which are validated).
+private func escapeTable(attribute: Bool) -> [UInt8] {
+    (0...255).map { (byte: Int) -> UInt8 in
+        switch byte {
+        case 0x26, 0x3C, 0x3E, 0x0D, 0x80...: return 1
+        case 0x22, 0x09, 0x0A: return attribute ? 1 : 0
+        case 0x00..<0x20: return 1
+        default: return 0
+        }
     }
 }
+
+private let textEscapes = escapeTable(attribute: false)
+private let attributeEscapes = escapeTable(attribute: true)

@@ -74,6 +74,14 @@ import Testing
         #expect(prop.child(Namespace.dav, "getetag")?.children.isEmpty == true)
     }
 
+    @Test func trimsXMLWhitespaceOnly() {
+        #expect(" \r\n\t/dav/a b.vcf\n ".trimmingXMLWhitespace == "/dav/a b.vcf")
+        #expect("\u{A0}é\u{A0}".trimmingXMLWhitespace == "\u{A0}é\u{A0}")
+        #expect(" \n ".trimmingXMLWhitespace == "")
+        #expect("plain".trimmingXMLWhitespace == "plain")
+        #expect(" 山田 ".trimmingXMLWhitespace == "山田")
+    }
+
     @Test func formatsHTTPDates() {
         let date = Date(timeIntervalSince1970: 784_111_777)
         #expect(HTTPDate.rfc1123(date) == "Sun, 06 Nov 1994 08:49:37 GMT")

@@ -24,6 +24,14 @@ struct Multistatus {
         xml.start(Namespace.dav, "multistatus")
     }
 
+    /// Makes room for `count` responses carrying `bodyBytes` of card data in all.
+    mutating func reserve(responses count: Int, bodyBytes: Int) {
+        xml.reserveCapacity(forAdditional: bodyBytes + bodyBytes / 16 + count * Self.bytesPerResponse)
+    }
+
+    /// About what a response's markup, href, ETag and status take.
+    private static let bytesPerResponse = 320
+
     /// A response with property results.
     mutating func add(href: String, propstats: [Propstat]) {
         Multistatus.writeResponse(href: href, propstats: propstats, into: &xml)
