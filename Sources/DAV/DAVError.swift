@@ -30,7 +30,7 @@ struct DAVError: Error, Sendable {
     /// The `DAV:error` document (or a plain-text message when there is no condition).
     var response: DAVResponse {
         guard condition != nil else {
-            let text = message ?? HTTPStatus.reason(status)
+            let text = message ?? XMLWriter.reasonPhrase(status)
             return DAVResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
                                body: Data((text + "\n").utf8))
         }
