@@ -21,9 +21,10 @@ public struct XMLWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
 
     private struct Scope {
-        /// nil for an unnamespaced element.
-        var prefix: String?
-        var name: String
+        /// Where the element's qualified name (`d:href`) sits in `bytes`: the end tag copies
+        /// it from there instead of keeping and re-encoding the strings.
+        var nameOffset: Int
+        var nameLength: Int
         /// Namespaces declared on this element, in scope for its descendants.
         var declared: [(uri: String, prefix: String)]
     }
@@ -63,7 +64,9 @@ public struct XMLWriter: Sendable {
         var declarations: [(uri: String, prefix: String)] = open.isEmpty ? rootPrefixes.map { ($0.uri, $0.prefix) } : []
         let prefix = resolvePrefix(namespace, declarations: &declarations)
         bytes.append(0x3C) // <
+        let nameOffset = bytes.count
         appendQualified(prefix, name)
+        let nameLength = bytes.count - nameOffset
         for attribute in attributes {
             bytes.append(0x20)
             appendQualified(resolvePrefix(attribute.namespace, declarations: &declarations), attribute.name)
@@ -73,13 +76,13 @@ public struct XMLWriter: Sendable {
         }
         for declaration in declarations {
             appendLiteral(" xmlns:")
-            bytes += declaration.prefix.utf8
+            appendUTF8(of: declaration.prefix)
             appendLiteral("=\"")
             appendEscaped(declaration.uri, attribute: true)
             bytes.append(0x22)
         }
         startTagOpen = true
-        open.append(Scope(prefix: prefix, name: name, declared: declarations))
+        open.append(Scope(nameOffset: nameOffset, nameLength: nameLength, declared: declarations))
     }
 
     /// Closes the innermost open element (as `<x/>` when it has no content).
@@ -90,7 +93,7 @@ public struct XMLWriter: Sendable {
             startTagOpen = false
         } else {
             appendLiteral("</")
-            appendQualified(scope.prefix, scope.name)
+            for offset in scope.nameOffset..<(scope.nameOffset + scope.nameLength) { bytes.append(bytes[offset]) }
             bytes.append(0x3E)
         }
     }
@@ -113,7 +116,7 @@ public struct XMLWriter: Sendable {
     /// property value). The fragment must declare the namespaces it uses.
     public mutating func raw(_ xml: String) {
         closeStartTag()
-        bytes += xml.utf8
+        appendUTF8(of: xml)
     }
 
     /// `<name/>`
@@ -167,10 +170,17 @@ public struct XMLWriter: Sendable {
 
     private mutating func appendQualified(_ prefix: String?, _ name: String) {
         if let prefix {
-            bytes += prefix.utf8
+            appendUTF8(of: prefix)
             bytes.append(0x3A)
         }
-        bytes += name.utf8
+        appendUTF8(of: name)
+    }
+
+    /// A string's bytes, copied in one go from its contiguous storage when it has one.
+    @inline(__always)
+    private mutating func appendUTF8(of string: String) {
+        let copied: Void? = string.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
+        if copied == nil { bytes += string.utf8 }
     }
 
     private func prefix(for namespace: String, pending: [(uri: String, prefix: String)]) -> String? {
