@@ -40,15 +40,14 @@ struct AddressDataRequest: Sendable {
         }
     }
 
-    /// The card text to return: the stored bytes untouched when nothing is asked (or the card
-    /// already has the asked version), else the card converted and trimmed (VERSION and UID
-    /// always kept).
-    func render(_ body: Data) -> String {
-        let stored = String(decoding: body, as: UTF8.self)
-        guard version != nil || properties != nil else { return stored }
-        guard var cards = try? VCardParser.parse([UInt8](body)), !cards.isEmpty else { return stored }
+    /// The card bytes to return: the stored bytes untouched (not parsed) when nothing is
+    /// asked (or the card already has the asked version), else the card converted and
+    /// trimmed (VERSION and UID always kept).
+    func render(_ body: Data) -> Data {
+        guard version != nil || properties != nil else { return body }
+        guard var cards = try? VCardParser.parse([UInt8](body)), !cards.isEmpty else { return body }
         let converts = version.map { wanted in cards.contains { $0.version != wanted.vCardVersion } } ?? false
-        if !converts && properties == nil { return stored }
+        if !converts && properties == nil { return body }
         for index in cards.indices {
             var card = cards[index]
             if let version, card.version != version.vCardVersion {
@@ -59,6 +58,6 @@ struct AddressDataRequest: Sendable {
             }
             cards[index] = card
         }
-        return VCardWriter.write(cards)
+        return Data(VCardWriter.write(cards).utf8)
     }
 }

@@ -1,19 +1,20 @@
+import DAVXML
 import Foundation
 import RoloStore
 
 /// A request the engine refuses: an HTTP status, optionally the RFC precondition or
-/// postcondition element that names why (rendered as a `DAV:error` body), extra XML inside
-/// that element (e.g. the `DAV:href` of a conflicting card) and a human-readable message.
+/// postcondition element that names why (rendered as a `DAV:error` body), the `DAV:href`
+/// inside that element (e.g. of a conflicting card) and a human-readable message.
 struct DAVError: Error, Sendable {
     var status: Int
     var condition: PropertyName?
-    /// Inner XML of the condition element, already escaped.
-    var conditionBody: String
+    /// The resource the condition points at, written as a `DAV:href` inside it.
+    var conditionHref: String?
     var message: String?
 
-    init(_ status: Int, condition: PropertyName? = nil, conditionBody: String = "", message: String? = nil) {
+    init(_ status: Int, condition: PropertyName? = nil, conditionHref: String? = nil, message: String? = nil) {
         self.status = status; self.condition = condition
-        self.conditionBody = conditionBody; self.message = message
+        self.conditionHref = conditionHref; self.message = message
     }
 
     static func badRequest(_ message: String) -> DAVError { DAVError(400, message: message) }
@@ -28,27 +29,27 @@ struct DAVError: Error, Sendable {
 
     /// The `DAV:error` document (or a plain-text message when there is no condition).
     var response: DAVResponse {
-        guard let condition else {
-            let text = message ?? HTTPStatus.reason(status)
+        guard condition != nil else {
+            let text = message ?? XMLWriter.reasonPhrase(status)
             return DAVResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
                                body: Data((text + "\n").utf8))
         }
-        var xml = ResponseXMLWriter(reservingCapacity: 256)
-        xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error \(Namespace.rootDeclarations)>")
-        writeCondition(into: &xml, condition: condition)
-        xml.raw("</D:error>\n")
+        var xml = XMLWriter(reservingCapacity: 256)
+        writeErrorElement(into: &xml)
+        xml.raw("\n")
         return DAVResponse(status: status, headers: [("Content-Type", "application/xml; charset=utf-8")],
-                           body: Data(xml.text.utf8))
+                           body: Data(xml.bytes))
     }
 
-    /// The condition element and message, as children of a `DAV:error` element.
-    func writeCondition(into xml: inout ResponseXMLWriter, condition: PropertyName) {
-        if conditionBody.isEmpty {
-            xml.empty(condition)
-        } else {
-            xml.open(condition); xml.raw(conditionBody); xml.close(condition)
-        }
-        if let message { xml.element(PropertyName(namespace: Namespace.rolo, name: "message"), text: message) }
+    /// `<d:error>` with the condition element and the message; nothing without a condition.
+    func writeErrorElement(into xml: inout XMLWriter) {
+        guard let condition else { return }
+        xml.start(Namespace.dav, "error")
+        xml.start(condition)
+        if let conditionHref { xml.element(Namespace.dav, "href", text: conditionHref) }
+        xml.end()
+        if let message { xml.element(Namespace.rolo, "message", text: message) }
+        xml.end()
     }
 }
 

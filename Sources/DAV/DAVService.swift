@@ -112,8 +112,8 @@ extension DAVService {
         }
     }
 
-    func multistatusResponse(_ body: String) -> DAVResponse {
-        DAVResponse(status: 207, headers: [("Content-Type", "application/xml; charset=utf-8")], body: Data(body.utf8))
+    func multistatusResponse(_ body: Data) -> DAVResponse {
+        DAVResponse(status: 207, headers: [("Content-Type", "application/xml; charset=utf-8")], body: body)
     }
 }
 

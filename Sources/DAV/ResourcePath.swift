@@ -18,11 +18,14 @@ enum ResourcePath: Hashable, Sendable {
     init?(path: String, configuration: DAVConfiguration) {
         var path = Substring(path)
         let prefix = configuration.proxyPrefix
-        if !prefix.isEmpty, path.hasPrefix(prefix + "/") || path == prefix { path = path.dropFirst(prefix.count) }
+        if !prefix.isEmpty, Self.isPathPrefix(prefix, of: path) { path = Substring(path.utf8.dropFirst(prefix.utf8.count)) }
         if path.isEmpty || path == "/" { self = .root; return }
         let base = configuration.basePath
-        guard path == base || path.hasPrefix(base + "/") else { return nil }
-        let segments = path.dropFirst(base.count).split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard Self.isPathPrefix(base, of: path) else { return nil }
+        // Split on UTF-8 bytes: splitting a Substring compares Characters (grapheme
+        // breaking), which made path parsing the costliest step of a multiget.
+        let segments = path.utf8.dropFirst(base.utf8.count).split(separator: 0x2F, omittingEmptySubsequences: true)
+            .map { String(decoding: $0, as: UTF8.self) }
         guard !segments.contains(where: { $0 == "." || $0 == ".." }) else { return nil }
         switch (segments.first, segments.count) {
         case (nil, _): self = .root
@@ -33,6 +36,14 @@ enum ResourcePath: Hashable, Sendable {
         case ("addressbooks", _): self = .member(user: segments[1], components: Array(segments.dropFirst(2)))
         default: return nil
         }
+    }
+
+    /// `prefix` is the whole path or its first segments (`/dav` of `/dav/x`, not of `/davx`),
+    /// compared without building `prefix + "/"` for every request.
+    private static func isPathPrefix(_ prefix: String, of path: Substring) -> Bool {
+        guard path.utf8.starts(with: prefix.utf8) else { return false }
+        let rest = path.utf8.dropFirst(prefix.utf8.count)
+        return rest.isEmpty || rest.first == 0x2F
     }
 
     /// The user this path belongs to, nil for the shared tops.
@@ -65,7 +76,13 @@ struct HrefBuilder: Sendable {
     }
 
     func resource(owner: String, collectionPath: [String], name: String) -> String {
-        collection(owner: owner, path: collectionPath) + PercentEncoding.encodeSegment(name)
+        member(name, ofCollectionHref: collection(owner: owner, path: collectionPath))
+    }
+
+    /// The href of a member when its collection's href is known: listings build the
+    /// collection part once, not once per card.
+    func member(_ name: String, ofCollectionHref collectionHref: String) -> String {
+        collectionHref + PercentEncoding.encodeSegment(name)
     }
 
     func href(for node: Node) -> String {

@@ -21,9 +21,10 @@ public struct XMLWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
 
     private struct Scope {
-        /// nil for an unnamespaced element.
-        var prefix: String?
-        var name: String
+        /// Where the element's qualified name (`d:href`) sits in `bytes`: the end tag copies
+        /// it from there instead of keeping and re-encoding the strings.
+        var nameOffset: Int
+        var nameLength: Int
         /// Namespaces declared on this element, in scope for its descendants.
         var declared: [(uri: String, prefix: String)]
     }
@@ -43,6 +44,12 @@ public struct XMLWriter: Sendable {
         if declaration { bytes += #"<?xml version="1.0" encoding="utf-8"?>"#.utf8 + [0x0A] }
     }
 
+    /// Makes room for `count` more bytes at once (e.g. the cards a multistatus will carry),
+    /// sparing the buffer's repeated doubling and copying.
+    public mutating func reserveCapacity(forAdditional count: Int) {
+        bytes.reserveCapacity(bytes.count + count)
+    }
+
     /// The document as text.
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 
@@ -57,34 +64,36 @@ public struct XMLWriter: Sendable {
         var declarations: [(uri: String, prefix: String)] = open.isEmpty ? rootPrefixes.map { ($0.uri, $0.prefix) } : []
         let prefix = resolvePrefix(namespace, declarations: &declarations)
         bytes.append(0x3C) // <
+        let nameOffset = bytes.count
         appendQualified(prefix, name)
+        let nameLength = bytes.count - nameOffset
         for attribute in attributes {
             bytes.append(0x20)
             appendQualified(resolvePrefix(attribute.namespace, declarations: &declarations), attribute.name)
-            bytes += "=\"".utf8
+            appendLiteral("=\"")
             appendEscaped(attribute.value, attribute: true)
             bytes.append(0x22)
         }
         for declaration in declarations {
-            bytes += " xmlns:".utf8
-            bytes += declaration.prefix.utf8
-            bytes += "=\"".utf8
+            appendLiteral(" xmlns:")
+            appendUTF8(of: declaration.prefix)
+            appendLiteral("=\"")
             appendEscaped(declaration.uri, attribute: true)
             bytes.append(0x22)
         }
         startTagOpen = true
-        open.append(Scope(prefix: prefix, name: name, declared: declarations))
+        open.append(Scope(nameOffset: nameOffset, nameLength: nameLength, declared: declarations))
     }
 
     /// Closes the innermost open element (as `<x/>` when it has no content).
     public mutating func end() {
         guard let scope = open.popLast() else { preconditionFailure("XMLWriter.end() without start()") }
         if startTagOpen {
-            bytes += "/>".utf8
+            appendLiteral("/>")
             startTagOpen = false
         } else {
-            bytes += "</".utf8
-            appendQualified(scope.prefix, scope.name)
+            appendLiteral("</")
+            for offset in scope.nameOffset..<(scope.nameOffset + scope.nameLength) { bytes.append(bytes[offset]) }
             bytes.append(0x3E)
         }
     }
@@ -95,11 +104,19 @@ public struct XMLWriter: Sendable {
         appendEscaped(text, attribute: false)
     }
 
+    /// Writes UTF-8 bytes (a stored vCard) as escaped character data in one pass, without
+    /// making a String of them first.
+    public mutating func text<Bytes: Sequence<UInt8>>(utf8 text: Bytes) {
+        closeStartTag()
+        let done: Void? = text.withContiguousStorageIfAvailable { appendEscaped($0, attribute: false) }
+        if done == nil { Array(text).withUnsafeBufferPointer { appendEscaped($0, attribute: false) } }
+    }
+
     /// Writes an already serialised, well-formed fragment verbatim (a stored dead
     /// property value). The fragment must declare the namespaces it uses.
     public mutating func raw(_ xml: String) {
         closeStartTag()
-        bytes += xml.utf8
+        appendUTF8(of: xml)
     }
 
     /// `<name/>`
@@ -153,10 +170,17 @@ public struct XMLWriter: Sendable {
 
     private mutating func appendQualified(_ prefix: String?, _ name: String) {
         if let prefix {
-            bytes += prefix.utf8
+            appendUTF8(of: prefix)
             bytes.append(0x3A)
         }
-        bytes += name.utf8
+        appendUTF8(of: name)
+    }
+
+    /// A string's bytes, copied in one go from its contiguous storage when it has one.
+    @inline(__always)
+    private mutating func appendUTF8(of string: String) {
+        let copied: Void? = string.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
+        if copied == nil { bytes += string.utf8 }
     }
 
     private func prefix(for namespace: String, pending: [(uri: String, prefix: String)]) -> String? {
@@ -175,6 +199,12 @@ public struct XMLWriter: Sendable {
         return bound ? nil : preferred
     }
 
+    /// Appends a literal's bytes without going through a String.
+    @inline(__always)
+    private mutating func appendLiteral(_ literal: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
     private mutating func closeStartTag() {
         if startTagOpen {
             bytes.append(0x3E)
@@ -182,40 +212,91 @@ public struct XMLWriter: Sendable {
         }
     }
 
-    /// Escapes `&`, `<`, `>` (and in attributes `"`, tab, CR, LF as character references);
-    /// control characters XML 1.0 cannot carry become U+FFFD so output stays well-formed.
-    /// Runs of plain bytes are copied in one go.
+    /// Escapes a string's UTF-8 bytes (see `appendEscaped(_:attribute:)` on bytes).
     private mutating func appendEscaped(_ string: String, attribute: Bool) {
         var string = string
-        string.withUTF8 { buffer in
-            var runStart = 0
-            for index in 0..<buffer.count {
-                let byte = buffer[index]
-                guard needsEscape(byte, attribute: attribute) else { continue }
-                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<index])) }
-                runStart = index + 1
-                switch byte {
-                case 0x26: bytes += "&amp;".utf8
-                case 0x3C: bytes += "&lt;".utf8
-                case 0x3E: bytes += "&gt;".utf8
-                case 0x22: bytes += "&quot;".utf8
-                case 0x09: bytes += "&#9;".utf8
-                case 0x0A: bytes += "&#10;".utf8
-                case 0x0D: bytes += "&#13;".utf8
-                default: bytes += [0xEF, 0xBF, 0xBD]
-                }
+        string.withUTF8 { appendEscaped($0, attribute: attribute) }
+    }
+
+    /// Escapes `&`, `<`, `>` (and in attributes `"`, tab, CR, LF as character references;
+    /// in text CR only, so CRLF survives parsing). Control characters XML 1.0 cannot carry,
+    /// U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so output stays well-formed whatever
+    /// the bytes. Runs of plain bytes are copied in one go.
+    private mutating func appendEscaped(_ buffer: UnsafeBufferPointer<UInt8>, attribute: Bool) {
+        var runStart = 0
+        var index = 0
+        let count = buffer.count
+        func flush(upTo end: Int) {
+            if runStart < end { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<end])) }
+        }
+        let table = attribute ? attributeEscapes : textEscapes
+        while index < count {
+            let byte = buffer[index]
+            // Most bytes of a card are plain ASCII: one table load decides.
+            if table[Int(byte)] == 0 { index += 1; continue }
+            if byte >= 0x80 {
+                let length = validUTF8SequenceLength(buffer, at: index)
+                if length > 0 { index += length; continue }
+                flush(upTo: index)
+                appendLiteral("\u{FFFD}")
+                index += 1
+                runStart = index
+                continue
             }
-            if runStart < buffer.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
+            flush(upTo: index)
+            switch byte {
+            case 0x26: appendLiteral("&amp;")
+            case 0x3C: appendLiteral("&lt;")
+            case 0x3E: appendLiteral("&gt;")
+            case 0x22: appendLiteral("&quot;")
+            case 0x09: appendLiteral("&#9;")
+            case 0x0A: appendLiteral("&#10;")
+            case 0x0D: appendLiteral("&#13;")
+            default: appendLiteral("\u{FFFD}")
+            }
+            index += 1
+            runStart = index
+        }
+        flush(upTo: count)
+    }
+}
+
+/// The length of the well-formed UTF-8 sequence of an XML character starting at `index`
+/// (2 to 4), or 0 when the bytes there are not one (bad lead or continuation bytes,
+/// overlong forms, surrogates, beyond U+10FFFF, truncated, or U+FFFE/U+FFFF).
+@inline(__always)
+private func validUTF8SequenceLength(_ buffer: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
+    let lead = buffer[index]
+    let length: Int
+    var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+    switch lead {
+    case 0xC2...0xDF: length = 2
+    case 0xE0: length = 3; secondRange = 0xA0...0xBF
+    case 0xED: length = 3; secondRange = 0x80...0x9F
+    case 0xE1...0xEC, 0xEE...0xEF: length = 3
+    case 0xF0: length = 4; secondRange = 0x90...0xBF
+    case 0xF1...0xF3: length = 4
+    case 0xF4: length = 4; secondRange = 0x80...0x8F
+    default: return 0
+    }
+    guard index + length <= buffer.count, secondRange.contains(buffer[index + 1]) else { return 0 }
+    for offset in 2..<length where !(0x80...0xBF).contains(buffer[index + offset]) { return 0 }
+    if lead == 0xEF, buffer[index + 1] == 0xBF, buffer[index + 2] >= 0xBE { return 0 }
+    return length
+}
+
+/// Per byte value: 0 when it is copied as it is, 1 when it needs a look (markup, control
+/// characters, CR, and bytes of multi-byte UTF-8 sequences, which are validated).
+private func escapeTable(attribute: Bool) -> [UInt8] {
+    (0...255).map { (byte: Int) -> UInt8 in
+        switch byte {
+        case 0x26, 0x3C, 0x3E, 0x0D, 0x80...: return 1
+        case 0x22, 0x09, 0x0A: return attribute ? 1 : 0
+        case 0x00..<0x20: return 1
+        default: return 0
         }
     }
 }
 
-@inline(__always)
-private func needsEscape(_ byte: UInt8, attribute: Bool) -> Bool {
-    switch byte {
-    case 0x26, 0x3C, 0x3E, 0x0D: return true
-    case 0x22, 0x09, 0x0A: return attribute
-    case 0x00..<0x20: return true
-    default: return false
-    }
-}
+private let textEscapes = escapeTable(attribute: false)
+private let attributeEscapes = escapeTable(attribute: true)

@@ -26,7 +26,8 @@ struct RoloResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
         let method = request.method.rawValue
-        let path = request.uri.path.removingPercentEncoding ?? request.uri.path
+        let rawPath = request.uri.path
+        let path = rawPath.utf8.contains(0x25) ? rawPath.removingPercentEncoding ?? rawPath : rawPath
         var user = "-"
         let remote = ClientAddress.resolve(peer: context.remoteAddress,
                                            forwardedFor: request.headers[.xForwardedFor],
@@ -39,8 +40,10 @@ struct RoloResponder: HTTPResponder {
             response = Self.plain(.badRequest, "Could not read the request body.\n")
         }
         let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.record(method: method, status: response.status.code, duration: elapsed)
+        // Formatting costs more than a cached GET: only when the line is written.
+        guard logger.logLevel <= .info else { return response }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let milliseconds = String(format: "%.1f", seconds * 1000)
         logger.info("\(method) \(request.uri.path) \(response.status.code) \(milliseconds)ms",
                     metadata: ["method": .string(method), "path": .string(request.uri.path),

@@ -33,6 +33,18 @@ import Testing
         #expect(view.status(of: "{DAV:}getetag") == 200)
     }
 
+    @Test func hrefsPaddedWithWhitespaceOrAbsoluteURIsResolve() async throws {
+        let dav = try await TestDAV()
+        await dav.putCard(uid: "pad", fn: "Padded")
+        await dav.putCard(uid: "abs", fn: "Absolute")
+        let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/",
+                                      body: Self.multiget(["\n  /dav/addressbooks/alice/default/pad.vcf\r\n\t",
+                                                           "https://rolo.example:8443/dav/addressbooks/alice/default/abs.vcf"]))
+        let views = try response.multistatus()
+        #expect(views["/dav/addressbooks/alice/default/pad.vcf"]?.status(of: "{DAV:}getetag") == 200)
+        #expect(views["https://rolo.example:8443/dav/addressbooks/alice/default/abs.vcf"]?.status(of: "{DAV:}getetag") == 200)
+    }
+
     @Test func unknownReportIs403SupportedReport() async throws {
         let dav = try await TestDAV()
         let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/", body: "<X:weird xmlns:X=\"urn:x\"/>")

@@ -1,6 +1,7 @@
 import Foundation
 import RoloStore
 import VCard
+import DAVXML
 import Testing
 @testable import DAV
 
@@ -51,9 +52,34 @@ import Testing
 }
 
 @Suite struct FormattingTests {
-    @Test func escapesMarkupAndCarriageReturns() {
-        #expect(ResponseXMLWriter.escape("a<b>&\"c\"\r\n") == "a&lt;b&gt;&amp;&quot;c&quot;&#13;\n")
-        #expect(ResponseXMLWriter.escape("plain") == "plain")
+    @Test func writesCardBytesAsEscapedPropertyTextKeepingCR() throws {
+        var writer = XMLWriter(declaration: false)
+        writer.property(.cardDAV("address-data"), .utf8(Data("a<b>&\"c\"\r\n".utf8)))
+        #expect(writer.string.hasSuffix(">a&lt;b&gt;&amp;\"c\"&#13;\n</card:address-data>"))
+        let parsed = try XMLDocumentParser.parse(writer.bytes)
+        #expect(parsed.text == "a<b>&\"c\"\r\n")
+    }
+
+    @Test func writesStructuredPropertyValues() throws {
+        var writer = XMLWriter(declaration: false)
+        writer.element(Namespace.dav, "prop") { writer in
+            writer.property(.dav("resourcetype"), .emptyElements([.dav("collection"), .cardDAV("addressbook")]))
+            writer.property(.dav("owner"), .href("/dav/principals/a&b/"))
+            writer.property(.dav("getetag"), nil)
+        }
+        let prop = try XMLDocumentParser.parse(writer.bytes)
+        #expect(prop.child(Namespace.dav, "resourcetype")?.children.map(\.clarkName)
+                == ["{DAV:}collection", "{urn:ietf:params:xml:ns:carddav}addressbook"])
+        #expect(prop.child(Namespace.dav, "owner")?.child(Namespace.dav, "href")?.text == "/dav/principals/a&b/")
+        #expect(prop.child(Namespace.dav, "getetag")?.children.isEmpty == true)
+    }
+
+    @Test func trimsXMLWhitespaceOnly() {
+        #expect(" \r\n\t/dav/a b.vcf\n ".trimmingXMLWhitespace == "/dav/a b.vcf")
+        #expect("\u{A0}é\u{A0}".trimmingXMLWhitespace == "\u{A0}é\u{A0}")
+        #expect(" \n ".trimmingXMLWhitespace == "")
+        #expect("plain".trimmingXMLWhitespace == "plain")
+        #expect(" 山田 ".trimmingXMLWhitespace == "山田")
     }
 
     @Test func formatsHTTPDates() {

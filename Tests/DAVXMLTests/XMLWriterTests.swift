@@ -135,4 +135,58 @@ private let carddav = XMLNamespace.carddav
         #expect(size > 1_000_000)
         #expect(elapsed < .seconds(3))
     }
+
+    // MARK: text(utf8:), the one-pass writer of stored card bytes
+
+    private func textElement(utf8 bytes: [UInt8]) -> (String, XMLElement?) {
+        var writer = XMLWriter(declaration: false, rootPrefixes: [])
+        writer.element("", "t") { $0.text(utf8: bytes) }
+        return (writer.string, try? XMLDocumentParser.parse(writer.bytes))
+    }
+
+    @Test func utf8TextEscapesCDATAEndAndMarkup() {
+        let (text, parsed) = textElement(utf8: Array("a ]]> b <c> & d".utf8))
+        #expect(text == "<t>a ]]&gt; b &lt;c&gt; &amp; d</t>")
+        #expect(parsed?.text == "a ]]> b <c> & d")
+    }
+
+    @Test func utf8TextKeepsCRLFThroughAParser() {
+        let card = "BEGIN:VCARD\r\nFN:Ann\r\n folded\r\nEND:VCARD\r\n"
+        let (text, parsed) = textElement(utf8: Array(card.utf8))
+        #expect(text.contains("BEGIN:VCARD&#13;\nFN:Ann&#13;\n folded"))
+        #expect(parsed?.text == card)
+    }
+
+    @Test func utf8TextCopiesNonASCIIUnchanged() {
+        let value = "FN:Élodie 山田 Αλέξανδρος محمد 😀"
+        let (text, parsed) = textElement(utf8: Array(value.utf8))
+        #expect(text == "<t>\(value)</t>")
+        #expect(parsed?.text == value)
+    }
+
+    @Test func utf8TextReplacesControlCharactersButKeepsTabAndNewline() {
+        let (text, parsed) = textElement(utf8: [0x61, 0x00, 0x62, 0x1B, 0x63, 0x09, 0x0A, 0x7F])
+        #expect(text == "<t>a\u{FFFD}b\u{FFFD}c\t\n\u{7F}</t>")
+        #expect(parsed?.text == "a\u{FFFD}b\u{FFFD}c\t\n\u{7F}")
+    }
+
+    @Test func utf8TextReplacesInvalidUTF8AndNonCharactersSoOutputStaysWellFormed() {
+        // A lone continuation byte, a truncated 3-byte sequence, an overlong "/", a UTF-16
+        // surrogate, U+FFFE, and a lead byte at the very end.
+        let bytes: [UInt8] = [0x41, 0x80, 0x42, 0xE6, 0x97, 0x43, 0xC0, 0xAF, 0xED, 0xA0, 0x80, 0xEF, 0xBF, 0xBE, 0xF0]
+        let (text, parsed) = textElement(utf8: bytes)
+        let replacement = "\u{FFFD}"
+        #expect(parsed != nil)
+        #expect(text.hasPrefix("<t>A\(replacement)B"))
+        #expect(parsed?.text.hasPrefix("A\(replacement)B\(replacement)") == true)
+        #expect(parsed?.text.contains("C") == true)
+        #expect(parsed?.text.unicodeScalars.contains { $0.value == 0xFFFE || (0xD800...0xDFFF).contains($0.value) } == false)
+    }
+
+    @Test func utf8TextOfNonContiguousBytesMatchesArrayBytes() {
+        let value = "x < y ]]> ü\r\n"
+        var fromSequence = XMLWriter(declaration: false, rootPrefixes: [])
+        fromSequence.element("", "t") { $0.text(utf8: value.utf8.lazy.map { $0 }) }
+        #expect(fromSequence.string == textElement(utf8: Array(value.utf8)).0)
+    }
 }

@@ -15,11 +15,12 @@ import Testing
         let running = try await RoloServer.make(configuration: configuration, store: store).start()
         let url = "http://127.0.0.1:\(running.port)/dav/"
 
-        // Six failures: the next one is held for 250 ms by the throttle, long enough to
-        // still be in flight when shutdown starts.
-        for _ in 0..<6 { _ = try await Curl.run(["-u", "alice:wrong", url]) }
+        // Seven failures: the next one is held for 1 s by the throttle, long enough to still
+        // be in flight when shutdown starts 400 ms later, even on a loaded machine where
+        // starting curl takes a while.
+        for _ in 0..<7 { _ = try await Curl.run(["-u", "alice:wrong", url]) }
         let inFlight = Task { try await Curl.run(["-u", "alice:wrong", url]) }
-        try await Task.sleep(for: .milliseconds(120))
+        try await Task.sleep(for: .milliseconds(400))
         try await running.shutdown()
         let answered = try await inFlight.value
         #expect(answered.status == 401)

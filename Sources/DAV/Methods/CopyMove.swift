@@ -144,7 +144,7 @@ extension DAVService {
                                                  card: card, precondition: .none)
             }
             let href = hrefs.resource(owner: target.owner, collectionPath: target.path, name: existingName)
-            throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionBody: PropertyXML.href(href),
+            throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionHref: href,
                            message: "The destination address book has a card with the same UID.")
         }
         if !dead.isEmpty {

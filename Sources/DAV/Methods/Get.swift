@@ -5,12 +5,9 @@ import RoloStore
 /// Last-Modified; `If-None-Match` answers 304. Collections have no GET body (405).
 extension DAVService {
     func get(_ request: DAVRequest, includeBody: Bool) async throws -> DAVResponse {
-        let node = try await existingNode(request)
-        guard case .object(let collection, let info, _) = node else {
+        let (collection, stored) = try await storedObject(at: try path(of: request))
+        guard let collection, let stored else {
             return DAVResponse(status: 405, headers: [("Allow", Self.allowedMethods), ("Content-Length", "0")])
-        }
-        guard let stored = try await store.resource(collectionID: collection.id, name: info.name) else {
-            throw DAVError.notFound
         }
         let current = stored.info
         var headers = [("ETag", current.etag), ("Last-Modified", HTTPDate.rfc1123(current.modified))]
@@ -24,5 +21,24 @@ extension DAVService {
         headers.append(("Content-Type", collection.kind == .addressBook ? Put.cardContentType : current.contentType))
         headers.append(("Content-Length", String(stored.data.count)))
         return DAVResponse(status: 200, headers: headers, body: includeBody ? stored.data : Data())
+    }
+
+    /// The card or file at `path` with its body, read in two store calls (parent, then
+    /// resource) since GET is the hottest path; (nil, nil) when the path is a collection
+    /// or above the stored tree; 404 when nothing is there.
+    private func storedObject(at path: ResourcePath) async throws -> (CollectionInfo?, StoredResource?) {
+        if case .member(let user, let components) = path, components.count >= 2,
+           let parent = try await store.collection(owner: user, path: Array(components.dropLast())) {
+            if let stored = try await store.resource(collectionID: parent.id, name: components[components.count - 1]) {
+                return (parent, stored)
+            }
+        }
+        guard case .found(let node) = try await resolve(path) else { throw DAVError.notFound }
+        guard case .object(let collection, let info, _) = node,
+              let stored = try await store.resource(collectionID: collection.id, name: info.name) else {
+            if case .object = node { throw DAVError.notFound }
+            return (nil, nil)
+        }
+        return (collection, stored)
     }
 }

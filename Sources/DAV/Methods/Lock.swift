@@ -70,22 +70,26 @@ extension DAVService {
     }
 
     private func lockResponse(_ lock: LockTable.ActiveLock, status: Int, newToken: Bool) -> DAVResponse {
-        var xml = ResponseXMLWriter()
-        xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:prop \(Namespace.rootDeclarations)><D:lockdiscovery>")
-        xml.raw(Self.activeLockXML(lock))
-        xml.raw("</D:lockdiscovery></D:prop>\n")
+        var xml = XMLWriter()
+        xml.element(Namespace.dav, "prop") { $0.element(Namespace.dav, "lockdiscovery") { Self.writeActiveLock(lock, into: &$0) } }
+        xml.raw("\n")
         var headers = [("Content-Type", "application/xml; charset=utf-8")]
         if newToken { headers.append(("Lock-Token", "<\(lock.token)>")) }
-        return DAVResponse(status: status, headers: headers, body: Data(xml.text.utf8))
+        return DAVResponse(status: status, headers: headers, body: Data(xml.bytes))
     }
 
-    static func activeLockXML(_ lock: LockTable.ActiveLock) -> String {
-        "<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope><D:\(lock.scope.rawValue)/></D:lockscope>"
-            + "<D:depth>\(lock.infinite ? "infinity" : "0")</D:depth>"
-            + (lock.ownerXML.isEmpty ? "" : "<D:owner>\(lock.ownerXML)</D:owner>")
-            + "<D:timeout>Second-\(lock.timeout)</D:timeout>"
-            + "<D:locktoken>\(PropertyXML.href(lock.token))</D:locktoken><D:lockroot>\(PropertyXML.href(lock.rootHref))</D:lockroot>"
-            + "</D:activelock>"
+    /// `<d:activelock>` describing one lock (LOCK answers and `DAV:lockdiscovery`).
+    static func writeActiveLock(_ lock: LockTable.ActiveLock, into xml: inout XMLWriter) {
+        let dav = Namespace.dav
+        xml.element(dav, "activelock") { xml in
+            xml.element(dav, "locktype") { $0.empty(dav, "write") }
+            xml.element(dav, "lockscope") { $0.empty(dav, lock.scope.rawValue) }
+            xml.element(dav, "depth", text: lock.infinite ? "infinity" : "0")
+            if !lock.ownerXML.isEmpty { xml.property(.dav("owner"), .innerXML(lock.ownerXML)) }
+            xml.element(dav, "timeout", text: "Second-\(lock.timeout)")
+            xml.property(.dav("locktoken"), .href(lock.token))
+            xml.property(.dav("lockroot"), .href(lock.rootHref))
+        }
     }
 
     /// `Second-600` or `Infinite` (first acceptable value), capped.
@@ -123,7 +127,7 @@ extension DAVService {
         guard !held.isEmpty else { return }
         let submitted = Set(Preconditions.stateTokens(request.headers["if"]))
         if let missing = held.first(where: { !submitted.contains($0.token) }) {
-            throw DAVError(423, condition: .dav("lock-token-submitted"), conditionBody: PropertyXML.href(missing.rootHref),
+            throw DAVError(423, condition: .dav("lock-token-submitted"), conditionHref: missing.rootHref,
                            message: "The resource is locked; send its lock token in an If header.")
         }
     }

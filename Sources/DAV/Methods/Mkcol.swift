@@ -1,3 +1,4 @@
+import Foundation
 import DAVXML
 import RoloStore
 
@@ -21,12 +22,11 @@ extension DAVService {
             kind = requested.kind
             plan = requested.plan
             if let failures = requested.failureStatus {
-                var xml = ResponseXMLWriter()
-                xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:mkcol-response \(Namespace.rootDeclarations)>")
-                Multistatus.write(failures, into: &xml)
-                xml.raw("</D:mkcol-response>\n")
+                var xml = XMLWriter()
+                xml.element(Namespace.dav, "mkcol-response") { Multistatus.write(failures, into: &$0) }
+                xml.raw("\n")
                 return DAVResponse(status: 403, headers: [("Content-Type", "application/xml; charset=utf-8")],
-                                   body: .init(xml.text.utf8))
+                                   body: Data(xml.bytes))
             }
         }
 

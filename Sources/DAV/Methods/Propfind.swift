@@ -12,12 +12,19 @@ extension DAVService {
         if depth == .infinity && node.isCollection {
             throw DAVError.precondition(403, .dav("propfind-finite-depth"), message: "Depth: infinity is not supported.")
         }
-        var nodes = [node]
-        if depth == .one { nodes += try await children(of: node, user: request.user) }
+        let targetHref = href(for: node, request: request)
+        var targets = [(node: node, href: targetHref)]
+        if depth == .one {
+            targets += try await children(of: node, user: request.user).map { child in
+                // A card's href is its collection's plus its name: no need to rebuild the prefix.
+                guard case .object(_, let info, _) = child else { return (child, hrefs.href(for: child)) }
+                return (child, hrefs.member(info.name, ofCollectionHref: targetHref))
+            }
+        }
 
         var multistatus = Multistatus()
-        for node in nodes {
-            let href = href(for: node, request: request)
+        multistatus.reserve(responses: targets.count, bodyBytes: 0)
+        for (node, href) in targets {
             multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
         }
         return multistatusResponse(multistatus.finish())

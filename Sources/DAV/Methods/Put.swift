@@ -94,7 +94,7 @@ extension DAVService {
                                                  card: card, precondition: Preconditions.write(request.headers))
         } catch StoreError.uidConflict(let existingName) {
             let href = hrefs.resource(owner: collection.owner, collectionPath: collection.path, name: existingName)
-            throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionBody: PropertyXML.href(href),
+            throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionHref: href,
                            message: "Another card in this address book has the same UID.")
         }
         return DAVResponse(status: result.created ? 201 : 204, headers: [("ETag", result.etag), ("Content-Length", "0")])

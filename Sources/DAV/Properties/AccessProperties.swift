@@ -1,3 +1,4 @@
+import DAVXML
 import RoloStore
 
 /// Principals and access: RFC 5397 current-user-principal, RFC 3744 read-only properties,
@@ -7,24 +8,24 @@ enum AccessProperties {
                                       addressbookHomeSet, principalAddress, principalCollectionSet]
 
     static let currentUserPrincipal = LiveProperty(.dav("current-user-principal"), kinds: NodeKind.all) { context in
-        PropertyXML.href(context.hrefs.principal(context.user))
+        .href(context.hrefs.principal(context.user))
     }
 
     static let principalURL = LiveProperty(.dav("principal-URL"), kinds: [.principal]) { context in
-        PropertyXML.href(context.hrefs.principal(context.user))
+        .href(context.hrefs.principal(context.user))
     }
 
     static let principalCollectionSet = LiveProperty(.dav("principal-collection-set"), kinds: [.root, .principal],
                                                      inAllprop: false) { context in
-        PropertyXML.href(context.hrefs.principals)
+        .href(context.hrefs.principals)
     }
 
     static let owner = LiveProperty(.dav("owner"), kinds: NodeKind.all.subtracting([.root])) { context in
-        PropertyXML.href(context.hrefs.principal(context.user))
+        .href(context.hrefs.principal(context.user))
     }
 
     static let addressbookHomeSet = LiveProperty(.cardDAV("addressbook-home-set"), kinds: [.principal, .root]) { context in
-        PropertyXML.href(context.hrefs.home(context.user))
+        .href(context.hrefs.home(context.user))
     }
 
     /// RFC 6352 §7.1.2: Rolo has no principal vCard, so the property is absent (404).
@@ -40,6 +41,8 @@ enum AccessProperties {
         default: names = ["read", "write", "write-properties", "write-content", "bind", "unbind",
                           "read-current-user-privilege-set", "all"]
         }
-        return names.map { "<D:privilege><D:\($0)/></D:privilege>" }.joined()
+        return .xml { writer in
+            for name in names { writer.element(Namespace.dav, "privilege") { $0.empty(Namespace.dav, name) } }
+        }
     }
 }

@@ -1,3 +1,4 @@
+import DAVXML
 import RoloStore
 
 /// RFC 6352 address book properties.
@@ -8,23 +9,30 @@ enum CardDAVProperties {
     static let description = LiveProperty(.cardDAV("addressbook-description"), kinds: [.addressBook],
                                           writable: true) { context in
         guard case .collection(let info) = context.node else { return nil }
-        return info.description.map(PropertyXML.text)
+        return info.description.map(PropertyValue.text)
     }
 
     static let supportedAddressData = LiveProperty(.cardDAV("supported-address-data"), kinds: [.addressBook]) { _ in
-        AddressDataFormat.supported.map {
-            "<C:address-data-type content-type=\"text/vcard\" version=\"\($0.rawValue)\"/>"
-        }.joined()
+        .xml { writer in
+            for format in AddressDataFormat.supported {
+                writer.empty(Namespace.cardDAV, "address-data-type",
+                             attributes: [XMLAttribute(name: "content-type", value: "text/vcard"),
+                                          XMLAttribute(name: "version", value: format.rawValue)])
+            }
+        }
     }
 
     static let maxResourceSize = LiveProperty(.cardDAV("max-resource-size"), kinds: [.addressBook]) { context in
-        String(context.service.configuration.maxResourceSize)
+        .text(String(context.service.configuration.maxResourceSize))
     }
 
     static let supportedCollationSet = LiveProperty(.cardDAV("supported-collation-set"), kinds: [.addressBook],
                                                     inAllprop: false) { _ in
-        ["i;ascii-casemap", "i;unicode-casemap", "i;octet"]
-            .map { "<C:supported-collation>\($0)</C:supported-collation>" }.joined()
+        .xml { writer in
+            for collation in ["i;ascii-casemap", "i;unicode-casemap", "i;octet"] {
+                writer.element(Namespace.cardDAV, "supported-collation", text: collation)
+            }
+        }
     }
 
     /// The card itself (RFC 6352 §10.4), converted or trimmed as the element asks.
@@ -34,6 +42,6 @@ enum CardDAVProperties {
         if body == nil { body = try await context.store.resource(collectionID: collection.id, name: info.name)?.data }
         guard let body else { return nil }
         let request = try AddressDataRequest(element: context.element)
-        return ResponseXMLWriter.escape(request.render(body))
+        return .utf8(request.render(body))
     }
 }

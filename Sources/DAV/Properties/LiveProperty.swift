@@ -24,12 +24,12 @@ struct LiveProperty: Sendable {
     let inAllprop: Bool
     /// Clients may set it with PROPPATCH (on stored collections); all others are protected.
     let writable: Bool
-    /// The inner XML of the property element, already escaped; nil when the resource has
-    /// no value (answered 404 when asked by name).
-    let value: @Sendable (PropertyContext) async throws -> String?
+    /// The content of the property element; nil when the resource has no value (answered
+    /// 404 when asked by name).
+    let value: @Sendable (PropertyContext) async throws -> PropertyValue?
 
     init(_ name: PropertyName, kinds: Set<NodeKind>, inAllprop: Bool = true, writable: Bool = false,
-         value: @escaping @Sendable (PropertyContext) async throws -> String?) {
+         value: @escaping @Sendable (PropertyContext) async throws -> PropertyValue?) {
         self.name = name; self.kinds = kinds; self.inAllprop = inAllprop
         self.writable = writable; self.value = value
     }
@@ -52,10 +52,4 @@ enum PropertyRegistry {
     static func properties(for kind: NodeKind) -> [LiveProperty] {
         all.filter { $0.kinds.contains(kind) }
     }
-}
-
-/// Small XML helpers for property values.
-enum PropertyXML {
-    static func href(_ href: String) -> String { "<D:href>\(ResponseXMLWriter.escape(href))</D:href>" }
-    static func text(_ text: String) -> String { ResponseXMLWriter.escape(text) }
 }

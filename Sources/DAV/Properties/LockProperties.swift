@@ -1,3 +1,4 @@
+import DAVXML
 import RoloStore
 
 /// RFC 4918 §15.6, §15.8: the locks on a resource and the kinds it accepts.
@@ -6,13 +7,21 @@ enum LockProperties {
     private static let kinds = NodeKind.storedCollections.union(NodeKind.objects)
 
     static let supportedLock = LiveProperty(.dav("supportedlock"), kinds: kinds) { _ in
-        ["exclusive", "shared"].map {
-            "<D:lockentry><D:lockscope><D:\($0)/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
-        }.joined()
+        .xml { writer in
+            for scope in ["exclusive", "shared"] {
+                writer.element(Namespace.dav, "lockentry") { writer in
+                    writer.element(Namespace.dav, "lockscope") { $0.empty(Namespace.dav, scope) }
+                    writer.element(Namespace.dav, "locktype") { $0.empty(Namespace.dav, "write") }
+                }
+            }
+        }
     }
 
     static let lockDiscovery = LiveProperty(.dav("lockdiscovery"), kinds: kinds) { context in
-        guard let key = context.node.lockKey else { return "" }
-        return await context.service.locks.locks(covering: key).map(DAVService.activeLockXML).joined()
+        guard let key = context.node.lockKey else { return .emptyElements([]) }
+        let locks = await context.service.locks.locks(covering: key)
+        return .xml { writer in
+            for lock in locks { DAVService.writeActiveLock(lock, into: &writer) }
+        }
     }
 }

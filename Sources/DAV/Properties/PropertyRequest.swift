@@ -48,8 +48,8 @@ extension DAVService {
     /// The propstats of one node: found properties (200) and absent ones (404).
     func propstats(of node: Node, href: String, user: String, request: PropertyRequest) async throws -> [Propstat] {
         let kind = node.kind
-        var found: [(name: PropertyName, value: String?)] = []
-        var missing: [(name: PropertyName, value: String?)] = []
+        var found: [(name: PropertyName, value: PropertyValue?)] = []
+        var missing: [(name: PropertyName, value: PropertyValue?)] = []
         var deadCache: [DeadProperty]?
 
         func deadProperties() async throws -> [DeadProperty] {
@@ -76,7 +76,7 @@ extension DAVService {
                         missing.append((name, nil))
                     }
                 } else if let dead = try await deadProperties().first(where: { $0.name == name }) {
-                    found.append((name, dead.xmlValue))
+                    found.append((name, .innerXML(dead.xmlValue)))
                 } else {
                     missing.append((name, nil))
                 }
@@ -91,7 +91,7 @@ extension DAVService {
             for live in PropertyRegistry.properties(for: kind) where live.inAllprop {
                 if let value = try await live.value(context(nil)) { found.append((live.name, value)) }
             }
-            found += try await deadProperties().map { ($0.name, $0.xmlValue) }
+            found += try await deadProperties().map { ($0.name, .innerXML($0.xmlValue)) }
             let already = Set(found.map(\.name))
             try await evaluate(include.filter { !already.contains(PropertyName(namespace: $0.namespace, name: $0.name)) })
         case .prop(let elements):

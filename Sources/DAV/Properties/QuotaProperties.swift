@@ -7,11 +7,11 @@ enum QuotaProperties {
     private static let kinds: Set<NodeKind> = [.home, .addressBook, .plainCollection]
 
     static let used = LiveProperty(.dav("quota-used-bytes"), kinds: kinds, inAllprop: false) { context in
-        String(try await context.store.usedBytes(owner: context.user))
+        .text(String(try await context.store.usedBytes(owner: context.user)))
     }
 
     static let available = LiveProperty(.dav("quota-available-bytes"), kinds: kinds, inAllprop: false) { context in
         guard let quota = context.service.configuration.quotaBytes else { return nil }
-        return String(max(0, quota - (try await context.store.usedBytes(owner: context.user))))
+        return .text(String(max(0, quota - (try await context.store.usedBytes(owner: context.user)))))
     }
 }

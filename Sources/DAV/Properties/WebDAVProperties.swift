@@ -7,51 +7,51 @@ enum WebDAVProperties {
 
     static let resourceType = LiveProperty(.dav("resourcetype"), kinds: NodeKind.all) { context in
         switch context.node.kind {
-        case .principal: "<D:principal/>"
-        case .addressBook: "<D:collection/><C:addressbook/>"
-        case .card, .file: ""
-        case .root, .home, .plainCollection: "<D:collection/>"
+        case .principal: .emptyElements([.dav("principal")])
+        case .addressBook: .emptyElements([.dav("collection"), .cardDAV("addressbook")])
+        case .card, .file: .emptyElements([])
+        case .root, .home, .plainCollection: .emptyElements([.dav("collection")])
         }
     }
 
     static let displayName = LiveProperty(.dav("displayname"), kinds: NodeKind.collections.union([.principal]),
                                           writable: true) { context in
         switch context.node {
-        case .principal(let user): PropertyXML.text(user)
-        case .home(let user): PropertyXML.text(user)
-        case .collection(let info): info.displayName.map(PropertyXML.text)
+        case .principal(let user): .text(user)
+        case .home(let user): .text(user)
+        case .collection(let info): info.displayName.map(PropertyValue.text)
         default: nil
         }
     }
 
     static let creationDate = LiveProperty(.dav("creationdate"), kinds: NodeKind.storedCollections.union(NodeKind.objects)) { context in
         switch context.node {
-        case .collection(let info): HTTPDate.rfc3339(info.created)
-        case .object(_, let info, _): HTTPDate.rfc3339(info.modified)
+        case .collection(let info): .text(HTTPDate.rfc3339(info.created))
+        case .object(_, let info, _): .text(HTTPDate.rfc3339(info.modified))
         default: nil
         }
     }
 
     static let lastModified = LiveProperty(.dav("getlastmodified"), kinds: NodeKind.storedCollections.union(NodeKind.objects)) { context in
         switch context.node {
-        case .collection(let info): HTTPDate.rfc1123(info.modified)
-        case .object(_, let info, _): HTTPDate.rfc1123(info.modified)
+        case .collection(let info): .text(HTTPDate.rfc1123(info.modified))
+        case .object(_, let info, _): .text(HTTPDate.rfc1123(info.modified))
         default: nil
         }
     }
 
     static let etag = LiveProperty(.dav("getetag"), kinds: NodeKind.objects) { context in
         guard case .object(_, let info, _) = context.node else { return nil }
-        return PropertyXML.text(info.etag)
+        return .text(info.etag)
     }
 
     static let contentType = LiveProperty(.dav("getcontenttype"), kinds: NodeKind.objects) { context in
         guard case .object(_, let info, _) = context.node else { return nil }
-        return PropertyXML.text(context.node.kind == .card ? Put.cardContentType : info.contentType)
+        return .text(context.node.kind == .card ? Put.cardContentType : info.contentType)
     }
 
     static let contentLength = LiveProperty(.dav("getcontentlength"), kinds: NodeKind.objects) { context in
         guard case .object(_, let info, _) = context.node else { return nil }
-        return String(info.size)
+        return .text(String(info.size))
     }
 }

@@ -15,7 +15,7 @@ extension DAVService {
         var requested: [(href: String, book: [String], name: String)] = []
 
         for hrefElement in body.children(Namespace.dav, "href") {
-            let href = hrefElement.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let href = hrefElement.text.trimmingXMLWhitespace
             guard let target = resourceTarget(href: href, user: request.user) else { missing.append(href); continue }
             requested.append((href, target.book, target.name))
             if let index = groupIndex[target.book] {
@@ -31,6 +31,8 @@ extension DAVService {
             let cards = try await store.resources(collectionID: book.id, names: group.names)
             found[group.book] = (book, Dictionary(cards.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first }))
         }
+        multistatus.reserve(responses: requested.count + missing.count,
+                            bodyBytes: found.values.reduce(0) { $0 + $1.1.values.reduce(0) { $0 + $1.data.count } })
         for item in requested {
             guard let (book, cards) = found[item.book], let card = cards[item.name] else { missing.append(item.href); continue }
             let node = Node.object(book, card.info, card.data)
@@ -50,6 +52,7 @@ extension DAVService {
 
     /// The path part of an absolute URI (`https://host/dav/x` -> `/dav/x`), or the input.
     static func pathOfURI(_ uri: String) -> String {
+        if uri.utf8.first == 0x2F { return uri } // already a path, as clients almost always send
         guard let scheme = uri.range(of: "://") else { return uri }
         let afterAuthority = uri[scheme.upperBound...]
         guard let slash = afterAuthority.firstIndex(of: "/") else { return "/" }

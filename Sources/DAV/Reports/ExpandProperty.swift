@@ -17,8 +17,8 @@ extension DAVService {
 
     private func expandedPropstats(of node: Node, href: String, request: DAVRequest,
                                    wanted: [XMLElement], depth: Int) async throws -> [Propstat] {
-        var found: [(name: PropertyName, value: String?)] = []
-        var missing: [(name: PropertyName, value: String?)] = []
+        var found: [(name: PropertyName, value: PropertyValue?)] = []
+        var missing: [(name: PropertyName, value: PropertyValue?)] = []
         for element in wanted {
             let name = PropertyName(namespace: element.attribute("namespace") ?? Namespace.dav, name: element.attribute("name") ?? "")
             let nested = element.children(Namespace.dav, "property")
@@ -27,24 +27,10 @@ extension DAVService {
             guard let value = stats.first(where: { $0.status == 200 })?.properties.first?.value else {
                 missing.append((name, nil)); continue
             }
-            guard !nested.isEmpty, depth < 3, value.contains("<D:href>") else {
+            guard !nested.isEmpty, depth < 3, case .href(let target) = value else {
                 found.append((name, value)); continue
             }
-            var expanded = ResponseXMLWriter()
-            for target in Self.hrefs(in: value) {
-                var inner = Multistatus.fragment()
-                if let targetPath = PercentEncoding.decode(target),
-                   let path = try? self.path(targetPath, user: request.user),
-                   case .found(let targetNode) = try await resolve(path) {
-                    let propstats = try await expandedPropstats(of: targetNode, href: target, request: request,
-                                                                wanted: nested, depth: depth + 1)
-                    inner.add(href: target, propstats: propstats)
-                } else {
-                    inner.add(href: target, status: 404)
-                }
-                expanded.raw(inner.fragmentText)
-            }
-            found.append((name, expanded.text))
+            found.append((name, try await expandedResponse(href: target, request: request, wanted: nested, depth: depth)))
         }
         var result: [Propstat] = []
         if !found.isEmpty { result.append(Propstat(status: 200, properties: found)) }
@@ -52,13 +38,16 @@ extension DAVService {
         return result
     }
 
-    /// The (escaped-free) contents of each `<D:href>` in a property value we wrote.
-    static func hrefs(in value: String) -> [String] {
-        value.components(separatedBy: "<D:href>").dropFirst().compactMap { part in
-            part.components(separatedBy: "</D:href>").first.map {
-                $0.replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&lt;", with: "<")
-                    .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
-            }
+    /// The `DAV:response` replacing an href: its nested properties, or 404 outside the tree.
+    private func expandedResponse(href target: String, request: DAVRequest, wanted: [XMLElement],
+                                  depth: Int) async throws -> PropertyValue {
+        if let targetPath = PercentEncoding.decode(target),
+           let path = try? self.path(targetPath, user: request.user),
+           case .found(let targetNode) = try await resolve(path) {
+            let propstats = try await expandedPropstats(of: targetNode, href: target, request: request,
+                                                        wanted: wanted, depth: depth + 1)
+            return .xml { Multistatus.writeResponse(href: target, propstats: propstats, into: &$0) }
         }
+        return .xml { Multistatus.writeResponse(href: target, status: 404, error: nil, into: &$0) }
     }
 }

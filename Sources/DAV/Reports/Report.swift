@@ -35,9 +35,11 @@ extension DAVService {
     /// Adds one response per stored card, with the requested properties.
     func addCards(_ cards: [StoredResource], in book: CollectionInfo, request: DAVRequest,
                   properties: PropertyRequest, to multistatus: inout Multistatus) async throws {
+        multistatus.reserve(responses: cards.count, bodyBytes: cards.reduce(0) { $0 + $1.data.count })
+        let bookHref = hrefs.collection(owner: book.owner, path: book.path)
         for card in cards {
             let node = Node.object(book, card.info, card.data)
-            let href = hrefs.href(for: node)
+            let href = hrefs.member(card.info.name, ofCollectionHref: bookHref)
             multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
         }
     }

@@ -10,7 +10,7 @@ extension DAVService {
     func syncCollection(_ request: DAVRequest, body: XMLElement, node: Node) async throws -> DAVResponse {
         let book = try addressBook(node, report: "sync-collection")
         let properties = PropertyRequest(report: body)
-        let token = body.child(Namespace.dav, "sync-token")?.text.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let token = body.child(Namespace.dav, "sync-token")?.text.trimmingXMLWhitespace ?? ""
         let limit = try resultLimit(body.child(Namespace.dav, "limit"))
         let invalidToken = DAVError.precondition(403, .dav("valid-sync-token"), message: "Unknown or expired sync token; sync again from scratch.")
 
@@ -62,7 +62,7 @@ extension DAVService {
     func resultLimit(_ element: XMLElement?) throws(DAVError) -> Int? {
         guard let element else { return nil }
         let nresults = element.children.first { $0.name == "nresults" }
-        guard let text = nresults?.text.trimmingCharacters(in: .whitespacesAndNewlines), let value = Int(text), value > 0 else {
+        guard let text = nresults?.text.trimmingXMLWhitespace, let value = Int(text), value > 0 else {
             throw DAVError.badRequest("limit needs a positive nresults.")
         }
         return value

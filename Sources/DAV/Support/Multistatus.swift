@@ -1,72 +1,80 @@
+import DAVXML
+import Foundation
 import RoloStore
 
 /// A group of properties sharing a status inside a `DAV:response`.
 struct Propstat: Sendable {
     var status: Int
-    /// Property names with their inner XML; nil writes an empty element (propname, 404s).
-    var properties: [(name: PropertyName, value: String?)]
+    /// Property names with their values; nil writes an empty element (propname, 404s).
+    var properties: [(name: PropertyName, value: PropertyValue?)]
     var error: DAVError?
 
-    init(status: Int, properties: [(name: PropertyName, value: String?)], error: DAVError? = nil) {
+    init(status: Int, properties: [(name: PropertyName, value: PropertyValue?)], error: DAVError? = nil) {
         self.status = status; self.properties = properties; self.error = error
     }
 }
 
-/// Writes a `DAV:multistatus` body response by response.
+/// Writes a `DAV:multistatus` body response by response into DAVXML's byte writer.
 struct Multistatus {
-    private var xml = ResponseXMLWriter(reservingCapacity: 4096)
+    private var xml: XMLWriter
 
-    init() {
-        xml.raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:multistatus \(Namespace.rootDeclarations)>")
+    /// - Parameter capacity: a size hint in bytes (e.g. the sum of the card sizes).
+    init(reservingCapacity capacity: Int = 4096) {
+        xml = XMLWriter(reservingCapacity: capacity)
+        xml.start(Namespace.dav, "multistatus")
     }
 
-    private init(fragment: Void) {}
+    /// Makes room for `count` responses carrying `bodyBytes` of card data in all.
+    mutating func reserve(responses count: Int, bodyBytes: Int) {
+        xml.reserveCapacity(forAdditional: bodyBytes + bodyBytes / 16 + count * Self.bytesPerResponse)
+    }
 
-    /// Responses without the document around them (nested inside expand-property values).
-    static func fragment() -> Multistatus { Multistatus(fragment: ()) }
-
-    var fragmentText: String { xml.text }
+    /// About what a response's markup, href, ETag and status take.
+    private static let bytesPerResponse = 320
 
     /// A response with property results.
     mutating func add(href: String, propstats: [Propstat]) {
-        xml.raw("<D:response><D:href>"); xml.text(href); xml.raw("</D:href>")
-        Multistatus.write(propstats, into: &xml)
-        xml.raw("</D:response>")
-    }
-
-    /// `DAV:propstat` elements (also the body of an extended MKCOL's `mkcol-response`).
-    static func write(_ propstats: [Propstat], into xml: inout ResponseXMLWriter) {
-        for propstat in propstats {
-            xml.raw("<D:propstat><D:prop>")
-            for (name, value) in propstat.properties {
-                if let value, !value.isEmpty {
-                    xml.open(name); xml.raw(value); xml.close(name)
-                } else {
-                    xml.empty(name)
-                }
-            }
-            xml.raw("</D:prop><D:status>\(HTTPStatus.line(propstat.status))</D:status>")
-            if let error = propstat.error, let condition = error.condition {
-                xml.raw("<D:error>"); error.writeCondition(into: &xml, condition: condition); xml.raw("</D:error>")
-            }
-            xml.raw("</D:propstat>")
-        }
+        Multistatus.writeResponse(href: href, propstats: propstats, into: &xml)
     }
 
     /// A response with a status only (404 in multiget and sync, 507 on truncation...).
     mutating func add(href: String, status: Int, error: DAVError? = nil) {
-        xml.raw("<D:response><D:href>"); xml.text(href)
-        xml.raw("</D:href><D:status>\(HTTPStatus.line(status))</D:status>")
-        if let error, let condition = error.condition {
-            xml.raw("<D:error>"); error.writeCondition(into: &xml, condition: condition); xml.raw("</D:error>")
+        Multistatus.writeResponse(href: href, status: status, error: error, into: &xml)
+    }
+
+    static func writeResponse(href: String, propstats: [Propstat], into xml: inout XMLWriter) {
+        xml.start(Namespace.dav, "response")
+        xml.element(Namespace.dav, "href", text: href)
+        write(propstats, into: &xml)
+        xml.end()
+    }
+
+    static func writeResponse(href: String, status: Int, error: DAVError?, into xml: inout XMLWriter) {
+        xml.start(Namespace.dav, "response")
+        xml.element(Namespace.dav, "href", text: href)
+        xml.status(status)
+        error?.writeErrorElement(into: &xml)
+        xml.end()
+    }
+
+    /// `DAV:propstat` elements (also the body of an extended MKCOL's `mkcol-response`).
+    static func write(_ propstats: [Propstat], into xml: inout XMLWriter) {
+        for propstat in propstats {
+            xml.start(Namespace.dav, "propstat")
+            xml.start(Namespace.dav, "prop")
+            for (name, value) in propstat.properties { xml.property(name, value) }
+            xml.end()
+            xml.status(propstat.status)
+            propstat.error?.writeErrorElement(into: &xml)
+            xml.end()
         }
-        xml.raw("</D:response>")
     }
 
     /// The finished document; a `DAV:sync-token` is appended for sync-collection.
-    consuming func finish(syncToken: String? = nil) -> String {
-        if let syncToken { xml.raw("<D:sync-token>"); xml.text(syncToken); xml.raw("</D:sync-token>") }
-        xml.raw("</D:multistatus>\n")
-        return xml.text
+    consuming func finish(syncToken: String? = nil) -> Data {
+        if let syncToken { xml.element(Namespace.dav, "sync-token", text: syncToken) }
+        xml.end()
+        xml.raw("\n")
+        return Data(xml.bytes)
     }
 }
