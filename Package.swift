@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard"]),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "DAV", "RoloStore", "VCard",
+            "DAV", "DAVXML", "RoloStore", "VCard",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

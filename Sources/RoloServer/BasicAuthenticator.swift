@@ -24,6 +24,12 @@ struct BasicAuthenticator: Sendable {
         self.throttle = throttle
     }
 
+    /// Forgets cached logins and throttled addresses (a test-control reset).
+    func forgetAll() {
+        cache.removeAll()
+        throttle.removeAll()
+    }
+
     func authenticate(authorization: String?, remoteAddress: String) async -> Outcome {
         guard let authorization, let (user, password) = Self.parseBasic(authorization) else {
             return .missingCredentials

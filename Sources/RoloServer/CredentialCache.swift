@@ -38,6 +38,11 @@ final class CredentialCache: Sendable {
         }
     }
 
+    /// Forgets every verified pair (a test-control reset, after which users may differ).
+    func removeAll() {
+        entries.withLock { $0.removeAll() }
+    }
+
     private static func key(user: String, password: String) -> Data {
         var hasher = SHA256()
         hasher.update(data: Data(user.utf8))

@@ -37,6 +37,11 @@ final class LoginThrottle: Sendable {
         }
     }
 
+    /// Forgets every address (a test-control reset).
+    func removeAll() {
+        records.withLock { $0.removeAll() }
+    }
+
     func recordSuccess(from address: String) {
         records.withLock { records in
             if records[address] != nil { records[address] = nil }

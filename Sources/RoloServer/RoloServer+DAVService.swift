@@ -13,6 +13,7 @@ extension RoloServer {
             maxXMLBodySize: configuration.limits.maxRequestBodySize,
             publicBaseURL: configuration.publicURL,
             sequentialLockTokens: configuration.deterministic))
-        return RoloServer(configuration: configuration, store: store, handler: engine.handle)
+        return RoloServer(configuration: configuration, store: store, handler: engine.handle,
+                          resetHandler: engine.releaseAllLocks)
     }
 }

@@ -12,13 +12,16 @@ public struct RoloServer: Sendable {
     public let configuration: ServerConfiguration
     public let store: any RoloStore
     let handler: DAVHandler
+    /// Forgets the engine's in-memory state (DAV locks) on a test-control reset.
+    let resetHandler: @Sendable () async -> Void
     let logger: Logger
 
     public init(configuration: ServerConfiguration, store: any RoloStore, handler: @escaping DAVHandler,
-                logger: Logger? = nil) {
+                resetHandler: @escaping @Sendable () async -> Void = {}, logger: Logger? = nil) {
         self.configuration = configuration
         self.store = store
         self.handler = handler
+        self.resetHandler = resetHandler
         self.logger = logger ?? {
             var logger = Logger(label: "rolo")
             logger.logLevel = configuration.logLevel
@@ -58,17 +61,24 @@ public struct RoloServer: Sendable {
     }
 
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime)
         let responder = RoloResponder(
             configuration: configuration,
-            authenticator: BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime),
+            authenticator: authenticator,
             metrics: ServerMetrics(store: store, databasePath: configuration.databasePath),
             handler: handler,
             logger: logger)
         let limits = configuration.limits
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+        let testControl = configuration.testAPI.map { [resetHandler] testAPI in
+            TestControl(configuration: testAPI, store: store, limits: limits) {
+                await resetHandler()
+                authenticator.forgetAll()
+            }
+        }
         return Application(
-            responder: responder,
+            responder: TestControlResponder(inner: responder, control: testControl),
             server: .http1(configuration: .init(
                 additionalChannelHandlers: [ExpectContinueHandler(limits: limits)],
                 idleTimeout: idle)),

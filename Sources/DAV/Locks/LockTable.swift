@@ -88,8 +88,23 @@ actor LockTable {
         locks = locks.filter { !($0.value.root == key || $0.value.root.hasPrefix(key + "/")) }
     }
 
+    /// Drops every lock (a test-control reset erases the resources they guarded) and
+    /// restarts sequential tokens, so a deterministic server issues the same ones again.
+    func releaseAll() {
+        locks.removeAll()
+        tokensIssued = 0
+    }
+
     private func purgeExpired() {
         let now = Date()
         if locks.values.contains(where: { $0.expires < now }) { locks = locks.filter { $0.value.expires >= now } }
+    }
+}
+
+extension DAVService {
+    /// Releases every lock this engine granted: the test-control reset calls it after
+    /// erasing the store, so no stale lock outlives the resources it guarded.
+    public func releaseAllLocks() async {
+        await locks.releaseAll()
     }
 }
