@@ -13,7 +13,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "TOML file with any of the settings below in snake case (env ROLO_CONFIG).") var config: String?
     @Option(help: "Address to bind (env ROLO_HOST, default 127.0.0.1).") var host: String?
-    @Option(help: "TCP port, 0 for any free one (env ROLO_PORT, default 8800).") var port: Int?
+    @Option(help: "TCP port, 0 for any free one (env ROLO_PORT, default 8800; 0 with --ephemeral).") var port: Int?
     @OptionGroup var database: DatabaseOptions
     @Option(help: "URL prefix of the DAV tree (env ROLO_BASE_PATH, default /dav).") var basePath: String?
     @Option(help: "Path a reverse proxy puts before the base path, e.g. /carddav (env ROLO_PROXY_PREFIX).")

@@ -88,12 +88,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: database))
     }
 
-    @Test func testAPIPutsARandomTokenInTheStartLine() async throws {
+    @Test func testAPIPutsARandomWorkingTokenInTheStartLine() async throws {
         var tokens: [String] = []
         for _ in 0..<2 {
             let serve = try ServeProcess(arguments: ["serve", "--ephemeral", "--test-api", "--log-level", "warning"])
             try await serve.waitUntilListening()
-            tokens.append(try #require(serve.startLine?.testAPIToken))
+            let token = try #require(serve.startLine?.testAPIToken)
+            tokens.append(token)
+            let control = "http://127.0.0.1:\(serve.port)/_rolo/"
+            #expect(try await curlStatus(["-H", "Authorization: Bearer \(token)", control]) == 200)
+            #expect(try await curlStatus([control]) == 401)
             #expect(await serve.terminate() == 0)
         }
         #expect(tokens.allSatisfy { $0.wholeMatch(of: /[0-9a-f]{32}/) != nil })

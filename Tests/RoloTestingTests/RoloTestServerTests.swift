@@ -108,10 +108,14 @@ import Testing
         #expect(error?.reason == "not a folder")
     }
 
-    @Test func theTestAPITokenExistsOnlyWhenAskedFor() async throws {
+    @Test func theTestAPIExistsWithItsTokenOnlyWhenAskedFor() async throws {
         try await withRoloServer(.init(testAPI: true)) { server in
             let token = try #require(server.testAPIToken)
             #expect(token.wholeMatch(of: /[0-9a-f]{32}/) != nil)
+            let endpoints = try await server.send("GET", "/_rolo/", authorization: "Bearer \(token)")
+            #expect(endpoints.status == 200)
+            #expect(endpoints.text.contains("/_rolo/reset"))
+            #expect(try await server.send("GET", "/_rolo/", authorization: "Bearer wrong").status == 401)
         }
         try await withRoloServer { server in #expect(server.testAPIToken == nil) }
     }

@@ -82,25 +82,45 @@ public struct FixtureSet: Sendable {
         return FixtureUser(name: name, password: password, books: try subfolders(of: folder).map(readBook))
     }
 
+    /// Parses the book's files on every core (parsing is most of a fixture load); the first
+    /// bad file in name order is the one reported.
     private static func readBook(_ folder: URL) throws -> FixtureBook {
-        let maxSize = DAVConfiguration().maxResourceSize
-        var cards: [CardImporter.PreparedCard] = []
         let files = try entries(of: folder).filter { $0.pathExtension.lowercased() == "vcf" && !isDirectory($0) }
-        for file in files {
-            guard let data = FileManager.default.contents(atPath: file.path) else {
-                throw FixtureError(path: file.path, reason: "cannot be read")
-            }
-            let blocks = CardImporter.cards(in: [UInt8](data))
-            guard !blocks.isEmpty else { throw FixtureError(path: file.path, reason: "no BEGIN:VCARD ... END:VCARD block") }
-            for (index, bytes) in blocks.enumerated() {
-                do {
-                    cards.append(try CardImporter.prepare(bytes, maxSize: maxSize, uids: .contentDigest))
-                } catch {
-                    throw FixtureError(path: file.path, reason: "card \(index + 1): \(error)")
-                }
+        let results = ParseResults(count: files.count)
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            results.set(index, Result { try readCards(files[index]) })
+        }
+        return FixtureBook(name: try validName(folder), cards: try results.all.flatMap { try $0.get() })
+    }
+
+    private static func readCards(_ file: URL) throws -> [CardImporter.PreparedCard] {
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw FixtureError(path: file.path, reason: "cannot be read")
+        }
+        let blocks = CardImporter.cards(in: [UInt8](data))
+        guard !blocks.isEmpty else { throw FixtureError(path: file.path, reason: "no BEGIN:VCARD ... END:VCARD block") }
+        let maxSize = DAVConfiguration().maxResourceSize
+        return try blocks.enumerated().map { index, bytes in
+            do {
+                return try CardImporter.prepare(bytes, maxSize: maxSize, uids: .contentDigest)
+            } catch {
+                throw FixtureError(path: file.path, reason: "card \(index + 1): \(error)")
             }
         }
-        return FixtureBook(name: try validName(folder), cards: cards)
+    }
+
+    /// One slot per file, filled from concurrent workers.
+    private final class ParseResults: @unchecked Sendable {
+        private let lock = NSLock()
+        private var slots: [Result<[CardImporter.PreparedCard], any Error>?]
+
+        init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+        func set(_ index: Int, _ result: Result<[CardImporter.PreparedCard], any Error>) {
+            lock.withLock { slots[index] = result }
+        }
+
+        var all: [Result<[CardImporter.PreparedCard], any Error>] { lock.withLock { slots.compactMap { $0 } } }
     }
 
     /// A folder name usable as a user or book name (one URL path segment, no control characters).
