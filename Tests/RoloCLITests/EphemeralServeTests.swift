@@ -74,6 +74,25 @@ import Testing
         #expect(await serve.terminate() == 0)
     }
 
+    @Test func fixturesAddToAPersistentDatabaseAndKeepAnExistingPassword() async throws {
+        let folder = try Self.fixtureFolder(Self.fixtures)
+        let (databaseFolder, database) = try temporaryDatabase()
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            try? FileManager.default.removeItem(at: databaseFolder)
+        }
+        let added = try await RoloBinary.run(["user", "add", "dora", "--password-stdin", "--database", database], stdin: "mine\n")
+        #expect(added.status == 0, "\(added.stderr)")
+        let serve = try ServeProcess(database: database, extra: ["--fixtures", folder.path])
+        let port = try await serve.waitUntilListening()
+        #expect(serve.startLine?.username == "dora")
+        #expect(serve.startLine?.password == nil, "dora existed: her password is not this start's to print")
+        #expect(try await propfindStatus(port: port, path: "/dav/addressbooks/dora/friends/", user: "dora", password: "mine") == 207)
+        #expect(try await propfindStatus(port: port, path: "/dav/addressbooks/dora/", user: "dora", password: "explorer") == 401)
+        #expect(await serve.terminate() == 0)
+        #expect(FileManager.default.fileExists(atPath: database), "a persistent database stays")
+    }
+
     @Test func aBrokenFixtureStopsTheStartNamingTheFile() async throws {
         var files = Self.fixtures
         files["dora/friends/broken.vcf"] = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:b\r\nFN:Broken\r\nTEL;TYPE=\"cell:1\r\nEND:VCARD\r\n"

@@ -23,7 +23,7 @@ enum RoloBinary {
 
     /// Runs `rolo arguments…` to completion with `stdin`, without blocking the cooperative pool:
     /// both pipes are read to their end on plain threads (so a large output cannot block the
-    /// child, and no last chunk is lost at EOF), then the exit is awaited there too.
+    /// child, and no last chunk is lost at EOF); the exit comes from the termination handler.
     static func run(_ arguments: [String], stdin: Data? = nil) async throws -> Outcome {
         let process = Process()
         process.executableURL = url
@@ -32,20 +32,22 @@ enum RoloBinary {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try? input.fileHandleForWriting.close()
         async let out = onPlainThread { output.fileHandleForReading.readDataToEndOfFile() }
         async let err = onPlainThread { errors.fileHandleForReading.readDataToEndOfFile() }
-        let (stdout, stderr) = await (out, err)
-        await onPlainThread { process.waitUntilExit() }
-        return Outcome(status: process.terminationStatus, output: stdout, stderr: String(decoding: stderr, as: UTF8.self))
-    }
-
-    private static func onPlainThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: work()) }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+                if let stdin { input.fileHandleForWriting.write(stdin) }
+                try? input.fileHandleForWriting.close()
+            } catch {
+                try? output.fileHandleForWriting.close()
+                try? errors.fileHandleForWriting.close()
+                continuation.resume(throwing: error)
+            }
         }
+        let (stdout, stderr) = await (out, err)
+        return Outcome(status: process.terminationStatus, output: stdout, stderr: String(decoding: stderr, as: UTF8.self))
     }
 
     static func run(_ arguments: [String], stdin: String) async throws -> Outcome {
@@ -82,11 +84,6 @@ final class PipeText: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
         return nil
-    }
-
-    func waitForEOF() async -> String {
-        _ = await waitFor(timeout: .seconds(10)) { _ in self.lock.withLock { self.ended } ? true : nil }
-        return current
     }
 }
 
@@ -176,19 +173,22 @@ func curlStatus(_ arguments: [String]) async throws -> Int {
     Int(try await curl(["-o", "/dev/null", "-w", "%{http_code}"] + arguments)) ?? -1
 }
 
-/// `curl -s arguments…`; returns what it wrote to stdout.
+/// `curl -s arguments…`; returns what it wrote to stdout (read to EOF on a plain thread).
 func curl(_ arguments: [String]) async throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
     process.arguments = ["-s"] + arguments
     let output = Pipe()
     process.standardOutput = output
-    let text = PipeText(output)
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        process.terminationHandler = { _ in continuation.resume() }
-        do { try process.run() } catch { continuation.resume(throwing: error) }
+    try process.run()
+    return String(decoding: await onPlainThread { output.fileHandleForReading.readDataToEndOfFile() }, as: UTF8.self)
+}
+
+/// Runs blocking `work` on its own thread, so pipes and waits never hold the cooperative pool.
+func onPlainThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: work()) }
     }
-    return await text.waitForEOF()
 }
 
 /// A PROPFIND (Depth 0) with Basic credentials; returns the status code.
