@@ -61,7 +61,7 @@ import Testing
         #expect(all.contains("PUT new 201 \""))
         #expect(all.contains("PUT ada 204 \"") && all.contains("DELETE 204"))
         #expect(first[3].hasPrefix("PROPFIND default 207") && first[4].hasPrefix("REPORT default 207"))
-        #expect(all.contains("<D:getlastmodified>Wed, 01 Jan 2020 00:00:00 GMT</D:getlastmodified>"))
+        #expect(all.contains("<d:getlastmodified>Wed, 01 Jan 2020 00:00:00 GMT</d:getlastmodified>"))
         #expect(all.contains("http://rolo.invalid/sync/"))
         #expect(all.contains("LOCK 200 <urn:uuid:00000000-0000-4000-8000-000000000001>"))
         #expect(first[7].hasPrefix("GET \"") && first[7].hasSuffix("Wed, 01 Jan 2020 00:00:00 GMT"))

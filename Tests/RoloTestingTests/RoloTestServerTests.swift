@@ -70,7 +70,7 @@ import Testing
             let bobsEmptyBook = try await server.send("PROPFIND", "addressbooks/bob/empty/", headers: ["Depth": "1"],
                                                       authorization: bob)
             #expect(bobsEmptyBook.status == 207)
-            #expect(bobsEmptyBook.text.components(separatedBy: "<D:response>").count - 1 == 1)
+            #expect(bobsEmptyBook.text.components(separatedBy: "<d:response>").count - 1 == 1)
         }
     }
 

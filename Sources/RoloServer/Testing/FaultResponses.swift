@@ -25,16 +25,14 @@ enum FaultResponses {
         RoloResponder.plain(.preconditionFailed, "Precondition Failed\n")
     }
 
-    /// RFC 6578 §3.2: an expired or unknown token is refused with 403 and `DAV:valid-sync-token`.
+    /// RFC 6578 §3.2: an expired or unknown token is refused with 403 and `DAV:valid-sync-token`,
+    /// written by the same writer as the engine's own error bodies.
     static func invalidSyncToken() -> Response {
-        let xml = """
-            <?xml version="1.0" encoding="utf-8"?>
-            <D:error xmlns:D="DAV:"><D:valid-sync-token/></D:error>
-
-            """
         var headers = HTTPFields()
         headers[.contentType] = "application/xml; charset=utf-8"
-        return Response(status: .forbidden, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
+        var body = ByteBuffer(bytes: XMLWriter.errorBody(XMLNamespace.dav, "valid-sync-token"))
+        body.writeString("\n")
+        return Response(status: .forbidden, headers: headers, body: ResponseBody(byteBuffer: body))
     }
 
     /// `drop-connection` fault: `response` with its head intact (Content-Length included)
@@ -59,8 +57,8 @@ enum FaultResponses {
     /// (an initial sync sends an empty one, which a token cannot invalidate).
     static func carriesSyncToken(_ body: ByteBuffer) -> Bool {
         guard let root = try? XMLDocumentParser.parse(Array(body.readableBytesView)),
-              root.namespace == "DAV:", root.name == "sync-collection",
-              let token = root.child("DAV:", "sync-token") else { return false }
+              root.namespace == XMLNamespace.dav, root.name == "sync-collection",
+              let token = root.child(XMLNamespace.dav, "sync-token") else { return false }
         return !token.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
     }
 }
