@@ -16,22 +16,16 @@ func runStoreBenchmark(_ arguments: [String]) async {
 private func benchmarkStore(cardCount: Int) async throws {
     // ROLO_BENCH_KEEP=folder keeps the databases for inspection.
     let keep = ProcessInfo.processInfo.environment["ROLO_BENCH_KEEP"]
-    let store = try keep.map { try SQLiteStore(path: "\($0)/bench-\(cardCount).sqlite") } ?? SQLiteStore.temporary()
+    let tuning = benchmarkTuning()
+    let store = try keep.map { try SQLiteStore(path: "\($0)/bench-\(cardCount).sqlite", tuning: tuning) }
+        ?? SQLiteStore.temporary(tuning: tuning)
     defer { try? store.close() }
     try await store.createUser(name: "bench", password: "bench")
     let book = try await store.collection(owner: "bench", path: ["default"])!
-    let cards = (0..<cardCount).map { generatedCard($0) }
-    let bytes = cards.reduce(0) { $0 + $1.data.count }
-
-    let cpuBefore = processCPUSeconds()
-    let importTime = try await measure {
-        try await store.importCards(collectionID: book.id, cards: cards, batchSize: cardCount, progress: nil)
-    }
-    let importCPU = processCPUSeconds() - cpuBefore
-    // The machine is shared: CPU time says what the import costs, wall time what it took.
-    report("import \(cardCount) cards (\(bytes / cardCount) B avg, one transaction)",
-           "\(Int(Double(cardCount) / importTime)) cards/s wall (\(milliseconds(importTime)) ms), "
-           + "\(Int(Double(cardCount) / importCPU)) cards/s of CPU (\(milliseconds(importCPU)) ms)")
+    try await benchmarkImport(store: store, book: book, cardCount: cardCount)
+    // The generated cards are gone; what stays resident from here on is the store's.
+    report("peak RSS while importing (generated cards held in memory)", "\(peakResidentMiB()) MiB")
+    resetPeakResident()
 
     let before = try await store.collection(id: book.id)!.syncSeq
     for index in 0..<14 {
@@ -64,11 +58,77 @@ private func benchmarkStore(cardCount: Int) async throws {
         report("query \(label) on \(cardCount) (\(hits) hits)", "\(milliseconds(time)) ms")
     }
 
+    var synced = 0
+    let initialSyncTime = try await measureBest(runs: 3) {
+        synced = try await store.changes(collectionID: book.id, since: 0, limit: nil).changes.count
+    }
+    report("changes(since: 0) (initial sync) of \(synced)", "\(milliseconds(initialSyncTime)) ms")
+    let multigetNames = (0..<min(1000, cardCount)).map { generatedCard($0 * max(cardCount / 1000, 1)).name }
+    var fetched = 0
+    let multigetTime = try await measureBest(runs: 3) {
+        fetched = try await store.resources(collectionID: book.id, names: multigetNames).count
+    }
+    report("resources(names:) of \(fetched) (multiget)", "\(milliseconds(multigetTime)) ms")
+    // VmHWM since the import: the store's caches and the answers above, not the input.
+    report("peak RSS after import: changes, list, queries, multiget on \(cardCount)", "\(peakResidentMiB()) MiB")
+
     try await store.checkpoint()
     let size = ["", "-wal"].compactMap {
         (try? FileManager.default.attributesOfItem(atPath: store.path + $0)[.size] as? NSNumber)?.int64Value
     }.reduce(0, +)
     report("database file size for \(cardCount) cards", "\(size / 1_048_576) MiB (\(size / Int64(cardCount)) B/card)")
+}
+
+/// Imports `cardCount` generated cards in one transaction and reports the speed; the cards
+/// are freed on return.
+private func benchmarkImport(store: SQLiteStore, book: CollectionInfo, cardCount: Int) async throws {
+    let cards = (0..<cardCount).map { generatedCard($0) }
+    let bytes = cards.reduce(0) { $0 + $1.data.count }
+    let cpuBefore = processCPUSeconds()
+    let importTime = try await measure {
+        try await store.importCards(collectionID: book.id, cards: cards, batchSize: cardCount, progress: nil)
+    }
+    let importCPU = processCPUSeconds() - cpuBefore
+    // The machine is shared: CPU time says what the import costs, wall time what it took.
+    report("import \(cardCount) cards (\(bytes / cardCount) B avg, one transaction)",
+           "\(Int(Double(cardCount) / importTime)) cards/s wall (\(milliseconds(importTime)) ms), "
+           + "\(Int(Double(cardCount) / importCPU)) cards/s of CPU (\(milliseconds(importCPU)) ms)")
+}
+
+/// `SQLiteStore.Tuning.default`, or the sizes in ROLO_BENCH_TUNING
+/// (`writer=KiB,reader=KiB,mmap=bytes,readers=N`, any subset) to compare settings.
+private func benchmarkTuning() -> SQLiteStore.Tuning {
+    var tuning = SQLiteStore.Tuning.default
+    for setting in (ProcessInfo.processInfo.environment["ROLO_BENCH_TUNING"] ?? "").split(separator: ",") {
+        let parts = setting.split(separator: "=")
+        guard parts.count == 2, let value = Int(parts[1]) else { continue }
+        switch parts[0] {
+        case "writer": tuning.writerCacheKiB = value
+        case "reader": tuning.readerCacheKiB = value
+        case "mmap": tuning.mmapBytes = value
+        case "readers": tuning.maximumReaders = value
+        default: continue
+        }
+    }
+    report("tuning", "writer cache \(tuning.writerCacheKiB) KiB, reader cache \(tuning.readerCacheKiB) KiB, "
+           + "mmap \(tuning.mmapBytes) B, \(tuning.maximumReaders) readers")
+    return tuning
+}
+
+/// VmHWM of this process in MiB: the most it has had resident since start or the last reset.
+private func peakResidentMiB() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+}
+
+/// Returns freed heap to the system and restarts VmHWM from the current resident set.
+private func resetPeakResident() {
+    // glibc's malloc_trim (not in Swift's Glibc module): hands freed heap back to the system.
+    if let trim = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") {
+        _ = unsafeBitCast(trim, to: (@convention(c) (Int) -> Int32).self)(0)
+    }
+    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
 }
 
 /// A realistic card of about 600 bytes with the properties the DAV layer indexes.

@@ -88,6 +88,38 @@ extension SQLiteStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v2-lean-card-index") { db in
+            // Each index entry cost three b-tree inserts (table, ASCII index, Unicode index).
+            // Most values are ASCII, whose two folds are equal, and many are already their own
+            // fold, so v2 stores a fold or the verbatim value only where it differs (NULL
+            // otherwise) and indexes the ASCII fold only for the rows that have one.
+            try db.execute(sql: """
+                CREATE TABLE card_index_v2 (
+                    resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    collection_id INTEGER NOT NULL,
+                    property TEXT NOT NULL,
+                    -- i;unicode-casemap fold.
+                    value_unicode TEXT NOT NULL,
+                    -- i;ascii-casemap fold; NULL when equal to value_unicode.
+                    value_ascii TEXT,
+                    -- The value verbatim (i;octet); NULL when equal to its ASCII fold.
+                    value TEXT,
+                    PRIMARY KEY (resource_id, position)
+                ) WITHOUT ROWID;
+                INSERT INTO card_index_v2 (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
+                    SELECT resource_id, position, collection_id, property, value_unicode,
+                           NULLIF(value_ascii, value_unicode), NULLIF(value, value_ascii)
+                    FROM card_index;
+                DROP TABLE card_index;
+                ALTER TABLE card_index_v2 RENAME TO card_index;
+                -- Covers every query: value_ascii IS NULL tells that the Unicode fold is
+                -- also the ASCII one.
+                CREATE INDEX card_index_unicode ON card_index(collection_id, property, value_unicode, value_ascii);
+                CREATE INDEX card_index_ascii ON card_index(collection_id, property, value_ascii)
+                    WHERE value_ascii IS NOT NULL;
+                """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,68 @@
+import GRDB
+
+/// The statements that write a resource, its index and member rows and its change row,
+/// fetched once per transaction so that an import of thousands of cards binds and steps
+/// them without looking them up again. The caller checks preconditions and UID conflicts
+/// and moves the collection's seq.
+struct ResourceStatements {
+    private let db: Database
+    private let insertResource: Statement
+    private let updateResource: Statement
+    private let deleteEntries: Statement
+    private let deleteMembers: Statement
+    private let insertEntry: Statement
+    private let insertMember: Statement
+    private let recordChange: Statement
+
+    init(_ db: Database) throws {
+        self.db = db
+        // DO NOTHING on a taken name or UID lets an import try the insert first and look
+        // up the existing resource only when the insert wrote nothing.
+        insertResource = try db.cachedStatement(sql: """
+            INSERT INTO resources (collection_id, name, content_type, etag, data, size, modified, seq, uid, kind)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+            """)
+        updateResource = try db.cachedStatement(sql: """
+            UPDATE resources SET content_type = ?, etag = ?, data = ?, size = ?, modified = ?, seq = ?, uid = ?, kind = ?
+            WHERE id = ?
+            """)
+        deleteEntries = try db.cachedStatement(sql: "DELETE FROM card_index WHERE resource_id = ?")
+        deleteMembers = try db.cachedStatement(sql: "DELETE FROM group_members WHERE resource_id = ?")
+        insertEntry = try db.cachedStatement(sql: """
+            INSERT INTO card_index (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        insertMember = try db.cachedStatement(sql: "INSERT INTO group_members (resource_id, collection_id, member_uid) VALUES (?, ?, ?)")
+        recordChange = try db.cachedStatement(sql: SQLiteStore.recordChangeSQL)
+    }
+
+    /// Inserts a new resource with its rows; false (and nothing written) when the book
+    /// already has a resource with this name or UID.
+    func insert(_ write: ResourceWrite, collectionID: Int64, seq: Int64, now: Double) throws -> Bool {
+        try insertResource.bound([collectionID, write.name, write.contentType, write.etag, write.data, write.data.count,
+                                  now, seq, write.card?.uid, write.card?.kind]).execute()
+        guard db.changesCount > 0 else { return false }
+        try writeRows(of: write, resourceID: db.lastInsertedRowID, collectionID: collectionID, seq: seq, now: now)
+        return true
+    }
+
+    /// Replaces the resource `id` (same name) and its rows.
+    func replace(id: Int64, with write: ResourceWrite, collectionID: Int64, seq: Int64, now: Double) throws {
+        try updateResource.bound([write.contentType, write.etag, write.data, write.data.count, now, seq,
+                                  write.card?.uid, write.card?.kind, id]).execute()
+        try deleteEntries.bound([id]).execute()
+        try deleteMembers.bound([id]).execute()
+        try writeRows(of: write, resourceID: id, collectionID: collectionID, seq: seq, now: now)
+    }
+
+    private func writeRows(of write: ResourceWrite, resourceID: Int64, collectionID: Int64, seq: Int64, now: Double) throws {
+        for (position, entry) in write.entries.enumerated() {
+            try insertEntry.bound([resourceID, position, collectionID, entry.property, entry.unicode, entry.ascii,
+                                   entry.verbatim]).execute()
+        }
+        for member in write.card?.members ?? [] {
+            try insertMember.bound([resourceID, collectionID, member]).execute()
+        }
+        try recordChange.bound([collectionID, seq, write.name, false, now]).execute()
+    }
+}
