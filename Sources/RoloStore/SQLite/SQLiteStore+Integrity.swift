@@ -3,8 +3,9 @@ import GRDB
 extension SQLiteStore {
     /// Problems found, empty when the database is sound: SQLite's own `integrity_check` and
     /// `foreign_key_check`, then Rolo's invariants (every resource has its latest change
-    /// row, every live change row its resource, ETags match the bytes, index and member rows
-    /// sit in their resource's collection, no seq beyond its collection's).
+    /// row, every live change row its resource, ETags match the bytes, index rows have their
+    /// resource, index and member rows sit in their resource's collection, no seq beyond its
+    /// collection's).
     public func integrityCheck() async throws -> [String] {
         try await pool.read { db in
             var problems: [String] = []
@@ -28,6 +29,9 @@ extension SQLiteStore {
                 ("seq beyond its collection's", """
                     SELECT ch.collection_id || '/' || ch.name FROM changes ch JOIN collections c ON c.id = ch.collection_id
                     WHERE ch.seq > c.sync_seq
+                    """),
+                ("index row of a missing resource", """
+                    SELECT i.resource_id FROM card_index i WHERE NOT EXISTS (SELECT 1 FROM resources r WHERE r.id = i.resource_id)
                     """),
                 ("index row outside its resource's collection", """
                     SELECT i.resource_id FROM card_index i JOIN resources r ON r.id = i.resource_id

@@ -85,7 +85,12 @@ extension SQLiteStore {
             let narrowing = asciiFoldRows(select: "resource_id, position", property: property, text: CaseFolding.ascii(text),
                                           match: match, negate: false, collectionID: collectionID, arguments: &arguments)
             let exact = sqlMatch(column: verbatim, match: match, text: text, arguments: &arguments)
-            return "r.id IN (SELECT c.resource_id FROM card_index c WHERE (c.resource_id, c.position) IN (\(narrowing)) AND \(exact))"
+            // A join, not `(resource_id, position) IN (...)`, which makes SQLite scan the whole
+            // table against a compound list instead of looking each narrowed row up.
+            return """
+                r.id IN (SELECT c.resource_id FROM (\(narrowing)) n \
+                JOIN card_index c ON c.resource_id = n.resource_id AND c.position = n.position WHERE \(exact))
+                """
         }
     }
 

@@ -89,13 +89,16 @@ extension SQLiteStore {
                 """)
         }
         migrator.registerMigration("v2-lean-card-index") { db in
-            // Each index entry cost three b-tree inserts (table, ASCII index, Unicode index).
-            // Most values are ASCII, whose two folds are equal, and many are already their own
-            // fold, so v2 stores a fold or the verbatim value only where it differs (NULL
-            // otherwise) and indexes the ASCII fold only for the rows that have one.
+            // Each index entry cost three b-tree inserts (table, ASCII index, Unicode index)
+            // and a foreign-key lookup. Most values are ASCII, whose two folds are equal, and
+            // many are already their own fold, so v2 stores a fold or the verbatim value only
+            // where it differs (NULL otherwise) and indexes the ASCII fold only for the rows
+            // that have one. The index is derived data written with its resource: a trigger
+            // removes it with the resource (also on cascades), instead of a foreign key
+            // checked on every one of a card's inserts; integrityCheck() looks for orphans.
             try db.execute(sql: """
                 CREATE TABLE card_index_v2 (
-                    resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+                    resource_id INTEGER NOT NULL,
                     position INTEGER NOT NULL,
                     collection_id INTEGER NOT NULL,
                     property TEXT NOT NULL,
@@ -118,6 +121,9 @@ extension SQLiteStore {
                 CREATE INDEX card_index_unicode ON card_index(collection_id, property, value_unicode, value_ascii);
                 CREATE INDEX card_index_ascii ON card_index(collection_id, property, value_ascii)
                     WHERE value_ascii IS NOT NULL;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                END;
                 """)
         }
         return migrator
