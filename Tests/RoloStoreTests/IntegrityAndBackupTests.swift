@@ -9,15 +9,18 @@ import Testing
         defer { fixture.close() }
         try await fixture.put("a.vcf")
         try await fixture.put("b.vcf")
+        try await fixture.put("c.vcf")
         #expect(try await fixture.store.integrityCheck() == [])
         try await fixture.store.pool.write { db in
-            try db.execute(sql: "UPDATE resources SET data = X'00' WHERE name = 'a.vcf'")
+            try db.execute(sql: "DELETE FROM resource_bodies WHERE resource_id = (SELECT id FROM resources WHERE name = 'c.vcf')")
+            try db.execute(sql: "UPDATE resource_bodies SET data = X'00' WHERE resource_id = (SELECT id FROM resources WHERE name = 'a.vcf')")
             try db.execute(sql: "DELETE FROM changes WHERE name = 'b.vcf'")
         }
         let problems = try await fixture.store.integrityCheck()
         #expect(problems.contains { $0.hasPrefix("ETag differs") && $0.hasSuffix("a.vcf") })
         #expect(problems.contains { $0.hasPrefix("size differs") })
         #expect(problems.contains { $0.hasPrefix("resource without its change row") && $0.hasSuffix("b.vcf") })
+        #expect(problems.contains { $0.hasPrefix("resource without its body") && $0.hasSuffix("c.vcf") })
     }
 
     /// Index rows have no foreign key (it cost a lookup per insert): a trigger removes them

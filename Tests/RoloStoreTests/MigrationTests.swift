@@ -32,7 +32,7 @@ import Testing
         return data
     }
 
-    @Test func aVersion1DatabaseUpgradesWithItsCardsStillFoundByEveryCollation() async throws {
+    @Test func aVersion1DatabaseUpgradesWithItsBodiesKeptAndItsCardsFoundByEveryCollation() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-migration-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -42,7 +42,7 @@ import Testing
         let store = try SQLiteStore(path: path, bcryptCost: 4)
         defer { try? store.close() }
         let applied = try await store.pool.read { db in try SQLiteStore.migrator.appliedIdentifiers(db) }
-        #expect(applied == ["v1", "v2-lean-card-index"])
+        #expect(applied == ["v1", "v2-lean-card-index", "v3-resource-bodies"])
         #expect(try await store.resource(collectionID: 1, name: "elodie.vcf")?.data == data)
         let hits: [(String, String, IndexPredicate.Collation, IndexPredicate.MatchType)] = [
             ("FN", "ÉLODIE DURAND", .asciiCasemap, .equals),

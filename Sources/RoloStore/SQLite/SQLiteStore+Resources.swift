@@ -3,6 +3,8 @@ import GRDB
 
 extension SQLiteStore {
     private static let infoColumns = "name, content_type, etag, size, modified, seq"
+    /// Resources with their bodies (`data`), which live in their own table.
+    private static let withBodies = "resources JOIN resource_bodies ON resource_id = id"
 
     public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
@@ -44,7 +46,7 @@ extension SQLiteStore {
     public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
         try await pool.read { db in
             try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns), data FROM resources WHERE collection_id = ? AND name = ?
+                SELECT \(Self.infoColumns), data FROM \(Self.withBodies) WHERE collection_id = ? AND name = ?
                 """), arguments: [collectionID, name]).map(Self.storedResource(from:))
         }
     }
@@ -60,7 +62,7 @@ extension SQLiteStore {
                 let chunk = Array(names[start..<min(start + chunkSize, names.count)])
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                 let statement = try db.cachedStatement(sql: """
-                    SELECT \(Self.infoColumns), data FROM resources
+                    SELECT \(Self.infoColumns), data FROM \(Self.withBodies)
                     WHERE collection_id = ? AND name IN (\(placeholders))
                     """)
                 let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
@@ -86,7 +88,7 @@ extension SQLiteStore {
         try await pool.read { db in
             var resources: [StoredResource] = []
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns), data FROM resources WHERE collection_id = ? ORDER BY name
+                SELECT \(Self.infoColumns), data FROM \(Self.withBodies) WHERE collection_id = ? ORDER BY name
                 """), arguments: [collectionID])
             while let row = try cursor.next() { resources.append(Self.storedResource(from: row)) }
             return resources

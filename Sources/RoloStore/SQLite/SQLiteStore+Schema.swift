@@ -126,6 +126,19 @@ extension SQLiteStore {
                 END;
                 """)
         }
+        migrator.registerMigration("v3-resource-bodies") { db in
+            // Listings, syncs and index hits read the names, ETags and sizes of many
+            // resources; with the bodies inline those rows spread over four times the pages.
+            // Bodies live apart, keyed by resource id, and go with their resource.
+            try db.execute(sql: """
+                CREATE TABLE resource_bodies (
+                    resource_id INTEGER PRIMARY KEY REFERENCES resources(id) ON DELETE CASCADE,
+                    data BLOB NOT NULL
+                );
+                INSERT INTO resource_bodies (resource_id, data) SELECT id, data FROM resources;
+                ALTER TABLE resources DROP COLUMN data;
+                """)
+        }
         return migrator
     }
 }
