@@ -1,8 +1,10 @@
 import Foundation
 
-/// The `ResourceWrite`s of an import batch, prepared chunk by chunk on the cooperative
-/// thread pool while the writer consumes them in order, so that hashing and folding run on
-/// the other cores at the same time as SQLite rather than before it.
+/// The `ResourceWrite`s of an import batch, prepared chunk by chunk on GCD's global queue
+/// while the writer consumes them in order, so that hashing and folding run on the other
+/// cores at the same time as SQLite rather than before it. Not the cooperative pool: the
+/// writer blocks while it waits, and a pool whose few threads were all waiting on that
+/// writer could never prepare the chunk it needs.
 final class PreparedWrites: @unchecked Sendable {
     private static let chunkSize = 512
     private let condition = NSCondition()
@@ -15,7 +17,7 @@ final class PreparedWrites: @unchecked Sendable {
         chunks = Array(repeating: nil, count: starts.count)
         for (index, start) in starts.enumerated() {
             let slice = cards[start..<min(start + Self.chunkSize, cards.endIndex)]
-            Task { self.store(slice.map(ResourceWrite.init), at: index) }
+            DispatchQueue.global(qos: .userInitiated).async { self.store(slice.map(ResourceWrite.init), at: index) }
         }
     }
 
