@@ -121,4 +121,13 @@ import Testing
         #expect(parsed.first("X-A")?.parameters == [VCardParameter(name: "X-P", values: [""])])
         #expect(parsed.first("ADR")?.components == ["", "", "", "", "", "", ""])
     }
+
+    /// Found by `arbitraryInputNeverCrashesOrHangs`: `VERSION:4.0 ` was kept verbatim while
+    /// the writer prints `VERSION:4.0`, so a round trip changed the card.
+    @Test func versionWithSpacesIsKeptAsTheVersionItNames() throws {
+        let card = try parseOne("BEGIN:VCARD\r\nVERSION:4.0 \r\nFN:A\r\nEND:VCARD\r\n")
+        #expect(card.version == .v40)
+        #expect(card.first("VERSION")?.rawValue == "4.0")
+        #expect(try withoutLines(parseOne(VCardWriter.write(card))) == withoutLines(card))
+    }
 }

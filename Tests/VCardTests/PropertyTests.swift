@@ -143,3 +143,4 @@ import Testing
         }
     }
 }
+

@@ -92,6 +92,13 @@ struct CardReader {
                 }
                 card.version = version
                 card.versionValue = value
+                // Kept as the version it names (`4.0 ` reads as 4.0), which is what the
+                // writer prints: a parse → write → parse round trip is then the identity.
+                var canonical = property
+                canonical.rawValue = version.rawValue
+                card.properties.append(canonical)
+                open = card
+                continue
             default:
                 break
             }
