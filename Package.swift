@@ -33,6 +33,8 @@ let package = Package(
         // Storage protocol + SQLite (GRDB) implementation.
         .target(name: "RoloStore", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"),
+            // The SQLite C API GRDB links, for binding import rows without per-row arrays.
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),

@@ -1,37 +1,31 @@
 import Foundation
 import RoloStore
 
-/// `RoloBench store [count...]`: import speed, incremental sync, listing, search and file
-/// size of `SQLiteStore` on generated cards (default 10 000 and 100 000).
+/// `RoloBench store [count...]`: import speed, incremental sync, listing, search, file size
+/// and resident memory of `SQLiteStore` on generated cards (default 10 000 and 100 000).
 func runStoreBenchmark(_ arguments: [String]) async {
     let counts = arguments.compactMap(Int.init).isEmpty ? [10_000, 100_000] : arguments.compactMap(Int.init)
+    let tuning = benchmarkTuning()
+    report("tuning", "writer cache \(tuning.writerCacheKiB) KiB, reader cache \(tuning.readerCacheKiB) KiB, "
+           + "mmap \(tuning.mmapBytes) B, at most \(tuning.maximumReaders) readers")
     do {
-        for count in counts { try await benchmarkStore(cardCount: count) }
+        for count in counts { try await benchmarkStore(cardCount: count, tuning: tuning) }
     } catch {
         FileHandle.standardError.write(Data("store benchmark failed: \(error)\n".utf8))
         exit(1)
     }
+    report("peak RSS of this benchmark process (it holds the generated cards)", "\(peakResidentMiB()) MiB")
 }
 
-private func benchmarkStore(cardCount: Int) async throws {
+private func benchmarkStore(cardCount: Int, tuning: SQLiteStore.Tuning) async throws {
     // ROLO_BENCH_KEEP=folder keeps the databases for inspection.
     let keep = ProcessInfo.processInfo.environment["ROLO_BENCH_KEEP"]
-    let store = try keep.map { try SQLiteStore(path: "\($0)/bench-\(cardCount).sqlite") } ?? SQLiteStore.temporary()
+    let store = try keep.map { try SQLiteStore(path: "\($0)/bench-\(cardCount).sqlite", tuning: tuning) }
+        ?? SQLiteStore.temporary(tuning: tuning)
     defer { try? store.close() }
     try await store.createUser(name: "bench", password: "bench")
     let book = try await store.collection(owner: "bench", path: ["default"])!
-    let cards = (0..<cardCount).map { generatedCard($0) }
-    let bytes = cards.reduce(0) { $0 + $1.data.count }
-
-    let cpuBefore = processCPUSeconds()
-    let importTime = try await measure {
-        try await store.importCards(collectionID: book.id, cards: cards, batchSize: cardCount, progress: nil)
-    }
-    let importCPU = processCPUSeconds() - cpuBefore
-    // The machine is shared: CPU time says what the import costs, wall time what it took.
-    report("import \(cardCount) cards (\(bytes / cardCount) B avg, one transaction)",
-           "\(Int(Double(cardCount) / importTime)) cards/s wall (\(milliseconds(importTime)) ms), "
-           + "\(Int(Double(cardCount) / importCPU)) cards/s of CPU (\(milliseconds(importCPU)) ms)")
+    try await benchmarkImport(store: store, book: book, cardCount: cardCount)
 
     let before = try await store.collection(id: book.id)!.syncSeq
     for index in 0..<14 {
@@ -46,9 +40,26 @@ private func benchmarkStore(cardCount: Int) async throws {
     }
     report("changes(since:) for \(changeCount) changes on \(cardCount)", "\(milliseconds(changesTime)) ms")
 
+    for (what, time) in try await serveReads(store: store, book: book, cardCount: cardCount, runs: 3) {
+        report(what, "\(milliseconds(time)) ms")
+    }
+
+    try await store.checkpoint()
+    let size = ["", "-wal"].compactMap {
+        (try? FileManager.default.attributesOfItem(atPath: store.path + $0)[.size] as? NSNumber)?.int64Value
+    }.reduce(0, +)
+    report("database file size for \(cardCount) cards", "\(size / 1_048_576) MiB (\(size / Int64(cardCount)) B/card)")
+    report("peak RSS of a fresh process opening the \(cardCount)-card store, serving the reads above and 200 puts",
+           try servingProcessPeak(path: store.path, cardCount: cardCount))
+}
+
+/// What a server does with a big book, each timed (best of `runs`): list it, sync it from
+/// scratch, search it, fetch 1000 cards.
+private func serveReads(store: SQLiteStore, book: CollectionInfo, cardCount: Int, runs: Int) async throws -> [(String, Double)] {
+    var figures: [(String, Double)] = []
     var listed = 0
-    let listTime = try await measureBest(runs: 3) { listed = try await store.listResources(collectionID: book.id).count }
-    report("listResources of \(listed)", "\(milliseconds(listTime)) ms")
+    let listTime = try await measureBest(runs: runs) { listed = try await store.listResources(collectionID: book.id).count }
+    figures.append(("listResources of \(listed)", listTime))
 
     let queries: [(String, IndexPredicate)] = [
         ("contains 'mith' in FN, unicode-casemap", .textMatch(property: "FN", text: "MITH 12", collation: .unicodeCasemap, match: .contains, negate: false)),
@@ -58,17 +69,105 @@ private func benchmarkStore(cardCount: Int) async throws {
     ]
     for (label, predicate) in queries {
         var hits = 0
-        let time = try await measureBest(runs: 5) {
+        let time = try await measureBest(runs: runs + 2) {
             hits = try await store.query(collectionID: book.id, predicate: predicate, limit: nil).count
         }
-        report("query \(label) on \(cardCount) (\(hits) hits)", "\(milliseconds(time)) ms")
+        figures.append(("query \(label) on \(cardCount) (\(hits) hits)", time))
     }
 
-    try await store.checkpoint()
-    let size = ["", "-wal"].compactMap {
-        (try? FileManager.default.attributesOfItem(atPath: store.path + $0)[.size] as? NSNumber)?.int64Value
-    }.reduce(0, +)
-    report("database file size for \(cardCount) cards", "\(size / 1_048_576) MiB (\(size / Int64(cardCount)) B/card)")
+    var synced = 0
+    let initialSyncTime = try await measureBest(runs: runs) {
+        synced = try await store.changes(collectionID: book.id, since: 0, limit: nil).changes.count
+    }
+    figures.append(("changes(since: 0) (initial sync) of \(synced)", initialSyncTime))
+    let multigetNames = (0..<min(1000, cardCount)).map { generatedCard($0 * max(cardCount / 1000, 1)).name }
+    var fetched = 0
+    let multigetTime = try await measureBest(runs: runs) {
+        fetched = try await store.resources(collectionID: book.id, names: multigetNames).count
+    }
+    figures.append(("resources(names:) of \(fetched) (multiget)", multigetTime))
+    return figures
+}
+
+/// Runs `RoloBench store-serve` on the database and returns what it printed: the peak
+/// resident memory of a process that only opens the store and serves the reads.
+private func servingProcessPeak(path: String, cardCount: Int) throws -> String {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    child.arguments = ["store-serve", path, String(cardCount)]
+    let output = Pipe()
+    child.standardOutput = output
+    try child.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    child.waitUntilExit()
+    return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// `RoloBench store-serve DBPATH COUNT`: opens the store a benchmark left (same tuning),
+/// serves its reads twice, puts 200 edited cards and prints VmHWM, the most this process
+/// ever had resident.
+func runStoreServe(_ arguments: [String]) async {
+    guard arguments.count == 2, let cardCount = Int(arguments[1]) else {
+        FileHandle.standardError.write(Data("usage: RoloBench store-serve DBPATH COUNT\n".utf8))
+        exit(2)
+    }
+    do {
+        let store = try SQLiteStore(path: arguments[0], tuning: benchmarkTuning())
+        let book = try await store.collection(owner: "bench", path: ["default"])!
+        _ = try await serveReads(store: store, book: book, cardCount: cardCount, runs: 2)
+        // Edits spread over the book, so the writer's cache fills as a long-running server's would.
+        for index in stride(from: 0, to: cardCount, by: max(cardCount / 200, 1)) {
+            let card = generatedCard(index, edit: "served")
+            _ = try await store.putResource(collectionID: book.id, name: card.name, data: card.data,
+                                            contentType: card.contentType, card: card.card, precondition: .none)
+        }
+        print("\(peakResidentMiB()) MiB")
+        try store.close()
+    } catch {
+        FileHandle.standardError.write(Data("store-serve failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+/// Imports `cardCount` generated cards in one transaction and reports the speed; the cards
+/// are freed on return.
+private func benchmarkImport(store: SQLiteStore, book: CollectionInfo, cardCount: Int) async throws {
+    let cards = (0..<cardCount).map { generatedCard($0) }
+    let bytes = cards.reduce(0) { $0 + $1.data.count }
+    let cpuBefore = processCPUSeconds()
+    let importTime = try await measure {
+        try await store.importCards(collectionID: book.id, cards: cards, batchSize: cardCount, progress: nil)
+    }
+    let importCPU = processCPUSeconds() - cpuBefore
+    // The machine is shared: CPU time says what the import costs, wall time what it took.
+    report("import \(cardCount) cards (\(bytes / cardCount) B avg, one transaction)",
+           "\(Int(Double(cardCount) / importTime)) cards/s wall (\(milliseconds(importTime)) ms), "
+           + "\(Int(Double(cardCount) / importCPU)) cards/s of CPU (\(milliseconds(importCPU)) ms)")
+}
+
+/// `SQLiteStore.Tuning.default`, or the sizes in ROLO_BENCH_TUNING
+/// (`writer=KiB,reader=KiB,mmap=bytes,readers=N`, any subset) to compare settings.
+private func benchmarkTuning() -> SQLiteStore.Tuning {
+    var tuning = SQLiteStore.Tuning.default
+    for setting in (ProcessInfo.processInfo.environment["ROLO_BENCH_TUNING"] ?? "").split(separator: ",") {
+        let parts = setting.split(separator: "=")
+        guard parts.count == 2, let value = Int(parts[1]) else { continue }
+        switch parts[0] {
+        case "writer": tuning.writerCacheKiB = value
+        case "reader": tuning.readerCacheKiB = value
+        case "mmap": tuning.mmapBytes = value
+        case "readers": tuning.maximumReaders = value
+        default: continue
+        }
+    }
+    return tuning
+}
+
+/// VmHWM of this process in MiB: the most it has had resident since it started.
+private func peakResidentMiB() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
 }
 
 /// A realistic card of about 600 bytes with the properties the DAV layer indexes.

@@ -6,8 +6,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "vcard": runVCardBenchmark(Array(arguments.dropFirst()))
 case "store": await runStoreBenchmark(Array(arguments.dropFirst()))
+case "store-serve": await runStoreServe(Array(arguments.dropFirst()))
 case "store-crash-writer": await runStoreCrashWriter(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: RoloBench vcard|store|store-crash-writer\n".utf8))
+    FileHandle.standardError.write(Data("usage: RoloBench vcard|store|store-serve|store-crash-writer\n".utf8))
     exit(2)
 }

@@ -43,6 +43,40 @@ import Testing
         #expect(try await fixture.store.integrityCheck() == [])
     }
 
+    @Test func withinOneBatchALaterCardReplacesAnEarlierOneWithItsNameOrUID() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let id = fixture.book.id
+        try await fixture.store.importCards(collectionID: id, cards: [
+            Self.card("a.vcf", uid: "ua", fn: "First A"),
+            Self.card("b.vcf", uid: "ub", fn: "B"),
+            Self.card("a.vcf", uid: "ua", fn: "Second A"),
+            Self.card("b2.vcf", uid: "ub", fn: "B moved"),
+        ], batchSize: 10, progress: nil)
+        #expect(try await fixture.store.listResources(collectionID: id).map(\.name) == ["a.vcf", "b2.vcf"])
+        #expect(try await fixture.store.resource(collectionID: id, name: "a.vcf")?.data == Data(vcard(uid: "ua", fn: "Second A").utf8))
+        let fnFirst = IndexPredicate.textMatch(property: "FN", text: "first", collation: .asciiCasemap, match: .contains, negate: false)
+        #expect(try await fixture.store.query(collectionID: id, predicate: fnFirst, limit: nil).isEmpty)
+        let changes = try await fixture.store.changes(collectionID: id, since: 0, limit: nil)
+        #expect(changes.changes.map(\.name) == ["a.vcf", "b2.vcf"])
+        #expect(try await fixture.store.collection(id: id)?.syncSeq == 5)
+        #expect(try await fixture.store.integrityCheck() == [])
+    }
+
+    @Test func batchesPreparedAheadAreWrittenInOrder() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        // Enough cards per batch to be prepared in parallel chunks, and several batches.
+        let cards = (0..<3000).map { Self.card("c\($0).vcf", uid: "u\($0 % 2500)", fn: "Person \($0)") }
+        try await fixture.store.importCards(collectionID: fixture.book.id, cards: cards, batchSize: 1200, progress: nil)
+        let listed = try await fixture.store.listResources(collectionID: fixture.book.id)
+        // Cards 2500..<3000 reuse the UIDs of cards 0..<500, which they replace.
+        #expect(listed.count == 2500)
+        #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "u7") == "c2507.vcf")
+        #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "u600") == "c600.vcf")
+        #expect(try await fixture.store.integrityCheck() == [])
+    }
+
     @Test func anInvalidNameImportsNothing() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }

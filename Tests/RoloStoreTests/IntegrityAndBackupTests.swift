@@ -9,15 +9,39 @@ import Testing
         defer { fixture.close() }
         try await fixture.put("a.vcf")
         try await fixture.put("b.vcf")
+        try await fixture.put("c.vcf")
         #expect(try await fixture.store.integrityCheck() == [])
         try await fixture.store.pool.write { db in
-            try db.execute(sql: "UPDATE resources SET data = X'00' WHERE name = 'a.vcf'")
+            try db.execute(sql: "DELETE FROM resource_bodies WHERE resource_id = (SELECT id FROM resources WHERE name = 'c.vcf')")
+            try db.execute(sql: "UPDATE resource_bodies SET data = X'00' WHERE resource_id = (SELECT id FROM resources WHERE name = 'a.vcf')")
             try db.execute(sql: "DELETE FROM changes WHERE name = 'b.vcf'")
         }
         let problems = try await fixture.store.integrityCheck()
         #expect(problems.contains { $0.hasPrefix("ETag differs") && $0.hasSuffix("a.vcf") })
         #expect(problems.contains { $0.hasPrefix("size differs") })
         #expect(problems.contains { $0.hasPrefix("resource without its change row") && $0.hasSuffix("b.vcf") })
+        #expect(problems.contains { $0.hasPrefix("resource without its body") && $0.hasSuffix("c.vcf") })
+    }
+
+    /// Index rows have no foreign key (it cost a lookup per insert): a trigger removes them
+    /// with their resource, and the integrity check reports any left behind.
+    @Test func deletingAResourceRemovesItsIndexRowsAndOrphansAreReported() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("a.vcf", extra: [IndexEntry(property: "EMAIL", value: "a@example.com")])
+        try await fixture.put("b.vcf")
+        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
+        let counts = try await fixture.store.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM card_index GROUP BY resource_id ORDER BY resource_id")
+        }
+        #expect(counts == [2])
+        #expect(try await fixture.store.integrityCheck() == [])
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO card_index (resource_id, position, collection_id, property, value_unicode) VALUES (999, 0, ?, 'FN', 'x')
+                """, arguments: [fixture.book.id])
+        }
+        #expect(try await fixture.store.integrityCheck() == ["index row of a missing resource: 999"])
     }
 
     @Test func backupIsAConsistentOpenableCopy() async throws {

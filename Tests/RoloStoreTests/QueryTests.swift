@@ -94,6 +94,22 @@ import Testing
         #expect(try await names(fixture, fn("robert", .asciiCasemap, .equals)) == ["bob.vcf"])
     }
 
+    /// "é" precomposed folds to itself under ASCII but to "e\u{301}" under Unicode: equal as
+    /// Swift strings, different as bytes, so the ASCII fold must be kept apart.
+    @Test func asciiCasemapKeepsNonASCIIBytesThatUnicodeFoldingChanges() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("precomposed.vcf", fn: "Caf\u{E9} Noir")
+        try await fixture.put("decomposed.vcf", fn: "Cafe\u{301} Noir")
+        #expect(try await names(fixture, fn("CAF\u{E9} NOIR", .asciiCasemap, .equals)) == ["precomposed.vcf"])
+        #expect(try await names(fixture, fn("cafe\u{301} noir", .asciiCasemap, .equals)) == ["decomposed.vcf"])
+        #expect(try await names(fixture, fn("f\u{E9} n", .asciiCasemap, .contains)) == ["precomposed.vcf"])
+        #expect(try await names(fixture, fn("caf\u{E9}", .asciiCasemap, .startsWith)) == ["precomposed.vcf"])
+        #expect(try await names(fixture, fn("caf\u{E9}", .asciiCasemap, .startsWith, negate: true)) == ["decomposed.vcf"])
+        #expect(try await names(fixture, fn("Caf\u{E9}", .octet, .startsWith)) == ["precomposed.vcf"])
+        #expect(try await names(fixture, fn("caf\u{E9}", .unicodeCasemap, .startsWith)) == ["decomposed.vcf", "precomposed.vcf"])
+    }
+
     @Test func prefixUpperBoundIsTheNextStringAfterAllExtensions() {
         #expect(SQLiteStore.prefixUpperBound("ab") == "ac")
         #expect(SQLiteStore.prefixUpperBound("a\u{10FFFF}") == "b")

@@ -52,9 +52,12 @@ extension SQLiteStore {
 
     /// Makes `seq` the latest change of `name`, replacing the previous one.
     static func recordChange(_ db: Database, collectionID: Int64, name: String, deleted: Bool, seq: Int64, now: Double) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at
-            """).bound([collectionID, seq, name, deleted, now]).execute()
+        try db.cachedStatement(sql: recordChangeSQL).bound([collectionID, seq, name, deleted, now]).execute()
     }
+
+    /// Arguments: collection id, seq, name, deleted, time.
+    static let recordChangeSQL = """
+        INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (?, ?, ?, ?, ?)
+        ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at
+        """
 }

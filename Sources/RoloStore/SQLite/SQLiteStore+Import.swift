@@ -4,35 +4,45 @@ import GRDB
 extension SQLiteStore {
     /// Each batch is one transaction with one seq per card. A card replaces the resource of
     /// the same name; when its UID belongs to another name, that resource is deleted (a
-    /// tombstone for syncing clients) so the UID stays unique.
+    /// tombstone for syncing clients) so the UID stays unique. ETags and folds are computed
+    /// on the other cores while the writer stores the cards (see `PreparedWrites`), and the
+    /// next batch's while the current one commits.
     public func importCards(collectionID: Int64, cards: [CardImport], batchSize: Int,
                             progress: (@Sendable (Int) -> Void)?) async throws {
         for card in cards { try Naming.validate(card.name, what: "resource") }
         let batchSize = max(batchSize, 1)
+        let batches = stride(from: 0, to: cards.count, by: batchSize).map { cards[$0..<min($0 + batchSize, cards.count)] }
+        var next = batches.first.map(PreparedWrites.init)
         var done = 0
-        for start in stride(from: 0, to: cards.count, by: batchSize) {
-            let batch = cards[start..<min(start + batchSize, cards.count)]
-            let etags = batch.map { ETag.of($0.data) }
-            try await pool.write { db in
-                var seq = try Self.collectionRow(db, id: collectionID).syncSeq
-                let now = self.now
-                for (card, etag) in zip(batch, etags) {
-                    seq += 1
-                    if let owner = try Self.resourceName(db, collectionID: collectionID, uid: card.card.uid),
-                       owner != card.name,
-                       let other = try Self.existingResource(db, collectionID: collectionID, name: owner) {
-                        try Self.removeResource(db, collectionID: collectionID, id: other.id, name: owner, seq: seq, now: now)
-                        seq += 1
-                    }
-                    let existing = try Self.existingResource(db, collectionID: collectionID, name: card.name)
-                    try Self.writeResource(db, collectionID: collectionID, existingID: existing?.id, name: card.name,
-                                           data: card.data, contentType: card.contentType, etag: etag, card: card.card,
-                                           seq: seq, now: now)
-                }
-                try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
-            }
+        for (index, batch) in batches.enumerated() {
+            guard let writes = next else { break }
+            next = index + 1 < batches.count ? PreparedWrites(batches[index + 1]) : nil
+            let now = self.now
+            try await pool.write { db in try Self.importBatch(db, writes: writes, collectionID: collectionID, now: now) }
             done += batch.count
             progress?(done)
         }
+    }
+
+    private static func importBatch(_ db: Database, writes: PreparedWrites, collectionID: Int64, now: Double) throws {
+        var seq = try collectionRow(db, id: collectionID).syncSeq
+        let statements = try ResourceStatements(db)
+        for write in (0..<writes.chunkCount).lazy.flatMap(writes.take) {
+            seq += 1
+            // Most imported cards are new: the insert finds that out by itself, sparing two
+            // lookups per card; only a taken name or UID takes the long way.
+            if try statements.insert(write, collectionID: collectionID, seq: seq, now: now) { continue }
+            if let uid = write.card?.uid, let owner = try resourceName(db, collectionID: collectionID, uid: uid),
+               owner != write.name, let other = try existingResource(db, collectionID: collectionID, name: owner) {
+                try removeResource(db, collectionID: collectionID, id: other.id, name: owner, seq: seq, now: now)
+                seq += 1
+            }
+            if let existing = try existingResource(db, collectionID: collectionID, name: write.name) {
+                try statements.replace(id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
+            } else if try !statements.insert(write, collectionID: collectionID, seq: seq, now: now) {
+                throw StoreError.alreadyExists // unreachable: the name is free and the UID's owner was removed
+            }
+        }
+        try setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
     }
 }

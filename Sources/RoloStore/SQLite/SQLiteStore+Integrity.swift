@@ -3,8 +3,9 @@ import GRDB
 extension SQLiteStore {
     /// Problems found, empty when the database is sound: SQLite's own `integrity_check` and
     /// `foreign_key_check`, then Rolo's invariants (every resource has its latest change
-    /// row, every live change row its resource, ETags match the bytes, index and member rows
-    /// sit in their resource's collection, no seq beyond its collection's).
+    /// row and its body, every live change row its resource, ETags match the bytes, index
+    /// rows have their resource, index and member rows sit in their resource's collection,
+    /// no seq beyond its collection's).
     public func integrityCheck() async throws -> [String] {
         try await pool.read { db in
             var problems: [String] = []
@@ -29,6 +30,9 @@ extension SQLiteStore {
                     SELECT ch.collection_id || '/' || ch.name FROM changes ch JOIN collections c ON c.id = ch.collection_id
                     WHERE ch.seq > c.sync_seq
                     """),
+                ("index row of a missing resource", """
+                    SELECT i.resource_id FROM card_index i WHERE NOT EXISTS (SELECT 1 FROM resources r WHERE r.id = i.resource_id)
+                    """),
                 ("index row outside its resource's collection", """
                     SELECT i.resource_id FROM card_index i JOIN resources r ON r.id = i.resource_id
                     WHERE i.collection_id != r.collection_id
@@ -37,14 +41,21 @@ extension SQLiteStore {
                     SELECT m.resource_id FROM group_members m JOIN resources r ON r.id = m.resource_id
                     WHERE m.collection_id != r.collection_id
                     """),
+                ("resource without its body", """
+                    SELECT collection_id || '/' || name FROM resources r
+                    WHERE NOT EXISTS (SELECT 1 FROM resource_bodies b WHERE b.resource_id = r.id)
+                    """),
                 ("size differs from the stored bytes", """
-                    SELECT collection_id || '/' || name FROM resources WHERE size != length(data)
+                    SELECT collection_id || '/' || name FROM resources JOIN resource_bodies ON resource_id = id
+                    WHERE size != length(data)
                     """),
             ]
             for (what, sql) in invariants {
                 for subject in try String.fetchAll(db, sql: sql) { problems.append("\(what): \(subject)") }
             }
-            let cursor = try Row.fetchCursor(db, sql: "SELECT collection_id || '/' || name, etag, data FROM resources")
+            let cursor = try Row.fetchCursor(db, sql: """
+                SELECT collection_id || '/' || name, etag, data FROM resources JOIN resource_bodies ON resource_id = id
+                """)
             while let row = try cursor.next() {
                 if ETag.of(row[2]) != row[1] as String {
                     problems.append("ETag differs from the stored bytes: \(row[0] as String)")

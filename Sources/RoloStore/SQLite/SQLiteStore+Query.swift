@@ -56,36 +56,59 @@ extension SQLiteStore {
         }
     }
 
-    /// Folded collations compare on their covering index (named, so that contains and
-    /// ends-with scan the index, not the table). The octet collation narrows on the ASCII
-    /// fold (byte-equal values have equal folds) and compares the verbatim value only for
-    /// the rows left; negated, every value of the property needs the verbatim comparison.
+    /// Each collation compares on a covering index (named, so that contains and ends-with
+    /// scan the index, not the table). The ASCII fold of a row is `value_ascii` where stored
+    /// and `value_unicode` elsewhere (see `FoldedIndexEntry`), so ASCII tests run in two
+    /// halves, one per index. The octet collation narrows on the ASCII fold (byte-equal
+    /// values have equal folds) and compares the verbatim value only for the rows left;
+    /// negated, every value of the property needs the verbatim comparison.
     private static func textMatchSQL(property: String, text: String, collation: IndexPredicate.Collation,
                                      match: IndexPredicate.MatchType, negate: Bool, collectionID: Int64,
                                      arguments: inout StatementArguments) -> String {
         // Arguments are appended in the order the placeholders appear.
-        arguments += [collectionID, property]
-        func rows(indexedBy index: String) -> String {
-            "FROM card_index INDEXED BY \(index) WHERE collection_id = ? AND property = ? AND "
-        }
+        let verbatim = "coalesce(c.value, c.value_ascii, c.value_unicode)"
         switch collation {
-        case .asciiCasemap:
-            let test = sqlMatch(column: "value_ascii", match: match, text: CaseFolding.ascii(text), arguments: &arguments)
-            return "r.id IN (SELECT resource_id \(rows(indexedBy: "card_index_ascii"))\(negate ? "NOT (\(test))" : test))"
         case .unicodeCasemap:
+            arguments += [collectionID, property]
             let test = sqlMatch(column: "value_unicode", match: match, text: CaseFolding.unicode(text), arguments: &arguments)
-            return "r.id IN (SELECT resource_id \(rows(indexedBy: "card_index_unicode"))\(negate ? "NOT (\(test))" : test))"
-        case .octet where negate:
-            let exact = sqlMatch(column: "value", match: match, text: text, arguments: &arguments)
-            return "r.id IN (SELECT resource_id FROM card_index WHERE collection_id = ? AND property = ? AND NOT (\(exact)))"
-        case .octet:
-            let narrowing = sqlMatch(column: "value_ascii", match: match, text: CaseFolding.ascii(text), arguments: &arguments)
-            let exact = sqlMatch(column: "c.value", match: match, text: text, arguments: &arguments)
             return """
-                r.id IN (SELECT c.resource_id FROM card_index c WHERE (c.resource_id, c.position) IN \
-                (SELECT resource_id, position \(rows(indexedBy: "card_index_ascii"))\(narrowing)) AND \(exact))
+                r.id IN (SELECT resource_id FROM card_index INDEXED BY card_index_unicode \
+                WHERE collection_id = ? AND property = ? AND \(negate ? "NOT (\(test))" : test))
+                """
+        case .asciiCasemap:
+            return "r.id IN (\(asciiFoldRows(select: "resource_id", property: property, text: CaseFolding.ascii(text), match: match, negate: negate, collectionID: collectionID, arguments: &arguments)))"
+        case .octet where negate:
+            arguments += [collectionID, property]
+            let exact = sqlMatch(column: verbatim, match: match, text: text, arguments: &arguments)
+            return "r.id IN (SELECT c.resource_id FROM card_index c WHERE c.collection_id = ? AND c.property = ? AND NOT (\(exact)))"
+        case .octet:
+            let narrowing = asciiFoldRows(select: "resource_id, position", property: property, text: CaseFolding.ascii(text),
+                                          match: match, negate: false, collectionID: collectionID, arguments: &arguments)
+            let exact = sqlMatch(column: verbatim, match: match, text: text, arguments: &arguments)
+            // A join, not `(resource_id, position) IN (...)`, which makes SQLite scan the whole
+            // table against a compound list instead of looking each narrowed row up.
+            return """
+                r.id IN (SELECT c.resource_id FROM (\(narrowing)) n \
+                JOIN card_index c ON c.resource_id = n.resource_id AND c.position = n.position WHERE \(exact))
                 """
         }
+    }
+
+    /// `columns` of the index rows of `property` whose ASCII fold passes the test (or,
+    /// negated, fails it): rows without `value_ascii` from the Unicode index, the others
+    /// from the partial ASCII index.
+    private static func asciiFoldRows(select columns: String, property: String, text: String, match: IndexPredicate.MatchType,
+                                      negate: Bool, collectionID: Int64, arguments: inout StatementArguments) -> String {
+        let halves = [("card_index_unicode", "value_unicode", "value_ascii IS NULL"),
+                      ("card_index_ascii", "value_ascii", "value_ascii IS NOT NULL")]
+        return halves.map { index, column, presence in
+            arguments += [collectionID, property]
+            let test = sqlMatch(column: column, match: match, text: text, arguments: &arguments)
+            return """
+                SELECT \(columns) FROM card_index INDEXED BY \(index) \
+                WHERE collection_id = ? AND property = ? AND \(presence) AND \(negate ? "NOT (\(test))" : test)
+                """
+        }.joined(separator: " UNION ALL ")
     }
 
     private static func sqlMatch(column: String, match: IndexPredicate.MatchType, text: String,

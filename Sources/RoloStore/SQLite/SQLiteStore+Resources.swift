@@ -3,11 +3,13 @@ import GRDB
 
 extension SQLiteStore {
     private static let infoColumns = "name, content_type, etag, size, modified, seq"
+    /// Resources with their bodies (`data`), which live in their own table.
+    private static let withBodies = "resources JOIN resource_bodies ON resource_id = id"
 
     public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
         try Naming.validate(name, what: "resource")
-        let etag = ETag.of(data)
+        let write = ResourceWrite(name: name, data: data, contentType: contentType, card: card)
         return try await pool.write { db in
             let collection = try Self.collectionRow(db, id: collectionID)
             let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
@@ -17,10 +19,14 @@ extension SQLiteStore {
             }
             let seq = collection.syncSeq + 1
             let now = self.now
-            try Self.writeResource(db, collectionID: collectionID, existingID: existing?.id, name: name, data: data,
-                                   contentType: contentType, etag: etag, card: card, seq: seq, now: now)
+            let statements = try ResourceStatements(db)
+            if let existing {
+                try statements.replace(id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
+            } else if try !statements.insert(write, collectionID: collectionID, seq: seq, now: now) {
+                throw StoreError.alreadyExists // unreachable: name and UID were checked above
+            }
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
-            return PutResult(etag: etag, created: existing == nil, seq: seq)
+            return PutResult(etag: write.etag, created: existing == nil, seq: seq)
         }
     }
 
@@ -40,7 +46,7 @@ extension SQLiteStore {
     public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
         try await pool.read { db in
             try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns), data FROM resources WHERE collection_id = ? AND name = ?
+                SELECT \(Self.infoColumns), data FROM \(Self.withBodies) WHERE collection_id = ? AND name = ?
                 """), arguments: [collectionID, name]).map(Self.storedResource(from:))
         }
     }
@@ -56,7 +62,7 @@ extension SQLiteStore {
                 let chunk = Array(names[start..<min(start + chunkSize, names.count)])
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                 let statement = try db.cachedStatement(sql: """
-                    SELECT \(Self.infoColumns), data FROM resources
+                    SELECT \(Self.infoColumns), data FROM \(Self.withBodies)
                     WHERE collection_id = ? AND name IN (\(placeholders))
                     """)
                 let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
@@ -82,7 +88,7 @@ extension SQLiteStore {
         try await pool.read { db in
             var resources: [StoredResource] = []
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns), data FROM resources WHERE collection_id = ? ORDER BY name
+                SELECT \(Self.infoColumns), data FROM \(Self.withBodies) WHERE collection_id = ? ORDER BY name
                 """), arguments: [collectionID])
             while let row = try cursor.next() { resources.append(Self.storedResource(from: row)) }
             return resources
@@ -112,49 +118,6 @@ extension SQLiteStore {
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, etag FROM resources WHERE collection_id = ? AND name = ?")
             .bound([collectionID, name]))
         return row.map { ($0[0], $0[1]) }
-    }
-
-    /// Writes the resource row, replaces its index and member rows and records the change.
-    /// The caller checks preconditions and UID conflicts and moves the collection's seq.
-    static func writeResource(_ db: Database, collectionID: Int64, existingID: Int64?, name: String, data: Data,
-                              contentType: String, etag: String, card: CardMetadata?, seq: Int64, now: Double) throws {
-        let resourceID: Int64
-        if let existingID {
-            try db.cachedStatement(sql: """
-                UPDATE resources SET content_type = ?, etag = ?, data = ?, size = ?, modified = ?, seq = ?, uid = ?, kind = ?
-                WHERE id = ?
-                """).bound([contentType, etag, data, data.count, now, seq, card?.uid, card?.kind, existingID]).execute()
-            try db.cachedStatement(sql: "DELETE FROM card_index WHERE resource_id = ?").bound([existingID]).execute()
-            try db.cachedStatement(sql: "DELETE FROM group_members WHERE resource_id = ?").bound([existingID]).execute()
-            resourceID = existingID
-        } else {
-            try db.cachedStatement(sql: """
-                INSERT INTO resources (collection_id, name, content_type, etag, data, size, modified, seq, uid, kind)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).bound([collectionID, name, contentType, etag, data, data.count, now, seq, card?.uid, card?.kind]).execute()
-            resourceID = db.lastInsertedRowID
-        }
-        if let card {
-            if !card.indexEntries.isEmpty {
-                let insertEntry = try db.cachedStatement(sql: """
-                    INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """)
-                for (position, entry) in card.indexEntries.enumerated() {
-                    try insertEntry.bound([resourceID, position, collectionID, entry.property, entry.value,
-                                           CaseFolding.ascii(entry.value), CaseFolding.unicode(entry.value)]).execute()
-                }
-            }
-            if !card.members.isEmpty {
-                let insertMember = try db.cachedStatement(sql: """
-                    INSERT INTO group_members (resource_id, collection_id, member_uid) VALUES (?, ?, ?)
-                    """)
-                for member in card.members {
-                    try insertMember.bound([resourceID, collectionID, member]).execute()
-                }
-            }
-        }
-        try recordChange(db, collectionID: collectionID, name: name, deleted: false, seq: seq, now: now)
     }
 
     /// Deletes the resource (index and member rows cascade) and its dead properties, and

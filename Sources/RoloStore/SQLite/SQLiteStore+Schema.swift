@@ -88,6 +88,57 @@ extension SQLiteStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v2-lean-card-index") { db in
+            // Each index entry cost three b-tree inserts (table, ASCII index, Unicode index)
+            // and a foreign-key lookup. Most values are ASCII, whose two folds are equal, and
+            // many are already their own fold, so v2 stores a fold or the verbatim value only
+            // where it differs (NULL otherwise) and indexes the ASCII fold only for the rows
+            // that have one. The index is derived data written with its resource: a trigger
+            // removes it with the resource (also on cascades), instead of a foreign key
+            // checked on every one of a card's inserts; integrityCheck() looks for orphans.
+            try db.execute(sql: """
+                CREATE TABLE card_index_v2 (
+                    resource_id INTEGER NOT NULL,
+                    position INTEGER NOT NULL,
+                    collection_id INTEGER NOT NULL,
+                    property TEXT NOT NULL,
+                    -- i;unicode-casemap fold.
+                    value_unicode TEXT NOT NULL,
+                    -- i;ascii-casemap fold; NULL when equal to value_unicode.
+                    value_ascii TEXT,
+                    -- The value verbatim (i;octet); NULL when equal to its ASCII fold.
+                    value TEXT,
+                    PRIMARY KEY (resource_id, position)
+                ) WITHOUT ROWID;
+                INSERT INTO card_index_v2 (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
+                    SELECT resource_id, position, collection_id, property, value_unicode,
+                           NULLIF(value_ascii, value_unicode), NULLIF(value, value_ascii)
+                    FROM card_index;
+                DROP TABLE card_index;
+                ALTER TABLE card_index_v2 RENAME TO card_index;
+                -- Covers every query: value_ascii IS NULL tells that the Unicode fold is
+                -- also the ASCII one.
+                CREATE INDEX card_index_unicode ON card_index(collection_id, property, value_unicode, value_ascii);
+                CREATE INDEX card_index_ascii ON card_index(collection_id, property, value_ascii)
+                    WHERE value_ascii IS NOT NULL;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                END;
+                """)
+        }
+        migrator.registerMigration("v3-resource-bodies") { db in
+            // Listings, syncs and index hits read the names, ETags and sizes of many
+            // resources; with the bodies inline those rows spread over four times the pages.
+            // Bodies live apart, keyed by resource id, and go with their resource.
+            try db.execute(sql: """
+                CREATE TABLE resource_bodies (
+                    resource_id INTEGER PRIMARY KEY REFERENCES resources(id) ON DELETE CASCADE,
+                    data BLOB NOT NULL
+                );
+                INSERT INTO resource_bodies (resource_id, data) SELECT id, data FROM resources;
+                ALTER TABLE resources DROP COLUMN data;
+                """)
+        }
         return migrator
     }
 }

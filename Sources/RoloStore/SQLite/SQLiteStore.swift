@@ -15,23 +15,22 @@ public final class SQLiteStore: RoloStore, Sendable {
 
     /// Opens (or creates) the database at `path`, creating parent folders and running
     /// migrations.
-    public convenience init(path: String, bcryptCost: UInt8 = 10, clock: StoreClock = .system) throws {
-        try self.init(path: path, bcryptCost: bcryptCost, clock: clock, temporaryFolder: nil)
+    public convenience init(path: String, bcryptCost: UInt8 = 10, clock: StoreClock = .system,
+                            tuning: Tuning = .default) throws {
+        try self.init(path: path, bcryptCost: bcryptCost, clock: clock, tuning: tuning, temporaryFolder: nil)
     }
 
-    private init(path: String, bcryptCost: UInt8, clock: StoreClock, temporaryFolder: URL?) throws {
+    private init(path: String, bcryptCost: UInt8, clock: StoreClock, tuning: Tuning, temporaryFolder: URL?) throws {
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
+        configuration.maximumReaderCount = max(tuning.maximumReaders, 1)
         configuration.prepareDatabase { db in
             // Durable against power loss, not only against a crashed process.
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            // A larger page cache keeps big imports from spilling half-built b-trees, and
-            // memory-mapped reads spare a syscall per page on listings and index scans.
-            try db.execute(sql: "PRAGMA cache_size = -65536")
-            try db.execute(sql: "PRAGMA mmap_size = 268435456")
+            try tuning.apply(to: db)
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         self.bcryptCost = bcryptCost
@@ -42,11 +41,12 @@ public final class SQLiteStore: RoloStore, Sendable {
 
     /// A store on a fresh file in a temporary folder, removed by `close()`: for tests and
     /// ephemeral servers (a WAL pool needs a real file, not `:memory:`).
-    public static func temporary(bcryptCost: UInt8 = 4, clock: StoreClock = .system) throws -> SQLiteStore {
+    public static func temporary(bcryptCost: UInt8 = 4, clock: StoreClock = .system,
+                                 tuning: Tuning = .default) throws -> SQLiteStore {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("rolo-\(UUID().uuidString)", isDirectory: true)
         return try SQLiteStore(path: folder.appendingPathComponent("rolo.sqlite").path,
-                               bcryptCost: bcryptCost, clock: clock, temporaryFolder: folder)
+                               bcryptCost: bcryptCost, clock: clock, tuning: tuning, temporaryFolder: folder)
     }
 
     /// The database file.

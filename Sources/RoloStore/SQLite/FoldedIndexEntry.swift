@@ -1,0 +1,23 @@
+/// An index entry as `card_index` stores it: the Unicode fold always, the ASCII fold and the
+/// verbatim value only where they differ from it (nil otherwise). Most values are ASCII or
+/// already folded, so most rows stay short and out of the ASCII index: one b-tree insert
+/// fewer per entry on import.
+struct FoldedIndexEntry: Sendable {
+    var property: String
+    /// `i;unicode-casemap` fold.
+    var unicode: String
+    /// `i;ascii-casemap` fold, nil when byte-equal to `unicode`.
+    var ascii: String?
+    /// The value verbatim, nil when byte-equal to its ASCII fold.
+    var verbatim: String?
+
+    init(_ entry: IndexEntry) {
+        let ascii = CaseFolding.ascii(entry.value)
+        let unicode = CaseFolding.unicode(entry.value)
+        property = entry.property
+        self.unicode = unicode
+        // Bytes, not String equality: Swift calls "é" and "e\u{301}" equal, SQLite does not.
+        self.ascii = ascii.utf8.elementsEqual(unicode.utf8) ? nil : ascii
+        verbatim = entry.value.utf8.elementsEqual(ascii.utf8) ? nil : entry.value
+    }
+}

@@ -1,0 +1,42 @@
+import GRDB
+
+extension SQLiteStore {
+    /// How much memory the store may hold, traded against speed. SQLite's page caches and a
+    /// memory-mapped file are what made a server's resident set grow with its books (every
+    /// mapped page read counts as resident: 64 MiB caches and a 256 MiB map gave 300 MiB
+    /// after serving a 100 000-card book), so they are bounded here. The defaults cap
+    /// SQLite's share at 32 MiB (16 + 4 x 4) with the import, query and sync aims still met;
+    /// figures in Docs/performance.md.
+    public struct Tuning: Sendable, Hashable {
+        /// Page cache of the one writer connection, KiB; default 16 MiB. An import
+        /// transaction bigger than this spills pages to the WAL before commit, which measured
+        /// no slower than a 128 MiB cache.
+        public var writerCacheKiB: Int
+        /// Page cache of each reader connection, KiB; default 4 MiB. Reads that miss it come
+        /// from the operating system's file cache, which no process is charged for.
+        public var readerCacheKiB: Int
+        /// Bytes of the file read through a memory map; default 0 (plain reads). A map saves
+        /// a copy per page, but every mapped page read stays in the resident set.
+        public var mmapBytes: Int
+        /// Reader connections at most (concurrent reads, each with its cache); default 4.
+        public var maximumReaders: Int
+
+        public init(writerCacheKiB: Int = 16_384, readerCacheKiB: Int = 4_096, mmapBytes: Int = 0, maximumReaders: Int = 4) {
+            self.writerCacheKiB = writerCacheKiB
+            self.readerCacheKiB = readerCacheKiB
+            self.mmapBytes = mmapBytes
+            self.maximumReaders = maximumReaders
+        }
+
+        /// The defaults documented on each property.
+        public static let `default` = Tuning()
+
+        /// Applies the cache and map sizes to a new connection (readers are read-only).
+        func apply(to db: Database) throws {
+            let cacheKiB = db.configuration.readonly ? readerCacheKiB : writerCacheKiB
+            // A negative cache_size counts KiB rather than pages.
+            try db.execute(sql: "PRAGMA cache_size = \(-max(cacheKiB, 0))")
+            try db.execute(sql: "PRAGMA mmap_size = \(max(mmapBytes, 0))")
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+import Testing
+@testable import RoloStore
+
+@Suite struct MigrationTests {
+    /// A database left by the v1 schema: one card with a non-ASCII name and an ASCII email,
+    /// its index rows carrying all three values as v1 stored them.
+    static func makeVersion1Database(at path: String) throws -> Data {
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteStore.migrator.migrate(queue, upTo: "v1")
+        let data = Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:e1\r\nFN:Élodie Durand\r\nEND:VCARD\r\n".utf8)
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO users (id, name, password_hash, created) VALUES (1, 'alice', 'x', 0);
+                INSERT INTO collections (id, owner_id, parent_id, path, kind, sync_seq, created, modified)
+                    VALUES (1, 1, NULL, 'default', 'addressbook', 1, 0, 0);
+                """)
+            try db.execute(sql: """
+                INSERT INTO resources (id, collection_id, name, content_type, etag, data, size, modified, seq, uid, kind)
+                VALUES (1, 1, 'elodie.vcf', 'text/vcard', ?, ?, ?, 0, 1, 'e1', 'individual')
+                """, arguments: [ETag.of(data), data, data.count])
+            for (position, property, value) in [(0, "FN", "Élodie Durand"), (1, "EMAIL", "elodie@example.com"), (2, "UID", "e1")] {
+                try db.execute(sql: """
+                    INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
+                    VALUES (1, ?, 1, ?, ?, ?, ?)
+                    """, arguments: [position, property, value, CaseFolding.ascii(value), CaseFolding.unicode(value)])
+            }
+            try db.execute(sql: "INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (1, 1, 'elodie.vcf', 0, 0)")
+        }
+        try queue.close()
+        return data
+    }
+
+    @Test func aVersion1DatabaseUpgradesWithItsBodiesKeptAndItsCardsFoundByEveryCollation() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-migration-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("v1.sqlite").path
+        let data = try Self.makeVersion1Database(at: path)
+
+        let store = try SQLiteStore(path: path, bcryptCost: 4)
+        defer { try? store.close() }
+        let applied = try await store.pool.read { db in try SQLiteStore.migrator.appliedIdentifiers(db) }
+        #expect(applied == ["v1", "v2-lean-card-index", "v3-resource-bodies"])
+        #expect(try await store.resource(collectionID: 1, name: "elodie.vcf")?.data == data)
+        let hits: [(String, String, IndexPredicate.Collation, IndexPredicate.MatchType)] = [
+            ("FN", "ÉLODIE DURAND", .asciiCasemap, .equals),
+            ("FN", "élodie", .unicodeCasemap, .startsWith),
+            ("FN", "Élodie Durand", .octet, .equals),
+            ("EMAIL", "EXAMPLE.COM", .asciiCasemap, .endsWith),
+            ("EMAIL", "elodie@", .octet, .startsWith),
+        ]
+        for (property, text, collation, match) in hits {
+            let predicate = IndexPredicate.textMatch(property: property, text: text, collation: collation, match: match, negate: false)
+            #expect(try await store.query(collectionID: 1, predicate: predicate, limit: nil) == ["elodie.vcf"], "\(predicate)")
+        }
+        let misses = [IndexPredicate.textMatch(property: "FN", text: "élodie durand", collation: .asciiCasemap, match: .equals, negate: false),
+                      .textMatch(property: "FN", text: "élodie durand", collation: .octet, match: .equals, negate: false)]
+        for predicate in misses {
+            #expect(try await store.query(collectionID: 1, predicate: predicate, limit: nil).isEmpty, "\(predicate)")
+        }
+        // Only the values whose folds or verbatim form differ kept them.
+        let stored: [Row] = try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT property, value_ascii, value FROM card_index ORDER BY position")
+        }
+        #expect(stored.map { $0[1] as String? } == ["Élodie durand", nil, nil])
+        #expect(stored.map { $0[2] as String? } == ["Élodie Durand", nil, nil])
+        #expect(try await store.integrityCheck() == [])
+    }
+}
