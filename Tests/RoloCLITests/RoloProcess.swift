@@ -56,17 +56,26 @@ enum RoloBinary {
 }
 
 /// Accumulates what a child writes to a pipe, and lets a test wait for a line to appear.
+///
+/// Reads with blocking calls on a thread of its own, not with `readabilityHandler`: that
+/// registers a libdispatch source on the descriptor, and one CI run of the whole suite died
+/// inside libdispatch's event loop (`_dispatch_event_loop_drain`, signal 11), the crash
+/// libdispatch gives when a descriptor it watches is closed under it.
 final class PipeText: @unchecked Sendable {
     private let lock = NSLock()
     private var bytes = Data()
     private var ended = false
 
     init(_ pipe: Pipe) {
-        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            lock.withLock {
-                if data.isEmpty { ended = true; handle.readabilityHandler = nil }
-                else { bytes.append(data) }
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = handle.availableData
+                let finished = lock.withLock {
+                    if data.isEmpty { ended = true } else { bytes.append(data) }
+                    return data.isEmpty
+                }
+                if finished { return }
             }
         }
     }
