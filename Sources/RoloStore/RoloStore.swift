@@ -51,6 +51,15 @@ public protocol RoloStore: Sendable {
     /// Deletes a resource, checking `precondition` inside the transaction; writes a
     /// tombstone in the change log. Throws `StoreError.notFound` when absent.
     func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws
+    /// COPY or MOVE of one resource in a single transaction: writes `data` as `targetName`
+    /// in `targetCollectionID` (replacing what is there, dead properties included), gives it
+    /// the source's dead properties, and for a move deletes the source (a tombstone). A crash
+    /// or an error leaves both places as they were: `preconditionFailed` when the source's
+    /// ETag is no longer `sourceETag`, `uidConflict` when another resource of the target
+    /// book has the card's UID (the moved source itself does not count).
+    func transferResource(collectionID: Int64, name: String, sourceETag: String,
+                          to targetCollectionID: Int64, name targetName: String,
+                          data: Data, contentType: String, card: CardMetadata?, move: Bool) async throws -> PutResult
     /// Name of the resource in the book whose card has this UID.
     func resourceName(collectionID: Int64, uid: String) async throws -> String?
 

@@ -22,6 +22,35 @@ import Testing
         #expect(await dav.send("GET", "/dav/addressbooks/alice/default/new-name.vcf").status == 200)
     }
 
+    @Test func refusedCopyOverAnExistingCardLeavesTheDestinationAsItWas() async throws {
+        let dav = try await TestDAV()
+        await dav.send("MKCOL", "/dav/addressbooks/alice/work/", body: MkcolTests.extendedBody)
+        await dav.putCard(uid: "keep", fn: "Kept", book: "work")
+        await dav.putCard(uid: "dup", fn: "Other", book: "work")
+        await dav.putCard(uid: "dup", fn: "Source")
+        let copy = await dav.send("COPY", "/dav/addressbooks/alice/default/dup.vcf",
+                                  headers: ["destination": "/dav/addressbooks/alice/work/keep.vcf", "overwrite": "T"])
+        #expect(copy.status == 403)
+        #expect(copy.text.contains("no-uid-conflict"))
+        #expect(await dav.send("GET", "/dav/addressbooks/alice/work/keep.vcf").text == Fixtures.card(uid: "keep", fn: "Kept"))
+        #expect(await dav.send("GET", "/dav/addressbooks/alice/default/dup.vcf").status == 200)
+    }
+
+    @Test func moveTakesDeadPropertiesAlong() async throws {
+        let dav = try await TestDAV()
+        await dav.putCard(uid: "p", fn: "Props")
+        let patch = await dav.send("PROPPATCH", "/dav/addressbooks/alice/default/p.vcf", body: """
+            <?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:X="urn:x"><D:set><D:prop><X:colour>red</X:colour></D:prop></D:set></D:propertyupdate>
+            """)
+        #expect(patch.status == 207)
+        let move = await dav.send("MOVE", "/dav/addressbooks/alice/default/p.vcf",
+                                  headers: ["destination": "/dav/addressbooks/alice/default/q.vcf"])
+        #expect(move.status == 201)
+        let found = await dav.propfind("/dav/addressbooks/alice/default/q.vcf", props: ["{urn:x}colour"])
+        #expect(found.text.contains("red"))
+        #expect(await dav.send("GET", "/dav/addressbooks/alice/default/p.vcf").status == 404)
+    }
+
     @Test func copyIntoTheSameBookIsAUIDConflict() async throws {
         let dav = try await TestDAV()
         await dav.putCard(uid: "c", fn: "Copied")

@@ -44,7 +44,11 @@ extension DAVService {
             switch existing {
             case .object(let collection, let info, _):
                 destinationParent = collection
-                try await store.deleteResource(collectionID: collection.id, name: info.name, precondition: .none)
+                // A card or file replaces the object in the same transaction that writes it
+                // (transferResource), so a refused copy leaves the destination as it was.
+                if source.isCollection {
+                    try await store.deleteResource(collectionID: collection.id, name: info.name, precondition: .none)
+                }
             case .collection(let info):
                 destinationParent = try await parentCollection(owner: user, of: info.path)
                 try await store.deleteCollection(id: info.id)
@@ -115,8 +119,9 @@ extension DAVService {
         return try await store.collection(owner: owner, path: Array(path.dropLast()))
     }
 
-    /// Copies one card or file (checked as a card when it lands in an address book) with its
-    /// dead properties; a move then deletes the source.
+    /// Copies or moves one card or file (checked as a card when it lands in an address book)
+    /// with its dead properties, in one store transaction: a refused or interrupted move
+    /// never leaves the card in neither place, nor a half-replaced destination.
     private func copyObject(from source: CollectionInfo, name: String, to target: CollectionInfo,
                             name targetName: String, move: Bool) async throws {
         guard let stored = try await store.resource(collectionID: source.id, name: name) else { throw DAVError.notFound }
@@ -129,29 +134,14 @@ extension DAVService {
             card = CardMetadata(card: try Put.validatedCard(stored.data))
             contentType = Put.cardContentType
         }
-        let dead = try await store.deadProperties(collectionID: source.id, resource: name)
-        let sameBook = move && source.id == target.id && target.kind == .addressBook
-        if sameBook {
-            // A rename within a book: the card's UID would conflict with itself.
-            try await store.deleteResource(collectionID: source.id, name: name, precondition: .none)
-        }
         do {
-            _ = try await store.putResource(collectionID: target.id, name: targetName, data: stored.data, contentType: contentType,
-                                        card: card, precondition: .none)
+            _ = try await store.transferResource(collectionID: source.id, name: name, sourceETag: stored.info.etag,
+                                                 to: target.id, name: targetName, data: stored.data,
+                                                 contentType: contentType, card: card, move: move)
         } catch StoreError.uidConflict(let existingName) {
-            if sameBook {
-                _ = try? await store.putResource(collectionID: source.id, name: name, data: stored.data, contentType: contentType,
-                                                 card: card, precondition: .none)
-            }
             let href = hrefs.resource(owner: target.owner, collectionPath: target.path, name: existingName)
             throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionHref: href,
                            message: "The destination address book has a card with the same UID.")
-        }
-        if !dead.isEmpty {
-            try await store.updateDeadProperties(collectionID: target.id, resource: targetName, set: dead, remove: [])
-        }
-        if move && !sameBook {
-            try await store.deleteResource(collectionID: source.id, name: name, precondition: .none)
         }
     }
 

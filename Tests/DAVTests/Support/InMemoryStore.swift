@@ -165,6 +165,26 @@ actor InMemoryStore: RoloStore {
         changeLog[collectionID, default: []].append(Change(seq: info.syncSeq, name: name, deleted: true))
     }
 
+    func transferResource(collectionID: Int64, name: String, sourceETag: String,
+                          to targetCollectionID: Int64, name targetName: String,
+                          data: Data, contentType: String, card: CardMetadata?, move: Bool) async throws -> PutResult {
+        // All or nothing, like the SQLite transaction: restore everything on any error.
+        let snapshot = (collections, entries, changeLog, dead)
+        do {
+            guard let source = entries[collectionID]?[name] else { throw StoreError.notFound }
+            guard source.info.etag == sourceETag else { throw StoreError.preconditionFailed }
+            let properties = dead["\(collectionID)/\(name)"]
+            if move { try await deleteResource(collectionID: collectionID, name: name, precondition: .none) }
+            let result = try await putResource(collectionID: targetCollectionID, name: targetName, data: data,
+                                               contentType: contentType, card: card, precondition: .none)
+            dead["\(targetCollectionID)/\(targetName)"] = properties
+            return result
+        } catch {
+            (collections, entries, changeLog, dead) = snapshot
+            throw error
+        }
+    }
+
     func resourceName(collectionID: Int64, uid: String) async throws -> String? {
         entries[collectionID]?.values.first { $0.card?.uid == uid }?.info.name
     }

@@ -1,0 +1,53 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    public func transferResource(collectionID: Int64, name: String, sourceETag: String,
+                                 to targetCollectionID: Int64, name targetName: String,
+                                 data: Data, contentType: String, card: CardMetadata?, move: Bool) async throws -> PutResult {
+        try Naming.validate(targetName, what: "resource")
+        let write = ResourceWrite(name: targetName, data: data, contentType: contentType, card: card)
+        return try await pool.write { db in
+            guard let source = try Self.existingResource(db, collectionID: collectionID, name: name) else {
+                throw StoreError.notFound
+            }
+            guard source.etag == sourceETag else { throw StoreError.preconditionFailed }
+            let now = self.now
+            // Each touched collection advances its sequence once per change it records.
+            var sequences: [Int64: Int64] = [:]
+            func nextSeq(_ id: Int64) throws -> Int64 {
+                let seq = try (sequences[id] ?? Self.collectionRow(db, id: id).syncSeq) + 1
+                sequences[id] = seq
+                return seq
+            }
+            let deadRows = try Row.fetchAll(db, sql: """
+                SELECT namespace, name, xml FROM dead_properties WHERE collection_id = ? AND resource = ?
+                """, arguments: [collectionID, name]).map { (namespace: $0[0] as String, name: $0[1] as String, xml: $0[2] as String) }
+            if move {
+                try Self.removeResource(db, collectionID: collectionID, id: source.id, name: name,
+                                        seq: nextSeq(collectionID), now: now)
+            }
+            let existing = try Self.existingResource(db, collectionID: targetCollectionID, name: targetName)
+            if let card, let owner = try Self.resourceName(db, collectionID: targetCollectionID, uid: card.uid),
+               owner != targetName {
+                throw StoreError.uidConflict(existingName: owner)
+            }
+            let seq = try nextSeq(targetCollectionID)
+            let statements = try ResourceStatements(db)
+            if let existing {
+                try statements.replace(id: existing.id, with: write, collectionID: targetCollectionID, seq: seq, now: now)
+            } else if try !statements.insert(write, collectionID: targetCollectionID, seq: seq, now: now) {
+                throw StoreError.alreadyExists // unreachable: name and UID were checked above
+            }
+            try db.execute(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?",
+                           arguments: [targetCollectionID, targetName])
+            for row in deadRows {
+                try db.execute(sql: """
+                    INSERT INTO dead_properties (collection_id, resource, namespace, name, xml) VALUES (?, ?, ?, ?, ?)
+                    """, arguments: [targetCollectionID, targetName, row.namespace, row.name, row.xml])
+            }
+            for (id, last) in sequences { try Self.setSyncSeq(db, collectionID: id, seq: last, now: now) }
+            return PutResult(etag: write.etag, created: existing == nil, seq: seq)
+        }
+    }
+}

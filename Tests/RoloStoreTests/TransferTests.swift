@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import RoloStore
+
+/// COPY and MOVE of one resource as one transaction: both places change together or not at all.
+@Suite struct TransferTests {
+    static func card(_ uid: String, fn: String = "Someone") -> (data: Data, card: CardMetadata) {
+        (Data(vcard(uid: uid, fn: fn).utf8),
+         CardMetadata(uid: uid, kind: "individual", indexEntries: [IndexEntry(property: "UID", value: uid)], members: []))
+    }
+
+    @Test func renameWithinABookMovesBytesAndDeadPropertiesAndLogsBoth() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let put = try await fixture.put("a.vcf", uid: "same")
+        let colour = DeadProperty(name: PropertyName(namespace: "urn:x", name: "colour"), xmlValue: "<x:colour xmlns:x=\"urn:x\">red</x:colour>")
+        try await fixture.store.updateDeadProperties(collectionID: fixture.book.id, resource: "a.vcf", set: [colour], remove: [])
+        let (data, card) = Self.card("same")
+        let moved = try await fixture.store.transferResource(
+            collectionID: fixture.book.id, name: "a.vcf", sourceETag: put.etag, to: fixture.book.id, name: "b.vcf",
+            data: data, contentType: "text/vcard", card: card, move: true)
+        #expect(moved.created)
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "a.vcf") == nil)
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "b.vcf")?.data == data)
+        #expect(try await fixture.store.deadProperties(collectionID: fixture.book.id, resource: "b.vcf") == [colour])
+        #expect(try await fixture.store.deadProperties(collectionID: fixture.book.id, resource: "a.vcf").isEmpty)
+        let changes = try await fixture.store.changes(collectionID: fixture.book.id, since: put.seq, limit: nil)
+        #expect(changes.changes.map(\.name) == ["a.vcf", "b.vcf"])
+        #expect(changes.changes.map(\.deleted) == [true, false])
+        #expect(try await fixture.store.integrityCheck() == [])
+    }
+
+    @Test func aUIDConflictInTheTargetChangesNeitherBook() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let work = try await fixture.store.createCollection(owner: "alice", path: ["work"], kind: .addressBook,
+                                                            displayName: nil, description: nil)
+        let source = try await fixture.put("dup.vcf", uid: "dup")
+        let (keep, keepCard) = Self.card("keep", fn: "Kept")
+        _ = try await fixture.store.putResource(collectionID: work.id, name: "keep.vcf", data: keep, contentType: "text/vcard",
+                                                card: keepCard, precondition: .none)
+        let (other, otherCard) = Self.card("dup", fn: "Other")
+        _ = try await fixture.store.putResource(collectionID: work.id, name: "other.vcf", data: other, contentType: "text/vcard",
+                                                card: otherCard, precondition: .none)
+        let bookSeq = try await fixture.store.collection(id: fixture.book.id)?.syncSeq
+        let workSeq = try await fixture.store.collection(id: work.id)?.syncSeq
+        let (data, card) = Self.card("dup")
+        await #expect(throws: StoreError.uidConflict(existingName: "other.vcf")) {
+            try await fixture.store.transferResource(
+                collectionID: fixture.book.id, name: "dup.vcf", sourceETag: source.etag, to: work.id, name: "keep.vcf",
+                data: data, contentType: "text/vcard", card: card, move: true)
+        }
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "dup.vcf") != nil)
+        #expect(try await fixture.store.resource(collectionID: work.id, name: "keep.vcf")?.data == keep)
+        #expect(try await fixture.store.collection(id: fixture.book.id)?.syncSeq == bookSeq)
+        #expect(try await fixture.store.collection(id: work.id)?.syncSeq == workSeq)
+    }
+
+    @Test func aChangedSourceIsAPreconditionFailure() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let first = try await fixture.put("a.vcf", uid: "a", fn: "First")
+        try await fixture.put("a.vcf", uid: "a", fn: "Second")
+        let (data, card) = Self.card("a", fn: "First")
+        await #expect(throws: StoreError.preconditionFailed) {
+            try await fixture.store.transferResource(
+                collectionID: fixture.book.id, name: "a.vcf", sourceETag: first.etag, to: fixture.book.id, name: "b.vcf",
+                data: data, contentType: "text/vcard", card: card, move: true)
+        }
+        #expect(try await fixture.store.listResources(collectionID: fixture.book.id).map(\.name) == ["a.vcf"])
+    }
+}
