@@ -16,6 +16,8 @@ struct ConfigFile {
         "proxy_prefix": .string, "public_url": .string, "trusted_proxies": .stringList,
         "log_level": .string, "log_format": .string,
         "max_resource_size": .integer, "max_request_size": .integer,
+        "sqlite_writer_cache_kib": .integer, "sqlite_reader_cache_kib": .integer,
+        "sqlite_mmap_bytes": .integer, "sqlite_readers": .integer,
     ]
 
     private var strings: [String: String] = [:]

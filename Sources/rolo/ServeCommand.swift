@@ -32,6 +32,18 @@ struct ServeCommand: AsyncParsableCommand {
     var maxResourceSize: Int?
     @Option(help: "Largest other request body, in bytes (env ROLO_MAX_REQUEST_SIZE, default 4194304).")
     var maxRequestSize: Int?
+    @Option(name: .customLong("sqlite-writer-cache-kib"),
+            help: "Page cache of the writer connection in KiB (env ROLO_SQLITE_WRITER_CACHE_KIB, default 16384).")
+    var sqliteWriterCacheKiB: Int?
+    @Option(name: .customLong("sqlite-reader-cache-kib"),
+            help: "Page cache of each reader connection in KiB (env ROLO_SQLITE_READER_CACHE_KIB, default 4096).")
+    var sqliteReaderCacheKiB: Int?
+    @Option(name: .customLong("sqlite-mmap-bytes"),
+            help: "Bytes of the database read through a memory map (env ROLO_SQLITE_MMAP_BYTES, default 0).")
+    var sqliteMmapBytes: Int?
+    @Option(name: .customLong("sqlite-readers"),
+            help: "Reader connections at most (env ROLO_SQLITE_READERS, default 4).")
+    var sqliteReaders: Int?
     @Flag(help: "Throwaway database in a temporary file, removed on exit; prints the JSON start line.")
     var ephemeral = false
     @Option(name: .customLong("fixtures"),
@@ -87,6 +99,30 @@ struct ServeCommand: AsyncParsableCommand {
             trustedProxies: Set(settings.list(trustedProxies, env: "ROLO_TRUSTED_PROXIES", key: "trusted_proxies")))
     }
 
+    /// SQLite cache, map and reader-pool sizes: the defaults keep a 100,000-card server
+    /// under 100 MiB; a large deployment with memory to spare may raise them.
+    func storeTuning(_ settings: LayeredSettings) throws -> SQLiteStore.Tuning {
+        var tuning = SQLiteStore.Tuning.default
+        func read(_ flag: Int?, _ env: String, _ key: String, minimum: Int) throws -> Int? {
+            guard let value = try settings.integer(flag, env: env, key: key) else { return nil }
+            guard value >= minimum else { throw ValidationError("\(key) must be at least \(minimum) (got \(value)).") }
+            return value
+        }
+        if let kib = try read(sqliteWriterCacheKiB, "ROLO_SQLITE_WRITER_CACHE_KIB", "sqlite_writer_cache_kib", minimum: 0) {
+            tuning.writerCacheKiB = kib
+        }
+        if let kib = try read(sqliteReaderCacheKiB, "ROLO_SQLITE_READER_CACHE_KIB", "sqlite_reader_cache_kib", minimum: 0) {
+            tuning.readerCacheKiB = kib
+        }
+        if let bytes = try read(sqliteMmapBytes, "ROLO_SQLITE_MMAP_BYTES", "sqlite_mmap_bytes", minimum: 0) {
+            tuning.mmapBytes = bytes
+        }
+        if let readers = try read(sqliteReaders, "ROLO_SQLITE_READERS", "sqlite_readers", minimum: 1) {
+            tuning.maximumReaders = readers
+        }
+        return tuning
+    }
+
     func resolvedLogFormat(_ settings: LayeredSettings) throws -> LogFormat {
         let name = settings.string(logFormat, env: "ROLO_LOG_FORMAT", key: "log_format") ?? "text"
         guard let format = LogFormat(rawValue: name) else {
@@ -130,9 +166,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError("Fixture \(error)")
         }
         let clock = TestServerSetup.clock(deterministic: deterministic)
+        let tuning = try storeTuning(settings)
         let store = ephemeral
             ? try TestServerSetup.ephemeralStore(deterministic: deterministic)
-            : try SQLiteStore(path: configuration.databasePath, clock: clock)
+            : try SQLiteStore(path: configuration.databasePath, clock: clock, tuning: tuning)
         do {
             configuration.databasePath = store.path
             configuration.deterministic = deterministic

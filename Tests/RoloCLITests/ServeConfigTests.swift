@@ -87,12 +87,34 @@ import Testing
             log_format = "json"
             max_resource_size = 2048
             max_request_size = 4096
+            sqlite_writer_cache_kib = 32768
+            sqlite_reader_cache_kib = 2048
+            sqlite_mmap_bytes = 0
+            sqlite_readers = 2
             """, in: folder))
         #expect(file.integer("port") == 8801)
         #expect(file.list("trusted_proxies") == ["127.0.0.1", "::1"])
         #expect(file.string("public_url") == "https://example.org/carddav")
         #expect(file.integer("max_request_size") == 4096)
-        #expect(Set(ConfigFile.keys.keys).count == 11)
+        #expect(file.integer("sqlite_readers") == 2)
+        #expect(Set(ConfigFile.keys.keys).count == 15)
+    }
+
+    @Test func sqliteTuningComesFromFlagsEnvironmentOrFileAndIsChecked() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-tuning-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = try Self.writeConfig("sqlite_reader_cache_kib = 1024\nsqlite_readers = 3\n", in: folder)
+        let command = try ServeCommand.parse(["--config", config, "--sqlite-writer-cache-kib", "8192"])
+        let tuning = try command.storeTuning(command.settings())
+        #expect(tuning.writerCacheKiB == 8192)
+        #expect(tuning.readerCacheKiB == 1024)
+        #expect(tuning.maximumReaders == 3)
+        #expect(tuning.mmapBytes == 0)
+
+        let refused = try await RoloBinary.run(["serve", "--ephemeral", "--sqlite-readers", "0"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("sqlite_readers must be at least 1"))
     }
 
     @Test func jsonAccessLogNamesTheForwardedClientOnlyFromATrustedProxy() async throws {
