@@ -42,11 +42,12 @@ extension DAVService {
         let present = changeSet.changes.filter { !$0.deleted }.map(\.name)
         let cards = present.isEmpty ? [] : try await store.resources(collectionID: book.id, names: present)
         let byName = Dictionary(cards.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let rows = CardResponseWriter(properties, withBodies: true)
         for change in changeSet.changes {
             let href = hrefs.resource(owner: book.owner, collectionPath: book.path, name: change.name)
             if let card = byName[change.name], !change.deleted {
-                let node = Node.object(book, card.info, card.data)
-                multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
+                try await addCard(card.info, body: card.data, in: book, href: href, rows: rows,
+                                  properties: properties, user: request.user, to: &multistatus)
             } else if !initial {
                 multistatus.add(href: href, status: 404)
             }
