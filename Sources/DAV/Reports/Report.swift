@@ -33,7 +33,7 @@ extension DAVService {
     }
 
     /// Adds one response per stored card, with the requested properties.
-    func addCards(_ cards: [StoredResource], in book: CollectionInfo, request: DAVRequest,
+    func addCards(_ cards: some Collection<StoredResource>, in book: CollectionInfo, request: DAVRequest,
                   properties: PropertyRequest, to multistatus: inout Multistatus) async throws {
         multistatus.reserve(responses: cards.count, bodyBytes: cards.reduce(0) { $0 + $1.data.count })
         let bookHref = hrefs.collection(owner: book.owner, path: book.path)

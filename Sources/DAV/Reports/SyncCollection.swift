@@ -18,10 +18,14 @@ extension DAVService {
         let bookHref = hrefs.href(for: node)
         if token.isEmpty, limit == nil {
             // Bodies are read only when address-data is asked for.
-            let cards = properties.wantsBodies
-                ? try await store.allResources(collectionID: book.id)
-                : try await store.listResources(collectionID: book.id).map { StoredResource(info: $0, data: Data()) }
-            try await addCards(cards, in: book, request: request, properties: properties, to: &multistatus)
+            if properties.wantsBodies {
+                try await addCards(try await store.allResources(collectionID: book.id), in: book, request: request,
+                                   properties: properties, to: &multistatus)
+            } else {
+                let infos = try await store.listResources(collectionID: book.id)
+                try await addCards(infos.lazy.map { StoredResource(info: $0, data: Data()) }, in: book, request: request,
+                                   properties: properties, to: &multistatus)
+            }
             return multistatusResponse(multistatus.finish(syncToken: SyncToken(collectionID: book.id, seq: book.syncSeq).description))
         }
 
