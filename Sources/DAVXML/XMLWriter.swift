@@ -119,6 +119,13 @@ public struct XMLWriter: Sendable {
         appendUTF8(of: xml)
     }
 
+    /// Writes pre-encoded markup verbatim (fixed fragments a caller encodes once and
+    /// repeats per row). The caller keeps it well-formed and balanced.
+    public mutating func raw(bytes fragment: [UInt8]) {
+        closeStartTag()
+        bytes.append(contentsOf: fragment)
+    }
+
     /// `<name/>`
     public mutating func empty(_ namespace: String, _ name: String, attributes: [XMLAttribute] = []) {
         start(namespace, name, attributes: attributes)

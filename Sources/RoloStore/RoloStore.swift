@@ -41,6 +41,10 @@ public protocol RoloStore: Sendable {
     func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
                      card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult
     func resource(collectionID: Int64, name: String) async throws -> StoredResource?
+    /// The resource `name` in the user's collection at `collectionPath`, with that
+    /// collection, in one lookup: all a GET needs. Nil when either is absent. A default
+    /// implementation makes the two calls; a store may answer it in one round trip.
+    func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource?
     /// Many resources in one query; absent names are simply missing from the result.
     func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource]
     /// Name, ETag, size, content type, modified of every resource, without bodies.
@@ -104,6 +108,24 @@ public protocol RoloStore: Sendable {
     /// Removes every user, collection, resource, dead property and change, and restarts
     /// the id counters, so a test harness's reset gives the same ids and sync tokens again.
     func eraseAll() async throws
+}
+
+extension RoloStore {
+    public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
+        guard let collection = try await collection(owner: owner, path: collectionPath),
+              let resource = try await resource(collectionID: collection.id, name: name) else { return nil }
+        return LocatedResource(collection: collection, resource: resource)
+    }
+}
+
+/// A resource found by its path, with the collection holding it (whose kind decides how
+/// the resource is served).
+public struct LocatedResource: Sendable, Hashable {
+    public var collection: CollectionInfo
+    public var resource: StoredResource
+    public init(collection: CollectionInfo, resource: StoredResource) {
+        self.collection = collection; self.resource = resource
+    }
 }
 
 /// How much the store holds, for the `/metrics` gauges.

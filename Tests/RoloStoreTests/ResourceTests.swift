@@ -96,6 +96,23 @@ import Testing
         #expect(try await fixture.store.resourceInfo(collectionID: fixture.book.id, name: "nope.vcf") == nil)
     }
 
+    @Test func lookupByPathFindsTheResourceWithItsBookInOneRead() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("a.vcf", fn: "Ann")
+        try await fixture.store.createUser(name: "bob", password: "secret")
+        let found = try #require(try await fixture.store.resource(owner: "alice", collectionPath: ["default"], name: "a.vcf"))
+        // The same answer as the two calls the protocol's default implementation makes.
+        #expect(found.collection == (try await fixture.store.collection(owner: "alice", path: ["default"])))
+        #expect(found.collection.syncSeq == 1)
+        #expect(found.resource == (try await fixture.store.resource(collectionID: fixture.book.id, name: "a.vcf")))
+        #expect(found.resource.data == Data(vcard(uid: "a.vcf", fn: "Ann").utf8))
+        #expect(try await fixture.store.resource(owner: "alice", collectionPath: ["default"], name: "b.vcf") == nil)
+        #expect(try await fixture.store.resource(owner: "alice", collectionPath: ["other"], name: "a.vcf") == nil)
+        #expect(try await fixture.store.resource(owner: "bob", collectionPath: ["default"], name: "a.vcf") == nil)
+        #expect(try await fixture.store.resource(owner: "alice", collectionPath: [], name: "a.vcf") == nil)
+    }
+
     @Test func deleteHonoursPreconditionsAndReportsMissing() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }

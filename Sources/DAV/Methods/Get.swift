@@ -23,15 +23,14 @@ extension DAVService {
         return DAVResponse(status: 200, headers: headers, body: includeBody ? stored.data : Data())
     }
 
-    /// The card or file at `path` with its body, read in two store calls (parent, then
-    /// resource) since GET is the hottest path; (nil, nil) when the path is a collection
-    /// or above the stored tree; 404 when nothing is there.
+    /// The card or file at `path` with its body, read in one store call since GET is the
+    /// hottest path; (nil, nil) when the path is a collection or above the stored tree;
+    /// 404 when nothing is there.
     private func storedObject(at path: ResourcePath) async throws -> (CollectionInfo?, StoredResource?) {
         if case .member(let user, let components) = path, components.count >= 2,
-           let parent = try await store.collection(owner: user, path: Array(components.dropLast())) {
-            if let stored = try await store.resource(collectionID: parent.id, name: components[components.count - 1]) {
-                return (parent, stored)
-            }
+           let found = try await store.resource(owner: user, collectionPath: Array(components.dropLast()),
+                                                name: components[components.count - 1]) {
+            return (found.collection, found.resource)
         }
         guard case .found(let node) = try await resolve(path) else { throw DAVError.notFound }
         guard case .object(let collection, let info, _) = node,

@@ -33,10 +33,11 @@ extension DAVService {
         }
         multistatus.reserve(responses: requested.count + missing.count,
                             bodyBytes: found.values.reduce(0) { $0 + $1.1.values.reduce(0) { $0 + $1.data.count } })
+        let rows = CardResponseWriter(properties, withBodies: true)
         for item in requested {
             guard let (book, cards) = found[item.book], let card = cards[item.name] else { missing.append(item.href); continue }
-            let node = Node.object(book, card.info, card.data)
-            multistatus.add(href: item.href, propstats: try await propstats(of: node, href: item.href, user: request.user, request: properties))
+            try await addCard(card.info, body: card.data, in: book, href: item.href, rows: rows,
+                              properties: properties, user: request.user, to: &multistatus)
         }
         for href in missing { multistatus.add(href: href, status: 404) }
         return multistatusResponse(multistatus.finish())

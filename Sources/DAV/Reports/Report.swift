@@ -33,14 +33,14 @@ extension DAVService {
     }
 
     /// Adds one response per stored card, with the requested properties.
-    func addCards(_ cards: [StoredResource], in book: CollectionInfo, request: DAVRequest,
+    func addCards(_ cards: some Collection<StoredResource>, in book: CollectionInfo, request: DAVRequest,
                   properties: PropertyRequest, to multistatus: inout Multistatus) async throws {
         multistatus.reserve(responses: cards.count, bodyBytes: cards.reduce(0) { $0 + $1.data.count })
         let bookHref = hrefs.collection(owner: book.owner, path: book.path)
+        let rows = CardResponseWriter(properties, withBodies: true)
         for card in cards {
-            let node = Node.object(book, card.info, card.data)
-            let href = hrefs.member(card.info.name, ofCollectionHref: bookHref)
-            multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
+            try await addCard(card.info, body: card.data, in: book, href: hrefs.member(card.info.name, ofCollectionHref: bookHref),
+                              rows: rows, properties: properties, user: request.user, to: &multistatus)
         }
     }
 }

@@ -18,10 +18,14 @@ extension DAVService {
         let bookHref = hrefs.href(for: node)
         if token.isEmpty, limit == nil {
             // Bodies are read only when address-data is asked for.
-            let cards = properties.wantsBodies
-                ? try await store.allResources(collectionID: book.id)
-                : try await store.listResources(collectionID: book.id).map { StoredResource(info: $0, data: Data()) }
-            try await addCards(cards, in: book, request: request, properties: properties, to: &multistatus)
+            if properties.wantsBodies {
+                try await addCards(try await store.allResources(collectionID: book.id), in: book, request: request,
+                                   properties: properties, to: &multistatus)
+            } else {
+                let infos = try await store.listResources(collectionID: book.id)
+                try await addCards(infos.lazy.map { StoredResource(info: $0, data: Data()) }, in: book, request: request,
+                                   properties: properties, to: &multistatus)
+            }
             return multistatusResponse(multistatus.finish(syncToken: SyncToken(collectionID: book.id, seq: book.syncSeq).description))
         }
 
@@ -42,11 +46,12 @@ extension DAVService {
         let present = changeSet.changes.filter { !$0.deleted }.map(\.name)
         let cards = present.isEmpty ? [] : try await store.resources(collectionID: book.id, names: present)
         let byName = Dictionary(cards.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let rows = CardResponseWriter(properties, withBodies: true)
         for change in changeSet.changes {
             let href = hrefs.resource(owner: book.owner, collectionPath: book.path, name: change.name)
             if let card = byName[change.name], !change.deleted {
-                let node = Node.object(book, card.info, card.data)
-                multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
+                try await addCard(card.info, body: card.data, in: book, href: href, rows: rows,
+                                  properties: properties, user: request.user, to: &multistatus)
             } else if !initial {
                 multistatus.add(href: href, status: 404)
             }

@@ -37,6 +37,11 @@ struct Multistatus {
         Multistatus.writeResponse(href: href, propstats: propstats, into: &xml)
     }
 
+    /// A card's response written from its row (see `CardResponseWriter`).
+    mutating func add(card: ResourceInfo, body: Data, href: String, writer: CardResponseWriter) {
+        writer.write(card, body: body, href: href, into: &xml)
+    }
+
     /// A response with a status only (404 in multiget and sync, 507 on truncation...).
     mutating func add(href: String, status: Int, error: DAVError? = nil) {
         Multistatus.writeResponse(href: href, status: status, error: error, into: &xml)

@@ -32,12 +32,7 @@ extension SQLiteStore {
 
     public func collection(owner: String, path: [String]) async throws -> CollectionInfo? {
         guard !path.isEmpty else { return nil }
-        return try await pool.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT \(Self.collectionColumns) FROM collections c JOIN users u ON u.id = c.owner_id
-                WHERE u.name = ? AND c.path = ?
-                """), arguments: [owner, Self.joined(path)]).map(Self.collectionInfo(from:))
-        }
+        return try readOnCallingThread { db in try Self.collectionInfo(db, owner: owner, path: path) }
     }
 
     public func collection(id: Int64) async throws -> CollectionInfo? {
@@ -101,6 +96,13 @@ extension SQLiteStore {
                                    arguments: [id])
         guard let row else { throw StoreError.notFound }
         return CollectionRow(id: row[0], kind: CollectionKind(rawValue: row[1]) ?? .plain, syncSeq: row[2])
+    }
+
+    static func collectionInfo(_ db: Database, owner: String, path: [String]) throws -> CollectionInfo? {
+        try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT \(collectionColumns) FROM collections c JOIN users u ON u.id = c.owner_id
+            WHERE u.name = ? AND c.path = ?
+            """), arguments: [owner, joined(path)]).map(collectionInfo(from:))
     }
 
     static func collectionInfo(_ db: Database, id: Int64) throws -> CollectionInfo? {

@@ -44,11 +44,22 @@ extension SQLiteStore {
     }
 
     public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
-        try await pool.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns), data FROM \(Self.withBodies) WHERE collection_id = ? AND name = ?
-                """), arguments: [collectionID, name]).map(Self.storedResource(from:))
+        try readOnCallingThread { db in try Self.storedResource(db, collectionID: collectionID, name: name) }
+    }
+
+    public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
+        guard !collectionPath.isEmpty else { return nil }
+        return try readOnCallingThread { db in
+            guard let collection = try Self.collectionInfo(db, owner: owner, path: collectionPath),
+                  let resource = try Self.storedResource(db, collectionID: collection.id, name: name) else { return nil }
+            return LocatedResource(collection: collection, resource: resource)
         }
+    }
+
+    private static func storedResource(_ db: Database, collectionID: Int64, name: String) throws -> StoredResource? {
+        try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT \(infoColumns), data FROM \(withBodies) WHERE collection_id = ? AND name = ?
+            """), arguments: [collectionID, name]).map(storedResource(from:))
     }
 
     public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
@@ -96,7 +107,7 @@ extension SQLiteStore {
     }
 
     public func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo? {
-        try await pool.read { db in
+        try readOnCallingThread { db in
             try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT \(Self.infoColumns) FROM resources WHERE collection_id = ? AND name = ?
                 """), arguments: [collectionID, name]).map(Self.resourceInfo(from:))

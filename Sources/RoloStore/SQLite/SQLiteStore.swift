@@ -78,6 +78,17 @@ public final class SQLiteStore: RoloStore, Sendable {
         }
     }
 
+    /// Runs a read of a row or two on the calling thread. GRDB's async `read` hops to a
+    /// reader's dispatch queue and back, which costs more than such a read (about a fifth
+    /// of a GET's CPU time in thread switches). Blocking here is brief: in WAL mode a reader
+    /// never waits for the writer; with all `Tuning.maximumReaders` connections busy the
+    /// thread waits for the first to finish, and since no read ever needs the cooperative
+    /// pool to finish, that cannot deadlock. Only for single-row lookups; scans and
+    /// listings keep the async `read`.
+    func readOnCallingThread<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.read(body)
+    }
+
     /// Seconds since 1970 by the store's clock, as the tables keep them.
     var now: Double { clock.now.timeIntervalSince1970 }
 }

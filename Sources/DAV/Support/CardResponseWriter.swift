@@ -1,0 +1,103 @@
+import DAVXML
+import Foundation
+import RoloStore
+
+/// Writes a card's `DAV:response` straight from its stored row, for the listings clients
+/// repeat most (PROPFIND Depth 1, sync-collection, multiget asking for `getetag`,
+/// `getcontenttype`, plain `address-data`...). The generic path builds a `Node` per card,
+/// asks the property registry for each value and collects propstats, some 5 µs a card of
+/// bookkeeping that gives the same bytes every time; here each property's tags are
+/// encoded once per request. It applies only when every asked property is one the row
+/// holds and always has, so everything else (dead or computed properties, converted or
+/// trimmed `address-data`, 404 propstats) keeps the generic path. Its output is the
+/// generic path's, byte for byte (`CardResponseWriterTests`).
+struct CardResponseWriter: Sendable {
+    private enum Column: Sendable {
+        case etag, contentType, contentLength, lastModified, resourceType, addressData
+    }
+
+    private let columns: [(column: Column, open: [UInt8], close: [UInt8], empty: [UInt8])]
+
+    /// Nil when some asked property needs the generic path; `withBodies` says whether the
+    /// caller has the cards' bodies (without them, `address-data` goes the generic way).
+    init?(_ request: PropertyRequest, withBodies: Bool) {
+        guard case .prop(let elements) = request, !elements.isEmpty else { return nil }
+        var columns: [(column: Column, open: [UInt8], close: [UInt8], empty: [UInt8])] = []
+        for element in elements {
+            let column: Column
+            switch (element.namespace, element.name) {
+            case (Namespace.dav, "getetag"): column = .etag
+            case (Namespace.dav, "getcontenttype"): column = .contentType
+            case (Namespace.dav, "getcontentlength"): column = .contentLength
+            case (Namespace.dav, "getlastmodified"): column = .lastModified
+            case (Namespace.dav, "resourcetype"): column = .resourceType
+            case (Namespace.cardDAV, "address-data"):
+                // Only the card as stored: a version or a property subset means parsing it.
+                guard withBodies, let asked = try? AddressDataRequest(element: element),
+                      asked.version == nil, asked.properties == nil else { return nil }
+                column = .addressData
+            default: return nil
+            }
+            // Both namespaces are declared on the multistatus root with these prefixes.
+            guard let prefix = XMLNamespace.standardPrefixes.first(where: { $0.uri == element.namespace })?.prefix
+            else { return nil }
+            let qualified = prefix + ":" + element.name
+            columns.append((column, Array("<\(qualified)>".utf8), Array("</\(qualified)>".utf8), Array("<\(qualified)/>".utf8)))
+        }
+        self.columns = columns
+    }
+
+    private static let responseStart = Array("<d:response><d:href>".utf8)
+    private static let propStart = Array("</d:href><d:propstat><d:prop>".utf8)
+    private static let responseEnd = Array("</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>".utf8)
+
+    /// The card's whole response; `body` is its stored vCard (unused unless asked for).
+    func write(_ card: ResourceInfo, body: Data, href: String, into xml: inout XMLWriter) {
+        xml.raw(bytes: Self.responseStart)
+        xml.text(href)
+        xml.raw(bytes: Self.propStart)
+        for (column, open, close, empty) in columns {
+            switch column {
+            case .etag: Self.write(text: card.etag, open, close, empty, into: &xml)
+            case .contentType: Self.write(text: Put.cardContentType, open, close, empty, into: &xml)
+            case .contentLength: Self.write(text: String(card.size), open, close, empty, into: &xml)
+            case .lastModified: Self.write(text: HTTPDate.rfc1123(card.modified), open, close, empty, into: &xml)
+            case .resourceType: xml.raw(bytes: empty)
+            case .addressData:
+                if body.isEmpty {
+                    xml.raw(bytes: empty)
+                } else {
+                    xml.raw(bytes: open)
+                    xml.text(utf8: body)
+                    xml.raw(bytes: close)
+                }
+            }
+        }
+        xml.raw(bytes: Self.responseEnd)
+    }
+
+    /// `<p:name>text</p:name>`, or `<p:name/>` for no text, as the generic writer has it.
+    private static func write(text: String, _ open: [UInt8], _ close: [UInt8], _ empty: [UInt8], into xml: inout XMLWriter) {
+        if text.isEmpty {
+            xml.raw(bytes: empty)
+        } else {
+            xml.raw(bytes: open)
+            xml.text(text)
+            xml.raw(bytes: close)
+        }
+    }
+}
+
+extension DAVService {
+    /// One card's response: from its row when `rows` can write every asked property, else
+    /// through the property registry. `body` is nil when the caller did not load it.
+    func addCard(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, href: String, rows: CardResponseWriter?,
+                 properties: PropertyRequest, user: String, to multistatus: inout Multistatus) async throws {
+        if let rows {
+            multistatus.add(card: card, body: body ?? Data(), href: href, writer: rows)
+        } else {
+            let node = Node.object(book, card, body)
+            multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: user, request: properties))
+        }
+    }
+}
