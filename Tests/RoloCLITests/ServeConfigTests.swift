@@ -118,17 +118,7 @@ import Testing
     }
 
     @Test func jsonAccessLogNamesTheForwardedClientOnlyFromATrustedProxy() async throws {
-        let (folder, database) = try temporaryDatabase()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let serve = try ServeProcess(arguments: ["serve", "--port", "0", "--database", database,
-                                                 "--log-format", "json", "--trusted-proxy", "127.0.0.1"])
-        let port = try await serve.waitUntilListening()
-        _ = try await curlStatus(["-H", "X-Forwarded-For: 203.0.113.7", "http://127.0.0.1:\(port)/health"])
-        let line = await serve.stderr.waitFor { text in
-            text.split(separator: "\n").first { $0.contains("/health") }.map(String.init)
-        }
-        #expect(await serve.terminate() == 0)
-        let object = try Self.jsonObject(line)
+        let (object, stderr) = try await Self.forwardedHealthLogLine(extra: ["--trusted-proxy", "127.0.0.1"])
         #expect(object["level"] as? String == "info")
         #expect(object["label"] as? String == "rolo")
         #expect((object["timestamp"] as? String)?.hasPrefix("20") == true)
@@ -138,22 +128,30 @@ import Testing
         #expect(metadata["method"] as? String == "GET")
         #expect(metadata["path"] as? String == "/health")
         // Every stderr line is a JSON object.
-        for text in serve.stderr.current.split(separator: "\n") {
+        for text in stderr.split(separator: "\n") {
             #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) is [String: Any], "\(text)")
         }
     }
 
     @Test func forwardedForFromAnUntrustedPeerIsNotLogged() async throws {
+        let (object, _) = try await Self.forwardedHealthLogLine(extra: [])
+        #expect((object["metadata"] as? [String: Any])?["remote"] as? String == "127.0.0.1")
+    }
+
+    /// Starts `rolo serve --log-format json` with `extra` flags, asks `/health` with an
+    /// `X-Forwarded-For: 203.0.113.7` header, stops the server (expecting a clean exit) and
+    /// returns that request's access-log line as JSON, with all of stderr.
+    static func forwardedHealthLogLine(extra: [String]) async throws -> (object: [String: Any], stderr: String) {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let serve = try ServeProcess(arguments: ["serve", "--port", "0", "--database", database, "--log-format", "json"])
+        let serve = try ServeProcess(arguments: ["serve", "--port", "0", "--database", database,
+                                                 "--log-format", "json"] + extra)
         let port = try await serve.waitUntilListening()
         _ = try await curlStatus(["-H", "X-Forwarded-For: 203.0.113.7", "http://127.0.0.1:\(port)/health"])
         let line = await serve.stderr.waitFor { text in
             text.split(separator: "\n").first { $0.contains("/health") }.map(String.init)
         }
         #expect(await serve.terminate() == 0)
-        let object = try Self.jsonObject(line)
-        #expect((object["metadata"] as? [String: Any])?["remote"] as? String == "127.0.0.1")
+        return (try jsonObject(line), serve.stderr.current)
     }
 }

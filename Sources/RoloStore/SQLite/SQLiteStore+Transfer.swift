@@ -20,9 +20,14 @@ extension SQLiteStore {
                 sequences[id] = seq
                 return seq
             }
-            let deadRows = try Row.fetchAll(db, sql: """
-                SELECT namespace, name, xml FROM dead_properties WHERE collection_id = ? AND resource = ?
-                """, arguments: [collectionID, name]).map { (namespace: $0[0] as String, name: $0[1] as String, xml: $0[2] as String) }
+            // The target's dead properties become the source's (copied before a move
+            // deletes the source's along with it).
+            try db.execute(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?",
+                           arguments: [targetCollectionID, targetName])
+            try db.execute(sql: """
+                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml)
+                SELECT ?, ?, namespace, name, xml FROM dead_properties WHERE collection_id = ? AND resource = ?
+                """, arguments: [targetCollectionID, targetName, collectionID, name])
             if move {
                 try Self.removeResource(db, collectionID: collectionID, id: source.id, name: name,
                                         seq: nextSeq(collectionID), now: now)
@@ -38,13 +43,6 @@ extension SQLiteStore {
                 try statements.replace(id: existing.id, with: write, collectionID: targetCollectionID, seq: seq, now: now)
             } else if try !statements.insert(write, collectionID: targetCollectionID, seq: seq, now: now) {
                 throw StoreError.alreadyExists // unreachable: name and UID were checked above
-            }
-            try db.execute(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?",
-                           arguments: [targetCollectionID, targetName])
-            for row in deadRows {
-                try db.execute(sql: """
-                    INSERT INTO dead_properties (collection_id, resource, namespace, name, xml) VALUES (?, ?, ?, ?, ?)
-                    """, arguments: [targetCollectionID, targetName, row.namespace, row.name, row.xml])
             }
             for (id, last) in sequences { try Self.setSyncSeq(db, collectionID: id, seq: last, now: now) }
             return PutResult(etag: write.etag, created: existing == nil, seq: seq)
