@@ -2,9 +2,9 @@ import Foundation
 import GRDB
 
 extension SQLiteStore {
-    private static let infoColumns = "name, content_type, etag, size, modified, seq"
+    static let infoColumns = "name, content_type, etag, size, modified, seq"
     /// Resources with their bodies (`data`), which live in their own table.
-    private static let withBodies = "resources JOIN resource_bodies ON resource_id = id"
+    static let withBodies = "resources JOIN resource_bodies ON resource_id = id"
 
     public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
