@@ -49,11 +49,11 @@ extension DAVService {
         // The row writer knows cards only (their content type is fixed).
         let rows = collection.kind == .addressBook ? CardResponseWriter(properties, withBodies: false) : nil
         let pages = BookPages(store: store, collectionID: collection.id, withBodies: false, pageSize: configuration.listingPageSize)
+        // A member's href is its collection's plus its name: the prefix is escaped once.
+        let memberPrefix = EscapedHref(collectionHref)
         return try await pagedMultistatus(multistatus, pages: pages) { [self] resource, multistatus in
-            // A member's href is its collection's plus its name: no need to rebuild the prefix.
-            try await addCard(resource.info, body: nil, in: collection,
-                              href: hrefs.member(resource.info.name, ofCollectionHref: collectionHref),
-                              rows: rows, properties: properties, user: user, to: &multistatus)
+            try await addMember(resource.info, body: nil, in: collection, collectionHref: memberPrefix,
+                                rows: rows, properties: properties, user: user, to: &multistatus)
         }
     }
 

@@ -17,9 +17,10 @@ extension DAVService {
         let bookHref = hrefs.href(for: node)
         let rows = CardResponseWriter(properties, withBodies: true)
         let user = request.user
+        let memberPrefix = EscapedHref(bookHref)
         let writeCard: @Sendable (StoredResource, inout Multistatus) async throws -> Void = { [self] card, multistatus in
-            try await addCard(card.info, body: card.data, in: book, href: hrefs.member(card.info.name, ofCollectionHref: bookHref),
-                              rows: rows, properties: properties, user: user, to: &multistatus)
+            try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix,
+                                rows: rows, properties: properties, user: user, to: &multistatus)
         }
         let pageSize = configuration.listingPageSize
         if let predicate = filter.indexPredicate(indexedProperties: CardMetadata.indexedProperties) {

@@ -17,6 +17,7 @@ extension DAVService {
         let bookHref = hrefs.href(for: node)
         let rows = CardResponseWriter(properties, withBodies: true)
         let user = request.user
+        let memberPrefix = EscapedHref(bookHref)
         if token.isEmpty, limit == nil {
             // The token is the book's seq as read when the request was resolved, before the
             // first page. A card changed while the pages are read and sent gets a later seq,
@@ -26,8 +27,8 @@ extension DAVService {
             let pages = BookPages(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
                                   pageSize: configuration.listingPageSize)
             return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken) { [self] card, multistatus in
-                try await addCard(card.info, body: card.data, in: book, href: hrefs.member(card.info.name, ofCollectionHref: bookHref),
-                                  rows: rows, properties: properties, user: user, to: &multistatus)
+                try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix,
+                                    rows: rows, properties: properties, user: user, to: &multistatus)
             }
         }
 
@@ -49,12 +50,11 @@ extension DAVService {
                                 pageSize: configuration.listingPageSize)
         let syncToken = SyncToken(collectionID: book.id, seq: changeSet.newSeq).description
         return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writeItem: { [self] item, multistatus in
-            let href = hrefs.member(item.change.name, ofCollectionHref: bookHref)
             if let card = item.card {
-                try await addCard(card.info, body: card.data, in: book, href: href, rows: rows,
-                                  properties: properties, user: user, to: &multistatus)
+                try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix, rows: rows,
+                                    properties: properties, user: user, to: &multistatus)
             } else if !initial {
-                multistatus.add(href: href, status: 404)
+                multistatus.add(href: hrefs.member(item.change.name, ofCollectionHref: bookHref), status: 404)
             }
         }, tail: { _, multistatus in
             if changeSet.truncated {

@@ -42,6 +42,11 @@ struct Multistatus {
         writer.write(card, body: body, href: href, into: &xml)
     }
 
+    /// A card listed in its collection, written from its row.
+    mutating func add(card: ResourceInfo, body: Data, memberOf collection: EscapedHref, writer: CardResponseWriter) {
+        writer.write(card, body: body, memberOf: collection, into: &xml)
+    }
+
     /// A response with a status only (404 in multiget and sync, 507 on truncation...).
     mutating func add(href: String, status: Int, error: DAVError? = nil) {
         Multistatus.writeResponse(href: href, status: status, error: error, into: &xml)
