@@ -47,6 +47,9 @@ public protocol RoloStore: Sendable {
     func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource?
     /// Many resources in one query; absent names are simply missing from the result.
     func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource]
+    /// The same without the bodies, for answers that list no `address-data`. A default
+    /// implementation reads the resources and drops the bodies.
+    func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo]
     /// Name, ETag, size, content type, modified of every resource, without bodies.
     func listResources(collectionID: Int64) async throws -> [ResourceInfo]
     /// Every resource with its body, in name order (exports, full scans).
@@ -118,6 +121,10 @@ public protocol RoloStore: Sendable {
 }
 
 extension RoloStore {
+    public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
+        try await resources(collectionID: collectionID, names: names).map(\.info)
+    }
+
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         Self.page(of: try await listResources(collectionID: collectionID), name: \.name, after: name, limit: limit)
     }

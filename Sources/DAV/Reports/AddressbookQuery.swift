@@ -28,7 +28,8 @@ extension DAVService {
             var names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
             let truncated = limit.map { names.count > $0 } ?? false
             if let limit, truncated { names = Array(names.prefix(limit)) }
-            let pages = NamedCardPages(store: store, collectionID: book.id, names: names, pageSize: pageSize)
+            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
+            let pages = NamedCardPages(cards, names: names, pageSize: pageSize)
             return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: writeCard, tail: { _, multistatus in
                 if truncated { multistatus.addTruncation(href: bookHref) }
             })

@@ -46,8 +46,8 @@ extension DAVService {
             throw invalidToken
         }
         let initial = token.isEmpty
-        let pages = ChangePages(store: store, collectionID: book.id, changes: changeSet.changes,
-                                pageSize: configuration.listingPageSize)
+        let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
+        let pages = ChangePages(cards, changes: changeSet.changes, pageSize: configuration.listingPageSize)
         let syncToken = SyncToken(collectionID: book.id, seq: changeSet.newSeq).description
         return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writeItem: { [self] item, multistatus in
             if let card = item.card {

@@ -91,23 +91,37 @@ struct BookPages: ListingPages {
 /// Named cards of a book (an index query's hits), `pageSize` names per store read, in the
 /// order of `names`; names no longer in the book are skipped.
 struct NamedCardPages: ListingPages {
-    let store: any RoloStore
-    let collectionID: Int64
+    let cards: NamedCardReader
     let names: [String]
     let pageSize: Int
     private var position = 0
     var isFinished: Bool { position >= names.count }
 
-    init(store: any RoloStore, collectionID: Int64, names: [String], pageSize: Int) {
-        self.store = store; self.collectionID = collectionID; self.names = names; self.pageSize = pageSize
+    init(_ cards: NamedCardReader, names: [String], pageSize: Int) {
+        self.cards = cards; self.names = names; self.pageSize = pageSize
     }
 
     mutating func nextPage() async throws -> [StoredResource] {
         let chunk = Array(names[position..<min(position + pageSize, names.count)])
         position += chunk.count
-        let found = try await store.resources(collectionID: collectionID, names: chunk)
-        let byName = Dictionary(found.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let byName = try await cards.read(chunk)
         return chunk.compactMap { byName[$0] }
+    }
+}
+
+/// Reads named cards of a book, with their bodies only when the answer carries them.
+struct NamedCardReader: Sendable {
+    let store: any RoloStore
+    let collectionID: Int64
+    let withBodies: Bool
+
+    /// The cards found, by name (bodies empty unless `withBodies`).
+    func read(_ names: [String]) async throws -> [String: StoredResource] {
+        guard !names.isEmpty else { return [:] }
+        let found = withBodies
+            ? try await store.resources(collectionID: collectionID, names: names)
+            : try await store.resourceInfos(collectionID: collectionID, names: names).map { StoredResource(info: $0, data: Data()) }
+        return Dictionary(found.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }
 
@@ -119,23 +133,20 @@ struct ChangedCard: Sendable {
 
 /// The entries of a change set, `pageSize` at a time, with the present cards read per page.
 struct ChangePages: ListingPages {
-    let store: any RoloStore
-    let collectionID: Int64
+    let cards: NamedCardReader
     let changes: [ChangeSet.Change]
     let pageSize: Int
     private var position = 0
     var isFinished: Bool { position >= changes.count }
 
-    init(store: any RoloStore, collectionID: Int64, changes: [ChangeSet.Change], pageSize: Int) {
-        self.store = store; self.collectionID = collectionID; self.changes = changes; self.pageSize = pageSize
+    init(_ cards: NamedCardReader, changes: [ChangeSet.Change], pageSize: Int) {
+        self.cards = cards; self.changes = changes; self.pageSize = pageSize
     }
 
     mutating func nextPage() async throws -> [ChangedCard] {
         let chunk = changes[position..<min(position + pageSize, changes.count)]
         position += chunk.count
-        let present = chunk.filter { !$0.deleted }.map(\.name)
-        let found = present.isEmpty ? [] : try await store.resources(collectionID: collectionID, names: present)
-        let byName = Dictionary(found.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let byName = try await cards.read(chunk.filter { !$0.deleted }.map(\.name))
         return chunk.map { ChangedCard(change: $0, card: $0.deleted ? nil : byName[$0.name]) }
     }
 }

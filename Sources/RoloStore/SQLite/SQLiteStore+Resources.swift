@@ -62,28 +62,6 @@ extension SQLiteStore {
             """), arguments: [collectionID, name]).map(storedResource(from:))
     }
 
-    public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
-        guard !names.isEmpty else { return [] }
-        return try await pool.read { db in
-            var found: [StoredResource] = []
-            found.reserveCapacity(names.count)
-            // Chunks keep each statement well below SQLite's bound-parameter limit.
-            let chunkSize = 500
-            for start in stride(from: 0, to: names.count, by: chunkSize) {
-                let chunk = Array(names[start..<min(start + chunkSize, names.count)])
-                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                let statement = try db.cachedStatement(sql: """
-                    SELECT \(Self.infoColumns), data FROM \(Self.withBodies)
-                    WHERE collection_id = ? AND name IN (\(placeholders))
-                    """)
-                let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
-                let cursor = try Row.fetchCursor(statement, arguments: arguments)
-                while let row = try cursor.next() { found.append(Self.storedResource(from: row)) }
-            }
-            return found
-        }
-    }
-
     public func listResources(collectionID: Int64) async throws -> [ResourceInfo] {
         try await pool.read { db in
             var infos: [ResourceInfo] = []
