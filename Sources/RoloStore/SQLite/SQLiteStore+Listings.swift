@@ -39,27 +39,27 @@ extension SQLiteStore {
     }
 
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
-        try await pool.read { db in
-            var infos: [ResourceInfo] = []
-            infos.reserveCapacity(min(limit, 4096))
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns) FROM resources WHERE collection_id = ? AND name > ? ORDER BY name LIMIT ?
-                """), arguments: [collectionID, name ?? "", limit])
-            while let row = try cursor.next() { infos.append(Self.resourceInfo(from: row)) }
-            return infos
-        }
+        try await page(of: collectionID, after: name, limit: limit, columns: Self.infoColumns, from: "resources",
+                       row: Self.resourceInfo(from:))
     }
 
     public func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource] {
+        try await page(of: collectionID, after: name, limit: limit, columns: "\(Self.infoColumns), data",
+                       from: Self.withBodies, row: Self.storedResource(from:))
+    }
+
+    /// At most `limit` rows of `table` in the book whose names follow `name` in byte order
+    /// (SQLite's BINARY collation), in that order: one range read on the unique index.
+    private func page<Value: Sendable>(of collectionID: Int64, after name: String?, limit: Int, columns: String,
+                                       from table: String, row makeValue: @escaping @Sendable (Row) -> Value) async throws -> [Value] {
         try await pool.read { db in
-            var resources: [StoredResource] = []
-            resources.reserveCapacity(min(limit, 4096))
+            var values: [Value] = []
+            values.reserveCapacity(min(limit, 4096))
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns), data FROM \(Self.withBodies)
-                WHERE collection_id = ? AND name > ? ORDER BY name LIMIT ?
+                SELECT \(columns) FROM \(table) WHERE collection_id = ? AND name > ? ORDER BY name LIMIT ?
                 """), arguments: [collectionID, name ?? "", limit])
-            while let row = try cursor.next() { resources.append(Self.storedResource(from: row)) }
-            return resources
+            while let row = try cursor.next() { values.append(makeValue(row)) }
+            return values
         }
     }
 }
