@@ -16,13 +16,27 @@ public struct DAVRequest: Sendable {
     }
 }
 
-/// A DAV response: status, headers and a whole body.
+/// A DAV response: status, headers and either a whole body (`body`, everything small) or,
+/// for listings too big to hold, a body written while it is sent (`streamedBody`; `body`
+/// is then empty and the length is not known in advance).
 public struct DAVResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: Data
+    /// Set for big multistatus answers (see `DAVBodyStream`).
+    public var streamedBody: DAVBodyStream?
 
     public init(status: Int, headers: [(String, String)] = [], body: Data = Data()) {
-        self.status = status; self.headers = headers; self.body = body
+        self.status = status; self.headers = headers; self.body = body; self.streamedBody = nil
+    }
+
+    public init(status: Int, headers: [(String, String)] = [], streamedBody: DAVBodyStream) {
+        self.status = status; self.headers = headers; self.body = Data(); self.streamedBody = streamedBody
+    }
+
+    /// The same response with a streamed body read into `body` (tests, in-process callers).
+    public func collected() async throws -> DAVResponse {
+        guard let streamedBody else { return self }
+        return DAVResponse(status: status, headers: headers, body: try await streamedBody.collect())
     }
 }

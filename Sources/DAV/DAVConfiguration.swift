@@ -21,10 +21,17 @@ public struct DAVConfiguration: Sendable {
     public var publicBaseURL: URL?
     /// Lock tokens from a counter rather than random UUIDs (deterministic test servers).
     public var sequentialLockTokens: Bool
+    /// Rows a listing (PROPFIND Depth 1, sync-collection, addressbook-query) reads from the
+    /// store at a time, each page in its own short read. A listing longer than one page is
+    /// streamed (`DAVBodyStream`) instead of held whole.
+    public var listingPageSize: Int
+    /// Bytes of a streamed body gathered before they are handed to the connection; below
+    /// glibc's 128 KiB mmap threshold, so chunks come from (and go back to) the heap.
+    public var streamChunkSize: Int
 
     public init(basePath: String = "/dav", proxyPrefix: String = "", maxResourceSize: Int = 1 << 20,
                 maxXMLBodySize: Int = 4 << 20, quotaBytes: Int64? = nil, publicBaseURL: URL? = nil,
-                sequentialLockTokens: Bool = false) {
+                sequentialLockTokens: Bool = false, listingPageSize: Int = 1000, streamChunkSize: Int = 64 << 10) {
         self.basePath = Self.normalized(basePath)
         var prefix = Self.normalized(proxyPrefix)
         if prefix.isEmpty, let path = publicBaseURL?.path { prefix = Self.normalized(path) }
@@ -34,6 +41,8 @@ public struct DAVConfiguration: Sendable {
         self.quotaBytes = quotaBytes
         self.publicBaseURL = publicBaseURL
         self.sequentialLockTokens = sequentialLockTokens
+        self.listingPageSize = max(listingPageSize, 1)
+        self.streamChunkSize = max(streamChunkSize, 1)
     }
 
     /// "/dav/" -> "/dav", "dav" -> "/dav", "/" -> "".

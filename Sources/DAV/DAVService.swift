@@ -112,8 +112,10 @@ extension DAVService {
         }
     }
 
+    static let multistatusContentType = "application/xml; charset=utf-8"
+
     func multistatusResponse(_ body: Data) -> DAVResponse {
-        DAVResponse(status: 207, headers: [("Content-Type", "application/xml; charset=utf-8")], body: body)
+        DAVResponse(status: 207, headers: [("Content-Type", Self.multistatusContentType)], body: body)
     }
 }
 

@@ -25,6 +25,8 @@ public struct XMLWriter: Sendable {
         /// it from there instead of keeping and re-encoding the strings.
         var nameOffset: Int
         var nameLength: Int
+        /// The qualified name itself, once `takeBytes` has handed its start tag over.
+        var detachedName: [UInt8]? = nil
         /// Namespaces declared on this element, in scope for its descendants.
         var declared: [(uri: String, prefix: String)]
     }
@@ -48,6 +50,20 @@ public struct XMLWriter: Sendable {
     /// sparing the buffer's repeated doubling and copying.
     public mutating func reserveCapacity(forAdditional count: Int) {
         bytes.reserveCapacity(bytes.count + count)
+    }
+
+    /// Hands over the bytes written so far and goes on in an empty buffer of `capacity`,
+    /// keeping the open elements (their end tags still come): a big document is sent in
+    /// chunks while it is written instead of being held whole.
+    public mutating func takeBytes(reservingCapacity capacity: Int) -> [UInt8] {
+        for index in open.indices where open[index].detachedName == nil {
+            let scope = open[index]
+            open[index].detachedName = Array(bytes[scope.nameOffset..<(scope.nameOffset + scope.nameLength)])
+        }
+        var taken: [UInt8] = []
+        taken.reserveCapacity(capacity)
+        swap(&taken, &bytes)
+        return taken
     }
 
     /// The document as text.
@@ -93,7 +109,11 @@ public struct XMLWriter: Sendable {
             startTagOpen = false
         } else {
             appendLiteral("</")
-            for offset in scope.nameOffset..<(scope.nameOffset + scope.nameLength) { bytes.append(bytes[offset]) }
+            if let name = scope.detachedName {
+                bytes.append(contentsOf: name)
+            } else {
+                for offset in scope.nameOffset..<(scope.nameOffset + scope.nameLength) { bytes.append(bytes[offset]) }
+            }
             bytes.append(0x3E)
         }
     }

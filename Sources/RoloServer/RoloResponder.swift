@@ -128,11 +128,28 @@ struct RoloResponder: HTTPResponder {
             if let fieldName = HTTPField.Name(name) { headers.append(HTTPField(name: fieldName, value: value)) }
         }
         let status = HTTPResponse.Status(code: dav.status, reasonPhrase: reasonPhrase(dav.status))
+        if let stream = dav.streamedBody {
+            // Length unknown: no body for HEAD, else chunked.
+            if isHead { return Response(status: status, headers: headers) }
+            return Response(status: status, headers: headers, body: streamedBody(stream))
+        }
         if isHead {
             if headers[.contentLength] == nil { headers[.contentLength] = String(dav.body.count) }
             return Response(status: status, headers: headers)
         }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: dav.body)))
+    }
+
+    /// Each chunk goes to the connection as it is made; `writer.write` waits while the
+    /// channel is not writable (NIO's back-pressure), so a slow client holds up the
+    /// producer, not the server's memory. When the stream throws, the error leaves the
+    /// closure before `finish`: Hummingbird then closes the connection, and the client sees
+    /// a cut chunked body instead of a well-formed but incomplete document.
+    private static func streamedBody(_ stream: DAVBodyStream) -> ResponseBody {
+        ResponseBody { writer in
+            try await stream.write { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
+            try await writer.finish(nil)
+        }
     }
 
     static func reasonPhrase(_ code: Int) -> String {

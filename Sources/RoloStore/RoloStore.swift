@@ -47,10 +47,20 @@ public protocol RoloStore: Sendable {
     func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource?
     /// Many resources in one query; absent names are simply missing from the result.
     func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource]
+    /// The same without the bodies, for answers that list no `address-data`. A default
+    /// implementation reads the resources and drops the bodies.
+    func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo]
     /// Name, ETag, size, content type, modified of every resource, without bodies.
     func listResources(collectionID: Int64) async throws -> [ResourceInfo]
     /// Every resource with its body, in name order (exports, full scans).
     func allResources(collectionID: Int64) async throws -> [StoredResource]
+    /// One page of `listResources`: the resources whose names sort after `name` (by their
+    /// UTF-8 bytes; nil starts at the first), at most `limit`, in that order. Each page is
+    /// its own short read, so a listing of any size holds one page at a time and no read
+    /// transaction between pages. A default implementation filters the whole list.
+    func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo]
+    /// One page of `allResources`, bodies included, the same way.
+    func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource]
     func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo?
     /// Deletes a resource, checking `precondition` inside the transaction; writes a
     /// tombstone in the change log. Throws `StoreError.notFound` when absent.
@@ -111,6 +121,25 @@ public protocol RoloStore: Sendable {
 }
 
 extension RoloStore {
+    public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
+        try await resources(collectionID: collectionID, names: names).map(\.info)
+    }
+
+    public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
+        Self.page(of: try await listResources(collectionID: collectionID), name: \.name, after: name, limit: limit)
+    }
+
+    public func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource] {
+        Self.page(of: try await allResources(collectionID: collectionID), name: \.info.name, after: name, limit: limit)
+    }
+
+    /// The `limit` rows whose names follow `cursor` in UTF-8 byte order.
+    private static func page<Row>(of rows: [Row], name: (Row) -> String, after cursor: String?,
+                                  limit: Int) -> [Row] {
+        let following = rows.filter { row in cursor.map { $0.utf8.lexicographicallyPrecedes(name(row).utf8) } ?? true }
+        return Array(following.sorted { name($0).utf8.lexicographicallyPrecedes(name($1).utf8) }.prefix(limit))
+    }
+
     public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
         guard let collection = try await collection(owner: owner, path: collectionPath),
               let resource = try await resource(collectionID: collection.id, name: name) else { return nil }

@@ -42,15 +42,19 @@ import Testing
         let cards = try await dav.store.allResources(collectionID: book.id)
         #expect(cards.count == 4)
         var fromRows = Multistatus()
+        var asMembers = Multistatus()
         var generic = Multistatus()
+        let bookHref = EscapedHref(dav.service.hrefs.collection(owner: "alice", path: book.path))
         for card in cards {
             let href = dav.service.hrefs.resource(owner: "alice", collectionPath: book.path, name: card.info.name)
             fromRows.add(card: card.info, body: card.data, href: href, writer: rows)
+            asMembers.add(card: card.info, body: card.data, memberOf: bookHref, writer: rows)
             generic.add(href: href, propstats: try await dav.service.propstats(
                 of: .object(book, card.info, card.data), href: href, user: "alice", request: request))
         }
         let rowBytes = fromRows.finish()
         #expect(String(decoding: rowBytes, as: UTF8.self) == String(decoding: generic.finish(), as: UTF8.self))
+        #expect(asMembers.finish() == rowBytes)
         #expect(try XMLDocumentParser.parse([UInt8](rowBytes)).children.count == 4)
     }
 

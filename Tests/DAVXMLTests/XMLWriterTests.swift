@@ -26,6 +26,34 @@ private let carddav = XMLNamespace.carddav
         #expect(root.children[0].children.first?.clarkName == "{urn:a}nested")
     }
 
+    /// Writes the same nested document, taking the bytes after every step when `chunked`.
+    private static func document(chunked: Bool) -> [UInt8] {
+        var writer = XMLWriter()
+        var taken: [UInt8] = []
+        func step(_ body: (inout XMLWriter) -> Void) {
+            body(&writer)
+            if chunked { taken += writer.takeBytes(reservingCapacity: 16) }
+        }
+        step { $0.start(dav, "multistatus") }
+        step { $0.start(dav, "response") }
+        step { $0.start("urn:x", "custom") }
+        step { $0.text("a < b") }
+        step { $0.end() }
+        step { $0.element(dav, "href", text: "/dav/x") }
+        step { $0.end() }
+        step { $0.start(carddav, "address-data") }
+        step { $0.end() }
+        writer.end()
+        return taken + writer.bytes
+    }
+
+    @Test func bytesTakenMidDocumentJoinToTheSameDocumentAndEndTagsStillClose() throws {
+        let whole = Self.document(chunked: false)
+        #expect(Self.document(chunked: true) == whole)
+        let root = try XMLDocumentParser.parse(whole)
+        #expect(root.children.map(\.clarkName) == ["{DAV:}response", "{urn:ietf:params:xml:ns:carddav}address-data"])
+    }
+
     @Test func escapesTextAndAttributes() throws {
         var writer = XMLWriter(declaration: false, rootPrefixes: [])
         writer.start("", "r", attributes: [XMLAttribute(name: "v", value: "a\"b<c>&\td\ne")])

@@ -14,17 +14,12 @@ extension DAVService {
             throw DAVError.precondition(403, .dav("propfind-finite-depth"), message: "Depth: infinity is not supported.")
         }
         let targetHref = href(for: node, request: request)
-        if depth == .one, case .collection(let book) = node, book.kind == .addressBook,
-           let rows = CardResponseWriter(properties, withBodies: false) {
-            return try await listAddressBook(book, href: targetHref, rows: rows, user: request.user, request: properties)
+        if depth == .one, case .collection(let collection) = node {
+            return try await listCollection(collection, href: targetHref, user: request.user, request: properties)
         }
         var targets = [(node: node, href: targetHref)]
         if depth == .one {
-            targets += try await children(of: node, user: request.user).map { child in
-                // A card's href is its collection's plus its name: no need to rebuild the prefix.
-                guard case .object(_, let info, _) = child else { return (child, hrefs.href(for: child)) }
-                return (child, hrefs.member(info.name, ofCollectionHref: targetHref))
-            }
+            targets += try await children(of: node, user: request.user).map { ($0, hrefs.href(for: $0)) }
         }
 
         var multistatus = Multistatus()
@@ -35,24 +30,30 @@ extension DAVService {
         return multistatusResponse(multistatus.finish())
     }
 
-    /// Depth 1 of an address book when every asked property is in the cards' rows: the
-    /// book's own response, then each card's written straight from its row.
-    private func listAddressBook(_ book: CollectionInfo, href bookHref: String, rows: CardResponseWriter,
-                                 user: String, request properties: PropertyRequest) async throws -> DAVResponse {
+    /// Depth 1 of a collection: its own response, its child collections' (a plain collection
+    /// may have some), then its resources a page at a time, streamed when there is more
+    /// than a page (`pagedMultistatus`). A card's response is written straight from its
+    /// row when every asked property is in it (`CardResponseWriter`), else generically.
+    private func listCollection(_ collection: CollectionInfo, href collectionHref: String, user: String,
+                                request properties: PropertyRequest) async throws -> DAVResponse {
         var multistatus = Multistatus()
-        multistatus.add(href: bookHref, propstats: try await propstats(of: .collection(book), href: bookHref, user: user, request: properties))
-        try await addRows(of: book, href: bookHref, rows: rows, to: &multistatus)
-        return multistatusResponse(multistatus.finish())
-    }
-
-    /// The cards' rows live only while their responses are written, not while the
-    /// finished body is copied out (at 100 000 cards each is some 30 MB).
-    private func addRows(of book: CollectionInfo, href bookHref: String, rows: CardResponseWriter,
-                         to multistatus: inout Multistatus) async throws {
-        let cards = try await store.listResources(collectionID: book.id)
-        multistatus.reserve(responses: cards.count, bodyBytes: 0)
-        for card in cards {
-            multistatus.add(card: card, body: Data(), href: hrefs.member(card.name, ofCollectionHref: bookHref), writer: rows)
+        let own = Node.collection(collection)
+        multistatus.add(href: collectionHref, propstats: try await propstats(of: own, href: collectionHref, user: user, request: properties))
+        if collection.kind == .plain {
+            for child in try await store.childCollections(owner: collection.owner, parentPath: collection.path) {
+                let node = Node.collection(child)
+                let href = hrefs.href(for: node)
+                multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: user, request: properties))
+            }
+        }
+        // The row writer knows cards only (their content type is fixed).
+        let rows = collection.kind == .addressBook ? CardResponseWriter(properties, withBodies: false) : nil
+        let pages = BookPages(store: store, collectionID: collection.id, withBodies: false, pageSize: configuration.listingPageSize)
+        // A member's href is its collection's plus its name: the prefix is escaped once.
+        let memberPrefix = EscapedHref(collectionHref)
+        return try await pagedMultistatus(multistatus, pages: pages) { [self] resource, multistatus in
+            try await addMember(resource.info, body: nil, in: collection, collectionHref: memberPrefix,
+                                rows: rows, properties: properties, user: user, to: &multistatus)
         }
     }
 
@@ -67,21 +68,15 @@ extension DAVService {
         return hrefs.href(for: node)
     }
 
-    /// Direct members of a collection node, as nodes.
-    func children(of node: Node, user: String) async throws -> [Node] {
+    /// Direct members of a node above the collections (root, principals, homes), as nodes;
+    /// a collection's members are listed page by page by `listCollection`.
+    private func children(of node: Node, user: String) async throws -> [Node] {
         switch node {
-        case .root, .principal, .object: return []
+        case .root, .principal, .object, .collection: return []
         case .principals: return [.principal(user)]
         case .homes: return [.home(user)]
         case .home(let owner):
             return try await store.childCollections(owner: owner, parentPath: []).map(Node.collection)
-        case .collection(let info):
-            var nodes: [Node] = []
-            if info.kind == .plain {
-                nodes += try await store.childCollections(owner: info.owner, parentPath: info.path).map(Node.collection)
-            }
-            nodes += try await store.listResources(collectionID: info.id).map { Node.object(info, $0, nil) }
-            return nodes
         }
     }
 }

@@ -14,26 +14,31 @@ extension DAVService {
         let filter = try Self.filter(body.child(Namespace.cardDAV, "filter"))
         let limit = try resultLimit(body.child(Namespace.cardDAV, "limit"))
 
-        var cards: [StoredResource]
+        let bookHref = hrefs.href(for: node)
+        let rows = CardResponseWriter(properties, withBodies: true)
+        let user = request.user
+        let memberPrefix = EscapedHref(bookHref)
+        let writeCard: @Sendable (StoredResource, inout Multistatus) async throws -> Void = { [self] card, multistatus in
+            try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix,
+                                rows: rows, properties: properties, user: user, to: &multistatus)
+        }
+        let pageSize = configuration.listingPageSize
         if let predicate = filter.indexPredicate(indexedProperties: CardMetadata.indexedProperties) {
-            let names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
-            cards = try await store.resources(collectionID: book.id, names: names).sorted { $0.info.name < $1.info.name }
-        } else {
-            cards = try await store.allResources(collectionID: book.id).filter { stored in
-                guard let card = try? VCardParser.parse([UInt8](stored.data)).first else { return false }
-                return filter.matches(card)
-            }
+            // The hits' names (in name order) are few bytes each; their cards are read a page at a time.
+            var names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
+            let truncated = limit.map { names.count > $0 } ?? false
+            if let limit, truncated { names = Array(names.prefix(limit)) }
+            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
+            let pages = NamedCardPages(cards, names: names, pageSize: pageSize)
+            return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: writeCard, tail: { _, multistatus in
+                if truncated { multistatus.addTruncation(href: bookHref) }
+            })
         }
-        let truncated = limit.map { cards.count > $0 } ?? false
-        if let limit, truncated { cards = Array(cards.prefix(limit)) }
-
-        var multistatus = Multistatus()
-        try await addCards(cards, in: book, request: request, properties: properties, to: &multistatus)
-        if truncated {
-            multistatus.add(href: hrefs.href(for: node), status: 507,
-                            error: .precondition(507, .dav("number-of-matches-within-limits")))
-        }
-        return multistatusResponse(multistatus.finish())
+        let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize),
+                                      filter: filter, limit: limit)
+        return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: writeCard, tail: { pages, multistatus in
+            if pages.truncated { multistatus.addTruncation(href: bookHref) }
+        })
     }
 
     /// The request's filter; a missing one matches every card. Unsupported collations and
@@ -48,5 +53,32 @@ extension DAVService {
             }
             throw DAVError.badRequest("Invalid filter: \(error.description)")
         }
+    }
+}
+
+/// The cards of a book that match a filter the index cannot answer: each page of cards is
+/// parsed and matched, and only the matches are kept. Stops after `limit` matches, noting
+/// whether another one follows (`truncated`).
+struct MatchingCardPages: ListingPages {
+    private var book: BookPages
+    let filter: AddressbookFilter
+    let limit: Int?
+    private var matched = 0
+    private(set) var truncated = false
+    var isFinished: Bool { truncated || book.isFinished }
+
+    init(_ book: BookPages, filter: AddressbookFilter, limit: Int?) {
+        self.book = book; self.filter = filter; self.limit = limit
+    }
+
+    mutating func nextPage() async throws -> [StoredResource] {
+        var matches: [StoredResource] = []
+        for stored in try await book.nextPage() {
+            guard let card = try? VCardParser.parse([UInt8](stored.data)).first, filter.matches(card) else { continue }
+            if let limit, matched == limit { truncated = true; break }
+            matched += 1
+            matches.append(stored)
+        }
+        return matches
     }
 }

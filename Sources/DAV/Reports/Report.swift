@@ -31,16 +31,4 @@ extension DAVService {
         }
         return info
     }
-
-    /// Adds one response per stored card, with the requested properties.
-    func addCards(_ cards: some Collection<StoredResource>, in book: CollectionInfo, request: DAVRequest,
-                  properties: PropertyRequest, to multistatus: inout Multistatus) async throws {
-        multistatus.reserve(responses: cards.count, bodyBytes: cards.reduce(0) { $0 + $1.data.count })
-        let bookHref = hrefs.collection(owner: book.owner, path: book.path)
-        let rows = CardResponseWriter(properties, withBodies: true)
-        for card in cards {
-            try await addCard(card.info, body: card.data, in: book, href: hrefs.member(card.info.name, ofCollectionHref: bookHref),
-                              rows: rows, properties: properties, user: request.user, to: &multistatus)
-        }
-    }
 }

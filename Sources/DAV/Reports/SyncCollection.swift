@@ -14,19 +14,22 @@ extension DAVService {
         let limit = try resultLimit(body.child(Namespace.dav, "limit"))
         let invalidToken = DAVError.precondition(403, .dav("valid-sync-token"), message: "Unknown or expired sync token; sync again from scratch.")
 
-        var multistatus = Multistatus()
         let bookHref = hrefs.href(for: node)
+        let rows = CardResponseWriter(properties, withBodies: true)
+        let user = request.user
+        let memberPrefix = EscapedHref(bookHref)
         if token.isEmpty, limit == nil {
+            // The token is the book's seq as read when the request was resolved, before the
+            // first page. A card changed while the pages are read and sent gets a later seq,
+            // so the next incremental sync reports it again, whichever state a page carried.
+            let syncToken = SyncToken(collectionID: book.id, seq: book.syncSeq).description
             // Bodies are read only when address-data is asked for.
-            if properties.wantsBodies {
-                try await addCards(try await store.allResources(collectionID: book.id), in: book, request: request,
-                                   properties: properties, to: &multistatus)
-            } else {
-                let infos = try await store.listResources(collectionID: book.id)
-                try await addCards(infos.lazy.map { StoredResource(info: $0, data: Data()) }, in: book, request: request,
-                                   properties: properties, to: &multistatus)
+            let pages = BookPages(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
+                                  pageSize: configuration.listingPageSize)
+            return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken) { [self] card, multistatus in
+                try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix,
+                                    rows: rows, properties: properties, user: user, to: &multistatus)
             }
-            return multistatusResponse(multistatus.finish(syncToken: SyncToken(collectionID: book.id, seq: book.syncSeq).description))
         }
 
         let since: Int64
@@ -43,23 +46,21 @@ extension DAVService {
             throw invalidToken
         }
         let initial = token.isEmpty
-        let present = changeSet.changes.filter { !$0.deleted }.map(\.name)
-        let cards = present.isEmpty ? [] : try await store.resources(collectionID: book.id, names: present)
-        let byName = Dictionary(cards.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let rows = CardResponseWriter(properties, withBodies: true)
-        for change in changeSet.changes {
-            let href = hrefs.resource(owner: book.owner, collectionPath: book.path, name: change.name)
-            if let card = byName[change.name], !change.deleted {
-                try await addCard(card.info, body: card.data, in: book, href: href, rows: rows,
-                                  properties: properties, user: request.user, to: &multistatus)
+        let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
+        let pages = ChangePages(cards, changes: changeSet.changes, pageSize: configuration.listingPageSize)
+        let syncToken = SyncToken(collectionID: book.id, seq: changeSet.newSeq).description
+        return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writeItem: { [self] item, multistatus in
+            if let card = item.card {
+                try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix, rows: rows,
+                                    properties: properties, user: user, to: &multistatus)
             } else if !initial {
-                multistatus.add(href: href, status: 404)
+                multistatus.add(href: hrefs.member(item.change.name, ofCollectionHref: bookHref), status: 404)
             }
-        }
-        if changeSet.truncated {
-            multistatus.add(href: bookHref, status: 507, error: .precondition(507, .dav("number-of-matches-within-limits")))
-        }
-        return multistatusResponse(multistatus.finish(syncToken: SyncToken(collectionID: book.id, seq: changeSet.newSeq).description))
+        }, tail: { _, multistatus in
+            if changeSet.truncated {
+                multistatus.addTruncation(href: bookHref)
+            }
+        })
     }
 
     /// `<D:limit><D:nresults>N</D:nresults></D:limit>` (also CardDAV's `C:limit`): N, or

@@ -13,7 +13,9 @@ import RoloStore
 /// generic path's, byte for byte (`CardResponseWriterTests`).
 struct CardResponseWriter: Sendable {
     private enum Column: Sendable {
-        case etag, contentType, contentLength, lastModified, resourceType, addressData
+        case etag, contentLength, lastModified, addressData
+        /// The same element for every card (`getcontenttype`, `resourcetype`), encoded once.
+        case fixed([UInt8])
     }
 
     private let columns: [(column: Column, open: [UInt8], close: [UInt8], empty: [UInt8])]
@@ -24,13 +26,21 @@ struct CardResponseWriter: Sendable {
         guard case .prop(let elements) = request, !elements.isEmpty else { return nil }
         var columns: [(column: Column, open: [UInt8], close: [UInt8], empty: [UInt8])] = []
         for element in elements {
+            // Both namespaces are declared on the multistatus root with these prefixes.
+            guard let prefix = XMLNamespace.standardPrefixes.first(where: { $0.uri == element.namespace })?.prefix
+            else { return nil }
+            let qualified = prefix + ":" + element.name
+            let (open, close, empty) = (Array("<\(qualified)>".utf8), Array("</\(qualified)>".utf8), Array("<\(qualified)/>".utf8))
             let column: Column
             switch (element.namespace, element.name) {
             case (Namespace.dav, "getetag"): column = .etag
-            case (Namespace.dav, "getcontenttype"): column = .contentType
+            case (Namespace.dav, "getcontenttype"):
+                var element = XMLWriter(declaration: false)
+                Self.write(text: Put.cardContentType, open, close, empty, into: &element)
+                column = .fixed(element.bytes)
             case (Namespace.dav, "getcontentlength"): column = .contentLength
             case (Namespace.dav, "getlastmodified"): column = .lastModified
-            case (Namespace.dav, "resourcetype"): column = .resourceType
+            case (Namespace.dav, "resourcetype"): column = .fixed(empty)
             case (Namespace.cardDAV, "address-data"):
                 // Only the card as stored: a version or a property subset means parsing it.
                 guard withBodies, let asked = try? AddressDataRequest(element: element),
@@ -38,11 +48,7 @@ struct CardResponseWriter: Sendable {
                 column = .addressData
             default: return nil
             }
-            // Both namespaces are declared on the multistatus root with these prefixes.
-            guard let prefix = XMLNamespace.standardPrefixes.first(where: { $0.uri == element.namespace })?.prefix
-            else { return nil }
-            let qualified = prefix + ":" + element.name
-            columns.append((column, Array("<\(qualified)>".utf8), Array("</\(qualified)>".utf8), Array("<\(qualified)/>".utf8)))
+            columns.append((column, open, close, empty))
         }
         self.columns = columns
     }
@@ -55,14 +61,26 @@ struct CardResponseWriter: Sendable {
     func write(_ card: ResourceInfo, body: Data, href: String, into xml: inout XMLWriter) {
         xml.raw(bytes: Self.responseStart)
         xml.text(href)
+        writeProperties(of: card, body: body, into: &xml)
+    }
+
+    /// The same for a card listed in its collection: the href is the collection's, escaped
+    /// once per request, then the card's percent-encoded name, which needs no escaping.
+    func write(_ card: ResourceInfo, body: Data, memberOf collection: EscapedHref, into xml: inout XMLWriter) {
+        xml.raw(bytes: Self.responseStart)
+        xml.raw(bytes: collection.bytes)
+        xml.raw(PercentEncoding.encodeSegment(card.name))
+        writeProperties(of: card, body: body, into: &xml)
+    }
+
+    private func writeProperties(of card: ResourceInfo, body: Data, into xml: inout XMLWriter) {
         xml.raw(bytes: Self.propStart)
         for (column, open, close, empty) in columns {
             switch column {
             case .etag: Self.write(text: card.etag, open, close, empty, into: &xml)
-            case .contentType: Self.write(text: Put.cardContentType, open, close, empty, into: &xml)
+            case .fixed(let element): xml.raw(bytes: element)
             case .contentLength: Self.write(text: String(card.size), open, close, empty, into: &xml)
             case .lastModified: Self.write(text: HTTPDate.rfc1123(card.modified), open, close, empty, into: &xml)
-            case .resourceType: xml.raw(bytes: empty)
             case .addressData:
                 if body.isEmpty {
                     xml.raw(bytes: empty)
@@ -88,6 +106,19 @@ struct CardResponseWriter: Sendable {
     }
 }
 
+/// A collection's href XML-escaped once, for the member hrefs of a listing.
+struct EscapedHref: Sendable {
+    let href: String
+    let bytes: [UInt8]
+
+    init(_ href: String) {
+        var xml = XMLWriter(declaration: false)
+        xml.text(href)
+        self.href = href
+        self.bytes = xml.bytes
+    }
+}
+
 extension DAVService {
     /// One card's response: from its row when `rows` can write every asked property, else
     /// through the property registry. `body` is nil when the caller did not load it.
@@ -96,8 +127,25 @@ extension DAVService {
         if let rows {
             multistatus.add(card: card, body: body ?? Data(), href: href, writer: rows)
         } else {
-            let node = Node.object(book, card, body)
-            multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: user, request: properties))
+            try await addGenericCard(card, body: body, in: book, href: href, properties: properties, user: user, to: &multistatus)
         }
+    }
+
+    /// The same for a card listed in its collection (`collectionHref`), the href built only
+    /// when the generic path needs it as a String.
+    func addMember(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, collectionHref: EscapedHref, rows: CardResponseWriter?,
+                   properties: PropertyRequest, user: String, to multistatus: inout Multistatus) async throws {
+        if let rows {
+            multistatus.add(card: card, body: body ?? Data(), memberOf: collectionHref, writer: rows)
+        } else {
+            try await addGenericCard(card, body: body, in: book, href: hrefs.member(card.name, ofCollectionHref: collectionHref.href),
+                                     properties: properties, user: user, to: &multistatus)
+        }
+    }
+
+    private func addGenericCard(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, href: String,
+                                properties: PropertyRequest, user: String, to multistatus: inout Multistatus) async throws {
+        let node = Node.object(book, card, body)
+        multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: user, request: properties))
     }
 }

@@ -42,9 +42,19 @@ struct Multistatus {
         writer.write(card, body: body, href: href, into: &xml)
     }
 
+    /// A card listed in its collection, written from its row.
+    mutating func add(card: ResourceInfo, body: Data, memberOf collection: EscapedHref, writer: CardResponseWriter) {
+        writer.write(card, body: body, memberOf: collection, into: &xml)
+    }
+
     /// A response with a status only (404 in multiget and sync, 507 on truncation...).
     mutating func add(href: String, status: Int, error: DAVError? = nil) {
         Multistatus.writeResponse(href: href, status: status, error: error, into: &xml)
+    }
+
+    /// The collection's 507 saying the results stop at the client's `limit` (RFC 6578 §3.6, RFC 6352 §8.6.1).
+    mutating func addTruncation(href: String) {
+        add(href: href, status: 507, error: .precondition(507, .dav("number-of-matches-within-limits")))
     }
 
     static func writeResponse(href: String, propstats: [Propstat], into xml: inout XMLWriter) {
@@ -75,11 +85,24 @@ struct Multistatus {
         }
     }
 
+    /// Bytes written and not yet handed over by `takeChunk()`.
+    var pendingByteCount: Int { xml.bytes.count }
+
+    /// Hands over what is written so far, as the next chunk of a streamed body.
+    mutating func takeChunk(reservingCapacity capacity: Int) -> [UInt8] {
+        xml.takeBytes(reservingCapacity: capacity)
+    }
+
     /// The finished document; a `DAV:sync-token` is appended for sync-collection.
     consuming func finish(syncToken: String? = nil) -> Data {
+        Data(finishBytes(syncToken: syncToken))
+    }
+
+    /// The rest of the document (all of it when no chunk was taken), closed.
+    consuming func finishBytes(syncToken: String? = nil) -> [UInt8] {
         if let syncToken { xml.element(Namespace.dav, "sync-token", text: syncToken) }
         xml.end()
         xml.raw("\n")
-        return Data(xml.bytes)
+        return xml.bytes
     }
 }

@@ -2,9 +2,9 @@ import Foundation
 import GRDB
 
 extension SQLiteStore {
-    private static let infoColumns = "name, content_type, etag, size, modified, seq"
+    static let infoColumns = "name, content_type, etag, size, modified, seq"
     /// Resources with their bodies (`data`), which live in their own table.
-    private static let withBodies = "resources JOIN resource_bodies ON resource_id = id"
+    static let withBodies = "resources JOIN resource_bodies ON resource_id = id"
 
     public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
@@ -60,28 +60,6 @@ extension SQLiteStore {
         try Row.fetchOne(db.cachedStatement(sql: """
             SELECT \(infoColumns), data FROM \(withBodies) WHERE collection_id = ? AND name = ?
             """), arguments: [collectionID, name]).map(storedResource(from:))
-    }
-
-    public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
-        guard !names.isEmpty else { return [] }
-        return try await pool.read { db in
-            var found: [StoredResource] = []
-            found.reserveCapacity(names.count)
-            // Chunks keep each statement well below SQLite's bound-parameter limit.
-            let chunkSize = 500
-            for start in stride(from: 0, to: names.count, by: chunkSize) {
-                let chunk = Array(names[start..<min(start + chunkSize, names.count)])
-                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                let statement = try db.cachedStatement(sql: """
-                    SELECT \(Self.infoColumns), data FROM \(Self.withBodies)
-                    WHERE collection_id = ? AND name IN (\(placeholders))
-                    """)
-                let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
-                let cursor = try Row.fetchCursor(statement, arguments: arguments)
-                while let row = try cursor.next() { found.append(Self.storedResource(from: row)) }
-            }
-            return found
-        }
     }
 
     public func listResources(collectionID: Int64) async throws -> [ResourceInfo] {

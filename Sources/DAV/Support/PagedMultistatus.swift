@@ -1,0 +1,152 @@
+import DAVXML
+import Foundation
+import RoloStore
+
+/// The rows of a listing read a page at a time, each page its own short store read, so a
+/// multistatus of any size holds one page of rows, and no read transaction stays open
+/// while the previous page is on its way to the client.
+protocol ListingPages: Sendable {
+    associatedtype Item: Sendable
+    /// True once `nextPage()` has returned the last page.
+    var isFinished: Bool { get }
+    /// The next rows; may be empty (e.g. filtered out) while not yet finished.
+    mutating func nextPage() async throws -> [Item]
+}
+
+extension DAVService {
+    /// A 207 whose responses come from `pages`. `multistatus` already holds what comes before
+    /// them (a collection's own response); `writeItem` writes one row's response; `tail`
+    /// writes what comes after (a 507 for truncation, say) once the pages are done, and
+    /// the document ends with `syncToken` when given.
+    ///
+    /// When the first page is the whole listing, the body is returned whole, with its
+    /// length. Otherwise it is streamed: the rest of the rows are read page by page while
+    /// the body is sent in chunks of `streamChunkSize` bytes. A failure then (a store error
+    /// on a later page) aborts the connection (`DAVBodyStream`); every failure that can be
+    /// known in advance happened before the 207 was decided.
+    func pagedMultistatus<Pages: ListingPages>(
+        _ multistatus: consuming Multistatus, pages: Pages, syncToken: String? = nil,
+        writeItem: @escaping @Sendable (Pages.Item, inout Multistatus) async throws -> Void,
+        tail: @escaping @Sendable (Pages, inout Multistatus) -> Void = { _, _ in }
+    ) async throws -> DAVResponse {
+        var pages = pages
+        var multistatus = multistatus
+        let first = try await pages.nextPage()
+        if pages.isFinished {
+            for item in first { try await writeItem(item, &multistatus) }
+            tail(pages, &multistatus)
+            return multistatusResponse(multistatus.finish(syncToken: syncToken))
+        }
+        let chunkSize = configuration.streamChunkSize
+        let start = multistatus
+        let remaining = pages
+        let stream = DAVBodyStream { write in
+            var multistatus = start
+            var pages = remaining
+            var page = first
+            while true {
+                for item in page {
+                    try await writeItem(item, &multistatus)
+                    if multistatus.pendingByteCount >= chunkSize {
+                        try await write(multistatus.takeChunk(reservingCapacity: chunkSize + chunkSize / 4))
+                    }
+                }
+                if pages.isFinished { break }
+                page = try await pages.nextPage()
+            }
+            tail(pages, &multistatus)
+            try await write(multistatus.finishBytes(syncToken: syncToken))
+        }
+        return DAVResponse(status: 207, headers: [("Content-Type", Self.multistatusContentType)], streamedBody: stream)
+    }
+}
+
+/// The cards of a book in name order, `pageSize` at a time, with their bodies or without.
+struct BookPages: ListingPages {
+    let store: any RoloStore
+    let collectionID: Int64
+    let withBodies: Bool
+    let pageSize: Int
+    private var lastName: String?
+    private(set) var isFinished = false
+
+    init(store: any RoloStore, collectionID: Int64, withBodies: Bool, pageSize: Int) {
+        self.store = store; self.collectionID = collectionID; self.withBodies = withBodies; self.pageSize = pageSize
+    }
+
+    mutating func nextPage() async throws -> [StoredResource] {
+        let page: [StoredResource]
+        if withBodies {
+            page = try await store.allResources(collectionID: collectionID, after: lastName, limit: pageSize)
+        } else {
+            page = try await store.listResources(collectionID: collectionID, after: lastName, limit: pageSize)
+                .map { StoredResource(info: $0, data: Data()) }
+        }
+        lastName = page.last?.info.name ?? lastName
+        isFinished = page.count < pageSize
+        return page
+    }
+}
+
+/// Named cards of a book (an index query's hits), `pageSize` names per store read, in the
+/// order of `names`; names no longer in the book are skipped.
+struct NamedCardPages: ListingPages {
+    let cards: NamedCardReader
+    let names: [String]
+    let pageSize: Int
+    private var position = 0
+    var isFinished: Bool { position >= names.count }
+
+    init(_ cards: NamedCardReader, names: [String], pageSize: Int) {
+        self.cards = cards; self.names = names; self.pageSize = pageSize
+    }
+
+    mutating func nextPage() async throws -> [StoredResource] {
+        let chunk = Array(names[position..<min(position + pageSize, names.count)])
+        position += chunk.count
+        let byName = try await cards.read(chunk)
+        return chunk.compactMap { byName[$0] }
+    }
+}
+
+/// Reads named cards of a book, with their bodies only when the answer carries them.
+struct NamedCardReader: Sendable {
+    let store: any RoloStore
+    let collectionID: Int64
+    let withBodies: Bool
+
+    /// The cards found, by name (bodies empty unless `withBodies`).
+    func read(_ names: [String]) async throws -> [String: StoredResource] {
+        guard !names.isEmpty else { return [:] }
+        let found = withBodies
+            ? try await store.resources(collectionID: collectionID, names: names)
+            : try await store.resourceInfos(collectionID: collectionID, names: names).map { StoredResource(info: $0, data: Data()) }
+        return Dictionary(found.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// A change of a sync-collection answer with the card as it is now (nil when deleted).
+struct ChangedCard: Sendable {
+    var change: ChangeSet.Change
+    var card: StoredResource?
+}
+
+/// The entries of a change set, `pageSize` at a time, with the present cards read per page.
+struct ChangePages: ListingPages {
+    let cards: NamedCardReader
+    let changes: [ChangeSet.Change]
+    let pageSize: Int
+    private var position = 0
+    var isFinished: Bool { position >= changes.count }
+
+    init(_ cards: NamedCardReader, changes: [ChangeSet.Change], pageSize: Int) {
+        self.cards = cards; self.changes = changes; self.pageSize = pageSize
+    }
+
+    mutating func nextPage() async throws -> [ChangedCard] {
+        let chunk = changes[position..<min(position + pageSize, changes.count)]
+        position += chunk.count
+        let byName = try await cards.read(chunk.filter { !$0.deleted }.map(\.name))
+        return chunk.map { ChangedCard(change: $0, card: $0.deleted ? nil : byName[$0.name]) }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import GRDB
+
+/// Listings a page at a time (keyset pagination on the `(collection_id, name)` key): each
+/// page is one short read on the unique index, whatever the book's size, and nothing is
+/// held open between pages while the caller sends the previous one. Named lookups
+/// (multiget, query hits, changed cards) read the bodies only when asked.
+extension SQLiteStore {
+    public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
+        try await named(names, in: collectionID, columns: "\(Self.infoColumns), data", from: Self.withBodies,
+                        row: Self.storedResource(from:))
+    }
+
+    public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
+        try await named(names, in: collectionID, columns: Self.infoColumns, from: "resources", row: Self.resourceInfo(from:))
+    }
+
+    /// The rows of `table` for these names, in chunks that keep each statement well below
+    /// SQLite's bound-parameter limit; absent names are skipped.
+    private func named<Value: Sendable>(_ names: [String], in collectionID: Int64, columns: String, from table: String,
+                                        row makeValue: @escaping @Sendable (Row) -> Value) async throws -> [Value] {
+        guard !names.isEmpty else { return [] }
+        return try await pool.read { db in
+            var found: [Value] = []
+            found.reserveCapacity(names.count)
+            let chunkSize = 500
+            for start in stride(from: 0, to: names.count, by: chunkSize) {
+                let chunk = Array(names[start..<min(start + chunkSize, names.count)])
+                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                let statement = try db.cachedStatement(sql: """
+                    SELECT \(columns) FROM \(table) WHERE collection_id = ? AND name IN (\(placeholders))
+                    """)
+                let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
+                let cursor = try Row.fetchCursor(statement, arguments: arguments)
+                while let row = try cursor.next() { found.append(makeValue(row)) }
+            }
+            return found
+        }
+    }
+
+    public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
+        try await page(of: collectionID, after: name, limit: limit, columns: Self.infoColumns, from: "resources",
+                       row: Self.resourceInfo(from:))
+    }
+
+    public func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource] {
+        try await page(of: collectionID, after: name, limit: limit, columns: "\(Self.infoColumns), data",
+                       from: Self.withBodies, row: Self.storedResource(from:))
+    }
+
+    /// At most `limit` rows of `table` in the book whose names follow `name` in byte order
+    /// (SQLite's BINARY collation), in that order: one range read on the unique index.
+    private func page<Value: Sendable>(of collectionID: Int64, after name: String?, limit: Int, columns: String,
+                                       from table: String, row makeValue: @escaping @Sendable (Row) -> Value) async throws -> [Value] {
+        try await pool.read { db in
+            var values: [Value] = []
+            values.reserveCapacity(min(limit, 4096))
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT \(columns) FROM \(table) WHERE collection_id = ? AND name > ? ORDER BY name LIMIT ?
+                """), arguments: [collectionID, name ?? "", limit])
+            while let row = try cursor.next() { values.append(makeValue(row)) }
+            return values
+        }
+    }
+}

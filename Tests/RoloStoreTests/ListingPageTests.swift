@@ -1,0 +1,51 @@
+import Foundation
+@testable import RoloStore
+import Testing
+
+/// Keyset pages of a book on a real SQLite file: every resource exactly once, in byte order,
+/// whatever the page size, and the named lookups with and without bodies agreeing.
+@Suite struct ListingPageTests {
+    /// Names whose byte order differs from Swift's String order ("e\u{301}" and "é" are
+    /// equal Strings but different bytes).
+    static let names = ["b", "a", "Z", "é", "e\u{301}", "日本", "a b", "a%b", "ab", "0"]
+
+    static func fixture() async throws -> StoreFixture {
+        let fixture = try await StoreFixture.make()
+        for (index, name) in names.enumerated() { try await fixture.put(name, uid: "uid-\(index)") }
+        return fixture
+    }
+
+    @Test(arguments: [1, 3, 10, 50])
+    func pagesCoverEveryResourceOnceInByteOrder(pageSize: Int) async throws {
+        let fixture = try await Self.fixture()
+        defer { fixture.close() }
+        var listed: [String] = []
+        var withBodies: [StoredResource] = []
+        var cursor: String?
+        var reads = 0
+        repeat {
+            let page = try await fixture.store.listResources(collectionID: fixture.book.id, after: cursor, limit: pageSize)
+            #expect(page.count <= pageSize)
+            withBodies += try await fixture.store.allResources(collectionID: fixture.book.id, after: cursor, limit: pageSize)
+            listed += page.map(\.name)
+            cursor = page.last?.name
+            reads += 1
+            if page.count < pageSize { break }
+        } while reads <= Self.names.count + 1
+        let byteOrder = Self.names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        #expect(listed == byteOrder)
+        #expect(withBodies.map(\.info.name) == byteOrder)
+        #expect(withBodies.allSatisfy { String(decoding: $0.data, as: UTF8.self).contains("BEGIN:VCARD") })
+    }
+
+    @Test func infosByNameAreTheResourcesWithoutBodies() async throws {
+        let fixture = try await Self.fixture()
+        defer { fixture.close() }
+        let asked = ["é", "missing", "a%b", "日本"]
+        let infos = try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: asked)
+        let resources = try await fixture.store.resources(collectionID: fixture.book.id, names: asked)
+        #expect(Set(infos) == Set(resources.map(\.info)))
+        #expect(Set(infos.map(\.name)) == ["é", "a%b", "日本"])
+        #expect(try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: []).isEmpty)
+    }
+}
