@@ -150,7 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
             case .text:
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = logLevel
-                return handler
+                return DeferredMetadataLogHandler(handler)
             case .json:
                 return JSONLogHandler(label: label, logLevel: logLevel)
             }
