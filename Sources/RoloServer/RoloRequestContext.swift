@@ -1,14 +1,18 @@
 import Hummingbird
+import NIOCore
 
-/// Per-request context: Hummingbird's core storage plus the peer address, which the login
-/// throttle keys on.
+/// Per-request context: Hummingbird's core storage plus the connection, whose peer address
+/// the login throttle and the access log key on.
 struct RoloRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
-    /// The client's IP address, or "unknown".
-    let remoteAddress: String
+    private let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
-        self.remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        self.channel = source.channel
     }
+
+    /// The client's IP address, or "unknown". Worked out when asked: formatting it for every
+    /// request costs more than a cached GET needs.
+    var remoteAddress: String { channel.remoteAddress?.ipAddress ?? "unknown" }
 }

@@ -29,9 +29,11 @@ struct RoloResponder: HTTPResponder {
         let rawPath = request.uri.path
         let path = rawPath.utf8.contains(0x25) ? rawPath.removingPercentEncoding ?? rawPath : rawPath
         var user = "-"
-        let remote = ClientAddress.resolve(peer: context.remoteAddress,
-                                           forwardedFor: request.headers[.xForwardedFor],
-                                           trustedProxies: configuration.trustedProxies)
+        // Worked out only when a password is checked or a line is logged.
+        let remote = {
+            ClientAddress.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor],
+                                  trustedProxies: configuration.trustedProxies)
+        }
         let response: Response
         do {
             response = try await route(request, method: method, path: path, remote: remote, user: &user)
@@ -43,16 +45,15 @@ struct RoloResponder: HTTPResponder {
         metrics.record(method: method, status: response.status.code, duration: elapsed)
         // Formatting costs more than a cached GET: only when the line is written.
         guard logger.logLevel <= .info else { return response }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let milliseconds = String(format: "%.1f", seconds * 1000)
+        let milliseconds = Self.millisecondsText(elapsed)
         logger.info("\(method) \(request.uri.path) \(response.status.code) \(milliseconds)ms",
                     metadata: ["method": .string(method), "path": .string(request.uri.path),
                                "status": .stringConvertible(response.status.code), "duration_ms": .string(milliseconds),
-                               "user": .string(user), "remote": .string(remote)])
+                               "user": .string(user), "remote": .string(remote())])
         return response
     }
 
-    private func route(_ request: Request, method: String, path: String, remote: String,
+    private func route(_ request: Request, method: String, path: String, remote: () -> String,
                        user: inout String) async throws -> Response {
         switch (method, path) {
         case (_, "/.well-known/carddav"), (_, "/.well-known/carddav/"):
@@ -71,7 +72,7 @@ struct RoloResponder: HTTPResponder {
         }
 
         let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],
-                                                       remoteAddress: remote)
+                                                       remoteAddress: remote())
         switch outcome {
         case .authenticated(let name):
             user = name
@@ -97,9 +98,14 @@ struct RoloResponder: HTTPResponder {
     /// The whole body, or nil as soon as it is known to exceed `limit` (from Content-Length
     /// before reading anything, or while streaming a chunked body).
     private func collectBody(_ request: Request, limit: Int) async throws -> Data? {
-        if let declared = request.headers[.contentLength].flatMap(Int.init) {
-            if declared > limit { return nil }
-            if declared == 0 { return Data() }
+        if let length = request.headers[.contentLength] {
+            if let declared = Int(length) {
+                if declared > limit { return nil }
+                if declared == 0 { return Data() }
+            }
+        } else if request.headers[.transferEncoding] == nil {
+            // Neither a length nor chunked: a request without a body (RFC 9112 §6.3).
+            return Data()
         }
         var body = Data()
         for try await chunk in request.body {
@@ -107,6 +113,13 @@ struct RoloResponder: HTTPResponder {
             body.append(contentsOf: chunk.readableBytesView)
         }
         return body
+    }
+
+    /// "12.3": the duration in milliseconds with one decimal, without Foundation's formatter.
+    static func millisecondsText(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let tenths = seconds * 10_000 + (attoseconds + 50_000_000_000_000) / 100_000_000_000_000
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     static func lowercasedHeaders(_ fields: HTTPFields) -> [String: String] {

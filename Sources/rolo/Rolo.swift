@@ -1,7 +1,6 @@
 import ArgumentParser
 
-/// The one entry point: serve, administer, import/export, debug vCards.
-@main
+/// The one command: serve, administer, import/export, debug vCards (started by `EntryPoint`).
 struct Rolo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rolo",

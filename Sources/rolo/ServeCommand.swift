@@ -150,7 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
             case .text:
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = logLevel
-                return handler
+                return DeferredMetadataLogHandler(handler)
             case .json:
                 return JSONLogHandler(label: label, logLevel: logLevel)
             }
@@ -185,15 +185,16 @@ struct ServeCommand: AsyncParsableCommand {
             let announceAdmin = fixtures.isEmpty && !ephemeral
             try await server.run { [configuration] port in
                 let url = Self.baseURL(host: configuration.host, port: port, basePath: configuration.basePath)
-                if machineReadable {
-                    printUnbuffered(StartLine(url: url, port: port, credentials: credentials, testAPIToken: token).json)
-                }
                 say("Rolo listening on \(url)")
                 if let credentials, credentials.created, announceAdmin {
                     say("""
                         Created user admin with password: \(credentials.password)
                         Write it down: it is not shown again (change it with `rolo user passwd admin`).
                         """)
+                }
+                // Last: a harness takes this line as "ready", with the lines above already written.
+                if machineReadable {
+                    printUnbuffered(StartLine(url: url, port: port, credentials: credentials, testAPIToken: token).json)
                 }
             }
         } catch {

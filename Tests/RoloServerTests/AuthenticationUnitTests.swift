@@ -25,14 +25,14 @@ import Testing
         #expect(BasicAuthenticator.parseBasic(basic(":password")) == nil)
     }
 
-    @Test func credentialCacheRemembersOnlyTheExactPairUntilExpiry() {
+    @Test func credentialCacheRemembersOnlyTheExactHeaderUntilExpiry() {
         let cache = CredentialCache(lifetime: .seconds(60))
         let now = ContinuousClock.now
-        cache.insert(user: "alice", password: "secret", now: now)
-        #expect(cache.contains(user: "alice", password: "secret", now: now + .seconds(59)))
-        #expect(!cache.contains(user: "alice", password: "Secret", now: now))
-        #expect(!cache.contains(user: "alicesecret", password: "", now: now))
-        #expect(!cache.contains(user: "alice", password: "secret", now: now + .seconds(61)))
+        cache.insert(authorization: basic("alice:secret"), user: "alice", now: now)
+        #expect(cache.user(authorization: basic("alice:secret"), now: now + .seconds(59)) == "alice")
+        #expect(cache.user(authorization: basic("alice:Secret"), now: now) == nil)
+        #expect(cache.user(authorization: basic("alicesecret:"), now: now) == nil)
+        #expect(cache.user(authorization: basic("alice:secret"), now: now + .seconds(61)) == nil)
     }
 
     @Test func throttleIsFreeForFiveFailuresThenDoublesUpToTheCap() {
