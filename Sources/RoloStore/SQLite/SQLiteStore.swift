@@ -6,6 +6,8 @@ import GRDB
 /// transaction. Hot paths use cached prepared statements and row cursors.
 public final class SQLiteStore: RoloStore, Sendable {
     let pool: DatabasePool
+    /// Read-only connections kept for `readOnCallingThread` alone (see there why).
+    let rowReaders: DatabasePool
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
     let bcryptCost: UInt8
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
@@ -37,6 +39,13 @@ public final class SQLiteStore: RoloStore, Sendable {
         self.clock = clock
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
+        var rowReaderConfiguration = configuration
+        rowReaderConfiguration.readonly = true
+        // A blocked thread waits only for another single-row read, so one connection per
+        // thread that can run one is plenty (two event loops on two cores).
+        rowReaderConfiguration.maximumReaderCount =
+            max(1, min(tuning.maximumReaders, ProcessInfo.processInfo.activeProcessorCount))
+        rowReaders = try DatabasePool(path: path, configuration: rowReaderConfiguration)
     }
 
     /// A store on a fresh file in a temporary folder, removed by `close()`: for tests and
@@ -54,6 +63,7 @@ public final class SQLiteStore: RoloStore, Sendable {
 
     /// Closes every connection; a temporary store also deletes its files.
     public func close() throws {
+        try rowReaders.close()
         try pool.close()
         if let temporaryFolder {
             try? FileManager.default.removeItem(at: temporaryFolder)
@@ -78,15 +88,18 @@ public final class SQLiteStore: RoloStore, Sendable {
         }
     }
 
-    /// Runs a read of a row or two on the calling thread. GRDB's async `read` hops to a
-    /// reader's dispatch queue and back, which costs more than such a read (about a fifth
-    /// of a GET's CPU time in thread switches). Blocking here is brief: in WAL mode a reader
-    /// never waits for the writer; with all `Tuning.maximumReaders` connections busy the
-    /// thread waits for the first to finish, and since no read ever needs the cooperative
-    /// pool to finish, that cannot deadlock. Only for single-row lookups; scans and
-    /// listings keep the async `read`.
+    /// Runs a read of a row or two on the calling thread, blocking it for the microseconds
+    /// the read takes. GRDB's async `read` hops to a reader's dispatch queue and back, which
+    /// costs more than such a read (about a fifth of a GET's CPU time in thread switches).
+    /// These reads use connections of their own (`rowReaders`): on the pool's readers they
+    /// could deadlock. A thread blocked waiting for a reader of `pool` may be the very thread
+    /// (an event loop, or one of the few cooperative-pool threads) that the async reads
+    /// holding those readers need in order to resume and give them back; seen as a server
+    /// that stopped answering even `/health`. A row reader is only ever held by a read that
+    /// runs to its end without awaiting, so a waiter always gets one. Only for single-row
+    /// lookups; scans and listings keep the async `read`.
     func readOnCallingThread<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.read(body)
+        try rowReaders.read(body)
     }
 
     /// Seconds since 1970 by the store's clock, as the tables keep them.
