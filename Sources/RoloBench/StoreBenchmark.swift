@@ -225,35 +225,45 @@ private func milliseconds(_ seconds: Double) -> String { String(format: "%.2f", 
 
 private func report(_ what: String, _ figure: String) { print("store: \(what): \(figure)") }
 
-/// `RoloBench store-crash-writer DBPATH`: the child process of the durability test. Puts
-/// cards `crash-N.vcf` (body `crashCardBody(N)`) until killed, printing each name to
-/// stdout only after its put returned, unbuffered.
+/// `RoloBench store-crash-writer DBPATH [WRITERS]`: the child process of the durability
+/// tests. WRITERS tasks (default 1) put cards `crash-N.vcf` (body `crashCardBody(N)`; writer
+/// w takes N = w, w + WRITERS, ...) until killed, each printing a name to stdout only after
+/// its put returned, unbuffered.
 func runStoreCrashWriter(_ arguments: [String]) async {
-    guard let path = arguments.first else {
-        FileHandle.standardError.write(Data("usage: RoloBench store-crash-writer DBPATH\n".utf8))
+    guard let path = arguments.first, let writers = arguments.count > 1 ? Int(arguments[1]) : 1, writers > 0 else {
+        FileHandle.standardError.write(Data("usage: RoloBench store-crash-writer DBPATH [WRITERS]\n".utf8))
         exit(2)
     }
     do {
         let store = try SQLiteStore(path: path, bcryptCost: 4)
         try await store.createUser(name: "crash", password: "crash")
         let book = try await store.collection(owner: "crash", path: ["default"])!
-        var index = 0
-        while true {
-            let name = "crash-\(index).vcf"
-            let uid = "crash-\(index)"
-            _ = try await store.putResource(
-                collectionID: book.id, name: name, data: Data(crashCardBody(index).utf8), contentType: "text/vcard",
-                card: CardMetadata(uid: uid, kind: "individual",
-                                   indexEntries: [IndexEntry(property: "UID", value: uid), IndexEntry(property: "FN", value: "Crash \(index)")],
-                                   members: []),
-                precondition: .ifNoneMatchAny)
-            FileHandle.standardOutput.write(Data((name + "\n").utf8))
-            index += 1
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    for index in stride(from: writer, to: Int.max, by: writers) {
+                        try await putCrashCard(index, store: store, collectionID: book.id)
+                    }
+                }
+            }
+            try await group.waitForAll()
         }
     } catch {
         FileHandle.standardError.write(Data("crash writer failed: \(error)\n".utf8))
         exit(1)
     }
+}
+
+private func putCrashCard(_ index: Int, store: SQLiteStore, collectionID: Int64) async throws {
+    let name = "crash-\(index).vcf"
+    let uid = "crash-\(index)"
+    _ = try await store.putResource(
+        collectionID: collectionID, name: name, data: Data(crashCardBody(index).utf8), contentType: "text/vcard",
+        card: CardMetadata(uid: uid, kind: "individual",
+                           indexEntries: [IndexEntry(property: "UID", value: uid), IndexEntry(property: "FN", value: "Crash \(index)")],
+                           members: []),
+        precondition: .ifNoneMatchAny)
+    FileHandle.standardOutput.write(Data((name + "\n").utf8))
 }
 
 /// The body the crash writer stores for card `index`; the test rebuilds it to compare.

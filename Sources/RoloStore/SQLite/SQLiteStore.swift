@@ -3,9 +3,12 @@ import GRDB
 
 /// The embedded `RoloStore`: one SQLite file in WAL mode through a GRDB `DatabasePool`, so
 /// readers (PROPFIND, GET, REPORT) never wait for a writer and every write is one
-/// transaction. Hot paths use cached prepared statements and row cursors.
+/// transaction. Hot paths use cached prepared statements and row cursors. Puts and deletes
+/// of single resources share transactions through `GroupCommit` (one fsync for many).
 public final class SQLiteStore: RoloStore, Sendable {
     let pool: DatabasePool
+    /// Batches `putResource` and `deleteResource` into shared transactions.
+    let groupCommit: GroupCommit
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
     let bcryptCost: UInt8
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
@@ -33,6 +36,7 @@ public final class SQLiteStore: RoloStore, Sendable {
             try tuning.apply(to: db)
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        groupCommit = GroupCommit(pool: pool)
         self.bcryptCost = bcryptCost
         self.clock = clock
         self.temporaryFolder = temporaryFolder
