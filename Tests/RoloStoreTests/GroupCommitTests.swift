@@ -28,6 +28,19 @@ private final class WriterGate: Sendable {
 }
 
 @Suite struct GroupCommitTests {
+    /// GRDB sets the writer to `synchronous = NORMAL` when it turns WAL on; a 201 must mean
+    /// the card is on disk, so the store sets FULL (2) again. Savepoint journals stay in
+    /// memory (`temp_store` 2).
+    @Test func theWriterSyncsEveryCommitAndKeepsSavepointJournalsInMemory() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let (synchronous, tempStore) = try await fixture.store.pool.write { db in
+            (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try Int.fetchOne(db, sql: "PRAGMA temp_store"))
+        }
+        #expect(synchronous == 2)
+        #expect(tempStore == 2)
+    }
+
     @Test func manyConcurrentPutsLandEachWithItsOwnETagAndChangeRow() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }

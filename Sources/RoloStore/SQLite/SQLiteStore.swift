@@ -31,11 +31,20 @@ public final class SQLiteStore: RoloStore, Sendable {
         configuration.busyMode = .timeout(10)
         configuration.maximumReaderCount = max(tuning.maximumReaders, 1)
         configuration.prepareDatabase { db in
-            // Durable against power loss, not only against a crashed process.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            if !db.configuration.readonly {
+                // GroupCommit runs each write in a savepoint, whose journal (the pages'
+                // contents before it) SQLite spills to a temporary file past 64 KiB: one
+                // extra write per touched page. In memory it lasts until the savepoint ends.
+                try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            }
             try tuning.apply(to: db)
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // Durable against power loss, not only against a crashed process: every COMMIT
+        // waits for the disk. Set here, not in prepareDatabase: turning WAL on, GRDB sets
+        // the writer to NORMAL after prepareDatabase ran (commits then reach the disk only
+        // at checkpoints).
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         groupCommit = GroupCommit(pool: pool)
         self.bcryptCost = bcryptCost
         self.clock = clock
