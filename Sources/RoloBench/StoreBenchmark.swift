@@ -145,8 +145,51 @@ private func benchmarkImport(store: SQLiteStore, book: CollectionInfo, cardCount
            + "\(Int(Double(cardCount) / importCPU)) cards/s of CPU (\(milliseconds(importCPU)) ms)")
 }
 
+/// `RoloBench store-puts [COUNT] [WRITERS]`: COUNT generated cards (default 10 000) put by
+/// WRITERS concurrent tasks (default 8), one `putResource` each, as a PUT import does: once
+/// with group commit, then with one transaction (and fsync) per put, on fresh stores.
+func runStorePutsBenchmark(_ arguments: [String]) async {
+    let count = arguments.first.flatMap(Int.init) ?? 10_000
+    let writers = arguments.count > 1 ? Int(arguments[1]) ?? 8 : 8
+    let cards = (0..<count).map { generatedCard($0) }
+    do {
+        for perCommit in [SQLiteStore.Tuning.default.maximumWritesPerCommit, 1] {
+            let store = try SQLiteStore.temporary(tuning: SQLiteStore.Tuning(maximumWritesPerCommit: perCommit))
+            defer { try? store.close() }
+            try await store.createUser(name: "bench", password: "bench")
+            let book = try await store.collection(owner: "bench", path: ["default"])!
+            let seconds = try await measure {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<writers {
+                        group.addTask {
+                            for card in cards[writer...].striding(by: writers) {
+                                _ = try await store.putResource(collectionID: book.id, name: card.name, data: card.data,
+                                                                contentType: card.contentType, card: card.card,
+                                                                precondition: .ifNoneMatchAny)
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            report("\(count) puts by \(writers) tasks, at most \(perCommit) per commit",
+                   String(format: "%.0f cards/s", Double(count) / seconds))
+        }
+    } catch {
+        FileHandle.standardError.write(Data("store-puts benchmark failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+extension ArraySlice {
+    /// Every `step`-th element from the start.
+    fileprivate func striding(by step: Int) -> [Element] {
+        stride(from: startIndex, to: endIndex, by: step).map { self[$0] }
+    }
+}
+
 /// `SQLiteStore.Tuning.default`, or the sizes in ROLO_BENCH_TUNING
-/// (`writer=KiB,reader=KiB,mmap=bytes,readers=N`, any subset) to compare settings.
+/// (`writer=KiB,reader=KiB,mmap=bytes,readers=N,commit=N`, any subset) to compare settings.
 private func benchmarkTuning() -> SQLiteStore.Tuning {
     var tuning = SQLiteStore.Tuning.default
     for setting in (ProcessInfo.processInfo.environment["ROLO_BENCH_TUNING"] ?? "").split(separator: ",") {
@@ -157,6 +200,7 @@ private func benchmarkTuning() -> SQLiteStore.Tuning {
         case "reader": tuning.readerCacheKiB = value
         case "mmap": tuning.mmapBytes = value
         case "readers": tuning.maximumReaders = value
+        case "commit": tuning.maximumWritesPerCommit = value
         default: continue
         }
     }

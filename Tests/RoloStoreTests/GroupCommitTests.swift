@@ -91,7 +91,7 @@ private final class WriterGate: Sendable {
     @Test func aBatchTakesAtMostItsLimitOfWrites() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
-        let limit = GroupCommit.Limits().maximumWrites
+        let limit = SQLiteStore.Tuning.default.maximumWritesPerCommit
         let batchesBefore = fixture.store.groupCommit.batchCount
         let gate = WriterGate(fixture.store)
         var tasks: [Task<PutResult, any Error>] = []

@@ -45,7 +45,7 @@ public final class SQLiteStore: RoloStore, Sendable {
         // the writer to NORMAL after prepareDatabase ran (commits then reach the disk only
         // at checkpoints).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        groupCommit = GroupCommit(pool: pool)
+        groupCommit = GroupCommit(pool: pool, limits: GroupCommit.Limits(maximumWrites: max(tuning.maximumWritesPerCommit, 1)))
         self.bcryptCost = bcryptCost
         self.clock = clock
         self.temporaryFolder = temporaryFolder
