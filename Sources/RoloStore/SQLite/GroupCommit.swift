@@ -2,10 +2,10 @@ import Foundation
 import GRDB
 
 /// Group commit for single-resource writes. With `synchronous = FULL` every COMMIT waits for
-/// the disk, so one transaction per PUT capped writes at one per fsync (1.0-1.5k/s). Here a
-/// write joins a queue; the writer takes everything that queued while it was busy (bounded
-/// by `Limits`), runs each write in its own SAVEPOINT inside one transaction, commits once,
-/// and only then answers every caller with its own result.
+/// the disk, so one transaction per PUT would cap writes at one per fsync. Here a write joins
+/// a queue; the writer takes everything that queued while it was busy (bounded by `Limits`),
+/// runs each write in its own SAVEPOINT inside one transaction, commits once, and only then
+/// answers every caller with its own result.
 ///
 /// - A write whose body throws (a failed precondition, a UID conflict) is rolled back to its
 ///   savepoint and fails alone; the others of its batch still commit.
