@@ -145,8 +145,51 @@ private func benchmarkImport(store: SQLiteStore, book: CollectionInfo, cardCount
            + "\(Int(Double(cardCount) / importCPU)) cards/s of CPU (\(milliseconds(importCPU)) ms)")
 }
 
+/// `RoloBench store-puts [COUNT] [WRITERS]`: COUNT generated cards (default 10 000) put by
+/// WRITERS concurrent tasks (default 8), one `putResource` each, as a PUT import does: once
+/// with group commit, then with one transaction (and fsync) per put, on fresh stores.
+func runStorePutsBenchmark(_ arguments: [String]) async {
+    let count = arguments.first.flatMap(Int.init) ?? 10_000
+    let writers = arguments.count > 1 ? Int(arguments[1]) ?? 8 : 8
+    let cards = (0..<count).map { generatedCard($0) }
+    do {
+        for perCommit in [SQLiteStore.Tuning.default.maximumWritesPerCommit, 1] {
+            let store = try SQLiteStore.temporary(tuning: SQLiteStore.Tuning(maximumWritesPerCommit: perCommit))
+            defer { try? store.close() }
+            try await store.createUser(name: "bench", password: "bench")
+            let book = try await store.collection(owner: "bench", path: ["default"])!
+            let seconds = try await measure {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<writers {
+                        group.addTask {
+                            for card in cards[writer...].striding(by: writers) {
+                                _ = try await store.putResource(collectionID: book.id, name: card.name, data: card.data,
+                                                                contentType: card.contentType, card: card.card,
+                                                                precondition: .ifNoneMatchAny)
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            report("\(count) puts by \(writers) tasks, at most \(perCommit) per commit",
+                   String(format: "%.0f cards/s", Double(count) / seconds))
+        }
+    } catch {
+        FileHandle.standardError.write(Data("store-puts benchmark failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+extension ArraySlice {
+    /// Every `step`-th element from the start.
+    fileprivate func striding(by step: Int) -> [Element] {
+        stride(from: startIndex, to: endIndex, by: step).map { self[$0] }
+    }
+}
+
 /// `SQLiteStore.Tuning.default`, or the sizes in ROLO_BENCH_TUNING
-/// (`writer=KiB,reader=KiB,mmap=bytes,readers=N`, any subset) to compare settings.
+/// (`writer=KiB,reader=KiB,mmap=bytes,readers=N,commit=N`, any subset) to compare settings.
 private func benchmarkTuning() -> SQLiteStore.Tuning {
     var tuning = SQLiteStore.Tuning.default
     for setting in (ProcessInfo.processInfo.environment["ROLO_BENCH_TUNING"] ?? "").split(separator: ",") {
@@ -157,6 +200,7 @@ private func benchmarkTuning() -> SQLiteStore.Tuning {
         case "reader": tuning.readerCacheKiB = value
         case "mmap": tuning.mmapBytes = value
         case "readers": tuning.maximumReaders = value
+        case "commit": tuning.maximumWritesPerCommit = value
         default: continue
         }
     }
@@ -225,35 +269,45 @@ private func milliseconds(_ seconds: Double) -> String { String(format: "%.2f", 
 
 private func report(_ what: String, _ figure: String) { print("store: \(what): \(figure)") }
 
-/// `RoloBench store-crash-writer DBPATH`: the child process of the durability test. Puts
-/// cards `crash-N.vcf` (body `crashCardBody(N)`) until killed, printing each name to
-/// stdout only after its put returned, unbuffered.
+/// `RoloBench store-crash-writer DBPATH [WRITERS]`: the child process of the durability
+/// tests. WRITERS tasks (default 1) put cards `crash-N.vcf` (body `crashCardBody(N)`; writer
+/// w takes N = w, w + WRITERS, ...) until killed, each printing a name to stdout only after
+/// its put returned, unbuffered.
 func runStoreCrashWriter(_ arguments: [String]) async {
-    guard let path = arguments.first else {
-        FileHandle.standardError.write(Data("usage: RoloBench store-crash-writer DBPATH\n".utf8))
+    guard let path = arguments.first, let writers = arguments.count > 1 ? Int(arguments[1]) : 1, writers > 0 else {
+        FileHandle.standardError.write(Data("usage: RoloBench store-crash-writer DBPATH [WRITERS]\n".utf8))
         exit(2)
     }
     do {
         let store = try SQLiteStore(path: path, bcryptCost: 4)
         try await store.createUser(name: "crash", password: "crash")
         let book = try await store.collection(owner: "crash", path: ["default"])!
-        var index = 0
-        while true {
-            let name = "crash-\(index).vcf"
-            let uid = "crash-\(index)"
-            _ = try await store.putResource(
-                collectionID: book.id, name: name, data: Data(crashCardBody(index).utf8), contentType: "text/vcard",
-                card: CardMetadata(uid: uid, kind: "individual",
-                                   indexEntries: [IndexEntry(property: "UID", value: uid), IndexEntry(property: "FN", value: "Crash \(index)")],
-                                   members: []),
-                precondition: .ifNoneMatchAny)
-            FileHandle.standardOutput.write(Data((name + "\n").utf8))
-            index += 1
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    for index in stride(from: writer, to: Int.max, by: writers) {
+                        try await putCrashCard(index, store: store, collectionID: book.id)
+                    }
+                }
+            }
+            try await group.waitForAll()
         }
     } catch {
         FileHandle.standardError.write(Data("crash writer failed: \(error)\n".utf8))
         exit(1)
     }
+}
+
+private func putCrashCard(_ index: Int, store: SQLiteStore, collectionID: Int64) async throws {
+    let name = "crash-\(index).vcf"
+    let uid = "crash-\(index)"
+    _ = try await store.putResource(
+        collectionID: collectionID, name: name, data: Data(crashCardBody(index).utf8), contentType: "text/vcard",
+        card: CardMetadata(uid: uid, kind: "individual",
+                           indexEntries: [IndexEntry(property: "UID", value: uid), IndexEntry(property: "FN", value: "Crash \(index)")],
+                           members: []),
+        precondition: .ifNoneMatchAny)
+    FileHandle.standardOutput.write(Data((name + "\n").utf8))
 }
 
 /// The body the crash writer stores for card `index`; the test rebuilds it to compare.

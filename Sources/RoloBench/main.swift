@@ -7,8 +7,9 @@ switch arguments.first {
 case "vcard": runVCardBenchmark(Array(arguments.dropFirst()))
 case "store": await runStoreBenchmark(Array(arguments.dropFirst()))
 case "store-serve": await runStoreServe(Array(arguments.dropFirst()))
+case "store-puts": await runStorePutsBenchmark(Array(arguments.dropFirst()))
 case "store-crash-writer": await runStoreCrashWriter(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: RoloBench vcard|store|store-serve|store-crash-writer\n".utf8))
+    FileHandle.standardError.write(Data("usage: RoloBench vcard|store|store-serve|store-puts|store-crash-writer\n".utf8))
     exit(2)
 }

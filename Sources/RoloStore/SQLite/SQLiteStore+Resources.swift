@@ -10,7 +10,7 @@ extension SQLiteStore {
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
         try Naming.validate(name, what: "resource")
         let write = ResourceWrite(name: name, data: data, contentType: contentType, card: card)
-        return try await pool.write { db in
+        return try await groupCommit.write(bytes: data.count) { db in
             let collection = try Self.collectionRow(db, id: collectionID)
             let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
             try precondition.check(currentETag: existing?.etag)
@@ -31,7 +31,7 @@ extension SQLiteStore {
     }
 
     public func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws {
-        try await pool.write { db in
+        try await groupCommit.write(bytes: 0) { db in
             let collection = try Self.collectionRow(db, id: collectionID)
             let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
             try precondition.check(currentETag: existing?.etag)

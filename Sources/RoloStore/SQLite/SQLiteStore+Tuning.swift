@@ -20,12 +20,17 @@ extension SQLiteStore {
         public var mmapBytes: Int
         /// Reader connections at most (concurrent reads, each with its cache); default 4.
         public var maximumReaders: Int
+        /// Puts and deletes that one commit takes at most (`GroupCommit`); default 64.
+        /// 1 gives every write its own transaction and fsync (for comparisons).
+        public var maximumWritesPerCommit: Int
 
-        public init(writerCacheKiB: Int = 16_384, readerCacheKiB: Int = 4_096, mmapBytes: Int = 0, maximumReaders: Int = 4) {
+        public init(writerCacheKiB: Int = 16_384, readerCacheKiB: Int = 4_096, mmapBytes: Int = 0, maximumReaders: Int = 4,
+                    maximumWritesPerCommit: Int = 64) {
             self.writerCacheKiB = writerCacheKiB
             self.readerCacheKiB = readerCacheKiB
             self.mmapBytes = mmapBytes
             self.maximumReaders = maximumReaders
+            self.maximumWritesPerCommit = maximumWritesPerCommit
         }
 
         /// The defaults documented on each property.

@@ -3,11 +3,14 @@ import GRDB
 
 /// The embedded `RoloStore`: one SQLite file in WAL mode through a GRDB `DatabasePool`, so
 /// readers (PROPFIND, GET, REPORT) never wait for a writer and every write is one
-/// transaction. Hot paths use cached prepared statements and row cursors.
+/// transaction. Hot paths use cached prepared statements and row cursors. Puts and deletes
+/// of single resources share transactions through `GroupCommit` (one fsync for many).
 public final class SQLiteStore: RoloStore, Sendable {
     let pool: DatabasePool
     /// Read-only connections kept for `readOnCallingThread` alone (see there why).
     let rowReaders: DatabasePool
+    /// Batches `putResource` and `deleteResource` into shared transactions.
+    let groupCommit: GroupCommit
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
     let bcryptCost: UInt8
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
@@ -30,11 +33,21 @@ public final class SQLiteStore: RoloStore, Sendable {
         configuration.busyMode = .timeout(10)
         configuration.maximumReaderCount = max(tuning.maximumReaders, 1)
         configuration.prepareDatabase { db in
-            // Durable against power loss, not only against a crashed process.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            if !db.configuration.readonly {
+                // GroupCommit runs each write in a savepoint, whose journal (the pages'
+                // contents before it) SQLite spills to a temporary file past 64 KiB: one
+                // extra write per touched page. In memory it lasts until the savepoint ends.
+                try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            }
             try tuning.apply(to: db)
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // Durable against power loss, not only against a crashed process: every COMMIT
+        // waits for the disk. Set here, not in prepareDatabase: turning WAL on, GRDB sets
+        // the writer to NORMAL after prepareDatabase ran (commits then reach the disk only
+        // at checkpoints).
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        groupCommit = GroupCommit(pool: pool, limits: GroupCommit.Limits(maximumWrites: max(tuning.maximumWritesPerCommit, 1)))
         self.bcryptCost = bcryptCost
         self.clock = clock
         self.temporaryFolder = temporaryFolder

@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+
+/// Group commit for single-resource writes. With `synchronous = FULL` every COMMIT waits for
+/// the disk, so one transaction per PUT would cap writes at one per fsync. Here a write joins
+/// a queue; the writer takes everything that queued while it was busy (bounded by `Limits`),
+/// runs each write in its own SAVEPOINT inside one transaction, commits once, and only then
+/// answers every caller with its own result.
+///
+/// - A write whose body throws (a failed precondition, a UID conflict) is rolled back to its
+///   savepoint and fails alone; the others of its batch still commit.
+/// - A failed COMMIT (or an error that ends the whole transaction) fails every write of the
+///   batch and leaves nothing of it visible; nobody is answered before the commit finished.
+/// - Writes run in arrival order, each seeing the ones before it, so change-log seqs and
+///   sync tokens come out as with one transaction each.
+/// - A lone write waits for nothing: no timer, the batch is whatever queued meanwhile.
+/// - Each batch is one turn on GRDB's writer queue, so other writes (imports, collection
+///   changes) interleave with batches rather than wait for the queue to drain.
+final class GroupCommit: @unchecked Sendable {
+    /// How much one transaction takes at most; the first queued write is always taken.
+    struct Limits: Sendable {
+        var maximumWrites = 64
+        var maximumBytes = 4 << 20
+    }
+
+    /// One queued write: `run` performs it inside its savepoint and returns how to answer
+    /// its caller once the batch is committed; `fail` answers it with an error.
+    private struct Pending {
+        let bytes: Int
+        let run: @Sendable (Database) throws -> @Sendable () -> Void
+        let fail: @Sendable (any Error) -> Void
+    }
+
+    private let pool: DatabasePool
+    private let limits: Limits
+    /// Guards `queue` and `turnScheduled`; never held while SQLite works.
+    private let lock = NSLock()
+    private var queue: [Pending] = []
+    /// True from the moment a turn is handed to the writer queue until a turn finds the
+    /// queue empty: at most one turn is ever scheduled.
+    private var turnScheduled = false
+    private var finishedBatches = 0
+
+    init(pool: DatabasePool, limits: Limits = Limits()) {
+        self.pool = pool
+        self.limits = limits
+    }
+
+    /// Writes queued and not yet taken by a turn.
+    var queuedWrites: Int { lock.withLock { queue.count } }
+
+    /// Transactions run so far (committed or failed), each holding one or more writes.
+    var batchCount: Int { lock.withLock { finishedBatches } }
+
+    /// Runs `body` in the next batch and returns its result once that batch is on disk.
+    /// `bytes` (the size of what it writes) bounds how much one batch takes.
+    func write<T: Sendable>(bytes: Int, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            enqueue(Pending(
+                bytes: bytes,
+                run: { db in
+                    let value = try body(db)
+                    return { continuation.resume(returning: value) }
+                },
+                fail: { error in continuation.resume(throwing: error) }))
+        }
+    }
+
+    private func enqueue(_ pending: Pending) {
+        let startsTurn = lock.withLock {
+            queue.append(pending)
+            defer { turnScheduled = true }
+            return !turnScheduled
+        }
+        if startsTurn { scheduleTurn() }
+    }
+
+    private func scheduleTurn() {
+        pool.asyncWriteWithoutTransaction { db in self.turn(db) }
+    }
+
+    /// Commits one batch, then hands the writer queue the next turn if writes are waiting.
+    private func turn(_ db: Database) {
+        let batch = takeBatch()
+        let replies = commit(batch, db)
+        for reply in replies { reply() }
+        let more = lock.withLock {
+            finishedBatches += 1
+            if queue.isEmpty { turnScheduled = false }
+            return turnScheduled
+        }
+        if more { scheduleTurn() }
+    }
+
+    /// The oldest queued writes, as many as `limits` allow (always at least one).
+    private func takeBatch() -> [Pending] {
+        lock.withLock {
+            var count = 0
+            var bytes = 0
+            for pending in queue {
+                if count > 0 && (count == limits.maximumWrites || bytes + pending.bytes > limits.maximumBytes) { break }
+                count += 1
+                bytes += pending.bytes
+            }
+            let batch = Array(queue.prefix(count))
+            queue.removeFirst(count)
+            return batch
+        }
+    }
+
+    /// Runs the batch in one transaction, each write in its savepoint, and returns the
+    /// answers to give once it is committed (every write's error if the commit failed).
+    private func commit(_ batch: [Pending], _ db: Database) -> [@Sendable () -> Void] {
+        guard !batch.isEmpty else { return [] }
+        var replies: [@Sendable () -> Void] = []
+        replies.reserveCapacity(batch.count)
+        do {
+            try db.inTransaction(.immediate) {
+                for pending in batch {
+                    do {
+                        try db.inSavepoint {
+                            replies.append(try pending.run(db))
+                            return .commit
+                        }
+                    } catch {
+                        // Some SQLite errors (I/O, full disk) roll back the whole
+                        // transaction: then no write of the batch can commit.
+                        guard db.isInsideTransaction else { throw error }
+                        let fail = pending.fail
+                        replies.append { fail(error) }
+                    }
+                }
+                return .commit
+            }
+        } catch {
+            return batch.map { pending in
+                let fail = pending.fail
+                return { fail(error) }
+            }
+        }
+        return replies
+    }
+}

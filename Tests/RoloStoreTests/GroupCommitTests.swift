@@ -1,0 +1,195 @@
+import Dispatch
+import Foundation
+import GRDB
+import Testing
+@testable import RoloStore
+
+/// Keeps the store's one writer connection busy until `open()`, so that the writes sent
+/// meanwhile queue up and are committed together, in the order they were queued.
+private final class WriterGate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let store: SQLiteStore
+
+    init(_ store: SQLiteStore) {
+        self.store = store
+        store.pool.asyncWriteWithoutTransaction { [semaphore] _ in semaphore.wait() }
+    }
+
+    /// Starts `write` and returns once it is queued behind the gate (so the next one
+    /// queues after it).
+    func queue<T: Sendable>(_ write: @escaping @Sendable () async throws -> T) async -> Task<T, any Error> {
+        let queuedBefore = store.groupCommit.queuedWrites
+        let task = Task { try await write() }
+        while store.groupCommit.queuedWrites == queuedBefore { await Task.yield() }
+        return task
+    }
+
+    func open() { semaphore.signal() }
+}
+
+@Suite struct GroupCommitTests {
+    /// GRDB sets the writer to `synchronous = NORMAL` when it turns WAL on; a 201 must mean
+    /// the card is on disk, so the store sets FULL (2) again. Savepoint journals stay in
+    /// memory (`temp_store` 2).
+    @Test func theWriterSyncsEveryCommitAndKeepsSavepointJournalsInMemory() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let (synchronous, tempStore) = try await fixture.store.pool.write { db in
+            (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try Int.fetchOne(db, sql: "PRAGMA temp_store"))
+        }
+        #expect(synchronous == 2)
+        #expect(tempStore == 2)
+    }
+
+    @Test func manyConcurrentPutsLandEachWithItsOwnETagAndChangeRow() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let count = 200
+        let results = try await withThrowingTaskGroup(of: (String, PutResult).self) { group in
+            for index in 0..<count {
+                group.addTask { ("c\(index).vcf", try await fixture.put("c\(index).vcf", fn: "Card \(index)")) }
+            }
+            return try await group.reduce(into: [String: PutResult]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.count == count)
+        #expect(Set(results.values.map(\.etag)).count == count, "every card has its own ETag")
+        #expect(results.values.filter(\.created).count == count)
+        #expect(Set(results.values.map(\.seq)) == Set(1...Int64(count)), "seqs 1...count, each once")
+
+        let stored = try await fixture.store.allResources(collectionID: fixture.book.id)
+        #expect(stored.count == count)
+        for resource in stored {
+            let result = try #require(results[resource.info.name])
+            #expect(resource.info.etag == result.etag)
+            #expect(resource.info.seq == result.seq)
+            #expect(resource.info.etag == ETag.of(resource.data))
+        }
+        let changes = try await fixture.store.changes(collectionID: fixture.book.id, since: 0, limit: nil)
+        #expect(Dictionary(uniqueKeysWithValues: changes.changes.map { ($0.name, $0.seq) })
+                == results.mapValues(\.seq))
+        #expect(changes.newSeq == Int64(count))
+        #expect(fixture.store.groupCommit.batchCount < count, "concurrent puts shared transactions")
+    }
+
+    @Test func queuedWritesCommitTogetherInArrivalOrder() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let batchesBefore = fixture.store.groupCommit.batchCount
+        let gate = WriterGate(fixture.store)
+        var tasks: [Task<PutResult, any Error>] = []
+        for index in 0..<10 {
+            tasks.append(await gate.queue { try await fixture.put("o\(index).vcf") })
+        }
+        gate.open()
+        var seqs: [Int64] = []
+        for task in tasks { seqs.append(try await task.value.seq) }
+        #expect(seqs == Array(1...10))
+        // One transaction for the ten puts.
+        #expect(fixture.store.groupCommit.batchCount == batchesBefore + 1)
+    }
+
+    @Test func aBatchTakesAtMostItsLimitOfWrites() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let limit = SQLiteStore.Tuning.default.maximumWritesPerCommit
+        let batchesBefore = fixture.store.groupCommit.batchCount
+        let gate = WriterGate(fixture.store)
+        var tasks: [Task<PutResult, any Error>] = []
+        for index in 0..<(limit * 2 + 1) {
+            tasks.append(await gate.queue { try await fixture.put("l\(index).vcf") })
+        }
+        gate.open()
+        for task in tasks { _ = try await task.value }
+        #expect(fixture.store.groupCommit.batchCount == batchesBefore + 3)
+    }
+
+    @Test func aFailedPreconditionInABatchFailsAloneWhileTheOthersCommit() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let original = try await fixture.put("b.vcf", fn: "Original")
+        let gate = WriterGate(fixture.store)
+        let first = await gate.queue { try await fixture.put("a.vcf") }
+        let stale = await gate.queue { try await fixture.put("b.vcf", fn: "Lost", precondition: .ifMatch(["\"stale\""])) }
+        let creation = await gate.queue { try await fixture.put("b.vcf", fn: "Also lost", precondition: .ifNoneMatchAny) }
+        let last = await gate.queue { try await fixture.put("c.vcf") }
+        let deleteOfMissing = await gate.queue { try await fixture.store.deleteResource(
+            collectionID: fixture.book.id, name: "missing.vcf", precondition: .none) }
+        let matching = await gate.queue { try await fixture.put("b.vcf", fn: "Updated", precondition: .ifMatch([original.etag])) }
+        gate.open()
+
+        #expect(try await first.value.seq == 2)
+        await #expect(throws: StoreError.preconditionFailed) { try await stale.value }
+        await #expect(throws: StoreError.preconditionFailed) { try await creation.value }
+        #expect(try await last.value.seq == 3, "the failed writes took no seq")
+        await #expect(throws: StoreError.notFound) { try await deleteOfMissing.value }
+        #expect(try await matching.value.seq == 4)
+
+        let b = try #require(try await fixture.store.resource(collectionID: fixture.book.id, name: "b.vcf"))
+        #expect(String(decoding: b.data, as: UTF8.self).contains("FN:Updated"))
+        let changes = try await fixture.store.changes(collectionID: fixture.book.id, since: 1, limit: nil)
+        #expect(changes.changes.map(\.name) == ["a.vcf", "c.vcf", "b.vcf"])
+        #expect(changes.newSeq == 4)
+    }
+
+    @Test func ofTwoPutsWithOneUIDUnderTwoNamesExactlyOneWins() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        // Queued in one batch: the first in arrival order wins.
+        let gate = WriterGate(fixture.store)
+        let winner = await gate.queue { try await fixture.put("one.vcf", uid: "shared") }
+        let loser = await gate.queue { try await fixture.put("two.vcf", uid: "shared") }
+        gate.open()
+        _ = try await winner.value
+        await #expect(throws: StoreError.uidConflict(existingName: "one.vcf")) { try await loser.value }
+
+        // Racing freely, round after round.
+        for round in 0..<20 {
+            let outcomes = await withTaskGroup(of: (String, (any Error)?).self) { group in
+                for name in ["x\(round).vcf", "y\(round).vcf"] {
+                    group.addTask {
+                        do { _ = try await fixture.put(name, uid: "race-\(round)"); return (name, nil) }
+                        catch { return (name, error) }
+                    }
+                }
+                return await group.reduce(into: [(String, (any Error)?)]()) { $0.append($1) }
+            }
+            let winners = outcomes.filter { $0.1 == nil }.map(\.0)
+            #expect(winners.count == 1, "round \(round)")
+            for (_, error) in outcomes where error != nil {
+                #expect(error as? StoreError == .uidConflict(existingName: winners.first ?? ""), "round \(round)")
+            }
+            #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "race-\(round)") == winners.first)
+        }
+    }
+
+    @Test func aFailedCommitFailsEveryWriteOfTheBatchAndLeavesNothing() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("kept.vcf", fn: "Kept")
+        let before = try await fixture.store.collection(id: fixture.book.id)
+        let gate = WriterGate(fixture.store)
+        let put = await gate.queue { try await fixture.put("new.vcf") }
+        let update = await gate.queue { try await fixture.put("kept.vcf", fn: "Changed") }
+        // A change row of a book that does not exist, its foreign key checked only at COMMIT.
+        let saboteur = await gate.queue {
+            try await fixture.store.groupCommit.write(bytes: 0) { db in
+                try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
+                try db.execute(sql: "INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (999999, 1, 'x', 0, 0)")
+            }
+        }
+        let delete = await gate.queue { try await fixture.store.deleteResource(
+            collectionID: fixture.book.id, name: "kept.vcf", precondition: .none) }
+        gate.open()
+
+        for outcome in [await put.result.map { _ in }, await update.result.map { _ in }, await saboteur.result, await delete.result] {
+            #expect(throws: DatabaseError.self) { try outcome.get() }
+        }
+        #expect(try await fixture.store.collection(id: fixture.book.id) == before)
+        let stored = try await fixture.store.allResources(collectionID: fixture.book.id)
+        #expect(stored.map(\.info.name) == ["kept.vcf"])
+        #expect(String(decoding: stored[0].data, as: UTF8.self).contains("FN:Kept"))
+
+        // The writer goes on with the next batch.
+        #expect(try await fixture.put("after.vcf").seq == before!.syncSeq + 1)
+    }
+}
