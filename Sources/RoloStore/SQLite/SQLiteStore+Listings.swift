@@ -3,8 +3,9 @@ import GRDB
 
 /// Listings a page at a time (keyset pagination on the `(collection_id, name)` key): each
 /// page is one short read on the unique index, whatever the book's size, and nothing is
-/// held open between pages while the caller sends the previous one. Named lookups
-/// (multiget, query hits, changed cards) read the bodies only when asked.
+/// held open between pages while the caller sends the previous one. A whole listing is the
+/// same read without a limit. Named lookups (multiget, query hits, changed cards) read the
+/// bodies only when asked.
 extension SQLiteStore {
     public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
         try await named(names, in: collectionID, columns: "\(Self.infoColumns), data", from: Self.withBodies,
@@ -38,26 +39,44 @@ extension SQLiteStore {
         }
     }
 
+    public func listResources(collectionID: Int64) async throws -> [ResourceInfo] {
+        try await infoPage(of: collectionID, after: nil, limit: nil)
+    }
+
+    public func allResources(collectionID: Int64) async throws -> [StoredResource] {
+        try await bodyPage(of: collectionID, after: nil, limit: nil)
+    }
+
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
+        try await infoPage(of: collectionID, after: name, limit: limit)
+    }
+
+    public func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource] {
+        try await bodyPage(of: collectionID, after: name, limit: limit)
+    }
+
+    private func infoPage(of collectionID: Int64, after name: String?, limit: Int?) async throws -> [ResourceInfo] {
         try await page(of: collectionID, after: name, limit: limit, columns: Self.infoColumns, from: "resources",
                        row: Self.resourceInfo(from:))
     }
 
-    public func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource] {
+    private func bodyPage(of collectionID: Int64, after name: String?, limit: Int?) async throws -> [StoredResource] {
         try await page(of: collectionID, after: name, limit: limit, columns: "\(Self.infoColumns), data",
                        from: Self.withBodies, row: Self.storedResource(from:))
     }
 
-    /// At most `limit` rows of `table` in the book whose names follow `name` in byte order
-    /// (SQLite's BINARY collation), in that order: one range read on the unique index.
-    private func page<Value: Sendable>(of collectionID: Int64, after name: String?, limit: Int, columns: String,
+    /// At most `limit` rows (all when nil) of `table` in the book whose names follow `name`
+    /// in byte order (SQLite's BINARY collation), in that order: one range read on the
+    /// unique index. Names are never empty, so "" as the start takes every row.
+    private func page<Value: Sendable>(of collectionID: Int64, after name: String?, limit: Int?, columns: String,
                                        from table: String, row makeValue: @escaping @Sendable (Row) -> Value) async throws -> [Value] {
         try await pool.read { db in
             var values: [Value] = []
-            values.reserveCapacity(min(limit, 4096))
+            values.reserveCapacity(min(limit ?? 0, 4096))
+            // A negative LIMIT is no limit in SQLite.
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT \(columns) FROM \(table) WHERE collection_id = ? AND name > ? ORDER BY name LIMIT ?
-                """), arguments: [collectionID, name ?? "", limit])
+                """), arguments: [collectionID, name ?? "", limit ?? -1])
             while let row = try cursor.next() { values.append(makeValue(row)) }
             return values
         }

@@ -62,28 +62,6 @@ extension SQLiteStore {
             """), arguments: [collectionID, name]).map(storedResource(from:))
     }
 
-    public func listResources(collectionID: Int64) async throws -> [ResourceInfo] {
-        try await pool.read { db in
-            var infos: [ResourceInfo] = []
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns) FROM resources WHERE collection_id = ? ORDER BY name
-                """), arguments: [collectionID])
-            while let row = try cursor.next() { infos.append(Self.resourceInfo(from: row)) }
-            return infos
-        }
-    }
-
-    public func allResources(collectionID: Int64) async throws -> [StoredResource] {
-        try await pool.read { db in
-            var resources: [StoredResource] = []
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns), data FROM \(Self.withBodies) WHERE collection_id = ? ORDER BY name
-                """), arguments: [collectionID])
-            while let row = try cursor.next() { resources.append(Self.storedResource(from: row)) }
-            return resources
-        }
-    }
-
     public func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo? {
         try readOnCallingThread { db in
             try Row.fetchOne(db.cachedStatement(sql: """
