@@ -37,4 +37,85 @@ import Testing
         #expect(released.load(ordering: .sequentiallyConsistent) == false,
                 "the single-row read waited for the pool's reader")
     }
+
+    @Test func eachLookupSeesTheLatestCommittedWrite() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let store = fixture.store
+        for version in 1...5 {
+            let written = try await fixture.put("ann.vcf", uid: "u1", fn: "Ann \(version)")
+            let located = try #require(try await store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf"))
+            #expect(located.resource.info.etag == written.etag)
+            #expect(located.collection.syncSeq == written.seq)
+            #expect(try await store.resourceInfo(collectionID: fixture.book.id, name: "ann.vcf")?.etag == written.etag)
+            #expect(try await store.resource(collectionID: fixture.book.id, name: "ann.vcf")?.info.etag == written.etag)
+            #expect(try await store.collection(owner: "alice", path: ["default"])?.syncSeq == written.seq)
+        }
+        try await store.deleteResource(collectionID: fixture.book.id, name: "ann.vcf", precondition: .none)
+        #expect(try await store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf") == nil)
+        #expect(try await store.resourceInfo(collectionID: fixture.book.id, name: "ann.vcf") == nil)
+    }
+
+    @Test func lookupsFindNothingOnceTheBookOrItsOwnerIsDeleted() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let store = fixture.store
+        try await fixture.put("ann.vcf")
+        let other = try await store.createCollection(owner: "alice", path: ["work"], kind: .addressBook,
+                                                     displayName: nil, description: nil)
+        _ = try await store.putResource(
+            collectionID: other.id, name: "bob.vcf", data: Data(vcard(uid: "b", fn: "Bob").utf8), contentType: "text/vcard",
+            card: CardMetadata(uid: "b", kind: "individual", indexEntries: [], members: []), precondition: .none)
+        #expect(try await store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf") != nil)
+        #expect(try await store.resource(owner: "alice", collectionPath: ["work"], name: "bob.vcf") != nil)
+
+        try await store.deleteCollection(id: fixture.book.id)
+        #expect(try await store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf") == nil)
+        #expect(try await store.collection(owner: "alice", path: ["default"]) == nil)
+        #expect(try await store.resource(collectionID: fixture.book.id, name: "ann.vcf") == nil)
+        #expect(try await store.resource(owner: "alice", collectionPath: ["work"], name: "bob.vcf") != nil)
+
+        try await store.deleteUser(name: "alice")
+        #expect(try await store.resource(owner: "alice", collectionPath: ["work"], name: "bob.vcf") == nil)
+        #expect(try await store.collection(owner: "alice", path: ["work"]) == nil)
+    }
+
+    @Test func lookupsWhileCardsAreRewrittenAlwaysReturnAWholeCommittedCard() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let store = fixture.store
+        let names = (0..<4).map { "card\($0).vcf" }
+        for name in names { try await fixture.put(name, uid: name) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for round in 1...60 {
+                    for name in names { try await fixture.put(name, uid: name, fn: "Round \(round) " + String(repeating: "x", count: round * 7)) }
+                }
+            }
+            for reader in 0..<4 {
+                group.addTask {
+                    for step in 0..<400 {
+                        let name = names[(reader + step) % names.count]
+                        let found = try #require(try await store.resource(owner: "alice", collectionPath: ["default"], name: name))
+                        // The body, its tag and the book's sequence number come from one snapshot.
+                        #expect(ETag.of(found.resource.data) == found.resource.info.etag)
+                        #expect(found.resource.info.size == found.resource.data.count)
+                        #expect(found.collection.syncSeq >= found.resource.info.seq)
+                        await Task.yield()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test func lookupsAfterCloseThrowInsteadOfUsingClosedConnections() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.put("ann.vcf")
+        #expect(try await fixture.store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf") != nil)
+        fixture.close()
+        await #expect(throws: DatabaseError.self) {
+            try await fixture.store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf")
+        }
+    }
 }

@@ -26,7 +26,7 @@ struct DirectBindings {
     fileprivate let handle: SQLiteStatement
     private var index: Int32 = 0
 
-    fileprivate init(handle: SQLiteStatement) { self.handle = handle }
+    init(handle: SQLiteStatement) { self.handle = handle }
 
     /// SQLite's SQLITE_TRANSIENT: copy the bytes before the call returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension SQLiteStore {
-    private static let collectionColumns = """
+    static let collectionColumns = """
         c.id, u.name, c.path, c.kind, c.display_name, c.description, c.sync_seq, c.created, c.modified
         """
 
@@ -32,7 +32,8 @@ extension SQLiteStore {
 
     public func collection(owner: String, path: [String]) async throws -> CollectionInfo? {
         guard !path.isEmpty else { return nil }
-        return try readOnCallingThread { db in try Self.collectionInfo(db, owner: owner, path: path) }
+        let path = Self.joined(path)
+        return try readOnCallingThread(.collection, bind: { $0.add(owner); $0.add(path) }, row: Self.collectionInfo(from:))
     }
 
     public func collection(id: Int64) async throws -> CollectionInfo? {
@@ -122,12 +123,12 @@ extension SQLiteStore {
     }
 
     /// Reads the columns in the order of `collectionColumns`.
-    static func collectionInfo(from row: Row) -> CollectionInfo {
-        let path: String = row[2]
-        return CollectionInfo(
-            id: row[0], owner: row[1],
-            path: path.split(separator: "/", omittingEmptySubsequences: false).map(String.init),
-            kind: CollectionKind(rawValue: row[3]) ?? .plain, displayName: row[4], description: row[5],
-            syncSeq: row[6], created: Date(timeIntervalSince1970: row[7]), modified: Date(timeIntervalSince1970: row[8]))
+    static func collectionInfo(from row: some ColumnSource) -> CollectionInfo {
+        CollectionInfo(
+            id: row.int64(0), owner: row.text(1),
+            path: row.text(2).split(separator: "/", omittingEmptySubsequences: false).map(String.init),
+            kind: CollectionKind(rawValue: row.text(3)) ?? .plain, displayName: row.optionalText(4),
+            description: row.optionalText(5), syncSeq: row.int64(6),
+            created: Date(timeIntervalSince1970: row.double(7)), modified: Date(timeIntervalSince1970: row.double(8)))
     }
 }

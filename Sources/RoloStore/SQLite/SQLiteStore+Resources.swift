@@ -44,30 +44,20 @@ extension SQLiteStore {
     }
 
     public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
-        try readOnCallingThread { db in try Self.storedResource(db, collectionID: collectionID, name: name) }
+        try readOnCallingThread(.storedResource, bind: { $0.add(collectionID); $0.add(name) }, row: Self.storedResource(from:))
     }
 
     public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
         guard !collectionPath.isEmpty else { return nil }
-        return try readOnCallingThread { db in
-            guard let collection = try Self.collectionInfo(db, owner: owner, path: collectionPath),
-                  let resource = try Self.storedResource(db, collectionID: collection.id, name: name) else { return nil }
-            return LocatedResource(collection: collection, resource: resource)
+        let path = Self.joined(collectionPath)
+        return try readOnCallingThread(.locatedResource, bind: { $0.add(owner); $0.add(path); $0.add(name) }) { columns in
+            LocatedResource(collection: Self.collectionInfo(from: columns),
+                            resource: Self.storedResource(from: columns.advanced(by: RowReader.Query.collectionColumnCount)))
         }
-    }
-
-    private static func storedResource(_ db: Database, collectionID: Int64, name: String) throws -> StoredResource? {
-        try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT \(infoColumns), data FROM \(withBodies) WHERE collection_id = ? AND name = ?
-            """), arguments: [collectionID, name]).map(storedResource(from:))
     }
 
     public func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo? {
-        try readOnCallingThread { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT \(Self.infoColumns) FROM resources WHERE collection_id = ? AND name = ?
-                """), arguments: [collectionID, name]).map(Self.resourceInfo(from:))
-        }
+        try readOnCallingThread(.resourceInfo, bind: { $0.add(collectionID); $0.add(name) }, row: Self.resourceInfo(from:))
     }
 
     public func resourceName(collectionID: Int64, uid: String) async throws -> String? {
@@ -101,13 +91,15 @@ extension SQLiteStore {
             .execute(arguments: [seq, now, collectionID])
     }
 
-    static func resourceInfo(from row: Row) -> ResourceInfo {
-        ResourceInfo(name: row[0], contentType: row[1], etag: row[2], size: row[3],
-                     modified: Date(timeIntervalSince1970: row[4]), seq: row[5])
+    /// Reads the columns in the order of `infoColumns`.
+    static func resourceInfo(from row: some ColumnSource) -> ResourceInfo {
+        ResourceInfo(name: row.text(0), contentType: row.text(1), etag: row.text(2), size: row.int(3),
+                     modified: Date(timeIntervalSince1970: row.double(4)), seq: row.int64(5))
     }
 
-    static func storedResource(from row: Row) -> StoredResource {
-        StoredResource(info: resourceInfo(from: row), data: row[6])
+    /// Reads `infoColumns` and then `data`.
+    static func storedResource(from row: some ColumnSource) -> StoredResource {
+        StoredResource(info: resourceInfo(from: row), data: row.data(6))
     }
 }
 

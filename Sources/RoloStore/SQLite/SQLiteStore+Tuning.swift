@@ -38,10 +38,14 @@ extension SQLiteStore {
 
         /// Applies the cache and map sizes to a new connection (readers are read-only).
         func apply(to db: Database) throws {
-            let cacheKiB = db.configuration.readonly ? readerCacheKiB : writerCacheKiB
+            try db.execute(sql: pragmas(readonly: db.configuration.readonly))
+        }
+
+        /// The statements that set a new connection's cache and map sizes.
+        func pragmas(readonly: Bool) -> String {
+            let cacheKiB = readonly ? readerCacheKiB : writerCacheKiB
             // A negative cache_size counts KiB rather than pages.
-            try db.execute(sql: "PRAGMA cache_size = \(-max(cacheKiB, 0))")
-            try db.execute(sql: "PRAGMA mmap_size = \(max(mmapBytes, 0))")
+            return "PRAGMA cache_size = \(-max(cacheKiB, 0)); PRAGMA mmap_size = \(max(mmapBytes, 0))"
         }
     }
 }

@@ -7,8 +7,8 @@ import GRDB
 /// of single resources share transactions through `GroupCommit` (one fsync for many).
 public final class SQLiteStore: RoloStore, Sendable {
     let pool: DatabasePool
-    /// Read-only connections kept for `readOnCallingThread` alone (see there why).
-    let rowReaders: DatabasePool
+    /// Read-only connections for single-row lookups on the calling thread (see `RowReaders`).
+    let rowReaders: RowReaders
     /// Batches `putResource` and `deleteResource` into shared transactions.
     let groupCommit: GroupCommit
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
@@ -52,13 +52,10 @@ public final class SQLiteStore: RoloStore, Sendable {
         self.clock = clock
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
-        var rowReaderConfiguration = configuration
-        rowReaderConfiguration.readonly = true
-        // A blocked thread waits only for another single-row read, so one connection per
-        // thread that can run one is plenty (two event loops on two cores).
-        rowReaderConfiguration.maximumReaderCount =
-            max(1, min(tuning.maximumReaders, ProcessInfo.processInfo.activeProcessorCount))
-        rowReaders = try DatabasePool(path: path, configuration: rowReaderConfiguration)
+        // A thread blocks in a lookup only for the read itself: one connection per thread
+        // that runs lookups stays open (two event loops on two cores); more open when needed.
+        rowReaders = RowReaders(path: path, setupSQL: tuning.pragmas(readonly: true),
+                                maximumIdle: max(1, min(tuning.maximumReaders, ProcessInfo.processInfo.activeProcessorCount)))
     }
 
     /// A store on a fresh file in a temporary folder, removed by `close()`: for tests and
@@ -76,7 +73,7 @@ public final class SQLiteStore: RoloStore, Sendable {
 
     /// Closes every connection; a temporary store also deletes its files.
     public func close() throws {
-        try rowReaders.close()
+        rowReaders.close()
         try pool.close()
         if let temporaryFolder {
             try? FileManager.default.removeItem(at: temporaryFolder)
@@ -101,18 +98,17 @@ public final class SQLiteStore: RoloStore, Sendable {
         }
     }
 
-    /// Runs a read of a row or two on the calling thread, blocking it for the microseconds
-    /// the read takes. GRDB's async `read` hops to a reader's dispatch queue and back, which
-    /// costs more than such a read (about a fifth of a GET's CPU time in thread switches).
-    /// These reads use connections of their own (`rowReaders`): on the pool's readers they
-    /// could deadlock. A thread blocked waiting for a reader of `pool` may be the very thread
-    /// (an event loop, or one of the few cooperative-pool threads) that the async reads
-    /// holding those readers need in order to resume and give them back; seen as a server
-    /// that stopped answering even `/health`. A row reader is only ever held by a read that
-    /// runs to its end without awaiting, so a waiter always gets one. Only for single-row
-    /// lookups; scans and listings keep the async `read`.
-    func readOnCallingThread<T>(_ body: (Database) throws -> T) throws -> T {
-        try rowReaders.read(body)
+    /// Runs a lookup of a row on the calling thread, blocking it for the microseconds the
+    /// read takes. GRDB's async `read` hops to a reader's dispatch queue and back, which costs
+    /// more than such a read. These lookups never use the pool's readers: a thread blocked
+    /// waiting for one may be the very thread (an event loop, or one of the few
+    /// cooperative-pool threads) that the async reads holding them need in order to resume
+    /// and give them back; seen as a server that stopped answering even `/health`.
+    /// `RowReaders` never makes a lookup wait. Only for single-row lookups; scans and
+    /// listings keep the async `read`.
+    func readOnCallingThread<T>(_ query: RowReader.Query, bind: (inout DirectBindings) -> Void,
+                                row: (ColumnReader) -> T) throws -> T? {
+        try rowReaders.read { reader in try reader.fetchOne(query, bind: bind, row: row) }
     }
 
     /// Seconds since 1970 by the store's clock, as the tables keep them.
