@@ -33,7 +33,7 @@ public struct RoloServer: Sendable {
     /// requests finish. `onRunning` receives the bound port.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let group = ServiceGroup(configuration: .init(
-            services: [makeApplication(onRunning: onRunning)],
+            services: [makeService(onRunning: onRunning)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
@@ -43,7 +43,7 @@ public struct RoloServer: Sendable {
     public func start() async throws -> RunningServer {
         let (ports, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
         let group = ServiceGroup(configuration: .init(
-            services: [makeApplication { port in continuation.yield(port) }],
+            services: [makeService { port in continuation.yield(port) }],
             logger: logger))
         let task = Task {
             do {
@@ -60,7 +60,7 @@ public struct RoloServer: Sendable {
         throw RoloServerError.stoppedBeforeListening
     }
 
-    func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+    func makeService(onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {
         let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime)
         let responder = RoloResponder(
             configuration: configuration,
@@ -77,15 +77,13 @@ public struct RoloServer: Sendable {
                 authenticator.forgetAll()
             }
         }
-        return Application(
+        return HTTPService(
             responder: TestControlResponder(inner: responder, control: testControl),
-            server: .http1(configuration: .init(
-                additionalChannelHandlers: [ExpectContinueHandler(limits: limits)],
-                idleTimeout: idle)),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port),
-                                 serverName: "Rolo"),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
-            logger: logger)
+            channelConfiguration: .init(additionalChannelHandlers: [ExpectContinueHandler(limits: limits)], idleTimeout: idle),
+            address: .hostname(configuration.host, port: configuration.port),
+            serverName: "Rolo",
+            logger: logger,
+            onRunning: onRunning)
     }
 }
 

@@ -11,6 +11,22 @@ import Testing
         }
     }
 
+    @Test func everyAnswerCarriesTheCurrentDateAndTheServerName() async throws {
+        try await TestServer.with { server in
+            for (method, path, user) in [("GET", "/health", nil), ("PROPFIND", "/dav/", nil), ("GET", "/dav/nothing", "alice")] {
+                let response = try await server.request(method, path, user: user)
+                #expect(response.headers["server"] == "Rolo")
+                let date = try #require(response.headers["date"], "no Date header on \(method) \(path)")
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.timeZone = TimeZone(identifier: "GMT")
+                formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+                let sent = try #require(formatter.date(from: date), "not an IMF-fixdate: \(date)")
+                #expect(abs(sent.timeIntervalSinceNow) < 5)
+            }
+        }
+    }
+
     @Test func wellKnownCardDAVRedirectsToDAVRootWithoutCredentials() async throws {
         try await TestServer.with { server in
             for method in ["GET", "PROPFIND"] {

@@ -2,7 +2,7 @@ import Foundation
 
 /// RFC 1123 (`getlastmodified`, `Last-Modified`) and RFC 3339 (`creationdate`) dates,
 /// formatted by hand: no shared formatter state, no locale surprises.
-enum HTTPDate {
+public enum HTTPDate {
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
@@ -16,7 +16,7 @@ enum HTTPDate {
     private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`
-    static func rfc1123(_ date: Date) -> String {
+    public static func rfc1123(_ date: Date) -> String {
         let t = components(date)
         return "\(weekdays[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(t.tm_year + 1900) "
             + "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"

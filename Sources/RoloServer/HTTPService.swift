@@ -1,0 +1,67 @@
+import DAV
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// Serves HTTP/1.1 through a responder the way Hummingbird's `Application` does, minus the
+/// per-request work Rolo has no use for: `Application` copies its logger for every request
+/// to tag it with a fresh request id, binds that copy as a task local around the responder
+/// and builds the request context from it. Rolo's responder logs through a logger of its
+/// own and never reads the request id, and on a cached GET those steps were a measurable
+/// share of the server's CPU (see Docs/performance.md, "GET per request").
+struct HTTPService<Responder: HTTPResponder>: Service where Responder.Context == RoloRequestContext {
+    let responder: Responder
+    let channelConfiguration: HTTP1Channel.Configuration
+    let address: BindAddress
+    let serverName: String
+    let logger: Logger
+    let onRunning: @Sendable (Int) async -> Void
+
+    func run() async throws {
+        let date = HTTPDateCache()
+        let server = try HTTPServerBuilder.http1(configuration: channelConfiguration).buildServer(
+            configuration: .init(address: address, serverName: serverName),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: logger,
+            responder: { [responder, logger, serverName] request, writer, channel in
+                let context = RoloRequestContext(source: .init(channel: channel, logger: logger))
+                var response: Response
+                do {
+                    response = try await responder.respond(to: request, context: context)
+                } catch {
+                    logger.error("Responder failed: \(error)")
+                    response = Response(status: .internalServerError)
+                }
+                response.headers[.date] = date.current
+                response.headers[.server] = serverName
+                // One write of head, body and end for a whole body (Hummingbird's fast path).
+                try await writer.write(response: response.head, body: response.body)
+            },
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) })
+        // Graceful shutdown reaches both through the enclosing group, as with `Application`.
+        try await ServiceGroup(configuration: .init(services: [date, server], logger: logger)).run()
+    }
+}
+
+/// The `Date` header's value (RFC 9110 §6.6.1), formatted once a second rather than per
+/// response.
+final class HTTPDateCache: Service, Sendable {
+    private let value = Mutex(HTTPDate.rfc1123(Date()))
+
+    var current: String { value.withLock { $0 } }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown { [self] in
+            while true {
+                try await Task.sleep(for: .seconds(1))
+                let text = HTTPDate.rfc1123(Date())
+                self.value.withLock { $0 = text }
+            }
+        }
+    }
+}
