@@ -138,7 +138,7 @@ struct RoloResponder: HTTPResponder {
     static func response(from dav: DAVResponse, forHead isHead: Bool) -> Response {
         var headers = HTTPFields()
         for (name, value) in dav.headers {
-            if let fieldName = HTTPField.Name(name) { headers.append(HTTPField(name: fieldName, value: value)) }
+            if let fieldName = fieldName(name) { headers.append(HTTPField(name: fieldName, value: value)) }
         }
         let status = HTTPResponse.Status(code: dav.status, reasonPhrase: reasonPhrase(dav.status))
         if let stream = dav.streamedBody {
@@ -151,6 +151,19 @@ struct RoloResponder: HTTPResponder {
             return Response(status: status, headers: headers)
         }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: dav.body)))
+    }
+
+    /// The field name for a header the engine set. The names of a GET's answer come as
+    /// constants, not parsed from the string (a check of every character and a lower-cased
+    /// copy, for every answer).
+    static func fieldName(_ name: String) -> HTTPField.Name? {
+        switch name {
+        case "ETag": .eTag
+        case "Last-Modified": .lastModified
+        case "Content-Type": .contentType
+        case "Content-Length": .contentLength
+        default: HTTPField.Name(name)
+        }
     }
 
     /// Each chunk goes to the connection as it is made; `writer.write` waits while the
