@@ -23,12 +23,6 @@ extension SQLiteStore {
         /// Puts and deletes that one commit takes at most (`GroupCommit`); default 64.
         /// 1 gives every write its own transaction and fsync (for comparisons).
         public var maximumWritesPerCommit: Int
-        /// Bytes per database page of a new database file (SQLite keeps an existing file's);
-        /// default 2048. A card's index entries, name and UID land on a dozen leaves at
-        /// random places, and every touched page goes whole into the write-ahead log and
-        /// is fsynced before a PUT is answered: smaller pages write a third less per card
-        /// than SQLite's 4096 (see Docs/performance.md, "Smaller pages").
-        public var pageSizeBytes: Int
         /// How far the write-ahead log grows before a commit copies it into the database
         /// (SQLite's automatic checkpoint); default 32 MiB, SQLite's own is 1000 pages
         /// (4 MiB). A checkpoint writes every page the log holds to its place in the file
@@ -38,26 +32,23 @@ extension SQLiteStore {
         public var checkpointBytes: Int
 
         public init(writerCacheKiB: Int = 16_384, readerCacheKiB: Int = 4_096, mmapBytes: Int = 0, maximumReaders: Int = 4,
-                    maximumWritesPerCommit: Int = 64, pageSizeBytes: Int = 2048, checkpointBytes: Int = 32 << 20) {
+                    maximumWritesPerCommit: Int = 64, checkpointBytes: Int = 32 << 20) {
             self.writerCacheKiB = writerCacheKiB
             self.readerCacheKiB = readerCacheKiB
             self.mmapBytes = mmapBytes
             self.maximumReaders = maximumReaders
             self.maximumWritesPerCommit = maximumWritesPerCommit
-            self.pageSizeBytes = pageSizeBytes
             self.checkpointBytes = checkpointBytes
         }
 
         /// The defaults documented on each property.
         public static let `default` = Tuning()
 
-        /// Applies the cache and map sizes to a new connection (readers are read-only), and
-        /// the page size to a file that has no page yet: on the writer, which opens first,
-        /// before GRDB turns WAL on (after that SQLite can no longer change it).
+        /// Applies the cache and map sizes to a new connection (readers are read-only) and
+        /// the checkpoint size to the writer, the connection that commits.
         func apply(to db: Database) throws {
             if !db.configuration.readonly {
-                try db.execute(sql: "PRAGMA page_size = \(pageSizeBytes)")
-                // Counted in pages of this file, whatever size they were created with.
+                // Counted in pages of this file.
                 let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(max(checkpointBytes / max(pageSize, 512), 1))")
             }
