@@ -28,7 +28,7 @@ extension SQLiteStore {
         /// (4 MiB). A checkpoint writes every page the log holds to its place in the file
         /// and waits for the disk, on the writer, in the middle of PUTs: the index leaves a
         /// stream of PUTs touches again and again are written once per checkpoint, so
-        /// fewer, larger checkpoints write less (see Docs/performance.md, "Fewer checkpoints").
+        /// fewer, larger checkpoints write less (Docs/performance.md, "Writes through PUT: round `putfast`").
         public var checkpointBytes: Int
 
         public init(writerCacheKiB: Int = 16_384, readerCacheKiB: Int = 4_096, mmapBytes: Int = 0, maximumReaders: Int = 4,
