@@ -1,8 +1,8 @@
 import VCard
 
-/// What the server indexes for one stored card, computed straight from the parsed vCard
-/// (no full model build): the UID, the kind, text per property for `addressbook-query`
-/// filters, and group members. The DAV layer turns it into RoloStore's `CardMetadata`.
+/// A card's `CardIdentity` (UID, kind, group members) with a text per property as
+/// `addressbook-query` filters would read it, computed straight from the parsed vCard (no
+/// full model build). A PUT needs only the identity; the DAV layer takes that alone.
 public struct CardSummary: Sendable, Hashable {
     /// UID as written; nil when the card has none.
     public var uid: String?
@@ -26,24 +26,11 @@ public struct CardSummary: Sendable, Hashable {
     }
 
     public init(card: VCard) {
-        var uid: String?
-        var isGroup = false
-        var isOrganization = false
-        var members: [String] = []
+        let identity = CardIdentity(card: card)
         var fields: [SearchField] = []
         fields.reserveCapacity(card.properties.count)
         for property in card.properties {
             let name = property.name
-            switch name {
-            case "UID" where uid == nil: uid = property.text
-            case "KIND", "X-ADDRESSBOOKSERVER-KIND":
-                let kind = property.text.lowercased()
-                isGroup = isGroup || kind == "group"
-                isOrganization = isOrganization || (kind == "org" && name == "KIND")
-            case "X-ABSHOWAS": isOrganization = isOrganization || property.text.uppercased() == "COMPANY"
-            case "MEMBER", "X-ADDRESSBOOKSERVER-MEMBER": members.append(MemberReference.stripped(property.text))
-            default: break
-            }
             switch name {
             case "N", "ADR", "ORG":
                 let text = property.components.filter { !$0.isEmpty }.joined(separator: " ")
@@ -59,10 +46,10 @@ public struct CardSummary: Sendable, Hashable {
                 fields.append(SearchField(property: name, value: property.text))
             }
         }
-        self.uid = uid
-        self.kind = isGroup ? .group : isOrganization ? .organization : .person
+        self.uid = identity.uid
+        self.kind = identity.kind
         self.searchFields = fields
-        self.members = isGroup ? members : []
+        self.members = identity.members
     }
 
     /// Inline binary data is never searched: indexing a 200 KB base64 photo helps no query.

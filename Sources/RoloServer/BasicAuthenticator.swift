@@ -17,6 +17,7 @@ struct BasicAuthenticator: Sendable {
     let store: any RoloStore
     let cache: CredentialCache
     let throttle: LoginThrottle
+    let checks = SharedPasswordChecks()
 
     init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle()) {
         self.store = store
@@ -38,8 +39,10 @@ struct BasicAuthenticator: Sendable {
         }
         guard let (user, password) = Self.parseBasic(authorization) else { return .missingCredentials }
         // bcrypt holds a thread for 70-110 ms: never on an event loop that runs requests.
-        let valid = await withTaskExecutorPreference(BlockingWorkExecutor.shared) { [store] in
-            (try? await store.verifyPassword(user: user, password: password)) ?? false
+        let valid = await checks.result(for: authorization) { [store] in
+            await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
+                (try? await store.verifyPassword(user: user, password: password)) ?? false
+            }
         }
         let remoteAddress = remoteAddress()
         guard valid else {

@@ -10,6 +10,11 @@ public enum VCardParser {
         }
     }
 
+    /// Parses bytes the caller holds (a request body) without copying them first.
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(VCardError) -> [VCard] {
+        try CardReader.readCards(bytes)
+    }
+
     public static func parse(_ string: String) throws(VCardError) -> [VCard] {
         try parse(Array(string.utf8))
     }

@@ -55,13 +55,15 @@ struct CardSummaryTests {
         #expect(summary.searchFields.contains(CardSummary.SearchField(property: "PHOTO", value: "")))
     }
 
-    @Test func agreesWithTheModelOnEveryFixtureAndCorpusCard() throws {
+    @Test func summaryAndIdentityAgreeWithTheModelOnEveryFixtureAndCorpusCard() throws {
         for (name, card) in try Fixtures.allCards() {
             let summary = CardSummary(card: card)
             let contact = Contact(vCard: card)
             #expect(summary.uid == contact.identifier, "\(name)")
             #expect(summary.kind == contact.kind, "\(name)")
             #expect(summary.members == (contact.kind == .group ? contact.memberIdentifiers : []), "\(name)")
+            let identity = CardIdentity(card: card)
+            #expect(identity == CardIdentity(uid: summary.uid, kind: summary.kind, members: summary.members), "\(name)")
         }
     }
 }

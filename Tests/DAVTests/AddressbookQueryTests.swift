@@ -69,3 +69,20 @@ import Testing
         #expect(response.status == 403)
     }
 }
+
+@Suite struct UnindexedPropertyQueryTests {
+    /// NOTE and ADR have no index rows; a query on them scans the cards and finds the same.
+    @Test func queriesOnNoteAndAddressAreAnsweredByScanningTheCards() async throws {
+        let dav = try await TestDAV()
+        await dav.putCard(uid: "ada", fn: "Ada Lovelace", extra: "NOTE:Wrote the first program\nADR:;;1 Street;London;;;UK")
+        await dav.putCard(uid: "alan", fn: "Alan Turing", extra: "NOTE:Broke Enigma\nADR:;;2 Road;Manchester;;;UK")
+        let book = AddressbookQueryTests.book
+        for (property, text, expected) in [("NOTE", "PROGRAM", "ada.vcf"), ("ADR", "manchester", "alan.vcf")] {
+            let filter = "<C:filter><C:prop-filter name=\"\(property)\"><C:text-match collation=\"i;unicode-casemap\" "
+                + "match-type=\"contains\">\(text)</C:text-match></C:prop-filter></C:filter>"
+            let response = await dav.send("REPORT", book, headers: ["depth": "1"], body: AddressbookQueryTests.query(filter))
+            #expect(response.status == 207)
+            #expect(Set(try response.multistatus().keys) == [book + expected])
+        }
+    }
+}

@@ -107,3 +107,39 @@ import Testing
     }
 }
 
+
+@Suite struct PutMediaTypeTests {
+    @Test func vCardMediaTypesAreRecognisedInAnyCaseWithParametersAndBlanks() {
+        for accepted in ["text/vcard", "TEXT/VCARD", "text/x-vcard", "Text/X-VCard; charset=utf-8",
+                         " text/vcard ;version=4.0", "\ttext/vcard\t"] {
+            #expect(Put.isVCardMediaType(accepted), "\(accepted)")
+        }
+        for refused in ["text/vcards", "text/vcar", "text/plain", "application/vcard+json", "text/ vcard", "", ";text/vcard",
+                        "text/vcard-x", "xtext/vcard"] {
+            #expect(!Put.isVCardMediaType(refused), "\(refused)")
+        }
+    }
+
+    @Test func aBodyThatIsNotUTF8IsRefusedBeforeParsing() throws {
+        var body = Data("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:u\r\nFN:".utf8)
+        body.append(contentsOf: [0xC3, 0x28])
+        body.append(Data("\r\nEND:VCARD\r\n".utf8))
+        #expect(throws: DAVError.self) { try Put.validatedCard(body) }
+        let valid = Data("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:u\r\nFN:Zoë\r\nN:;Zoë;;;\r\nEND:VCARD\r\n".utf8)
+        #expect(try Put.validatedCard(valid).properties.first { $0.name == "FN" }?.text == "Zoë")
+    }
+}
+
+@Suite struct CardIndexEntryTests {
+    /// NOTE and ADR are not indexed (long free text nobody searches, and a random b-tree
+    /// write each per PUT); names, addresses of mail, phones and the rest still are.
+    @Test func noteAndAddressStayOutOfTheIndexWhileTheSearchedPropertiesAreIn() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:u1\r\nFN:Ada Lovelace\r\nN:Lovelace;Ada;;;\r\nEMAIL:ada@engine.org\r\n"
+            + "TEL:+44 1\r\nORG:Engines\r\nNOTE:Wrote the first program\r\nADR:;;1 Street;London;;;UK\r\nEND:VCARD\r\n"
+        let card = try #require(try VCardParser.parse(text).first)
+        let metadata = CardMetadata(card: card)
+        #expect(Set(metadata.indexEntries.map(\.property)) == ["UID", "FN", "N", "EMAIL", "TEL", "ORG"])
+        #expect(metadata.uid == "u1")
+        #expect(metadata.kind == "person")
+    }
+}

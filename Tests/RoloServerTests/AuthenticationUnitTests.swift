@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import RoloServer
 
@@ -68,5 +69,37 @@ import Testing
         let limits = RequestLimits(maxResourceSize: 10, maxRequestBodySize: 20)
         #expect(limits.maxBodySize(forMethod: "PUT") == 10)
         #expect(limits.maxBodySize(forMethod: "REPORT") == 20)
+    }
+}
+
+@Suite struct SharedPasswordChecksTests {
+    /// A client opening eight connections at once sends the same header on each: one
+    /// bcrypt answers all eight, and a later check (after the first has finished) runs again.
+    @Test func concurrentChecksOfOneHeaderShareOneRunAndOthersRunTheirOwn() async {
+        let checks = SharedPasswordChecks()
+        let runs = Mutex([String: Int]())
+        let arrived = Atomic(0)
+        let check = { @Sendable (header: String, valid: Bool) async -> Bool in
+            arrived.add(1, ordering: .sequentiallyConsistent)
+            return await checks.result(for: header) {
+                runs.withLock { $0[header, default: 0] += 1 }
+                // Hold the check until every caller has come (plus a margin for the last
+                // one's few instructions between counting itself and joining).
+                while arrived.load(ordering: .sequentiallyConsistent) < 9 { try? await Task.sleep(for: .milliseconds(5)) }
+                try? await Task.sleep(for: .milliseconds(100))
+                return valid
+            }
+        }
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 { group.addTask { await check("Basic same", true) } }
+            group.addTask { await check("Basic other", false) }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.filter { $0 }.count == 8)
+        #expect(results.filter { !$0 }.count == 1)
+        #expect(runs.withLock { $0 } == ["Basic same": 1, "Basic other": 1])
+        #expect(checks.count == 0)
+        #expect(await check("Basic same", false) == false)
+        #expect(runs.withLock { $0["Basic same"] } == 2)
     }
 }

@@ -8,23 +8,38 @@ enum Put {
     /// The content type cards are served with.
     static let cardContentType = "text/vcard; charset=utf-8"
 
-    /// `text/vcard` or the legacy `text/x-vcard`, any parameters.
+    /// `text/vcard` or the legacy `text/x-vcard`, any parameters, in any letter case.
+    /// Compared on bytes: the Foundation spelling (split, trim, lowercase) cost more than
+    /// the rest of the PUT's header handling.
     static func isVCardMediaType(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return mediaType == "text/vcard" || mediaType == "text/x-vcard"
+        var bytes = contentType.utf8[...]
+        if let semicolon = bytes.firstIndex(of: UInt8(ascii: ";")) { bytes = bytes[..<semicolon] }
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
+        return equalIgnoringASCIICase(bytes, "text/vcard") || equalIgnoringASCIICase(bytes, "text/x-vcard")
+    }
+
+    private static func equalIgnoringASCIICase(_ bytes: some Collection<UInt8>, _ lowercase: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        return bytes.count == expected.count
+            && zip(bytes, expected).allSatisfy { byte, lower in (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == lower }
     }
 
     /// The one card a PUT body must hold, validated, or the CardDAV precondition it breaks.
+    /// The body's bytes are checked and parsed where they are, without a copy.
     static func validatedCard(_ body: Data) throws(DAVError) -> VCard {
-        guard String(validating: body, as: UTF8.self) != nil else {
-            throw invalid("The vCard is not valid UTF-8.")
+        let parsed = body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Result<[VCard], DAVError> in
+            let bytes = raw.assumingMemoryBound(to: UInt8.self)
+            guard String(validating: bytes, as: UTF8.self) != nil else {
+                return .failure(invalid("The vCard is not valid UTF-8."))
+            }
+            do throws(VCardError) {
+                return .success(try VCardParser.parse(bytes))
+            } catch {
+                return .failure(invalid(error.description))
+            }
         }
-        let cards: [VCard]
-        do {
-            cards = try VCardParser.parse([UInt8](body))
-        } catch {
-            throw invalid(error.description)
-        }
+        let cards = try parsed.get()
         guard cards.count == 1, let card = cards.first else {
             throw invalid("Expected exactly one vCard, found \(cards.count).")
         }

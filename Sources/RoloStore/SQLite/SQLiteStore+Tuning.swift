@@ -23,21 +23,35 @@ extension SQLiteStore {
         /// Puts and deletes that one commit takes at most (`GroupCommit`); default 64.
         /// 1 gives every write its own transaction and fsync (for comparisons).
         public var maximumWritesPerCommit: Int
+        /// How far the write-ahead log grows before a commit copies it into the database
+        /// (SQLite's automatic checkpoint); default 32 MiB, SQLite's own is 1000 pages
+        /// (4 MiB). A checkpoint writes every page the log holds to its place in the file
+        /// and waits for the disk, on the writer, in the middle of PUTs: the index leaves a
+        /// stream of PUTs touches again and again are written once per checkpoint, so
+        /// fewer, larger checkpoints write less (Docs/performance.md, "Writes through PUT: round `putfast`").
+        public var checkpointBytes: Int
 
         public init(writerCacheKiB: Int = 16_384, readerCacheKiB: Int = 4_096, mmapBytes: Int = 0, maximumReaders: Int = 4,
-                    maximumWritesPerCommit: Int = 64) {
+                    maximumWritesPerCommit: Int = 64, checkpointBytes: Int = 32 << 20) {
             self.writerCacheKiB = writerCacheKiB
             self.readerCacheKiB = readerCacheKiB
             self.mmapBytes = mmapBytes
             self.maximumReaders = maximumReaders
             self.maximumWritesPerCommit = maximumWritesPerCommit
+            self.checkpointBytes = checkpointBytes
         }
 
         /// The defaults documented on each property.
         public static let `default` = Tuning()
 
-        /// Applies the cache and map sizes to a new connection (readers are read-only).
+        /// Applies the cache and map sizes to a new connection (readers are read-only) and
+        /// the checkpoint size to the writer, the connection that commits.
         func apply(to db: Database) throws {
+            if !db.configuration.readonly {
+                // Counted in pages of this file.
+                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(max(checkpointBytes / max(pageSize, 512), 1))")
+            }
             try db.execute(sql: pragmas(readonly: db.configuration.readonly))
         }
 

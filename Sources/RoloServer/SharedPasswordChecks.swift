@@ -1,0 +1,28 @@
+import Synchronization
+
+/// Password checks in progress, keyed by the `Authorization` header. A client that opens
+/// several connections at once (eight for an import) sends the same header on each before
+/// any check has finished and filled the `CredentialCache`; without sharing, each would run
+/// its own bcrypt (70-110 ms of a core apiece) for one and the same answer.
+final class SharedPasswordChecks: Sendable {
+    private let running = Mutex<[String: Task<Bool, Never>]>([:])
+
+    /// The result of `check` for `authorization`, joining a check of the same header that
+    /// is already running instead of starting another.
+    func result(for authorization: String, _ check: @escaping @Sendable () async -> Bool) async -> Bool {
+        let task = running.withLock { running in
+            if let task = running[authorization] { return task }
+            let task = Task(operation: check)
+            running[authorization] = task
+            return task
+        }
+        let valid = await task.value
+        running.withLock { running in
+            if running[authorization] == task { running[authorization] = nil }
+        }
+        return valid
+    }
+
+    /// Checks running now (for tests).
+    var count: Int { running.withLock { $0.count } }
+}
