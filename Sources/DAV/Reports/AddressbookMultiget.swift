@@ -2,45 +2,37 @@ import Foundation
 import DAVXML
 import RoloStore
 
-/// addressbook-multiget (RFC 6352 §8.7): the listed cards in one store query per address
-/// book; hrefs that name nothing (or someone else's data) answer 404 in the multistatus.
+/// addressbook-multiget (RFC 6352 §8.7): the listed cards, read a page of hrefs at a time
+/// with one store query per address book in the page, and streamed like any listing once
+/// the answer outgrows a chunk; hrefs that name nothing (or someone else's data) answer
+/// 404 at the end of the multistatus.
 extension DAVService {
     func addressbookMultiget(_ request: DAVRequest, body: XMLElement, node: Node) async throws -> DAVResponse {
         let properties = PropertyRequest(report: body)
-        var multistatus = Multistatus()
-        var missing: [String] = []
-        // Hrefs grouped by the address book they point into, keeping first-seen order.
-        var groups: [(book: [String], names: [String])] = []
-        var groupIndex: [[String]: Int] = [:]
-        var requested: [(href: String, book: [String], name: String)] = []
-
+        var unresolved: [String] = []
+        var requested: [MultigetPages.Target] = []
         for hrefElement in body.children(Namespace.dav, "href") {
             let href = hrefElement.text.trimmingXMLWhitespace
-            guard let target = resourceTarget(href: href, user: request.user) else { missing.append(href); continue }
-            requested.append((href, target.book, target.name))
-            if let index = groupIndex[target.book] {
-                groups[index].names.append(target.name)
-            } else {
-                groupIndex[target.book] = groups.count
-                groups.append((target.book, [target.name]))
+            guard let target = resourceTarget(href: href, user: request.user) else { unresolved.append(href); continue }
+            requested.append(MultigetPages.Target(href: href, book: target.book, name: target.name))
+        }
+        var books: [[String]: CollectionInfo] = [:]
+        var looked: Set<[String]> = []
+        for target in requested where looked.insert(target.book).inserted {
+            if let book = try await store.collection(owner: request.user, path: target.book), book.kind == .addressBook {
+                books[target.book] = book
             }
         }
-        var found: [[String]: (CollectionInfo, [String: StoredResource])] = [:]
-        for group in groups {
-            guard let book = try await store.collection(owner: request.user, path: group.book), book.kind == .addressBook else { continue }
-            let cards = try await store.resources(collectionID: book.id, names: group.names)
-            found[group.book] = (book, Dictionary(cards.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first }))
-        }
-        multistatus.reserve(responses: requested.count + missing.count,
-                            bodyBytes: found.values.reduce(0) { $0 + $1.1.values.reduce(0) { $0 + $1.data.count } })
+        let pages = MultigetPages(store: store, targets: requested, books: books, withBodies: properties.wantsBodies,
+                                  pageSize: configuration.listingPageSize)
         let rows = CardResponseWriter(properties, withBodies: true)
-        for item in requested {
-            guard let (book, cards) = found[item.book], let card = cards[item.name] else { missing.append(item.href); continue }
-            try await addCard(card.info, body: card.data, in: book, href: item.href, rows: rows,
-                              properties: properties, user: request.user, to: &multistatus)
-        }
-        for href in missing { multistatus.add(href: href, status: 404) }
-        return multistatusResponse(multistatus.finish())
+        let user = request.user
+        return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: { [self] item, multistatus in
+            try await addCard(item.card.info, body: item.card.data, in: item.book, href: item.href, rows: rows,
+                              properties: properties, user: user, to: &multistatus)
+        }, tail: { [unresolved] pages, multistatus in
+            for href in unresolved + pages.notFound { multistatus.add(href: href, status: 404) }
+        })
     }
 
     /// The (address book path, card name) an href names when it is in the user's tree.
@@ -60,5 +52,60 @@ extension DAVService {
         var path = afterAuthority[slash...]
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
         return String(path)
+    }
+}
+
+/// The cards a multiget names, `pageSize` hrefs per page in the order asked, each page
+/// one read per address book it touches. Hrefs whose card is not there are kept, in order,
+/// in `notFound`.
+struct MultigetPages: ListingPages {
+    /// An href that names a card in one of the user's collections.
+    struct Target: Sendable {
+        var href: String
+        var book: [String]
+        var name: String
+    }
+
+    /// A card found, with the href it was asked by.
+    struct Card: Sendable {
+        var href: String
+        var book: CollectionInfo
+        var card: StoredResource
+    }
+
+    let store: any RoloStore
+    let targets: [Target]
+    /// The user's address books the targets point into, by path.
+    let books: [[String]: CollectionInfo]
+    let withBodies: Bool
+    let pageSize: Int
+    private var position = 0
+    private(set) var notFound: [String] = []
+    var isFinished: Bool { position >= targets.count }
+
+    init(store: any RoloStore, targets: [Target], books: [[String]: CollectionInfo], withBodies: Bool, pageSize: Int) {
+        self.store = store; self.targets = targets; self.books = books; self.withBodies = withBodies; self.pageSize = pageSize
+    }
+
+    mutating func nextPage() async throws -> [Card] {
+        let chunk = targets[position..<min(position + pageSize, targets.count)]
+        position += chunk.count
+        var namesByBook: [[String]: [String]] = [:]
+        for target in chunk where books[target.book] != nil { namesByBook[target.book, default: []].append(target.name) }
+        var found: [[String]: [String: StoredResource]] = [:]
+        for (path, names) in namesByBook {
+            guard let book = books[path] else { continue }
+            found[path] = try await NamedCardReader(store: store, collectionID: book.id, withBodies: withBodies).read(names)
+        }
+        var cards: [Card] = []
+        cards.reserveCapacity(chunk.count)
+        for target in chunk {
+            if let book = books[target.book], let card = found[target.book]?[target.name] {
+                cards.append(Card(href: target.href, book: book, card: card))
+            } else {
+                notFound.append(target.href)
+            }
+        }
+        return cards
     }
 }

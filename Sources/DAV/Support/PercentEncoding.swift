@@ -4,8 +4,9 @@ enum PercentEncoding {
     private static let hex = Array("0123456789ABCDEF".utf8)
 
     static func encodeSegment(_ segment: String) -> String {
-        var literal = true
-        for byte in segment.utf8 where !isLiteral(byte) { literal = false; break }
+        // Most names (`<uuid>.vcf`) need no encoding: one pass over the contiguous bytes.
+        let literal = segment.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isLiteral) }
+            ?? segment.utf8.allSatisfy(isLiteral)
         if literal { return segment }
         var out = [UInt8]()
         out.reserveCapacity(segment.utf8.count * 3)
