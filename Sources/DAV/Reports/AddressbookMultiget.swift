@@ -11,24 +11,32 @@ extension DAVService {
         let properties = PropertyRequest(report: body)
         var unresolved: [String] = []
         var requested: [MultigetPages.Target] = []
+        // The address books the hrefs point into, each looked up once; targets refer to them
+        // by position, so a page groups and copies integers rather than paths.
+        var bookPaths: [[String]] = []
+        var bookPositions: [[String]: Int] = [:]
         for hrefElement in body.children(Namespace.dav, "href") {
             let href = hrefElement.text.trimmingXMLWhitespace
             guard let target = resourceTarget(href: href, user: request.user) else { unresolved.append(href); continue }
-            requested.append(MultigetPages.Target(href: href, book: target.book, name: target.name))
+            let position = bookPositions[target.book] ?? {
+                bookPaths.append(target.book)
+                bookPositions[target.book] = bookPaths.count - 1
+                return bookPaths.count - 1
+            }()
+            requested.append(MultigetPages.Target(href: href, book: position, name: target.name))
         }
-        var books: [[String]: CollectionInfo] = [:]
-        var looked: Set<[String]> = []
-        for target in requested where looked.insert(target.book).inserted {
-            if let book = try await store.collection(owner: request.user, path: target.book), book.kind == .addressBook {
-                books[target.book] = book
-            }
+        var books: [CollectionInfo?] = []
+        for path in bookPaths {
+            let book = try await store.collection(owner: request.user, path: path)
+            books.append(book?.kind == .addressBook ? book : nil)
         }
         let pages = MultigetPages(store: store, targets: requested, books: books, withBodies: properties.wantsBodies,
                                   pageSize: configuration.listingPageSize)
         let rows = CardResponseWriter(properties, withBodies: true)
         let user = request.user
-        return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: { [self] item, multistatus in
-            try await addCard(item.card.info, body: item.card.data, in: item.book, href: item.href, rows: rows,
+        return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: { [self, books] item, multistatus in
+            guard let book = books[item.book] else { return }
+            try await addCard(item.card.info, body: item.card.data, in: book, href: item.href, rows: rows,
                               properties: properties, user: user, to: &multistatus)
         }, tail: { [unresolved] pages, multistatus in
             for href in unresolved + pages.notFound { multistatus.add(href: href, status: 404) }
@@ -59,49 +67,49 @@ extension DAVService {
 /// one read per address book it touches. Hrefs whose card is not there are kept, in order,
 /// in `notFound`.
 struct MultigetPages: ListingPages {
-    /// An href that names a card in one of the user's collections.
+    /// An href that names a card in one of the user's collections (`book`: its position in `books`).
     struct Target: Sendable {
         var href: String
-        var book: [String]
+        var book: Int
         var name: String
     }
 
-    /// A card found, with the href it was asked by.
+    /// A card found, with the href it was asked by and its book's position in `books`.
     struct Card: Sendable {
         var href: String
-        var book: CollectionInfo
+        var book: Int
         var card: StoredResource
     }
 
     let store: any RoloStore
     let targets: [Target]
-    /// The user's address books the targets point into, by path.
-    let books: [[String]: CollectionInfo]
+    /// The collections the targets point into; nil for one that is not an address book of the user's.
+    let books: [CollectionInfo?]
     let withBodies: Bool
     let pageSize: Int
     private var position = 0
     private(set) var notFound: [String] = []
     var isFinished: Bool { position >= targets.count }
 
-    init(store: any RoloStore, targets: [Target], books: [[String]: CollectionInfo], withBodies: Bool, pageSize: Int) {
+    init(store: any RoloStore, targets: [Target], books: [CollectionInfo?], withBodies: Bool, pageSize: Int) {
         self.store = store; self.targets = targets; self.books = books; self.withBodies = withBodies; self.pageSize = pageSize
     }
 
     mutating func nextPage() async throws -> [Card] {
         let chunk = targets[position..<min(position + pageSize, targets.count)]
         position += chunk.count
-        var namesByBook: [[String]: [String]] = [:]
+        var namesByBook: [Int: [String]] = [:]
         for target in chunk where books[target.book] != nil { namesByBook[target.book, default: []].append(target.name) }
-        var found: [[String]: [String: StoredResource]] = [:]
-        for (path, names) in namesByBook {
-            guard let book = books[path] else { continue }
-            found[path] = try await NamedCardReader(store: store, collectionID: book.id, withBodies: withBodies).read(names)
+        var found: [Int: [String: StoredResource]] = [:]
+        for (position, names) in namesByBook {
+            guard let book = books[position] else { continue }
+            found[position] = try await NamedCardReader(store: store, collectionID: book.id, withBodies: withBodies).read(names)
         }
         var cards: [Card] = []
         cards.reserveCapacity(chunk.count)
         for target in chunk {
-            if let book = books[target.book], let card = found[target.book]?[target.name] {
-                cards.append(Card(href: target.href, book: book, card: card))
+            if let card = found[target.book]?[target.name] {
+                cards.append(Card(href: target.href, book: target.book, card: card))
             } else {
                 notFound.append(target.href)
             }

@@ -133,7 +133,10 @@ struct NamedCardReader: Sendable {
         let found = withBodies
             ? try await store.resources(collectionID: collectionID, names: names)
             : try await store.resourceInfos(collectionID: collectionID, names: names).map { StoredResource(info: $0, data: Data()) }
-        return Dictionary(found.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var byName: [String: StoredResource] = [:]
+        byName.reserveCapacity(found.count)
+        for card in found where byName[card.info.name] == nil { byName[card.info.name] = card }
+        return byName
     }
 }
 
