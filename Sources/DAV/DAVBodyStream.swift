@@ -3,7 +3,7 @@ import Foundation
 /// A response body written while it is sent. A PROPFIND of a 100 000-card book answers some
 /// 30 MB; held whole (with the rows it comes from and the copies on its way to the socket)
 /// it took most of the server's memory. Streamed, the engine reads the rows a page at a
-/// time and hands the body over in chunks of some 64 KB, each written only when the
+/// time and hands the body over in chunks of some 256 KB, each written only when the
 /// connection has taken the previous one, so memory stays at a page and a chunk.
 ///
 /// A closure rather than an `AsyncSequence`: the producer keeps its state (the page cursor,

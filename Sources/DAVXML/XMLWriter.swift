@@ -248,8 +248,10 @@ public struct XMLWriter: Sendable {
     /// Escapes `&`, `<`, `>` (and in attributes `"`, tab, CR, LF as character references;
     /// in text CR only, so CRLF survives parsing). Control characters XML 1.0 cannot carry,
     /// U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so output stays well-formed whatever
-    /// the bytes. Runs of plain bytes are copied in one go.
+    /// the bytes. Runs of plain bytes are copied in one go; they are found eight bytes at a
+    /// time (`PlainWord`), since a card is mostly plain ASCII between its line ends.
     private mutating func appendEscaped(_ buffer: UnsafeBufferPointer<UInt8>, attribute: Bool) {
+        guard let base = UnsafeRawPointer(buffer.baseAddress) else { return }
         var runStart = 0
         var index = 0
         let count = buffer.count
@@ -258,33 +260,65 @@ public struct XMLWriter: Sendable {
         }
         let table = attribute ? attributeEscapes : textEscapes
         while index < count {
-            let byte = buffer[index]
-            // Most bytes of a card are plain ASCII: one table load decides.
-            if table[Int(byte)] == 0 { index += 1; continue }
-            if byte >= 0x80 {
-                let length = validUTF8SequenceLength(buffer, at: index)
-                if length > 0 { index += length; continue }
+            while index + 8 <= count, PlainWord.isPlain(base.loadUnaligned(fromByteOffset: index, as: UInt64.self), attribute: attribute) {
+                index += 8
+            }
+            // Byte by byte up to the end of the word that needs a look (or of the buffer).
+            let wordEnd = min(index + 8, count)
+            while index < wordEnd {
+                let byte = buffer[index]
+                // Plain bytes (tab and LF in text, say): one table load decides.
+                if table[Int(byte)] == 0 { index += 1; continue }
+                if byte >= 0x80 {
+                    let length = validUTF8SequenceLength(buffer, at: index)
+                    if length > 0 { index += length; continue }
+                    flush(upTo: index)
+                    appendLiteral("\u{FFFD}")
+                    index += 1
+                    runStart = index
+                    continue
+                }
                 flush(upTo: index)
-                appendLiteral("\u{FFFD}")
+                switch byte {
+                case 0x26: appendLiteral("&amp;")
+                case 0x3C: appendLiteral("&lt;")
+                case 0x3E: appendLiteral("&gt;")
+                case 0x22: appendLiteral("&quot;")
+                case 0x09: appendLiteral("&#9;")
+                case 0x0A: appendLiteral("&#10;")
+                case 0x0D: appendLiteral("&#13;")
+                default: appendLiteral("\u{FFFD}")
+                }
                 index += 1
                 runStart = index
-                continue
             }
-            flush(upTo: index)
-            switch byte {
-            case 0x26: appendLiteral("&amp;")
-            case 0x3C: appendLiteral("&lt;")
-            case 0x3E: appendLiteral("&gt;")
-            case 0x22: appendLiteral("&quot;")
-            case 0x09: appendLiteral("&#9;")
-            case 0x0A: appendLiteral("&#10;")
-            case 0x0D: appendLiteral("&#13;")
-            default: appendLiteral("\u{FFFD}")
-            }
-            index += 1
-            runStart = index
         }
         flush(upTo: count)
+    }
+}
+
+/// Eight bytes tested at once for the bytes the escaper must look at: any byte of 0x80 or
+/// above (UTF-8 to validate), below 0x20 (control characters; tab and LF are then let
+/// through byte by byte), `&`, `<`, `>`, and in attributes `"`. Each test is the classic
+/// "has a zero byte" bit trick, exact for whether some byte matches.
+enum PlainWord {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    @inline(__always)
+    static func isPlain(_ word: UInt64, attribute: Bool) -> Bool {
+        var look = word & highBits
+        look |= (word &- ones &* 0x20) & ~word & highBits          // a byte below 0x20
+        look |= hasZeroByte(word ^ (ones &* 0x26))                   // &
+        look |= hasZeroByte((word | (ones &* 0x02)) ^ (ones &* 0x3E)) // < (0x3C) or > (0x3E)
+        if attribute { look |= hasZeroByte(word ^ (ones &* 0x22)) }  // "
+        return look == 0
+    }
+
+    /// Nonzero when some byte of `word` is zero.
+    @inline(__always)
+    private static func hasZeroByte(_ word: UInt64) -> UInt64 {
+        (word &- ones) & ~word & highBits
     }
 }
 

@@ -45,6 +45,28 @@ import Testing
         #expect(views["https://rolo.example:8443/dav/addressbooks/alice/default/abs.vcf"]?.status(of: "{DAV:}getetag") == 200)
     }
 
+    @Test func hrefsAcrossBooksAnswerInTheOrderAskedAndFilesOutsideAddressBooksAre404() async throws {
+        let dav = try await TestDAV()
+        #expect(await dav.send("MKCOL", "/dav/addressbooks/alice/work/", body: MkcolTests.extendedBody).status == 201)
+        #expect(await dav.send("MKCOL", "/dav/addressbooks/alice/files/").status == 201)
+        #expect(await dav.send("PUT", "/dav/addressbooks/alice/files/note.vcf", body: Fixtures.card(uid: "f", fn: "File")).status == 201)
+        await dav.putCard(uid: "home", fn: "Home Card")
+        await dav.putCard(uid: "office", fn: "Office Card", book: "work")
+        let asked = ["/dav/addressbooks/alice/work/office.vcf", "/dav/addressbooks/alice/files/note.vcf",
+                     "/dav/addressbooks/alice/default/home.vcf", "/dav/addressbooks/alice/work/home.vcf",
+                     "/dav/addressbooks/alice/nobook/x.vcf"]
+        let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/", body: Self.multiget(asked))
+        #expect(response.status == 207)
+        let root = try response.xml()
+        let hrefs = root.children("DAV:", "response").map { $0.child("DAV:", "href")?.text ?? "" }
+        #expect(hrefs == [asked[0], asked[2], asked[1], asked[3], asked[4]], "found cards in the order asked, then the 404s")
+        let views = try response.multistatus()
+        #expect(views[asked[0]]?.value(of: "{urn:ietf:params:xml:ns:carddav}address-data")?.text == Fixtures.card(uid: "office", fn: "Office Card"))
+        #expect(views[asked[2]]?.value(of: "{urn:ietf:params:xml:ns:carddav}address-data")?.text == Fixtures.card(uid: "home", fn: "Home Card"))
+        for missing in asked[3...] { #expect(views[missing]?.status == 404, "\(missing)") }
+        #expect(views[asked[1]]?.status == 404, "a file in a plain collection is no address object")
+    }
+
     @Test func unknownReportIs403SupportedReport() async throws {
         let dav = try await TestDAV()
         let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/", body: "<X:weird xmlns:X=\"urn:x\"/>")

@@ -64,6 +64,28 @@ import Testing
         #expect(Set(hrefs.dropFirst()) == Self.cardHrefs)
     }
 
+    @Test func streamedMultigetEqualsTheWholeAnswerWith404sLastInTheOrderAsked() async throws {
+        let (dav, paged) = try await Self.seeded()
+        let missing = Self.book + "missing.vcf"
+        let foreign = "/dav/addressbooks/bob/default/x.vcf"
+        let asked = [missing] + Self.names.reversed().map(Self.href) + [foreign, Self.href("a")]
+        let body = AddressbookMultigetTests.multiget(asked)
+        let whole = await dav.sendUncollected("REPORT", Self.book, headers: ["depth": "1"], body: body)
+        #expect(whole.streamedBody == nil, "a few small cards fit one chunk")
+        let streamed = await Self.send(paged, "REPORT", Self.book, body: body)
+        let stream = try #require(streamed.streamedBody, "more than a chunk is streamed")
+        var chunks: [[UInt8]] = []
+        try await stream.write { chunks.append($0) }
+        #expect(chunks.count > 3, "handed over in several chunks")
+        #expect(Data(chunks.joined()) == whole.body)
+        let hrefs = try Self.hrefs(Data(chunks.joined()))
+        #expect(hrefs == Self.names.reversed().map(Self.href) + [Self.href("a"), foreign, missing])
+        let views = try await streamed.collected().multistatus()
+        #expect(views[missing]?.status == 404)
+        #expect(views[foreign]?.status == 404)
+        #expect(views[Self.href("日本")]?.value(of: "{urn:ietf:params:xml:ns:carddav}address-data")?.text.contains("Card 日本 Smith") == true)
+    }
+
     @Test func streamedInitialSyncTakesItsTokenBeforeThePagesSoLaterChangesComeNext() async throws {
         let (dav, paged) = try await Self.seeded()
         let response = await Self.send(paged, "REPORT", Self.book, depth: "0", body: SyncCollectionTests.sync())

@@ -2,7 +2,7 @@ import Testing
 import DAVXML
 
 /// Deterministic pseudo-random numbers (SplitMix64) so failures reproduce.
-private struct SplitMix64: RandomNumberGenerator {
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15

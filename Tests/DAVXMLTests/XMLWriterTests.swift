@@ -217,4 +217,71 @@ private let carddav = XMLNamespace.carddav
         fromSequence.element("", "t") { $0.text(utf8: value.utf8.lazy.map { $0 }) }
         #expect(fromSequence.string == textElement(utf8: Array(value.utf8)).0)
     }
+
+    /// The escaper skips plain bytes eight at a time; a reference that looks at every byte
+    /// must give the same output for any mix of plain ASCII, markup, control characters,
+    /// valid and broken UTF-8, wherever they fall within or across the eight-byte words.
+    @Test func wordAtATimeEscapingAgreesWithAByteByByteReferenceAtEveryOffset() {
+        var generator = SplitMix64(state: 6)
+        let pieces: [[UInt8]] = [
+            Array("plain ascii text ".utf8), [0x26], [0x3C], [0x3E], [0x22], [0x27], [0x0D, 0x0A], [0x09], [0x0A], [0x00], [0x1F],
+            [0x7F], [0x3D], [0x3F], [0xBE], Array("é".utf8), Array("山".utf8), Array("😀".utf8), [0xEF, 0xBF, 0xBE],
+            [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0xE6, 0x97], [0x80], [0xF0], [0xFF],
+        ]
+        for _ in 0..<2_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...12, using: &generator) {
+                bytes += Bool.random(using: &generator) ? Array("abcdefgh".utf8) : pieces.randomElement(using: &generator)!
+            }
+            let offset = Int.random(in: 0...min(7, bytes.count), using: &generator)
+            let slice = bytes[offset...]
+            var writer = XMLWriter(declaration: false, rootPrefixes: [])
+            writer.text(utf8: slice)
+            #expect(writer.bytes == Self.referenceEscape(Array(slice), attribute: false), "\(Array(slice))")
+
+            let value = String(decoding: slice, as: UTF8.self)
+            var attributes = XMLWriter(declaration: false, rootPrefixes: [])
+            attributes.empty("", "t", attributes: [XMLAttribute(name: "a", value: value)])
+            let expected = Array("<t a=\"".utf8) + Self.referenceEscape(Array(value.utf8), attribute: true) + Array("\"/>".utf8)
+            #expect(attributes.bytes == expected, "\(value)")
+        }
+    }
+
+    /// The escaping rules one byte at a time: markup and (in attributes) quote, tab, LF and
+    /// CR as references, CR as a reference in text, other control characters, non-characters
+    /// U+FFFE/U+FFFF and every byte of a broken UTF-8 sequence as U+FFFD.
+    static func referenceEscape(_ bytes: [UInt8], attribute: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte >= 0x80 {
+                let length = switch byte { case 0xC2...0xDF: 2; case 0xE0...0xEF: 3; case 0xF0...0xF4: 4; default: 0 }
+                if length > 0, index + length <= bytes.count,
+                   let scalar = String(validating: bytes[index..<(index + length)], as: UTF8.self)?.unicodeScalars.first,
+                   scalar.value != 0xFFFE, scalar.value != 0xFFFF {
+                    out += bytes[index..<(index + length)]
+                    index += length
+                } else {
+                    out += Array("\u{FFFD}".utf8)
+                    index += 1
+                }
+                continue
+            }
+            switch byte {
+            case 0x26: out += Array("&amp;".utf8)
+            case 0x3C: out += Array("&lt;".utf8)
+            case 0x3E: out += Array("&gt;".utf8)
+            case 0x0D: out += Array("&#13;".utf8)
+            case 0x22 where attribute: out += Array("&quot;".utf8)
+            case 0x09 where attribute: out += Array("&#9;".utf8)
+            case 0x0A where attribute: out += Array("&#10;".utf8)
+            case 0x09, 0x0A: out.append(byte)
+            case 0x00..<0x20: out += Array("\u{FFFD}".utf8)
+            default: out.append(byte)
+            }
+            index += 1
+        }
+        return out
+    }
 }

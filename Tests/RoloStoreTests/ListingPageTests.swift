@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import RoloStore
 import Testing
 
@@ -47,5 +48,28 @@ import Testing
         #expect(Set(infos) == Set(resources.map(\.info)))
         #expect(Set(infos.map(\.name)) == ["é", "a%b", "日本"])
         #expect(try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: []).isEmpty)
+    }
+
+    /// The listing statements read the covering index alone: no table lookup per row (the
+    /// reason for `resources_listing`), and the bodies joined by the rowid it carries.
+    @Test func listingsAndNamedLookupsReadTheCoveringIndexWithoutTheTable() async throws {
+        let fixture = try await Self.fixture()
+        defer { fixture.close() }
+        let page: StatementArguments = [1, "a", 10]
+        let named: StatementArguments = [1, "a", "b", "c"]
+        let statements = [
+            (SQLiteStore.pageSQL(columns: SQLiteStore.infoColumns, from: "resources"), page),
+            (SQLiteStore.pageSQL(columns: "\(SQLiteStore.infoColumns), data", from: SQLiteStore.withBodies), page),
+            (SQLiteStore.namedSQL(columns: SQLiteStore.infoColumns, from: "resources", count: 3), named),
+            (SQLiteStore.namedSQL(columns: "\(SQLiteStore.infoColumns), data", from: SQLiteStore.withBodies, count: 3), named),
+        ]
+        for (sql, arguments) in statements {
+            let plan = try await fixture.store.pool.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+            }
+            let resources = plan.filter { $0.contains(" resources ") || $0.hasSuffix(" resources") }
+            #expect(resources.count == 1 && resources[0].contains("USING COVERING INDEX resources_listing"), "\(sql): \(plan)")
+            #expect(plan.allSatisfy { !$0.hasPrefix("SCAN") && !$0.contains("TEMP B-TREE") }, "\(sql): \(plan)")
+        }
     }
 }

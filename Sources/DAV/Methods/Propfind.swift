@@ -23,7 +23,7 @@ extension DAVService {
         }
 
         var multistatus = Multistatus()
-        multistatus.reserve(responses: targets.count, bodyBytes: 0)
+        multistatus.reserve(responses: targets.count)
         for (node, href) in targets {
             multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
         }

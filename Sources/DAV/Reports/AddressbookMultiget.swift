@@ -2,45 +2,45 @@ import Foundation
 import DAVXML
 import RoloStore
 
-/// addressbook-multiget (RFC 6352 §8.7): the listed cards in one store query per address
-/// book; hrefs that name nothing (or someone else's data) answer 404 in the multistatus.
+/// addressbook-multiget (RFC 6352 §8.7): the listed cards, read a page of hrefs at a time
+/// with one store query per address book in the page, and streamed like any listing once
+/// the answer outgrows a chunk; hrefs that name nothing (or someone else's data) answer
+/// 404 at the end of the multistatus.
 extension DAVService {
     func addressbookMultiget(_ request: DAVRequest, body: XMLElement, node: Node) async throws -> DAVResponse {
         let properties = PropertyRequest(report: body)
-        var multistatus = Multistatus()
-        var missing: [String] = []
-        // Hrefs grouped by the address book they point into, keeping first-seen order.
-        var groups: [(book: [String], names: [String])] = []
-        var groupIndex: [[String]: Int] = [:]
-        var requested: [(href: String, book: [String], name: String)] = []
-
+        var unresolved: [String] = []
+        var requested: [MultigetPages.Target] = []
+        // The address books the hrefs point into, each looked up once; targets refer to them
+        // by position, so a page groups and copies integers rather than paths.
+        var bookPaths: [[String]] = []
+        var bookPositions: [[String]: Int] = [:]
         for hrefElement in body.children(Namespace.dav, "href") {
             let href = hrefElement.text.trimmingXMLWhitespace
-            guard let target = resourceTarget(href: href, user: request.user) else { missing.append(href); continue }
-            requested.append((href, target.book, target.name))
-            if let index = groupIndex[target.book] {
-                groups[index].names.append(target.name)
-            } else {
-                groupIndex[target.book] = groups.count
-                groups.append((target.book, [target.name]))
-            }
+            guard let target = resourceTarget(href: href, user: request.user) else { unresolved.append(href); continue }
+            let position = bookPositions[target.book] ?? {
+                bookPaths.append(target.book)
+                bookPositions[target.book] = bookPaths.count - 1
+                return bookPaths.count - 1
+            }()
+            requested.append(MultigetPages.Target(href: href, book: position, name: target.name))
         }
-        var found: [[String]: (CollectionInfo, [String: StoredResource])] = [:]
-        for group in groups {
-            guard let book = try await store.collection(owner: request.user, path: group.book), book.kind == .addressBook else { continue }
-            let cards = try await store.resources(collectionID: book.id, names: group.names)
-            found[group.book] = (book, Dictionary(cards.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first }))
+        var books: [CollectionInfo?] = []
+        for path in bookPaths {
+            let book = try await store.collection(owner: request.user, path: path)
+            books.append(book?.kind == .addressBook ? book : nil)
         }
-        multistatus.reserve(responses: requested.count + missing.count,
-                            bodyBytes: found.values.reduce(0) { $0 + $1.1.values.reduce(0) { $0 + $1.data.count } })
+        let pages = MultigetPages(store: store, targets: requested, books: books, withBodies: properties.wantsBodies,
+                                  pageSize: configuration.listingPageSize)
         let rows = CardResponseWriter(properties, withBodies: true)
-        for item in requested {
-            guard let (book, cards) = found[item.book], let card = cards[item.name] else { missing.append(item.href); continue }
-            try await addCard(card.info, body: card.data, in: book, href: item.href, rows: rows,
-                              properties: properties, user: request.user, to: &multistatus)
-        }
-        for href in missing { multistatus.add(href: href, status: 404) }
-        return multistatusResponse(multistatus.finish())
+        let user = request.user
+        return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: { [self, books] item, multistatus in
+            guard let book = books[item.book] else { return }
+            try await addCard(item.card.info, body: item.card.data, in: book, href: item.href, rows: rows,
+                              properties: properties, user: user, to: &multistatus)
+        }, tail: { [unresolved] pages, multistatus in
+            for href in unresolved + pages.notFound { multistatus.add(href: href, status: 404) }
+        })
     }
 
     /// The (address book path, card name) an href names when it is in the user's tree.
@@ -60,5 +60,60 @@ extension DAVService {
         var path = afterAuthority[slash...]
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
         return String(path)
+    }
+}
+
+/// The cards a multiget names, `pageSize` hrefs per page in the order asked, each page
+/// one read per address book it touches. Hrefs whose card is not there are kept, in order,
+/// in `notFound`.
+struct MultigetPages: ListingPages {
+    /// An href that names a card in one of the user's collections (`book`: its position in `books`).
+    struct Target: Sendable {
+        var href: String
+        var book: Int
+        var name: String
+    }
+
+    /// A card found, with the href it was asked by and its book's position in `books`.
+    struct Card: Sendable {
+        var href: String
+        var book: Int
+        var card: StoredResource
+    }
+
+    let store: any RoloStore
+    let targets: [Target]
+    /// The collections the targets point into; nil for one that is not an address book of the user's.
+    let books: [CollectionInfo?]
+    let withBodies: Bool
+    let pageSize: Int
+    private var position = 0
+    private(set) var notFound: [String] = []
+    var isFinished: Bool { position >= targets.count }
+
+    init(store: any RoloStore, targets: [Target], books: [CollectionInfo?], withBodies: Bool, pageSize: Int) {
+        self.store = store; self.targets = targets; self.books = books; self.withBodies = withBodies; self.pageSize = pageSize
+    }
+
+    mutating func nextPage() async throws -> [Card] {
+        let chunk = targets[position..<min(position + pageSize, targets.count)]
+        position += chunk.count
+        var namesByBook: [Int: [String]] = [:]
+        for target in chunk where books[target.book] != nil { namesByBook[target.book, default: []].append(target.name) }
+        var found: [Int: [String: StoredResource]] = [:]
+        for (position, names) in namesByBook {
+            guard let book = books[position] else { continue }
+            found[position] = try await NamedCardReader(store: store, collectionID: book.id, withBodies: withBodies).read(names)
+        }
+        var cards: [Card] = []
+        cards.reserveCapacity(chunk.count)
+        for target in chunk {
+            if let card = found[target.book]?[target.name] {
+                cards.append(Card(href: target.href, book: target.book, card: card))
+            } else {
+                notFound.append(target.href)
+            }
+        }
+        return cards
     }
 }

@@ -24,9 +24,14 @@ struct Multistatus {
         xml.start(Namespace.dav, "multistatus")
     }
 
-    /// Makes room for `count` responses carrying `bodyBytes` of card data in all.
-    mutating func reserve(responses count: Int, bodyBytes: Int) {
-        xml.reserveCapacity(forAdditional: bodyBytes + bodyBytes / 16 + count * Self.bytesPerResponse)
+    /// Makes room for `count` responses of properties without card data.
+    mutating func reserve(responses count: Int) {
+        reserve(bytes: count * Self.bytesPerResponse)
+    }
+
+    /// Makes room for `count` more bytes (a chunk of a listing).
+    mutating func reserve(bytes count: Int) {
+        xml.reserveCapacity(forAdditional: count)
     }
 
     /// About what a response's markup, href, ETag and status take.

@@ -16,43 +16,55 @@ protocol ListingPages: Sendable {
 extension DAVService {
     /// A 207 whose responses come from `pages`. `multistatus` already holds what comes before
     /// them (a collection's own response); `writeItem` writes one row's response; `tail`
-    /// writes what comes after (a 507 for truncation, say) once the pages are done, and
-    /// the document ends with `syncToken` when given.
+    /// writes what comes after (a 507 for truncation, 404s of a multiget) once the pages are
+    /// done, and the document ends with `syncToken` when given.
     ///
-    /// When the first page is the whole listing, the body is returned whole, with its
-    /// length. Otherwise it is streamed: the rest of the rows are read page by page while
-    /// the body is sent in chunks of `streamChunkSize` bytes. A failure then (a store error
-    /// on a later page) aborts the connection (`DAVBodyStream`); every failure that can be
-    /// known in advance happened before the 207 was decided.
+    /// An answer that fits in one chunk of `streamChunkSize` bytes is returned whole, with
+    /// its length. A bigger one is streamed: the first chunk written here goes out first,
+    /// then the rest of the rows are read page by page while the body is sent chunk after
+    /// chunk. No buffer ever holds more than a chunk (bigger buffers come from glibc's mmap
+    /// and cost a page fault per 4 KB touched, and a whole answer was copied twice more on
+    /// its way to the socket). A failure once streaming (a store error on a later page)
+    /// aborts the connection (`DAVBodyStream`); every failure that can be known in advance
+    /// happened before the 207 was decided.
     func pagedMultistatus<Pages: ListingPages>(
         _ multistatus: consuming Multistatus, pages: Pages, syncToken: String? = nil,
         writeItem: @escaping @Sendable (Pages.Item, inout Multistatus) async throws -> Void,
         tail: @escaping @Sendable (Pages, inout Multistatus) -> Void = { _, _ in }
     ) async throws -> DAVResponse {
+        let chunkSize = configuration.streamChunkSize
+        let chunkCapacity = chunkSize + chunkSize / 4
         var pages = pages
         var multistatus = multistatus
-        let first = try await pages.nextPage()
-        if pages.isFinished {
-            for item in first { try await writeItem(item, &multistatus) }
-            tail(pages, &multistatus)
-            return multistatusResponse(multistatus.finish(syncToken: syncToken))
+        multistatus.reserve(bytes: chunkCapacity)
+        var page = try await pages.nextPage()[...]
+        while multistatus.pendingByteCount < chunkSize {
+            if let item = page.popFirst() {
+                try await writeItem(item, &multistatus)
+            } else if pages.isFinished {
+                tail(pages, &multistatus)
+                return multistatusResponse(multistatus.finish(syncToken: syncToken))
+            } else {
+                page = try await pages.nextPage()[...]
+            }
         }
-        let chunkSize = configuration.streamChunkSize
         let start = multistatus
         let remaining = pages
+        let firstPage = page
         let stream = DAVBodyStream { write in
             var multistatus = start
             var pages = remaining
-            var page = first
+            var page = firstPage
+            try await write(multistatus.takeChunk(reservingCapacity: chunkCapacity))
             while true {
                 for item in page {
                     try await writeItem(item, &multistatus)
                     if multistatus.pendingByteCount >= chunkSize {
-                        try await write(multistatus.takeChunk(reservingCapacity: chunkSize + chunkSize / 4))
+                        try await write(multistatus.takeChunk(reservingCapacity: chunkCapacity))
                     }
                 }
                 if pages.isFinished { break }
-                page = try await pages.nextPage()
+                page = try await pages.nextPage()[...]
             }
             tail(pages, &multistatus)
             try await write(multistatus.finishBytes(syncToken: syncToken))
@@ -121,7 +133,10 @@ struct NamedCardReader: Sendable {
         let found = withBodies
             ? try await store.resources(collectionID: collectionID, names: names)
             : try await store.resourceInfos(collectionID: collectionID, names: names).map { StoredResource(info: $0, data: Data()) }
-        return Dictionary(found.map { ($0.info.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var byName: [String: StoredResource] = [:]
+        byName.reserveCapacity(found.count)
+        for card in found where byName[card.info.name] == nil { byName[card.info.name] = card }
+        return byName
     }
 }
 

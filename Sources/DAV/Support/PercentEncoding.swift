@@ -4,8 +4,12 @@ enum PercentEncoding {
     private static let hex = Array("0123456789ABCDEF".utf8)
 
     static func encodeSegment(_ segment: String) -> String {
-        var literal = true
-        for byte in segment.utf8 where !isLiteral(byte) { literal = false; break }
+        // Most names (`<uuid>.vcf`) need no encoding: one table load per byte tells (a
+        // listing checks every card's name).
+        var segment = segment
+        let literal = segment.withUTF8 { bytes in
+            literalTable.withUnsafeBufferPointer { table in !bytes.contains { !table[Int($0)] } }
+        }
         if literal { return segment }
         var out = [UInt8]()
         out.reserveCapacity(segment.utf8.count * 3)
@@ -18,6 +22,9 @@ enum PercentEncoding {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// `isLiteral` of every byte value.
+    private static let literalTable: [Bool] = (0...255).map { isLiteral(UInt8($0)) }
 
     private static func isLiteral(_ byte: UInt8) -> Bool {
         switch byte {

@@ -2,10 +2,11 @@ import Foundation
 import GRDB
 
 /// Listings a page at a time (keyset pagination on the `(collection_id, name)` key): each
-/// page is one short read on the unique index, whatever the book's size, and nothing is
-/// held open between pages while the caller sends the previous one. A whole listing is the
-/// same read without a limit. Named lookups (multiget, query hits, changed cards) read the
-/// bodies only when asked.
+/// page is one short range read of the `resources_listing` index, which holds every column
+/// a listing returns (no lookup in the table per row), whatever the book's size, and
+/// nothing is held open between pages while the caller sends the previous one. A whole
+/// listing is the same read without a limit. Named lookups (multiget, query hits, changed
+/// cards) read the same index, and the bodies only when asked.
 extension SQLiteStore {
     public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
         try await named(names, in: collectionID, columns: "\(Self.infoColumns), data", from: Self.withBodies,
@@ -27,16 +28,25 @@ extension SQLiteStore {
             let chunkSize = 500
             for start in stride(from: 0, to: names.count, by: chunkSize) {
                 let chunk = Array(names[start..<min(start + chunkSize, names.count)])
-                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                let statement = try db.cachedStatement(sql: """
-                    SELECT \(columns) FROM \(table) WHERE collection_id = ? AND name IN (\(placeholders))
-                    """)
+                let statement = try db.cachedStatement(sql: Self.namedSQL(columns: columns, from: table, count: chunk.count))
                 let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
                 let cursor = try Row.fetchCursor(statement, arguments: arguments)
                 while let row = try cursor.next() { found.append(makeValue(row)) }
             }
             return found
         }
+    }
+
+    /// A page of `table` in name order: `collection_id`, the name to start after and a limit
+    /// as arguments. With the info columns it reads the `resources_listing` index alone.
+    static func pageSQL(columns: String, from table: String) -> String {
+        "SELECT \(columns) FROM \(table) WHERE collection_id = ? AND name > ? ORDER BY name LIMIT ?"
+    }
+
+    /// `count` named rows of `table`: `collection_id` and the names as arguments.
+    static func namedSQL(columns: String, from table: String, count: Int) -> String {
+        let placeholders = Array(repeating: "?", count: count).joined(separator: ",")
+        return "SELECT \(columns) FROM \(table) WHERE collection_id = ? AND name IN (\(placeholders))"
     }
 
     public func listResources(collectionID: Int64) async throws -> [ResourceInfo] {
@@ -74,9 +84,8 @@ extension SQLiteStore {
             var values: [Value] = []
             values.reserveCapacity(min(limit ?? 0, 4096))
             // A negative LIMIT is no limit in SQLite.
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT \(columns) FROM \(table) WHERE collection_id = ? AND name > ? ORDER BY name LIMIT ?
-                """), arguments: [collectionID, name ?? "", limit ?? -1])
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: Self.pageSQL(columns: columns, from: table)),
+                                             arguments: [collectionID, name ?? "", limit ?? -1])
             while let row = try cursor.next() { values.append(makeValue(row)) }
             return values
         }

@@ -139,6 +139,18 @@ extension SQLiteStore {
                 ALTER TABLE resources DROP COLUMN data;
                 """)
         }
+        migrator.registerMigration("v4-listing-index") { db in
+            // Listings (PROPFIND Depth 1, initial sync, index hits, multiget) read a card's
+            // name, ETag, size, date and content type by name. Through the unique name index
+            // each row costs a lookup in the table b-tree, on a page that name order visits
+            // at random: 40% of the SQLite time of a 10,000-card listing, and at 100,000 cards
+            // a pread per row. This index covers them, in name order; the rowid it carries
+            // joins the bodies. One more b-tree entry per write, measured in
+            // Docs/performance.md ("Listings from a covering index").
+            try db.execute(sql: """
+                CREATE INDEX resources_listing ON resources(collection_id, name, etag, size, modified, seq, content_type);
+                """)
+        }
         return migrator
     }
 }
