@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        // Already in the graph through Hummingbird; named for NIOEmbedded in the server's tests.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         // vCard 2.1/3.0/4.0 parse, write, convert, validate. No dependencies.
@@ -79,7 +81,9 @@ let package = Package(
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
         .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard"]),
-        .testTarget(name: "RoloServerTests", dependencies: ["RoloServer", "RoloStore"]),
+        .testTarget(name: "RoloServerTests", dependencies: [
+            "RoloServer", "RoloStore", "DAV", .product(name: "NIOEmbedded", package: "swift-nio"),
+        ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore"]),
     ],

@@ -11,9 +11,12 @@ public struct DAVService: Sendable {
     let hrefs: HrefBuilder
     /// Write locks granted by this engine (in memory).
     let locks: LockTable
+    /// The store's reads that never wait, when it has them (`immediateResponse(to:)`).
+    let immediateReads: (any ImmediateResourceReads)?
 
     public init(store: any RoloStore, configuration: DAVConfiguration = DAVConfiguration()) {
         self.store = store
+        self.immediateReads = store as? any ImmediateResourceReads
         self.configuration = configuration
         self.hrefs = HrefBuilder(configuration: configuration)
         self.locks = LockTable(sequentialTokens: configuration.sequentialLockTokens)

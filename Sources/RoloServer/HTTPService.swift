@@ -17,18 +17,17 @@ import Synchronization
 struct HTTPService<Responder: HTTPResponder>: Service where Responder.Context == RoloRequestContext {
     let responder: Responder
     let channelConfiguration: HTTP1Channel.Configuration
+    /// GETs of cards answered in the channel pipeline (`InlineGetHandler`); nil for none.
+    let inlineGets: InlineGets?
     let address: BindAddress
     let serverName: String
+    let date: HTTPDateCache
     let logger: Logger
     let onRunning: @Sendable (Int) async -> Void
 
     func run() async throws {
-        let date = HTTPDateCache()
-        let server = try HTTPServerBuilder.http1(configuration: channelConfiguration).buildServer(
-            configuration: .init(address: address, serverName: serverName),
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            logger: logger,
-            responder: { [responder, logger, serverName] request, writer, channel in
+        let http1 = HTTP1Channel(
+            responder: { [responder, logger, serverName, date] request, writer, channel in
                 let context = RoloRequestContext(source: .init(channel: channel, logger: logger))
                 var response: Response
                 do {
@@ -42,7 +41,12 @@ struct HTTPService<Responder: HTTPResponder>: Service where Responder.Context ==
                 // One write of head, body and end for a whole body (Hummingbird's fast path).
                 try await writer.write(response: response.head, body: response.body)
             },
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) })
+            configuration: channelConfiguration)
+        let server = RoloHTTP1Channel(http1: http1, inlineGets: inlineGets).server(
+            configuration: .init(address: address, serverName: serverName),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: logger)
         // Graceful shutdown reaches both through the enclosing group, as with `Application`.
         try await ServiceGroup(configuration: .init(services: [date, server], logger: logger)).run()
     }

@@ -19,15 +19,13 @@ struct RoloResponder: HTTPResponder {
 
     let configuration: ServerConfiguration
     let authenticator: BasicAuthenticator
-    let metrics: ServerMetrics
     let handler: DAVHandler
-    let logger: Logger
+    let accessLog: AccessLog
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
         let method = request.method.rawValue
-        let rawPath = request.uri.path
-        let path = rawPath.utf8.contains(0x25) ? rawPath.removingPercentEncoding ?? rawPath : rawPath
+        let path = Self.decodedPath(request.uri.path)
         var user = "-"
         // Worked out only when a password is checked or a line is logged.
         let remote = {
@@ -41,15 +39,8 @@ struct RoloResponder: HTTPResponder {
             // Only reading the body throws: the client went away or sent a broken stream.
             response = Self.plain(.badRequest, "Could not read the request body.\n")
         }
-        let elapsed = ContinuousClock.now - started
-        metrics.record(method: method, status: response.status.code, duration: elapsed)
-        // Formatting costs more than a cached GET: only when the line is written.
-        guard logger.logLevel <= .info else { return response }
-        let milliseconds = Self.millisecondsText(elapsed)
-        logger.info("\(method) \(request.uri.path) \(response.status.code) \(milliseconds)ms",
-                    metadata: ["method": .string(method), "path": .string(request.uri.path),
-                               "status": .stringConvertible(response.status.code), "duration_ms": .string(milliseconds),
-                               "user": .string(user), "remote": .string(remote())])
+        accessLog.record(method: method, path: request.uri.path, status: Int(response.status.code), since: started,
+                         user: user, remote: remote)
         return response
     }
 
@@ -66,7 +57,7 @@ struct RoloResponder: HTTPResponder {
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: await metrics.exposition())))
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: await accessLog.metrics.exposition())))
         default:
             break
         }
@@ -115,11 +106,9 @@ struct RoloResponder: HTTPResponder {
         return body
     }
 
-    /// "12.3": the duration in milliseconds with one decimal, without Foundation's formatter.
-    static func millisecondsText(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let tenths = seconds * 10_000 + (attoseconds + 50_000_000_000_000) / 100_000_000_000_000
-        return "\(tenths / 10).\(tenths % 10)"
+    /// The request path percent-decoded, as the engine takes it (decoded only when it has a `%`).
+    static func decodedPath(_ raw: String) -> String {
+        raw.utf8.contains(0x25) ? raw.removingPercentEncoding ?? raw : raw
     }
 
     static func lowercasedHeaders(_ fields: HTTPFields) -> [String: String] {
@@ -136,21 +125,28 @@ struct RoloResponder: HTTPResponder {
     }
 
     static func response(from dav: DAVResponse, forHead isHead: Bool) -> Response {
+        var head = responseHead(from: dav)
+        if let stream = dav.streamedBody {
+            // Length unknown: no body for HEAD, else chunked.
+            if isHead { return Response(status: head.status, headers: head.headerFields) }
+            return Response(status: head.status, headers: head.headerFields, body: streamedBody(stream))
+        }
+        if isHead {
+            if head.headerFields[.contentLength] == nil { head.headerFields[.contentLength] = String(dav.body.count) }
+            return Response(status: head.status, headers: head.headerFields)
+        }
+        return Response(status: head.status, headers: head.headerFields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: dav.body)))
+    }
+
+    /// The status line and header fields of the engine's answer.
+    static func responseHead(from dav: DAVResponse) -> HTTPResponse {
         var headers = HTTPFields()
+        headers.reserveCapacity(dav.headers.count + 2)
         for (name, value) in dav.headers {
             if let fieldName = fieldName(name) { headers.append(HTTPField(name: fieldName, value: value)) }
         }
-        let status = HTTPResponse.Status(code: dav.status, reasonPhrase: reasonPhrase(dav.status))
-        if let stream = dav.streamedBody {
-            // Length unknown: no body for HEAD, else chunked.
-            if isHead { return Response(status: status, headers: headers) }
-            return Response(status: status, headers: headers, body: streamedBody(stream))
-        }
-        if isHead {
-            if headers[.contentLength] == nil { headers[.contentLength] = String(dav.body.count) }
-            return Response(status: status, headers: headers)
-        }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: dav.body)))
+        return HTTPResponse(status: HTTPResponse.Status(code: dav.status, reasonPhrase: reasonPhrase(dav.status)),
+                            headerFields: headers)
     }
 
     /// The field name for a header the engine set. The names of a GET's answer come as

@@ -14,6 +14,6 @@ extension RoloServer {
             publicBaseURL: configuration.publicURL,
             sequentialLockTokens: configuration.deterministic))
         return RoloServer(configuration: configuration, store: store, handler: engine.handle,
-                          resetHandler: engine.releaseAllLocks)
+                          immediateHandler: engine.immediateResponse, resetHandler: engine.releaseAllLocks)
     }
 }

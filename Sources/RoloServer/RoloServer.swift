@@ -12,15 +12,19 @@ public struct RoloServer: Sendable {
     public let configuration: ServerConfiguration
     public let store: any RoloStore
     let handler: DAVHandler
+    /// GET and HEAD of cards answered without waiting, in the channel pipeline; nil for none.
+    let immediateHandler: ImmediateDAVHandler?
     /// Forgets the engine's in-memory state (DAV locks) on a test-control reset.
     let resetHandler: @Sendable () async -> Void
     let logger: Logger
 
     public init(configuration: ServerConfiguration, store: any RoloStore, handler: @escaping DAVHandler,
+                immediateHandler: ImmediateDAVHandler? = nil,
                 resetHandler: @escaping @Sendable () async -> Void = {}, logger: Logger? = nil) {
         self.configuration = configuration
         self.store = store
         self.handler = handler
+        self.immediateHandler = immediateHandler
         self.resetHandler = resetHandler
         self.logger = logger ?? {
             var logger = Logger(label: "rolo")
@@ -62,12 +66,13 @@ public struct RoloServer: Sendable {
 
     func makeService(onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {
         let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime)
+        let accessLog = AccessLog(metrics: ServerMetrics(store: store, databasePath: configuration.databasePath),
+                                  logger: logger)
         let responder = RoloResponder(
             configuration: configuration,
             authenticator: authenticator,
-            metrics: ServerMetrics(store: store, databasePath: configuration.databasePath),
             handler: handler,
-            logger: logger)
+            accessLog: accessLog)
         let limits = configuration.limits
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
@@ -77,11 +82,20 @@ public struct RoloServer: Sendable {
                 authenticator.forgetAll()
             }
         }
+        let serverName = "Rolo"
+        let date = HTTPDateCache()
+        // The test API numbers, records and faults every request: all of them go its way.
+        let inlineGets = testControl == nil ? immediateHandler.map { answer in
+            InlineGets(credentials: authenticator.cache, answer: answer, accessLog: accessLog,
+                       trustedProxies: configuration.trustedProxies, date: date, serverName: serverName)
+        } : nil
         return HTTPService(
             responder: TestControlResponder(inner: responder, control: testControl),
             channelConfiguration: .init(additionalChannelHandlers: [ExpectContinueHandler(limits: limits)], idleTimeout: idle),
+            inlineGets: inlineGets,
             address: .hostname(configuration.host, port: configuration.port),
-            serverName: "Rolo",
+            serverName: serverName,
+            date: date,
             logger: logger,
             onRunning: onRunning)
     }

@@ -147,6 +147,18 @@ extension RoloStore {
     }
 }
 
+/// A store that can look one resource up without waiting: an embedded database read on the
+/// calling thread in microseconds, never queued behind other work. The server answers a
+/// GET of a card through it right on the event loop that read the request, without a task
+/// (see `DAVService.immediateResponse(to:)`). A store whose reads go over a network (the
+/// PostgreSQL one to come) does not adopt it, and its GETs take the ordinary async path.
+public protocol ImmediateResourceReads: Sendable {
+    /// What `RoloStore.resource(owner:collectionPath:name:)` answers, read on the calling
+    /// thread. It must never block for long: no waiting for a connection, a lock or I/O
+    /// beyond the read itself.
+    func resourceImmediately(owner: String, collectionPath: [String], name: String) throws -> LocatedResource?
+}
+
 /// A resource found by its path, with the collection holding it (whose kind decides how
 /// the resource is served).
 public struct LocatedResource: Sendable, Hashable {

@@ -9,6 +9,37 @@ extension DAVService {
         guard let collection, let stored else {
             return DAVResponse(status: 405, headers: [("Allow", Self.allowedMethods), ("Content-Length", "0")])
         }
+        return try Self.getResponse(request, collection: collection, stored: stored, includeBody: includeBody)
+    }
+
+    /// GET or HEAD of a stored card or file answered on the calling thread, when the store
+    /// reads it without waiting (`ImmediateResourceReads`): the server then answers it on
+    /// the event loop that read the request, with no task. The answer is the one `handle`
+    /// gives. Nil when this cannot answer at once and the request must go through `handle`:
+    /// another method, a store without immediate reads, a path that is not a stored
+    /// resource (collections, 404s), or a store error (`handle` reports it).
+    public func immediateResponse(to request: DAVRequest) -> DAVResponse? {
+        let includeBody: Bool
+        switch request.method {
+        case "GET": includeBody = true
+        case "HEAD": includeBody = false
+        default: return nil
+        }
+        guard let immediateReads,
+              case .member(let user, let components)? = try? path(of: request), components.count >= 2,
+              let found = try? immediateReads.resourceImmediately(owner: user, collectionPath: Array(components.dropLast()),
+                                                                  name: components[components.count - 1])
+        else { return nil }
+        do {
+            return try Self.getResponse(request, collection: found.collection, stored: found.resource, includeBody: includeBody)
+        } catch {
+            return error.response
+        }
+    }
+
+    /// The answer to a GET or HEAD of `stored`, by the request's conditional headers.
+    private static func getResponse(_ request: DAVRequest, collection: CollectionInfo, stored: StoredResource,
+                                    includeBody: Bool) throws(DAVError) -> DAVResponse {
         let current = stored.info
         var headers = [("ETag", current.etag), ("Last-Modified", HTTPDate.rfc1123(current.modified))]
         if let ifNoneMatch = request.headers["if-none-match"] {

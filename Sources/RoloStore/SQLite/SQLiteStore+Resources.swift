@@ -48,6 +48,12 @@ extension SQLiteStore {
     }
 
     public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
+        try resourceImmediately(owner: owner, collectionPath: collectionPath, name: name)
+    }
+
+    /// One prepared JOIN on a row reader (`readOnCallingThread`): collection and resource in
+    /// one snapshot, without waiting for a connection.
+    public func resourceImmediately(owner: String, collectionPath: [String], name: String) throws -> LocatedResource? {
         guard !collectionPath.isEmpty else { return nil }
         let path = Self.joined(collectionPath)
         return try readOnCallingThread(.locatedResource, bind: { $0.add(owner); $0.add(path); $0.add(name) }) { columns in

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import RoloServer
+
+/// GETs of cards answered in the channel pipeline (`InlineGetHandler`), through a real
+/// server: the same answers as the full path, in request order, counted and logged.
+@Suite struct InlineGetTests {
+    static let alice = "Basic " + Data("alice:alice-secret".utf8).base64EncodedString()
+
+    static func card(_ uid: String, _ name: String) -> String {
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:\(uid)\r\nFN:\(name)\r\nEND:VCARD\r\n"
+    }
+
+    /// The headers that must match between two answers to the same request (not `Date`).
+    static func comparable(_ headers: [String: String]) -> [String: String] {
+        headers.filter { $0.key != "date" }
+    }
+
+    @Test func answersEqualThoseOfTheFullPath() async throws {
+        try await TestServer.with { server in
+            let path = server.configuration.basePath + "/addressbooks/alice/default/ada.vcf"
+            let put = try await server.request("PUT", path, headers: ["Content-Type": "text/vcard"],
+                                               body: Data(Self.card("ada", "Ada Lovelace").utf8))
+            #expect(put.status == 201)
+            let etag = try #require(put.headers["etag"])
+            // The PUT verified alice's login, so her GETs are answered inline; with a query
+            // string (which the engine ignores) the same GET takes the full path.
+            let cases: [(String, [String: String])] = [
+                ("GET", [:]), ("HEAD", [:]), ("GET", ["If-None-Match": etag]), ("GET", ["If-None-Match": "\"x\""]),
+                ("GET", ["If-Match": "\"x\""]), ("GET", ["If-Match": etag]),
+            ]
+            for (method, headers) in cases {
+                let inline = try await server.request(method, path, headers: headers)
+                let full = try await server.request(method, path + "?full", headers: headers)
+                #expect(inline.status == full.status, "\(method) \(headers)")
+                #expect(Self.comparable(inline.headers) == Self.comparable(full.headers), "\(method) \(headers)")
+                #expect(inline.body == full.body, "\(method) \(headers)")
+            }
+            let missing = try await server.request("GET", server.configuration.basePath + "/addressbooks/alice/default/none.vcf")
+            #expect(missing.status == 404)
+            let others = try await server.request("GET", server.configuration.basePath + "/addressbooks/bob/default/ada.vcf")
+            #expect(others.status == 404)
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInTheirOrder() async throws {
+        try await TestServer.with { server in
+            let book = server.configuration.basePath + "/addressbooks/alice/default/"
+            let auth = ["Authorization": Self.alice]
+            let seed = try await server.request("PUT", book + "ada.vcf", headers: ["Content-Type": "text/vcard"],
+                                                body: Data(Self.card("ada", "Ada Lovelace").utf8))
+            #expect(seed.status == 201)  // alice's login is now cached: her GETs can be answered inline
+            let answers = try await PipelinedConnection.exchange(port: server.port, [
+                PipelinedConnection.request("GET", book + "ada.vcf", headers: auth),
+                PipelinedConnection.request("PUT", book + "bob.vcf", headers: auth.merging(["Content-Type": "text/vcard"]) { a, _ in a },
+                                            body: Self.card("bob", "Bob Builder")),
+                // Behind the PUT: must wait for it, and then see the card it stored.
+                PipelinedConnection.request("GET", book + "bob.vcf", headers: auth),
+                PipelinedConnection.request("GET", book + "none.vcf", headers: auth),
+                PipelinedConnection.request("DELETE", book + "ada.vcf", headers: auth),
+                PipelinedConnection.request("GET", book + "ada.vcf", headers: auth),
+                PipelinedConnection.request("GET", book + "bob.vcf", headers: auth),
+            ])
+            #expect(answers.map(\.status) == [200, 201, 200, 404, 204, 404, 200])
+            #expect(answers[0].text == Self.card("ada", "Ada Lovelace"))
+            #expect(answers[2].text == Self.card("bob", "Bob Builder"))
+            #expect(answers[6].text == Self.card("bob", "Bob Builder"))
+        }
+    }
+
+    @Test func inlineAnswersAreCountedAndLogged() async throws {
+        try await TestServer.with { server in
+            let path = server.configuration.basePath + "/addressbooks/alice/default/ada.vcf"
+            _ = try await server.request("PUT", path, headers: ["Content-Type": "text/vcard"],
+                                         body: Data(Self.card("ada", "Ada Lovelace").utf8))
+            let answers = try await PipelinedConnection.exchange(port: server.port, Array(
+                repeating: PipelinedConnection.request("GET", path, headers: ["Authorization": Self.alice]), count: 5))
+            #expect(answers.allSatisfy { $0.status == 200 })
+            let metrics = try await server.request("GET", "/metrics", user: nil)
+            #expect(metrics.text.contains(#"rolo_http_requests_total{method="GET",status="200"} 5"#))
+        }
+    }
+
+    @Test func theTestAPISeesEveryGET() async throws {
+        try await TestServer.withTestAPI { server in
+            let path = server.configuration.basePath + "/addressbooks/alice/default/ada.vcf"
+            _ = try await server.request("PUT", path, headers: ["Content-Type": "text/vcard"],
+                                         body: Data(Self.card("ada", "Ada Lovelace").utf8))
+            try await server.addFault(["fault": "status", "status": 503, "method": "GET", "count": 1])
+            #expect(try await server.request("GET", path).status == 503)
+            #expect(try await server.request("GET", path).status == 200)
+            #expect(try await server.loggedRequests().map { $0["method"] as? String } == ["PUT", "GET", "GET"])
+        }
+    }
+}
