@@ -96,10 +96,16 @@ final class InlineGetHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func answerableUser(_ head: HTTPRequest) -> String? {
         guard head.method == .get || head.method == .head,
               let path = head.path, !path.utf8.contains(UInt8(ascii: "?")),
-              !head.headerFields.contains(.connection),
+              head.headerFields[values: .connection].allSatisfy(Self.isKeepAlive),
               !head.headerFields.contains(.transferEncoding),
               let authorization = head.headerFields[.authorization] else { return nil }
         return gets.credentials.user(authorization: authorization)
+    }
+
+    /// `Connection: keep-alive` asks for what HTTP/1.1 does anyway; any other option (`close`,
+    /// `upgrade`) is for Hummingbird to act on.
+    private static func isKeepAlive(_ value: String) -> Bool {
+        value.utf8.count == 10 && value.lowercased() == "keep-alive"
     }
 
     /// Writes the engine's answer to `head`; false (nothing written) when it has none at once.

@@ -101,6 +101,9 @@ import Testing
             try channel.writeInbound(Self.head(.get, Self.cardPath, [(.ifNoneMatch, etag)]))
             try channel.writeInbound(HTTPRequestPart.end(nil))
             #expect(try Self.answer(channel)?.head.status.code == 304)
+            try channel.writeInbound(Self.head(.get, Self.cardPath, [(.connection, "Keep-Alive")]))
+            try channel.writeInbound(HTTPRequestPart.end(nil))
+            #expect(try Self.answer(channel)?.head.status.code == 200)
             try channel.writeInbound(Self.head(.get, Self.cardPath, [(.ifMatch, "\"other\"")]))
             try channel.writeInbound(HTTPRequestPart.end(nil))
             #expect(try Self.answer(channel)?.head.status.code == 412)
@@ -117,6 +120,7 @@ import Testing
                 [Self.head(.get, "/dav/addressbooks/alice/default/"), .end(nil)],                     // a collection
                 [Self.head(.get, Self.cardPath + "?x=1"), .end(nil)],                                 // a query string
                 [Self.head(.get, Self.cardPath, [(.connection, "close")]), .end(nil)],
+                [Self.head(.get, Self.cardPath, [(.connection, "keep-alive"), (.connection, "upgrade")]), .end(nil)],
                 [Self.head(.get, Self.cardPath), .body(ByteBuffer(string: "x")), .end(nil)],         // a body
                 [Self.head(HTTPRequest.Method("PROPFIND")!, Self.cardPath), .end(nil)],
             ]
