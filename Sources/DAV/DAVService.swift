@@ -83,11 +83,12 @@ extension DAVService {
             if parentPath.isEmpty {
                 parent = nil
             } else {
-                parent = try await store.collection(owner: user, path: parentPath)
-                if parent == nil { return .missing(parent: nil, parentIsHome: false, name: name) }
-            }
-            if let parent, let info = try await store.resourceInfo(collectionID: parent.id, name: name) {
-                return .found(.object(parent, info, nil))
+                // The parent and the member in one lookup: every PUT and DELETE resolves here.
+                guard let member = try await store.collectionMember(owner: user, path: parentPath, name: name) else {
+                    return .missing(parent: nil, parentIsHome: false, name: name)
+                }
+                if let info = member.resource { return .found(.object(member.collection, info, nil)) }
+                parent = member.collection
             }
             if parent?.kind != .addressBook, let collection = try await store.collection(owner: user, path: components) {
                 return .found(.collection(collection))

@@ -62,6 +62,11 @@ public protocol RoloStore: Sendable {
     /// One page of `allResources`, bodies included, the same way.
     func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource]
     func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo?
+    /// The user's collection at `path` and, when it has one, its member resource `name`
+    /// (without the body): what resolving a member's path needs (PUT, DELETE, PROPFIND),
+    /// in one lookup. Nil when the collection is absent. A default implementation makes
+    /// the two calls; a store may answer it in one read, as `SQLiteStore` does.
+    func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember?
     /// Deletes a resource, checking `precondition` inside the transaction; writes a
     /// tombstone in the change log. Throws `StoreError.notFound` when absent.
     func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws
@@ -140,6 +145,11 @@ extension RoloStore {
         return Array(following.sorted { name($0).utf8.lexicographicallyPrecedes(name($1).utf8) }.prefix(limit))
     }
 
+    public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
+        guard let collection = try await collection(owner: owner, path: path) else { return nil }
+        return CollectionMember(collection: collection, resource: try await resourceInfo(collectionID: collection.id, name: name))
+    }
+
     public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
         guard let collection = try await collection(owner: owner, path: collectionPath),
               let resource = try await resource(collectionID: collection.id, name: name) else { return nil }
@@ -165,6 +175,16 @@ public struct LocatedResource: Sendable, Hashable {
     public var collection: CollectionInfo
     public var resource: StoredResource
     public init(collection: CollectionInfo, resource: StoredResource) {
+        self.collection = collection; self.resource = resource
+    }
+}
+
+/// A collection and, when present, one of its resources by name: a member path resolved.
+public struct CollectionMember: Sendable, Hashable {
+    public var collection: CollectionInfo
+    /// Nil when the collection has no resource of that name.
+    public var resource: ResourceInfo?
+    public init(collection: CollectionInfo, resource: ResourceInfo?) {
         self.collection = collection; self.resource = resource
     }
 }

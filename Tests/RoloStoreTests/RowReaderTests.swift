@@ -56,6 +56,35 @@ import Testing
         #expect(try await store.resourceInfo(collectionID: fixture.book.id, name: "ann.vcf") == nil)
     }
 
+    /// The one-statement lookup that resolves a member path answers what the two lookups
+    /// it replaces (the collection, then its resource) answer, for present and absent
+    /// collections and members, and after writes and deletes.
+    @Test func collectionMemberAgreesWithTheTwoLookups() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let store = fixture.store
+        let missing = try #require(try await store.collectionMember(owner: "alice", path: ["default"], name: "ann.vcf"))
+        #expect(missing.collection == (try await store.collection(owner: "alice", path: ["default"])))
+        #expect(missing.resource == nil)
+
+        let written = try await fixture.put("ann.vcf", uid: "u1", fn: "Ann")
+        let found = try #require(try await store.collectionMember(owner: "alice", path: ["default"], name: "ann.vcf"))
+        #expect(found.collection == (try await store.collection(owner: "alice", path: ["default"])))
+        #expect(found.collection.syncSeq == written.seq)
+        #expect(found.resource == (try await store.resourceInfo(collectionID: fixture.book.id, name: "ann.vcf")))
+        #expect(found.resource?.etag == written.etag)
+        // Another name in the same book, a missing book, a missing user, the home itself.
+        #expect(try await store.collectionMember(owner: "alice", path: ["default"], name: "bob.vcf")?.resource == nil)
+        #expect(try await store.collectionMember(owner: "alice", path: ["nope"], name: "ann.vcf") == nil)
+        #expect(try await store.collectionMember(owner: "nobody", path: ["default"], name: "ann.vcf") == nil)
+        #expect(try await store.collectionMember(owner: "alice", path: [], name: "default") == nil)
+
+        try await store.deleteResource(collectionID: fixture.book.id, name: "ann.vcf", precondition: .none)
+        let deleted = try #require(try await store.collectionMember(owner: "alice", path: ["default"], name: "ann.vcf"))
+        #expect(deleted.resource == nil)
+        #expect(deleted.collection.syncSeq == written.seq + 1)
+    }
+
     @Test func lookupsFindNothingOnceTheBookOrItsOwnerIsDeleted() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }

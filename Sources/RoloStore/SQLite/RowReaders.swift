@@ -79,6 +79,11 @@ final class RowReader {
         case resourceInfo
         /// A collection by owner name and path.
         case collection
+        /// A collection by owner name and path (`collectionColumns`) and, through a LEFT JOIN,
+        /// its resource by name without the body (`resourceColumns`, all NULL when absent).
+        /// The join reads the covering index `resources_listing`, so a PUT or DELETE
+        /// resolves its path in one statement, one snapshot.
+        case collectionMember
 
         static let resourceColumns = "r.name, r.content_type, r.etag, r.size, r.modified, r.seq"
         static let collectionColumnCount: Int32 = 9
@@ -99,6 +104,12 @@ final class RowReader {
             case .collection: """
                 SELECT \(SQLiteStore.collectionColumns) FROM users u JOIN collections c ON c.owner_id = u.id
                 WHERE u.name = ? AND c.path = ?
+                """
+            case .collectionMember: """
+                SELECT \(SQLiteStore.collectionColumns), \(Self.resourceColumns)
+                FROM users u JOIN collections c ON c.owner_id = u.id
+                LEFT JOIN resources r ON r.collection_id = c.id AND r.name = ?3
+                WHERE u.name = ?1 AND c.path = ?2
                 """
             }
         }
@@ -191,6 +202,9 @@ struct ColumnReader: ColumnSource {
     }
 
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, offset + column) }
+
+    /// True when the column holds SQL NULL (a LEFT JOIN that found nothing).
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, offset + column) == SQLITE_NULL }
 
     func double(_ column: Int32) -> Double { sqlite3_column_double(statement, offset + column) }
 

@@ -66,6 +66,16 @@ extension SQLiteStore {
         try readOnCallingThread(.resourceInfo, bind: { $0.add(collectionID); $0.add(name) }, row: Self.resourceInfo(from:))
     }
 
+    public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
+        guard !path.isEmpty else { return nil }
+        let joinedPath = Self.joined(path)
+        return try readOnCallingThread(.collectionMember, bind: { $0.add(owner); $0.add(joinedPath); $0.add(name) }) { columns in
+            let resource = columns.advanced(by: RowReader.Query.collectionColumnCount)
+            return CollectionMember(collection: Self.collectionInfo(from: columns),
+                                    resource: resource.isNull(0) ? nil : Self.resourceInfo(from: resource))
+        }
+    }
+
     public func resourceName(collectionID: Int64, uid: String) async throws -> String? {
         try await pool.read { db in try Self.resourceName(db, collectionID: collectionID, uid: uid) }
     }
