@@ -56,14 +56,29 @@ public struct XMLWriter: Sendable {
     /// keeping the open elements (their end tags still come): a big document is sent in
     /// chunks while it is written instead of being held whole.
     public mutating func takeBytes(reservingCapacity capacity: Int) -> [UInt8] {
-        for index in open.indices where open[index].detachedName == nil {
-            let scope = open[index]
-            open[index].detachedName = Array(bytes[scope.nameOffset..<(scope.nameOffset + scope.nameLength)])
-        }
+        detachOpenNames()
         var taken: [UInt8] = []
         taken.reserveCapacity(capacity)
         swap(&taken, &bytes)
         return taken
+    }
+
+    /// Forgets the bytes written so far (the caller has sent them), keeping the open
+    /// elements and the buffer's capacity: a document streamed chunk by chunk reuses one
+    /// buffer. The storage is reused only when no copy of `bytes` is still alive; otherwise
+    /// a new buffer of the same capacity is allocated (never written into a shared one).
+    public mutating func discardBytes() {
+        detachOpenNames()
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Copies the qualified names of the open elements out of `bytes` before those are
+    /// handed over or forgotten: their end tags still come.
+    private mutating func detachOpenNames() {
+        for index in open.indices where open[index].detachedName == nil {
+            let scope = open[index]
+            open[index].detachedName = Array(bytes[scope.nameOffset..<(scope.nameOffset + scope.nameLength)])
+        }
     }
 
     /// The document as text.

@@ -34,11 +34,20 @@ extension DAVService {
                                   pageSize: configuration.listingPageSize)
         let rows = CardResponseWriter(properties, withBodies: true)
         let user = request.user
-        return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: { [self, books] item, multistatus in
-            guard let book = books[item.book] else { return }
-            try await addCard(item.card.info, body: item.card.data, in: book, href: item.href, rows: rows,
-                              properties: properties, user: user, to: &multistatus)
-        }, tail: { [unresolved] pages, multistatus in
+        let writer: ItemWriter<MultigetPages.Card>
+        if let rows {
+            // Pages hold only cards of books that exist.
+            writer = .rows { item, multistatus in
+                multistatus.add(card: item.card.info, body: item.card.data, href: item.href, writer: rows)
+            }
+        } else {
+            writer = .generic { [self, books] item, multistatus in
+                guard let book = books[item.book] else { return }
+                try await addCard(item.card.info, body: item.card.data, in: book, href: item.href, rows: nil,
+                                  properties: properties, user: user, to: &multistatus)
+            }
+        }
+        return try await pagedMultistatus(Multistatus(), pages: pages, writer: writer, tail: { [unresolved] pages, multistatus in
             for href in unresolved + pages.notFound { multistatus.add(href: href, status: 404) }
         })
     }

@@ -90,12 +90,17 @@ struct Multistatus {
         }
     }
 
-    /// Bytes written and not yet handed over by `takeChunk()`.
+    /// Bytes written and not yet handed over (`pendingBytes`, `discardPending()`).
     var pendingByteCount: Int { xml.bytes.count }
 
-    /// Hands over what is written so far, as the next chunk of a streamed body.
-    mutating func takeChunk(reservingCapacity capacity: Int) -> [UInt8] {
-        xml.takeBytes(reservingCapacity: capacity)
+    /// What is written and not yet handed over: the next chunk of a streamed body. It
+    /// shares the writer's buffer; `discardPending()` after the chunk is sent (and the copy
+    /// released) then reuses that buffer instead of allocating one per chunk.
+    var pendingBytes: [UInt8] { xml.bytes }
+
+    /// Forgets the bytes of `pendingBytes` once they are sent, keeping the buffer.
+    mutating func discardPending() {
+        xml.discardBytes()
     }
 
     /// The finished document; a `DAV:sync-token` is appended for sync-collection.
