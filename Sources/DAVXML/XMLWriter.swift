@@ -263,52 +263,100 @@ public struct XMLWriter: Sendable {
     /// Escapes `&`, `<`, `>` (and in attributes `"`, tab, CR, LF as character references;
     /// in text CR only, so CRLF survives parsing). Control characters XML 1.0 cannot carry,
     /// U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so output stays well-formed whatever
-    /// the bytes. Runs of plain bytes are copied in one go; they are found eight bytes at a
-    /// time (`PlainWord`), since a card is mostly plain ASCII between its line ends.
+    /// the bytes.
+    ///
+    /// The bytes are escaped a block at a time into a scratch buffer with plain stores, then
+    /// appended in one go: eight bytes are loaded and tested at once (`PlainWord`) and, when
+    /// plain, stored as they are; only a word that holds something to look at goes byte by
+    /// byte. A card is mostly plain ASCII with a CR at each line end, and appending each
+    /// run and each `&#13;` to the array separately (two appends a line, each with its
+    /// capacity and uniqueness checks) cost more than the scanning.
     private mutating func appendEscaped(_ buffer: UnsafeBufferPointer<UInt8>, attribute: Bool) {
-        guard let base = UnsafeRawPointer(buffer.baseAddress) else { return }
-        var runStart = 0
-        var index = 0
         let count = buffer.count
-        func flush(upTo end: Int) {
-            if runStart < end { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<end])) }
+        guard count > 0 else { return }
+        let block = min(count, XMLEscaper.blockSize)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: XMLEscaper.scratchCapacity(forBlock: block)) { scratch in
+            var index = 0
+            while index < count {
+                let (next, written) = XMLEscaper.escape(buffer, from: index, upTo: min(count, index + block),
+                                                        into: scratch, attribute: attribute)
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<written]))
+                index = next
+            }
         }
+    }
+}
+
+/// The escaping loop of `XMLWriter`, on raw buffers.
+enum XMLEscaper {
+    /// Input bytes escaped per scratch buffer.
+    static let blockSize = 4096
+
+    /// Room for a block: at most 6 bytes out per byte in (`&quot;`), and a UTF-8 sequence
+    /// that starts in the block is taken whole (up to 3 bytes past its end).
+    static func scratchCapacity(forBlock block: Int) -> Int { (block + 3) * 6 }
+
+    /// Escapes `buffer[start..<end]` (a last UTF-8 sequence may run past `end`) into `out`;
+    /// returns where it stopped in `buffer` and how many bytes it wrote.
+    @inline(__always)
+    static func escape(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int, upTo end: Int,
+                       into out: UnsafeMutableBufferPointer<UInt8>, attribute: Bool) -> (next: Int, written: Int) {
+        let base = UnsafeRawPointer(buffer.baseAddress!)
+        let output = UnsafeMutableRawPointer(out.baseAddress!)
         let table = attribute ? attributeEscapes : textEscapes
-        while index < count {
-            while index + 8 <= count, PlainWord.isPlain(base.loadUnaligned(fromByteOffset: index, as: UInt64.self), attribute: attribute) {
-                index += 8
-            }
-            // Byte by byte up to the end of the word that needs a look (or of the buffer).
-            let wordEnd = min(index + 8, count)
-            while index < wordEnd {
-                let byte = buffer[index]
-                // Plain bytes (tab and LF in text, say): one table load decides.
-                if table[Int(byte)] == 0 { index += 1; continue }
-                if byte >= 0x80 {
-                    let length = validUTF8SequenceLength(buffer, at: index)
-                    if length > 0 { index += length; continue }
-                    flush(upTo: index)
-                    appendLiteral("\u{FFFD}")
-                    index += 1
-                    runStart = index
-                    continue
-                }
-                flush(upTo: index)
-                switch byte {
-                case 0x26: appendLiteral("&amp;")
-                case 0x3C: appendLiteral("&lt;")
-                case 0x3E: appendLiteral("&gt;")
-                case 0x22: appendLiteral("&quot;")
-                case 0x09: appendLiteral("&#9;")
-                case 0x0A: appendLiteral("&#10;")
-                case 0x0D: appendLiteral("&#13;")
-                default: appendLiteral("\u{FFFD}")
-                }
-                index += 1
-                runStart = index
-            }
+        var index = start
+        var written = 0
+        @inline(__always) func put(_ literal: StaticString) {
+            output.advanced(by: written).copyMemory(from: literal.utf8Start, byteCount: literal.utf8CodeUnitCount)
+            written += literal.utf8CodeUnitCount
         }
-        flush(upTo: count)
+        return table.withUnsafeBufferPointer { table in
+            while index < end {
+                while index + 8 <= end {
+                    let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    guard PlainWord.isPlain(word, attribute: attribute) else { break }
+                    output.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                    index += 8
+                    written += 8
+                }
+                // Byte by byte up to the end of the word that needs a look (or of the block).
+                let wordEnd = min(index + 8, end)
+                while index < wordEnd {
+                    let byte = buffer[index]
+                    // Plain bytes (tab and LF in text, say): one table load decides.
+                    if table[Int(byte)] == 0 {
+                        output.storeBytes(of: byte, toByteOffset: written, as: UInt8.self)
+                        index += 1
+                        written += 1
+                        continue
+                    }
+                    if byte >= 0x80 {
+                        let length = validUTF8SequenceLength(buffer, at: index)
+                        if length > 0 {
+                            output.advanced(by: written).copyMemory(from: base.advanced(by: index), byteCount: length)
+                            index += length
+                            written += length
+                        } else {
+                            put("\u{FFFD}")
+                            index += 1
+                        }
+                        continue
+                    }
+                    switch byte {
+                    case 0x26: put("&amp;")
+                    case 0x3C: put("&lt;")
+                    case 0x3E: put("&gt;")
+                    case 0x22: put("&quot;")
+                    case 0x09: put("&#9;")
+                    case 0x0A: put("&#10;")
+                    case 0x0D: put("&#13;")
+                    default: put("\u{FFFD}")
+                    }
+                    index += 1
+                }
+            }
+            return (index, written)
+        }
     }
 }
 
