@@ -104,12 +104,15 @@ struct Multistatus {
     }
 
     /// The finished document; a `DAV:sync-token` is appended for sync-collection.
-    consuming func finish(syncToken: String? = nil) -> Data {
+    mutating func finish(syncToken: String? = nil) -> Data {
         Data(finishBytes(syncToken: syncToken))
     }
 
-    /// The rest of the document (all of it when no chunk was taken), closed.
-    consuming func finishBytes(syncToken: String? = nil) -> [UInt8] {
+    /// The rest of the document (all of it when no chunk was taken), closed. Mutating, not
+    /// consuming: closing a consumed copy wrote into a buffer still shared with the
+    /// caller's variable, which copied the whole answer (200 KB for a multiget of 100)
+    /// to append its end tag.
+    mutating func finishBytes(syncToken: String? = nil) -> [UInt8] {
         if let syncToken { xml.element(Namespace.dav, "sync-token", text: syncToken) }
         xml.end()
         xml.raw("\n")
