@@ -292,12 +292,18 @@ enum XMLEscaper {
     /// Input bytes escaped per scratch buffer.
     static let blockSize = 4096
 
-    /// Room for a block: at most 6 bytes out per byte in (`&quot;`), and a UTF-8 sequence
-    /// that starts in the block is taken whole (up to 3 bytes past its end).
-    static func scratchCapacity(forBlock block: Int) -> Int { (block + 3) * 6 }
+    /// Room for a block: at most 6 bytes out per byte in (`&quot;`), a UTF-8 sequence
+    /// that starts in the block is taken whole (up to 3 bytes past its end), and every
+    /// store is eight bytes wide.
+    static func scratchCapacity(forBlock block: Int) -> Int { (block + 3) * 6 + 8 }
 
     /// Escapes `buffer[start..<end]` (a last UTF-8 sequence may run past `end`) into `out`;
     /// returns where it stopped in `buffer` and how many bytes it wrote.
+    ///
+    /// Eight bytes at a time: each word is stored to the output as it was loaded, and when
+    /// some byte of it needs a look, only the plain bytes before that one are kept, the
+    /// byte is handled, and the next word starts right after it. The scratch buffer has
+    /// room for these eight-byte stores past what is kept (`scratchCapacity`).
     @inline(__always)
     static func escape(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int, upTo end: Int,
                        into out: UnsafeMutableBufferPointer<UInt8>, attribute: Bool) -> (next: Int, written: Int) {
@@ -306,57 +312,84 @@ enum XMLEscaper {
         let table = attribute ? attributeEscapes : textEscapes
         var index = start
         var written = 0
-        @inline(__always) func put(_ literal: StaticString) {
-            output.advanced(by: written).copyMemory(from: literal.utf8Start, byteCount: literal.utf8CodeUnitCount)
-            written += literal.utf8CodeUnitCount
+        /// A reference of up to eight bytes, packed little-endian, written with one store.
+        @inline(__always) func put(_ packed: UInt64, _ count: Int) {
+            output.storeBytes(of: packed.littleEndian, toByteOffset: written, as: UInt64.self)
+            written += count
         }
         return table.withUnsafeBufferPointer { table in
-            while index < end {
-                while index + 8 <= end {
-                    let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                    guard PlainWord.isPlain(word, attribute: attribute) else { break }
-                    output.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+            /// The byte at `index`, which needs a look.
+            @inline(__always) func handle() {
+                let byte = buffer[index]
+                // Plain after all (tab and LF in text, say): one table load decides.
+                if table[Int(byte)] == 0 {
+                    output.storeBytes(of: byte, toByteOffset: written, as: UInt8.self)
+                    index += 1
+                    written += 1
+                    return
+                }
+                if byte >= 0x80 {
+                    let length = validUTF8SequenceLength(buffer, at: index)
+                    if length > 0 {
+                        output.advanced(by: written).copyMemory(from: base.advanced(by: index), byteCount: length)
+                        index += length
+                        written += length
+                    } else {
+                        put(Packed.replacement, 3)
+                        index += 1
+                    }
+                    return
+                }
+                switch byte {
+                case 0x26: put(Packed.amp, 5)
+                case 0x3C: put(Packed.lt, 4)
+                case 0x3E: put(Packed.gt, 4)
+                case 0x22: put(Packed.quot, 6)
+                case 0x09: put(Packed.tab, 4)
+                case 0x0A: put(Packed.lineFeed, 5)
+                case 0x0D: put(Packed.carriageReturn, 5)
+                default: put(Packed.replacement, 3)
+                }
+                index += 1
+            }
+            while index + 8 <= end {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                output.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                let look = PlainWord.look(UInt64(littleEndian: word), attribute: attribute)
+                if look == 0 {
                     index += 8
                     written += 8
+                    continue
                 }
-                // Byte by byte up to the end of the word that needs a look (or of the block).
-                let wordEnd = min(index + 8, end)
-                while index < wordEnd {
-                    let byte = buffer[index]
-                    // Plain bytes (tab and LF in text, say): one table load decides.
-                    if table[Int(byte)] == 0 {
-                        output.storeBytes(of: byte, toByteOffset: written, as: UInt8.self)
-                        index += 1
-                        written += 1
-                        continue
-                    }
-                    if byte >= 0x80 {
-                        let length = validUTF8SequenceLength(buffer, at: index)
-                        if length > 0 {
-                            output.advanced(by: written).copyMemory(from: base.advanced(by: index), byteCount: length)
-                            index += length
-                            written += length
-                        } else {
-                            put("\u{FFFD}")
-                            index += 1
-                        }
-                        continue
-                    }
-                    switch byte {
-                    case 0x26: put("&amp;")
-                    case 0x3C: put("&lt;")
-                    case 0x3E: put("&gt;")
-                    case 0x22: put("&quot;")
-                    case 0x09: put("&#9;")
-                    case 0x0A: put("&#10;")
-                    case 0x0D: put("&#13;")
-                    default: put("\u{FFFD}")
-                    }
+                let plain = look.trailingZeroBitCount >> 3
+                index += plain
+                written += plain
+                handle()
+            }
+            while index < end {
+                let byte = buffer[index]
+                if byte < 0x80, table[Int(byte)] == 0 {
+                    output.storeBytes(of: byte, toByteOffset: written, as: UInt8.self)
                     index += 1
+                    written += 1
+                } else {
+                    handle()
                 }
             }
             return (index, written)
         }
+    }
+
+    /// The references, their UTF-8 bytes packed little-endian (first byte lowest).
+    enum Packed {
+        static let amp: UInt64 = 0x3B_70_6D_61_26            // &amp;
+        static let lt: UInt64 = 0x3B_74_6C_26                // &lt;
+        static let gt: UInt64 = 0x3B_74_67_26                // &gt;
+        static let quot: UInt64 = 0x3B_74_6F_75_71_26        // &quot;
+        static let tab: UInt64 = 0x3B_39_23_26               // &#9;
+        static let lineFeed: UInt64 = 0x3B_30_31_23_26       // &#10;
+        static let carriageReturn: UInt64 = 0x3B_33_31_23_26 // &#13;
+        static let replacement: UInt64 = 0xBD_BF_EF          // U+FFFD
     }
 }
 
@@ -370,12 +403,21 @@ enum PlainWord {
 
     @inline(__always)
     static func isPlain(_ word: UInt64, attribute: Bool) -> Bool {
+        look(word, attribute: attribute) == 0
+    }
+
+    /// The high bit of each byte that needs a look, and possibly of bytes above one that
+    /// does (a borrow only runs towards the more significant bytes): zero when the word is
+    /// plain, and the lowest bit set always marks a byte that needs a look. Loaded as a
+    /// little-endian number, that is the first such byte in memory.
+    @inline(__always)
+    static func look(_ word: UInt64, attribute: Bool) -> UInt64 {
         var look = word & highBits
         look |= (word &- ones &* 0x20) & ~word & highBits          // a byte below 0x20
         look |= hasZeroByte(word ^ (ones &* 0x26))                   // &
         look |= hasZeroByte((word | (ones &* 0x02)) ^ (ones &* 0x3E)) // < (0x3C) or > (0x3E)
         if attribute { look |= hasZeroByte(word ^ (ones &* 0x22)) }  // "
-        return look == 0
+        return look
     }
 
     /// Nonzero when some byte of `word` is zero.

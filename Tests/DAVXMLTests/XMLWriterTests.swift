@@ -273,6 +273,29 @@ private let carddav = XMLNamespace.carddav
         }
     }
 
+    /// The escaper keeps the bytes of a word below the lowest bit `PlainWord.look` sets:
+    /// that bit must always mark the first byte that needs a look (a borrow of the bit
+    /// tricks may flag bytes above it, never below).
+    @Test func plainWordLookMarksTheFirstByteThatNeedsALook() {
+        var generator = SplitMix64(state: 11)
+        let interesting: [UInt8] = [0x00, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x21, 0x22, 0x26, 0x3B, 0x3C, 0x3D, 0x3E, 0x3F, 0x7F, 0x80, 0xC3, 0xFF]
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in
+                Bool.random(using: &generator) ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0x20...0x7E, using: &generator)
+            }
+            let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            for attribute in [false, true] {
+                let needsLook: (UInt8) -> Bool = { byte in
+                    byte >= 0x80 || byte < 0x20 || byte == 0x26 || byte == 0x3C || byte == 0x3E || (attribute && byte == 0x22)
+                }
+                let look = PlainWord.look(UInt64(littleEndian: word), attribute: attribute)
+                let first = bytes.firstIndex(where: needsLook)
+                #expect((look == 0) == (first == nil), "\(bytes)")
+                if let first { #expect(look.trailingZeroBitCount >> 3 == first, "\(bytes)") }
+            }
+        }
+    }
+
     /// The escaping rules one byte at a time: markup and (in attributes) quote, tab, LF and
     /// CR as references, CR as a reference in text, other control characters, non-characters
     /// U+FFFE/U+FFFF and every byte of a broken UTF-8 sequence as U+FFFD.
