@@ -92,12 +92,24 @@ struct MultigetHrefResolver {
         let plainName = !name.isEmpty && !name.contains(0x25) && !name.elementsEqual(".".utf8) && !name.elementsEqual("..".utf8)
         // Byte slices: a Character slice could take a combining mark after the slash along.
         let prefix = Substring(utf8[...slash])
-        if plainName, let known, known.prefix.utf8.elementsEqual(prefix.utf8) {
+        if plainName, let known, Self.sameBytes(known.prefix, prefix) {
             return (known.book, String(Substring(name)))
         }
         let target = service.resourceTarget(href: href, user: user)
         if plainName, let target { known = (prefix, target.book) }
         return target
+    }
+
+    /// Byte equality with one `memcmp` (the generic `elementsEqual` over UTF-8 views went
+    /// byte by byte through the views' indices).
+    private static func sameBytes(_ a: Substring, _ b: Substring) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let compared = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
+            }
+        }
+        return (compared ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }
 }
 
