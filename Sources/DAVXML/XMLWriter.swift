@@ -56,14 +56,29 @@ public struct XMLWriter: Sendable {
     /// keeping the open elements (their end tags still come): a big document is sent in
     /// chunks while it is written instead of being held whole.
     public mutating func takeBytes(reservingCapacity capacity: Int) -> [UInt8] {
-        for index in open.indices where open[index].detachedName == nil {
-            let scope = open[index]
-            open[index].detachedName = Array(bytes[scope.nameOffset..<(scope.nameOffset + scope.nameLength)])
-        }
+        detachOpenNames()
         var taken: [UInt8] = []
         taken.reserveCapacity(capacity)
         swap(&taken, &bytes)
         return taken
+    }
+
+    /// Forgets the bytes written so far (the caller has sent them), keeping the open
+    /// elements and the buffer's capacity: a document streamed chunk by chunk reuses one
+    /// buffer. The storage is reused only when no copy of `bytes` is still alive; otherwise
+    /// a new buffer of the same capacity is allocated (never written into a shared one).
+    public mutating func discardBytes() {
+        detachOpenNames()
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Copies the qualified names of the open elements out of `bytes` before those are
+    /// handed over or forgotten: their end tags still come.
+    private mutating func detachOpenNames() {
+        for index in open.indices where open[index].detachedName == nil {
+            let scope = open[index]
+            open[index].detachedName = Array(bytes[scope.nameOffset..<(scope.nameOffset + scope.nameLength)])
+        }
     }
 
     /// The document as text.
@@ -248,52 +263,133 @@ public struct XMLWriter: Sendable {
     /// Escapes `&`, `<`, `>` (and in attributes `"`, tab, CR, LF as character references;
     /// in text CR only, so CRLF survives parsing). Control characters XML 1.0 cannot carry,
     /// U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so output stays well-formed whatever
-    /// the bytes. Runs of plain bytes are copied in one go; they are found eight bytes at a
-    /// time (`PlainWord`), since a card is mostly plain ASCII between its line ends.
+    /// the bytes.
+    ///
+    /// The bytes are escaped a block at a time into a scratch buffer with plain stores, then
+    /// appended in one go: eight bytes are loaded and tested at once (`PlainWord`) and, when
+    /// plain, stored as they are; only a word that holds something to look at goes byte by
+    /// byte. A card is mostly plain ASCII with a CR at each line end, and appending each
+    /// run and each `&#13;` to the array separately (two appends a line, each with its
+    /// capacity and uniqueness checks) cost more than the scanning.
     private mutating func appendEscaped(_ buffer: UnsafeBufferPointer<UInt8>, attribute: Bool) {
-        guard let base = UnsafeRawPointer(buffer.baseAddress) else { return }
-        var runStart = 0
-        var index = 0
         let count = buffer.count
-        func flush(upTo end: Int) {
-            if runStart < end { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<end])) }
-        }
-        let table = attribute ? attributeEscapes : textEscapes
-        while index < count {
-            while index + 8 <= count, PlainWord.isPlain(base.loadUnaligned(fromByteOffset: index, as: UInt64.self), attribute: attribute) {
-                index += 8
+        guard count > 0 else { return }
+        let block = min(count, XMLEscaper.blockSize)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: XMLEscaper.scratchCapacity(forBlock: block)) { scratch in
+            var index = 0
+            while index < count {
+                let (next, written) = XMLEscaper.escape(buffer, from: index, upTo: min(count, index + block),
+                                                        into: scratch, attribute: attribute)
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<written]))
+                index = next
             }
-            // Byte by byte up to the end of the word that needs a look (or of the buffer).
-            let wordEnd = min(index + 8, count)
-            while index < wordEnd {
+        }
+    }
+}
+
+/// The escaping loop of `XMLWriter`, on raw buffers.
+enum XMLEscaper {
+    /// Input bytes escaped per scratch buffer.
+    static let blockSize = 4096
+
+    /// Room for a block: at most 6 bytes out per byte in (`&quot;`), a UTF-8 sequence
+    /// that starts in the block is taken whole (up to 3 bytes past its end), and every
+    /// store is eight bytes wide.
+    static func scratchCapacity(forBlock block: Int) -> Int { (block + 3) * 6 + 8 }
+
+    /// Escapes `buffer[start..<end]` (a last UTF-8 sequence may run past `end`) into `out`;
+    /// returns where it stopped in `buffer` and how many bytes it wrote.
+    ///
+    /// Eight bytes at a time: each word is stored to the output as it was loaded, and when
+    /// some byte of it needs a look, only the plain bytes before that one are kept, the
+    /// byte is handled, and the next word starts right after it. The scratch buffer has
+    /// room for these eight-byte stores past what is kept (`scratchCapacity`).
+    @inline(__always)
+    static func escape(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int, upTo end: Int,
+                       into out: UnsafeMutableBufferPointer<UInt8>, attribute: Bool) -> (next: Int, written: Int) {
+        let base = UnsafeRawPointer(buffer.baseAddress!)
+        let output = UnsafeMutableRawPointer(out.baseAddress!)
+        let table = attribute ? attributeEscapes : textEscapes
+        var index = start
+        var written = 0
+        /// A reference of up to eight bytes, packed little-endian, written with one store.
+        @inline(__always) func put(_ packed: UInt64, _ count: Int) {
+            output.storeBytes(of: packed.littleEndian, toByteOffset: written, as: UInt64.self)
+            written += count
+        }
+        return table.withUnsafeBufferPointer { table in
+            /// The byte at `index`, which needs a look.
+            @inline(__always) func handle() {
                 let byte = buffer[index]
-                // Plain bytes (tab and LF in text, say): one table load decides.
-                if table[Int(byte)] == 0 { index += 1; continue }
+                // Plain after all (tab and LF in text, say): one table load decides.
+                if table[Int(byte)] == 0 {
+                    output.storeBytes(of: byte, toByteOffset: written, as: UInt8.self)
+                    index += 1
+                    written += 1
+                    return
+                }
                 if byte >= 0x80 {
                     let length = validUTF8SequenceLength(buffer, at: index)
-                    if length > 0 { index += length; continue }
-                    flush(upTo: index)
-                    appendLiteral("\u{FFFD}")
-                    index += 1
-                    runStart = index
-                    continue
+                    if length > 0 {
+                        output.advanced(by: written).copyMemory(from: base.advanced(by: index), byteCount: length)
+                        index += length
+                        written += length
+                    } else {
+                        put(Packed.replacement, 3)
+                        index += 1
+                    }
+                    return
                 }
-                flush(upTo: index)
                 switch byte {
-                case 0x26: appendLiteral("&amp;")
-                case 0x3C: appendLiteral("&lt;")
-                case 0x3E: appendLiteral("&gt;")
-                case 0x22: appendLiteral("&quot;")
-                case 0x09: appendLiteral("&#9;")
-                case 0x0A: appendLiteral("&#10;")
-                case 0x0D: appendLiteral("&#13;")
-                default: appendLiteral("\u{FFFD}")
+                case 0x26: put(Packed.amp, 5)
+                case 0x3C: put(Packed.lt, 4)
+                case 0x3E: put(Packed.gt, 4)
+                case 0x22: put(Packed.quot, 6)
+                case 0x09: put(Packed.tab, 4)
+                case 0x0A: put(Packed.lineFeed, 5)
+                case 0x0D: put(Packed.carriageReturn, 5)
+                default: put(Packed.replacement, 3)
                 }
                 index += 1
-                runStart = index
             }
+            while index + 8 <= end {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                output.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                let look = PlainWord.look(UInt64(littleEndian: word), attribute: attribute)
+                if look == 0 {
+                    index += 8
+                    written += 8
+                    continue
+                }
+                let plain = look.trailingZeroBitCount >> 3
+                index += plain
+                written += plain
+                handle()
+            }
+            while index < end {
+                let byte = buffer[index]
+                if byte < 0x80, table[Int(byte)] == 0 {
+                    output.storeBytes(of: byte, toByteOffset: written, as: UInt8.self)
+                    index += 1
+                    written += 1
+                } else {
+                    handle()
+                }
+            }
+            return (index, written)
         }
-        flush(upTo: count)
+    }
+
+    /// The references, their UTF-8 bytes packed little-endian (first byte lowest).
+    enum Packed {
+        static let amp: UInt64 = 0x3B_70_6D_61_26            // &amp;
+        static let lt: UInt64 = 0x3B_74_6C_26                // &lt;
+        static let gt: UInt64 = 0x3B_74_67_26                // &gt;
+        static let quot: UInt64 = 0x3B_74_6F_75_71_26        // &quot;
+        static let tab: UInt64 = 0x3B_39_23_26               // &#9;
+        static let lineFeed: UInt64 = 0x3B_30_31_23_26       // &#10;
+        static let carriageReturn: UInt64 = 0x3B_33_31_23_26 // &#13;
+        static let replacement: UInt64 = 0xBD_BF_EF          // U+FFFD
     }
 }
 
@@ -307,12 +403,21 @@ enum PlainWord {
 
     @inline(__always)
     static func isPlain(_ word: UInt64, attribute: Bool) -> Bool {
+        look(word, attribute: attribute) == 0
+    }
+
+    /// The high bit of each byte that needs a look, and possibly of bytes above one that
+    /// does (a borrow only runs towards the more significant bytes): zero when the word is
+    /// plain, and the lowest bit set always marks a byte that needs a look. Loaded as a
+    /// little-endian number, that is the first such byte in memory.
+    @inline(__always)
+    static func look(_ word: UInt64, attribute: Bool) -> UInt64 {
         var look = word & highBits
         look |= (word &- ones &* 0x20) & ~word & highBits          // a byte below 0x20
         look |= hasZeroByte(word ^ (ones &* 0x26))                   // &
         look |= hasZeroByte((word | (ones &* 0x02)) ^ (ones &* 0x3E)) // < (0x3C) or > (0x3E)
         if attribute { look |= hasZeroByte(word ^ (ones &* 0x22)) }  // "
-        return look == 0
+        return look
     }
 
     /// Nonzero when some byte of `word` is zero.

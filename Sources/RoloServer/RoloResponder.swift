@@ -167,9 +167,19 @@ struct RoloResponder: HTTPResponder {
     /// producer, not the server's memory. When the stream throws, the error leaves the
     /// closure before `finish`: Hummingbird then closes the connection, and the client sees
     /// a cut chunked body instead of a well-formed but incomplete document.
+    ///
+    /// One `ByteBuffer` carries every chunk: once the channel has written a chunk and let
+    /// go of it, `clear()` keeps its storage, so a 2-30 MB answer is not a fresh 256 KB
+    /// allocation per chunk (glibc's mmap, with a page fault per 4 KB written). While the
+    /// channel still holds the previous chunk, `clear()` allocates new storage instead.
     private static func streamedBody(_ stream: DAVBodyStream) -> ResponseBody {
         ResponseBody { writer in
-            try await stream.write { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
+            var buffer = ByteBuffer()
+            try await stream.write { chunk in
+                buffer.clear(minimumCapacity: chunk.count)
+                buffer.writeBytes(chunk)
+                try await writer.write(buffer)
+            }
             try await writer.finish(nil)
         }
     }

@@ -1,5 +1,5 @@
 import Testing
-import DAVXML
+@testable import DAVXML
 
 private let dav = XMLNamespace.dav
 private let carddav = XMLNamespace.carddav
@@ -244,6 +244,55 @@ private let carddav = XMLNamespace.carddav
             attributes.empty("", "t", attributes: [XMLAttribute(name: "a", value: value)])
             let expected = Array("<t a=\"".utf8) + Self.referenceEscape(Array(value.utf8), attribute: true) + Array("\"/>".utf8)
             #expect(attributes.bytes == expected, "\(value)")
+        }
+    }
+
+    /// Long values are escaped a block of `XMLEscaper.blockSize` bytes at a time into a
+    /// scratch buffer: a UTF-8 sequence, a reference or a run of plain bytes that straddles
+    /// a block's end must come out as the reference has it, and so must a block made only
+    /// of bytes that expand sixfold (`"` in an attribute).
+    @Test func blockwiseEscapingAgreesWithTheReferenceAcrossBlockEnds() {
+        let block = XMLEscaper.blockSize
+        let fillers: [[UInt8]] = [Array("abcdefgh".utf8), [0x0D, 0x0A], Array("山".utf8), Array("😀".utf8), [0x26], [0xF0], [0x22]]
+        for filler in fillers {
+            for shift in 0..<8 {
+                for special in [Array("é".utf8), Array("😀".utf8), [0x26], [0x0D], [0xE6, 0x97], [0x22]] {
+                    var bytes = Array(repeating: UInt8(ascii: "x"), count: block - 2 + shift)
+                    bytes += special
+                    while bytes.count < 3 * block + 5 { bytes += filler }
+                    var writer = XMLWriter(declaration: false, rootPrefixes: [])
+                    writer.text(utf8: bytes)
+                    #expect(writer.bytes == Self.referenceEscape(bytes, attribute: false), "filler \(filler), special \(special), shift \(shift)")
+                }
+            }
+            let value = String(decoding: Array(repeating: filler, count: 2 * block / filler.count + 3).joined(), as: UTF8.self)
+            var attributes = XMLWriter(declaration: false, rootPrefixes: [])
+            attributes.empty("", "t", attributes: [XMLAttribute(name: "a", value: value)])
+            let expected = Array("<t a=\"".utf8) + Self.referenceEscape(Array(value.utf8), attribute: true) + Array("\"/>".utf8)
+            #expect(attributes.bytes == expected, "filler \(filler)")
+        }
+    }
+
+    /// The escaper keeps the bytes of a word below the lowest bit `PlainWord.look` sets:
+    /// that bit must always mark the first byte that needs a look (a borrow of the bit
+    /// tricks may flag bytes above it, never below).
+    @Test func plainWordLookMarksTheFirstByteThatNeedsALook() {
+        var generator = SplitMix64(state: 11)
+        let interesting: [UInt8] = [0x00, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x21, 0x22, 0x26, 0x3B, 0x3C, 0x3D, 0x3E, 0x3F, 0x7F, 0x80, 0xC3, 0xFF]
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in
+                Bool.random(using: &generator) ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0x20...0x7E, using: &generator)
+            }
+            let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            for attribute in [false, true] {
+                let needsLook: (UInt8) -> Bool = { byte in
+                    byte >= 0x80 || byte < 0x20 || byte == 0x26 || byte == 0x3C || byte == 0x3E || (attribute && byte == 0x22)
+                }
+                let look = PlainWord.look(UInt64(littleEndian: word), attribute: attribute)
+                let first = bytes.firstIndex(where: needsLook)
+                #expect((look == 0) == (first == nil), "\(bytes)")
+                if let first { #expect(look.trailingZeroBitCount >> 3 == first, "\(bytes)") }
+            }
         }
     }
 

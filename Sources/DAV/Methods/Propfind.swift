@@ -51,10 +51,18 @@ extension DAVService {
         let pages = BookPages(store: store, collectionID: collection.id, withBodies: false, pageSize: configuration.listingPageSize)
         // A member's href is its collection's plus its name: the prefix is escaped once.
         let memberPrefix = EscapedHref(collectionHref)
-        return try await pagedMultistatus(multistatus, pages: pages) { [self] resource, multistatus in
-            try await addMember(resource.info, body: nil, in: collection, collectionHref: memberPrefix,
-                                rows: rows, properties: properties, user: user, to: &multistatus)
+        let writer: ItemWriter<StoredResource>
+        if let rows {
+            writer = .rows { resource, multistatus in
+                multistatus.add(card: resource.info, body: Data(), memberOf: memberPrefix, writer: rows)
+            }
+        } else {
+            writer = .generic { [self] resource, multistatus in
+                try await addMember(resource.info, body: nil, in: collection, collectionHref: memberPrefix,
+                                    rows: nil, properties: properties, user: user, to: &multistatus)
+            }
         }
+        return try await pagedMultistatus(multistatus, pages: pages, writer: writer)
     }
 
     /// The root answers under the path it was asked at (`/` or `/dav/`).

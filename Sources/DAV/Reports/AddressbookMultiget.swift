@@ -15,9 +15,10 @@ extension DAVService {
         // by position, so a page groups and copies integers rather than paths.
         var bookPaths: [[String]] = []
         var bookPositions: [[String]: Int] = [:]
+        var resolver = MultigetHrefResolver()
         for hrefElement in body.children(Namespace.dav, "href") {
             let href = hrefElement.text.trimmingXMLWhitespace
-            guard let target = resourceTarget(href: href, user: request.user) else { unresolved.append(href); continue }
+            guard let target = resolver.target(href: href, user: request.user, service: self) else { unresolved.append(href); continue }
             let position = bookPositions[target.book] ?? {
                 bookPaths.append(target.book)
                 bookPositions[target.book] = bookPaths.count - 1
@@ -34,11 +35,20 @@ extension DAVService {
                                   pageSize: configuration.listingPageSize)
         let rows = CardResponseWriter(properties, withBodies: true)
         let user = request.user
-        return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: { [self, books] item, multistatus in
-            guard let book = books[item.book] else { return }
-            try await addCard(item.card.info, body: item.card.data, in: book, href: item.href, rows: rows,
-                              properties: properties, user: user, to: &multistatus)
-        }, tail: { [unresolved] pages, multistatus in
+        let writer: ItemWriter<MultigetPages.Card>
+        if let rows {
+            // Pages hold only cards of books that exist.
+            writer = .rows { item, multistatus in
+                multistatus.add(card: item.card.info, body: item.card.data, href: item.href, writer: rows)
+            }
+        } else {
+            writer = .generic { [self, books] item, multistatus in
+                guard let book = books[item.book] else { return }
+                try await addCard(item.card.info, body: item.card.data, in: book, href: item.href, rows: nil,
+                                  properties: properties, user: user, to: &multistatus)
+            }
+        }
+        return try await pagedMultistatus(Multistatus(), pages: pages, writer: writer, tail: { [unresolved] pages, multistatus in
             for href in unresolved + pages.notFound { multistatus.add(href: href, status: 404) }
         })
     }
@@ -60,6 +70,46 @@ extension DAVService {
         var path = afterAuthority[slash...]
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
         return String(path)
+    }
+}
+
+/// Resolves a multiget's hrefs to (address book path, card name). Clients name cards of one
+/// book, so the hrefs share their collection part: its resolution (percent-decoding, a
+/// split into segments, the user check) is kept, and an href with the same collection part
+/// and a last segment that decoding leaves as it is (no `%`, not `.` or `..`) takes it
+/// from there. A multiget of 1000 then splits and decodes one path instead of 1000.
+/// Anything else (absolute URIs, another collection, an encoded name) takes the full
+/// resolution, `resourceTarget(href:user:)`, whose answer it always equals.
+struct MultigetHrefResolver {
+    private var known: (prefix: Substring, book: [String])?
+
+    mutating func target(href: String, user: String, service: DAVService) -> (book: [String], name: String)? {
+        let utf8 = href.utf8
+        guard utf8.first == 0x2F, let slash = utf8.lastIndex(of: 0x2F) else {
+            return service.resourceTarget(href: href, user: user)
+        }
+        let name = utf8[utf8.index(after: slash)...]
+        let plainName = !name.isEmpty && !name.contains(0x25) && !name.elementsEqual(".".utf8) && !name.elementsEqual("..".utf8)
+        // Byte slices: a Character slice could take a combining mark after the slash along.
+        let prefix = Substring(utf8[...slash])
+        if plainName, let known, Self.sameBytes(known.prefix, prefix) {
+            return (known.book, String(Substring(name)))
+        }
+        let target = service.resourceTarget(href: href, user: user)
+        if plainName, let target { known = (prefix, target.book) }
+        return target
+    }
+
+    /// Byte equality with one `memcmp` (the generic `elementsEqual` over UTF-8 views went
+    /// byte by byte through the views' indices).
+    private static func sameBytes(_ a: Substring, _ b: Substring) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let compared = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
+            }
+        }
+        return (compared ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }
 }
 

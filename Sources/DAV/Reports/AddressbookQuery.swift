@@ -18,10 +18,8 @@ extension DAVService {
         let rows = CardResponseWriter(properties, withBodies: true)
         let user = request.user
         let memberPrefix = EscapedHref(bookHref)
-        let writeCard: @Sendable (StoredResource, inout Multistatus) async throws -> Void = { [self] card, multistatus in
-            try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix,
-                                rows: rows, properties: properties, user: user, to: &multistatus)
-        }
+        let writeCard: ItemWriter<StoredResource> = memberWriter(in: book, collectionHref: memberPrefix, rows: rows,
+                                                                 properties: properties, user: user) { $0 }
         let pageSize = configuration.listingPageSize
         if let predicate = filter.indexPredicate(indexedProperties: CardMetadata.indexedProperties) {
             // The hits' names (in name order) are few bytes each; their cards are read a page at a time.
@@ -30,13 +28,13 @@ extension DAVService {
             if let limit, truncated { names = Array(names.prefix(limit)) }
             let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
             let pages = NamedCardPages(cards, names: names, pageSize: pageSize)
-            return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: writeCard, tail: { _, multistatus in
+            return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, tail: { _, multistatus in
                 if truncated { multistatus.addTruncation(href: bookHref) }
             })
         }
         let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize),
                                       filter: filter, limit: limit)
-        return try await pagedMultistatus(Multistatus(), pages: pages, writeItem: writeCard, tail: { pages, multistatus in
+        return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, tail: { pages, multistatus in
             if pages.truncated { multistatus.addTruncation(href: bookHref) }
         })
     }

@@ -26,10 +26,9 @@ extension DAVService {
             // Bodies are read only when address-data is asked for.
             let pages = BookPages(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
                                   pageSize: configuration.listingPageSize)
-            return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken) { [self] card, multistatus in
-                try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix,
-                                    rows: rows, properties: properties, user: user, to: &multistatus)
-            }
+            let writer: ItemWriter<StoredResource> = memberWriter(in: book, collectionHref: memberPrefix, rows: rows,
+                                                                  properties: properties, user: user) { $0 }
+            return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writer: writer)
         }
 
         let since: Int64
@@ -49,14 +48,27 @@ extension DAVService {
         let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
         let pages = ChangePages(cards, changes: changeSet.changes, pageSize: configuration.listingPageSize)
         let syncToken = SyncToken(collectionID: book.id, seq: changeSet.newSeq).description
-        return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writeItem: { [self] item, multistatus in
-            if let card = item.card {
-                try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix, rows: rows,
-                                    properties: properties, user: user, to: &multistatus)
-            } else if !initial {
-                multistatus.add(href: hrefs.member(item.change.name, ofCollectionHref: bookHref), status: 404)
+        let hrefs = self.hrefs
+        let writer: ItemWriter<ChangedCard>
+        if let rows {
+            writer = .rows { item, multistatus in
+                if let card = item.card {
+                    multistatus.add(card: card.info, body: card.data, memberOf: memberPrefix, writer: rows)
+                } else if !initial {
+                    multistatus.add(href: hrefs.member(item.change.name, ofCollectionHref: bookHref), status: 404)
+                }
             }
-        }, tail: { _, multistatus in
+        } else {
+            writer = .generic { [self] item, multistatus in
+                if let card = item.card {
+                    try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix, rows: nil,
+                                        properties: properties, user: user, to: &multistatus)
+                } else if !initial {
+                    multistatus.add(href: hrefs.member(item.change.name, ofCollectionHref: bookHref), status: 404)
+                }
+            }
+        }
+        return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writer: writer, tail: { _, multistatus in
             if changeSet.truncated {
                 multistatus.addTruncation(href: bookHref)
             }

@@ -143,6 +143,24 @@ extension DAVService {
         }
     }
 
+    /// The writer of a listing's member cards: straight from the rows when `rows` can
+    /// write every asked property (no suspension per card), else the generic path.
+    func memberWriter<Item: Sendable>(in book: CollectionInfo, collectionHref: EscapedHref, rows: CardResponseWriter?,
+                                      properties: PropertyRequest, user: String,
+                                      card: @escaping @Sendable (Item) -> StoredResource) -> ItemWriter<Item> {
+        if let rows {
+            return .rows { item, multistatus in
+                let card = card(item)
+                multistatus.add(card: card.info, body: card.data, memberOf: collectionHref, writer: rows)
+            }
+        }
+        return .generic { [self] item, multistatus in
+            let card = card(item)
+            try await addMember(card.info, body: card.data, in: book, collectionHref: collectionHref, rows: nil,
+                                properties: properties, user: user, to: &multistatus)
+        }
+    }
+
     private func addGenericCard(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, href: String,
                                 properties: PropertyRequest, user: String, to multistatus: inout Multistatus) async throws {
         let node = Node.object(book, card, body)

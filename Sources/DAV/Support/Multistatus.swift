@@ -90,21 +90,29 @@ struct Multistatus {
         }
     }
 
-    /// Bytes written and not yet handed over by `takeChunk()`.
+    /// Bytes written and not yet handed over (`pendingBytes`, `discardPending()`).
     var pendingByteCount: Int { xml.bytes.count }
 
-    /// Hands over what is written so far, as the next chunk of a streamed body.
-    mutating func takeChunk(reservingCapacity capacity: Int) -> [UInt8] {
-        xml.takeBytes(reservingCapacity: capacity)
+    /// What is written and not yet handed over: the next chunk of a streamed body. It
+    /// shares the writer's buffer; `discardPending()` after the chunk is sent (and the copy
+    /// released) then reuses that buffer instead of allocating one per chunk.
+    var pendingBytes: [UInt8] { xml.bytes }
+
+    /// Forgets the bytes of `pendingBytes` once they are sent, keeping the buffer.
+    mutating func discardPending() {
+        xml.discardBytes()
     }
 
     /// The finished document; a `DAV:sync-token` is appended for sync-collection.
-    consuming func finish(syncToken: String? = nil) -> Data {
+    mutating func finish(syncToken: String? = nil) -> Data {
         Data(finishBytes(syncToken: syncToken))
     }
 
-    /// The rest of the document (all of it when no chunk was taken), closed.
-    consuming func finishBytes(syncToken: String? = nil) -> [UInt8] {
+    /// The rest of the document (all of it when no chunk was taken), closed. Mutating, not
+    /// consuming: closing a consumed copy wrote into a buffer still shared with the
+    /// caller's variable, which copied the whole answer (200 KB for a multiget of 100)
+    /// to append its end tag.
+    mutating func finishBytes(syncToken: String? = nil) -> [UInt8] {
         if let syncToken { xml.element(Namespace.dav, "sync-token", text: syncToken) }
         xml.end()
         xml.raw("\n")

@@ -196,6 +196,16 @@ struct ColumnReader: ColumnSource {
     fileprivate let statement: OpaquePointer
     var offset: Int32 = 0
 
+    fileprivate init(statement: OpaquePointer, offset: Int32 = 0) {
+        self.statement = statement; self.offset = offset
+    }
+
+    /// The row a GRDB statement stands on (while its cursor is on a row): listings read
+    /// their columns straight from SQLite rather than through `Row`'s generic decoding.
+    init(_ statement: Statement) {
+        self.statement = statement.sqliteStatement
+    }
+
     /// The same row, its columns counted from `offset` (for a row that joins two records).
     func advanced(by columns: Int32) -> ColumnReader {
         ColumnReader(statement: statement, offset: offset + columns)

@@ -10,17 +10,17 @@ import GRDB
 extension SQLiteStore {
     public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
         try await named(names, in: collectionID, columns: "\(Self.infoColumns), data", from: Self.withBodies,
-                        row: Self.storedResource(from:))
+                        row: { Self.storedResource(from: $0) })
     }
 
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
-        try await named(names, in: collectionID, columns: Self.infoColumns, from: "resources", row: Self.resourceInfo(from:))
+        try await named(names, in: collectionID, columns: Self.infoColumns, from: "resources", row: { Self.resourceInfo(from: $0) })
     }
 
     /// The rows of `table` for these names, in chunks that keep each statement well below
     /// SQLite's bound-parameter limit; absent names are skipped.
     private func named<Value: Sendable>(_ names: [String], in collectionID: Int64, columns: String, from table: String,
-                                        row makeValue: @escaping @Sendable (Row) -> Value) async throws -> [Value] {
+                                        row makeValue: @escaping @Sendable (ColumnReader) -> Value) async throws -> [Value] {
         guard !names.isEmpty else { return [] }
         return try await pool.read { db in
             var found: [Value] = []
@@ -31,7 +31,7 @@ extension SQLiteStore {
                 let statement = try db.cachedStatement(sql: Self.namedSQL(columns: columns, from: table, count: chunk.count))
                 let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
                 let cursor = try Row.fetchCursor(statement, arguments: arguments)
-                while let row = try cursor.next() { found.append(makeValue(row)) }
+                while try cursor.next() != nil { found.append(makeValue(ColumnReader(statement))) }
             }
             return found
         }
@@ -67,26 +67,26 @@ extension SQLiteStore {
 
     private func infoPage(of collectionID: Int64, after name: String?, limit: Int?) async throws -> [ResourceInfo] {
         try await page(of: collectionID, after: name, limit: limit, columns: Self.infoColumns, from: "resources",
-                       row: Self.resourceInfo(from:))
+                       row: { Self.resourceInfo(from: $0) })
     }
 
     private func bodyPage(of collectionID: Int64, after name: String?, limit: Int?) async throws -> [StoredResource] {
         try await page(of: collectionID, after: name, limit: limit, columns: "\(Self.infoColumns), data",
-                       from: Self.withBodies, row: Self.storedResource(from:))
+                       from: Self.withBodies, row: { Self.storedResource(from: $0) })
     }
 
     /// At most `limit` rows (all when nil) of `table` in the book whose names follow `name`
     /// in byte order (SQLite's BINARY collation), in that order: one range read on the
     /// unique index. Names are never empty, so "" as the start takes every row.
     private func page<Value: Sendable>(of collectionID: Int64, after name: String?, limit: Int?, columns: String,
-                                       from table: String, row makeValue: @escaping @Sendable (Row) -> Value) async throws -> [Value] {
+                                       from table: String, row makeValue: @escaping @Sendable (ColumnReader) -> Value) async throws -> [Value] {
         try await pool.read { db in
             var values: [Value] = []
             values.reserveCapacity(min(limit ?? 0, 4096))
             // A negative LIMIT is no limit in SQLite.
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: Self.pageSQL(columns: columns, from: table)),
-                                             arguments: [collectionID, name ?? "", limit ?? -1])
-            while let row = try cursor.next() { values.append(makeValue(row)) }
+            let statement = try db.cachedStatement(sql: Self.pageSQL(columns: columns, from: table))
+            let cursor = try Row.fetchCursor(statement, arguments: [collectionID, name ?? "", limit ?? -1])
+            while try cursor.next() != nil { values.append(makeValue(ColumnReader(statement))) }
             return values
         }
     }
