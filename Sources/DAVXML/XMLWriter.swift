@@ -25,7 +25,7 @@ public struct XMLWriter: Sendable {
         /// it from there instead of keeping and re-encoding the strings.
         var nameOffset: Int
         var nameLength: Int
-        /// The qualified name itself, once `takeBytes` has handed its start tag over.
+        /// The qualified name itself, once `discardBytes` has forgotten its start tag.
         var detachedName: [UInt8]? = nil
         /// Namespaces declared on this element, in scope for its descendants.
         var declared: [(uri: String, prefix: String)]
@@ -50,17 +50,6 @@ public struct XMLWriter: Sendable {
     /// sparing the buffer's repeated doubling and copying.
     public mutating func reserveCapacity(forAdditional count: Int) {
         bytes.reserveCapacity(bytes.count + count)
-    }
-
-    /// Hands over the bytes written so far and goes on in an empty buffer of `capacity`,
-    /// keeping the open elements (their end tags still come): a big document is sent in
-    /// chunks while it is written instead of being held whole.
-    public mutating func takeBytes(reservingCapacity capacity: Int) -> [UInt8] {
-        detachOpenNames()
-        var taken: [UInt8] = []
-        taken.reserveCapacity(capacity)
-        swap(&taken, &bytes)
-        return taken
     }
 
     /// Forgets the bytes written so far (the caller has sent them), keeping the open
@@ -400,11 +389,6 @@ enum XMLEscaper {
 enum PlainWord {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highBits: UInt64 = 0x8080_8080_8080_8080
-
-    @inline(__always)
-    static func isPlain(_ word: UInt64, attribute: Bool) -> Bool {
-        look(word, attribute: attribute) == 0
-    }
 
     /// The high bit of each byte that needs a look, and possibly of bytes above one that
     /// does (a borrow only runs towards the more significant bytes): zero when the word is

@@ -116,9 +116,6 @@ final class InlineGetHandler: ChannelDuplexHandler, RemovableChannelHandler {
                                  headers: RoloResponder.lowercasedHeaders(head.headerFields), body: Data(), user: user)
         guard let dav = gets.answer(request) else { return false }
         var response = RoloResponder.responseHead(from: dav)
-        if !response.headerFields.contains(.contentLength) {
-            response.headerFields[.contentLength] = String(dav.body.count)
-        }
         response.headerFields[.date] = gets.date.current
         response.headerFields[.server] = gets.serverName
         context.write(wrapOutboundOut(.head(response)), promise: nil)

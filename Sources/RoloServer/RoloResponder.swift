@@ -125,25 +125,27 @@ struct RoloResponder: HTTPResponder {
     }
 
     static func response(from dav: DAVResponse, forHead isHead: Bool) -> Response {
-        var head = responseHead(from: dav)
+        let head = responseHead(from: dav)
         if let stream = dav.streamedBody {
             // Length unknown: no body for HEAD, else chunked.
             if isHead { return Response(status: head.status, headers: head.headerFields) }
             return Response(status: head.status, headers: head.headerFields, body: streamedBody(stream))
         }
-        if isHead {
-            if head.headerFields[.contentLength] == nil { head.headerFields[.contentLength] = String(dav.body.count) }
-            return Response(status: head.status, headers: head.headerFields)
-        }
+        if isHead { return Response(status: head.status, headers: head.headerFields) }
         return Response(status: head.status, headers: head.headerFields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: dav.body)))
     }
 
-    /// The status line and header fields of the engine's answer.
+    /// The status line and header fields of the engine's answer; for a whole body, with
+    /// its `Content-Length` when the engine set none (a HEAD's answer has the length of the
+    /// GET's body, which the engine sets itself).
     static func responseHead(from dav: DAVResponse) -> HTTPResponse {
         var headers = HTTPFields()
-        headers.reserveCapacity(dav.headers.count + 2)
+        headers.reserveCapacity(dav.headers.count + 3)
         for (name, value) in dav.headers {
             if let fieldName = fieldName(name) { headers.append(HTTPField(name: fieldName, value: value)) }
+        }
+        if dav.streamedBody == nil, !headers.contains(.contentLength) {
+            headers[.contentLength] = String(dav.body.count)
         }
         return HTTPResponse(status: HTTPResponse.Status(code: dav.status, reasonPhrase: reasonPhrase(dav.status)),
                             headerFields: headers)

@@ -26,13 +26,16 @@ private let carddav = XMLNamespace.carddav
         #expect(root.children[0].children.first?.clarkName == "{urn:a}nested")
     }
 
-    /// Writes the same nested document, taking the bytes after every step when `chunked`.
+    /// Writes the same nested document, handing the bytes over after every step when `chunked`.
     private static func document(chunked: Bool) -> [UInt8] {
         var writer = XMLWriter()
         var taken: [UInt8] = []
         func step(_ body: (inout XMLWriter) -> Void) {
             body(&writer)
-            if chunked { taken += writer.takeBytes(reservingCapacity: 16) }
+            if chunked {
+                taken += writer.bytes
+                writer.discardBytes()
+            }
         }
         step { $0.start(dav, "multistatus") }
         step { $0.start(dav, "response") }

@@ -34,7 +34,8 @@ import Testing
                 let full = try await server.request(method, path + "?full", headers: headers)
                 #expect(inline.status == full.status, "\(method) \(headers)")
                 #expect(Self.comparable(inline.headers) == Self.comparable(full.headers), "\(method) \(headers)")
-                #expect(inline.body == full.body, "\(method) \(headers)")
+                // `curl -I` writes a HEAD's header block (Date included) where a body would go.
+                if method != "HEAD" { #expect(inline.body == full.body, "\(method) \(headers)") }
             }
             let missing = try await server.request("GET", server.configuration.basePath + "/addressbooks/alice/default/none.vcf")
             #expect(missing.status == 404)
