@@ -88,6 +88,38 @@ private final class WriterGate: Sendable {
         #expect(fixture.store.groupCommit.batchCount == batchesBefore + 1)
     }
 
+    /// After a burst of writes and a quiet moment the writer checkpoints the write-ahead
+    /// log; fewer writes than the threshold leave it to SQLite's own checkpoint.
+    @Test func aQuietMomentAfterABurstOfWritesCheckpointsTheLog() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let threshold = GroupCommit.IdleCheckpoint().afterWrites
+        for index in 0..<(threshold - 1) { try await fixture.put("q\(index).vcf") }
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(fixture.store.groupCommit.idleCheckpointCount == 0, "fewer writes than the threshold")
+
+        try await fixture.put("last.vcf")
+        let deadline = ContinuousClock.now + .seconds(5)
+        while fixture.store.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(fixture.store.groupCommit.idleCheckpointCount == 1)
+        // The count starts again: a few more writes do not checkpoint again.
+        try await fixture.put("after.vcf")
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(fixture.store.groupCommit.idleCheckpointCount == 1)
+        #expect(try await fixture.store.allResources(collectionID: fixture.book.id).count == threshold + 1)
+    }
+
+    /// A closed store's pending idle checkpoint finds no connection and does nothing.
+    @Test func anIdleCheckpointAfterCloseDoesNothing() async throws {
+        let fixture = try await StoreFixture.make()
+        for index in 0..<GroupCommit.IdleCheckpoint().afterWrites { try await fixture.put("c\(index).vcf") }
+        fixture.close()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(fixture.store.groupCommit.idleCheckpointCount == 0)
+    }
+
     @Test func aBatchTakesAtMostItsLimitOfWrites() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }

@@ -16,6 +16,10 @@ import GRDB
 /// - A lone write waits for nothing: no timer, the batch is whatever queued meanwhile.
 /// - Each batch is one turn on GRDB's writer queue, so other writes (imports, collection
 ///   changes) interleave with batches rather than wait for the queue to drain.
+/// - After a burst of writes (`IdleCheckpoint`), once no write came for a moment, the writer
+///   checkpoints the write-ahead log. Until then every read looks its pages up in the log
+///   first: right after a 10,000-card PUT import, a 100-card multiget took twice as long as
+///   after a checkpoint (Docs/performance.md, "Reads after a burst of writes").
 final class GroupCommit: @unchecked Sendable {
     /// How much one transaction takes at most; the first queued write is always taken.
     struct Limits: Sendable {
@@ -31,8 +35,20 @@ final class GroupCommit: @unchecked Sendable {
         let fail: @Sendable (any Error) -> Void
     }
 
+    /// When to checkpoint the write-ahead log without waiting for SQLite's automatic
+    /// checkpoint (`SQLiteStore.Tuning.checkpointBytes`), which only a commit sets off.
+    struct IdleCheckpoint: Sendable {
+        /// Writes committed since the last idle checkpoint that make one worth it; 0 never
+        /// checkpoints. A few writes leave a short log that costs reads nothing.
+        var afterWrites = 100
+        /// How long no write may come before the checkpoint starts: longer than the gaps
+        /// of one client uploading cards one after another.
+        var quietFor: DispatchTimeInterval = .milliseconds(100)
+    }
+
     private let pool: DatabasePool
     private let limits: Limits
+    private let idleCheckpoint: IdleCheckpoint
     /// Guards `queue` and `turnScheduled`; never held while SQLite works.
     private let lock = NSLock()
     private var queue: [Pending] = []
@@ -40,10 +56,14 @@ final class GroupCommit: @unchecked Sendable {
     /// queue empty: at most one turn is ever scheduled.
     private var turnScheduled = false
     private var finishedBatches = 0
+    /// Writes committed since the last idle checkpoint.
+    private var writesSinceCheckpoint = 0
+    private var idleCheckpoints = 0
 
-    init(pool: DatabasePool, limits: Limits = Limits()) {
+    init(pool: DatabasePool, limits: Limits = Limits(), idleCheckpoint: IdleCheckpoint = IdleCheckpoint()) {
         self.pool = pool
         self.limits = limits
+        self.idleCheckpoint = idleCheckpoint
     }
 
     /// Writes queued and not yet taken by a turn.
@@ -51,6 +71,9 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Transactions run so far (committed or failed), each holding one or more writes.
     var batchCount: Int { lock.withLock { finishedBatches } }
+
+    /// Idle checkpoints run so far.
+    var idleCheckpointCount: Int { lock.withLock { idleCheckpoints } }
 
     /// Runs `body` in the next batch and returns its result once that batch is on disk.
     /// `bytes` (the size of what it writes) bounds how much one batch takes.
@@ -84,12 +107,36 @@ final class GroupCommit: @unchecked Sendable {
         let batch = takeBatch()
         let replies = commit(batch, db)
         for reply in replies { reply() }
-        let more = lock.withLock {
+        let (more, checkpointDue) = lock.withLock {
             finishedBatches += 1
+            writesSinceCheckpoint += batch.count
             if queue.isEmpty { turnScheduled = false }
-            return turnScheduled
+            let due = !turnScheduled && idleCheckpoint.afterWrites > 0 && writesSinceCheckpoint >= idleCheckpoint.afterWrites
+            return (turnScheduled, due ? finishedBatches : nil)
         }
         if more { scheduleTurn() }
+        if let checkpointDue { scheduleIdleCheckpoint(afterBatch: checkpointDue) }
+    }
+
+    /// Checkpoints the log once `idleCheckpoint.quietFor` has passed with no batch after
+    /// `batch`; a write meanwhile defers it to the next quiet moment. PASSIVE: it copies what
+    /// no reader still needs and waits for nobody; it runs on the writer queue, so a write
+    /// that comes during it waits for it (tens of milliseconds after a large import).
+    private func scheduleIdleCheckpoint(afterBatch batch: Int) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + idleCheckpoint.quietFor) { [self] in
+            pool.asyncWriteWithoutTransaction { [self] db in
+                let quiet = lock.withLock { finishedBatches == batch && !turnScheduled }
+                // No connection left: the store was closed meanwhile.
+                guard quiet, db.sqliteConnection != nil else { return }
+                // Fails only on a closed store or an I/O error; SQLite's own checkpoint and
+                // the next idle one take over.
+                guard (try? db.checkpoint(.passive)) != nil else { return }
+                lock.withLock {
+                    writesSinceCheckpoint = 0
+                    idleCheckpoints += 1
+                }
+            }
+        }
     }
 
     /// The oldest queued writes, as many as `limits` allow (always at least one).
