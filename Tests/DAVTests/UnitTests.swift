@@ -39,6 +39,9 @@ import Testing
         #expect(Preconditions.write(["if-match": "\"a\", W/\"b\""]) == .ifMatch(["\"a\"", "\"b\""]))
         #expect(Preconditions.write(["if-none-match": "*"]) == .ifNoneMatchAny)
         #expect(Preconditions.write(["if-none-match": "\"a\""]) == .ifNoneMatch(["\"a\""]))
+        // Optional white space (space, tab) around each tag, empty list members, weak tags.
+        #expect(Preconditions.entityTags(" \t\"a\" ,,W/\"b\"\t, * ") == ["\"a\"", "\"b\"", "*"])
+        #expect(Preconditions.entityTags(" , ").isEmpty)
     }
 
     @Test func evaluatesIfHeader() {
