@@ -95,8 +95,10 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         var input = unwrapInboundIn(data)
+        var checked = 0
         if var held = pending {
             pending = nil
+            checked = held.readableBytes
             held.writeBuffer(&input)
             input = held
         }
@@ -112,7 +114,8 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
                 if bodyRemaining == 0 { passedOnWhole() }
                 continue
             }
-            let scan = input.withUnsafeReadableBytes { RawRequestHead.scan($0) }
+            let scan = input.withUnsafeReadableBytes { RawRequestHead.scan($0, checked: checked) }
+            checked = 0
             switch scan {
             case .incomplete:
                 pending = input

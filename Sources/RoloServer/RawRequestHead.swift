@@ -41,9 +41,11 @@ struct RawRequestHead {
     private let target: Range<Int>
     private let fieldsStart: Int
 
-    /// Reads the head at the start of `bytes`.
-    static func scan(_ bytes: UnsafeRawBufferPointer) -> Scan {
-        guard let size = headSize(bytes) else {
+    /// Reads the head at the start of `bytes`. `checked`: how many of its first bytes an
+    /// earlier scan found `incomplete` (a head that comes in pieces is not read again from its
+    /// start each time).
+    static func scan(_ bytes: UnsafeRawBufferPointer, checked: Int = 0) -> Scan {
+        guard let size = headSize(bytes, from: max(0, checked - 3)) else {
             return bytes.count >= maximumSize ? .unreadable : .incomplete
         }
         guard size > 0 else { return .unreadable }
@@ -51,10 +53,11 @@ struct RawRequestHead {
     }
 
     /// The bytes up to and including the blank line; nil while there is none within
-    /// `maximumSize`; 0 (unreadable) at a bare CR or LF.
-    private static func headSize(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    /// `maximumSize`; 0 (unreadable) at a bare CR or LF. Looks from `start` on (a blank line
+    /// ends at least 3 bytes after where an incomplete scan stopped).
+    private static func headSize(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
         let limit = min(bytes.count, maximumSize)
-        var index = 0
+        var index = start
         while index < limit {
             let byte = bytes[index]
             if byte == lf {

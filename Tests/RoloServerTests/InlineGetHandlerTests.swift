@@ -266,6 +266,18 @@ import Testing
                 #expect(Self.statuses(try Self.written(channel)) == [200], "split at \(split)")
                 #expect(try Self.passedOn(channel).isEmpty)
             }
+            // A bare CR or LF is seen wherever the reads split the head.
+            for odd in [Self.request(authorization: Self.cached, "X-Bare: a\rb\r\n"),
+                        Self.request(authorization: Self.cached, "X-Bare: a\nb\r\n")] {
+                let oddBytes = Array(odd.utf8)
+                for split in 1..<oddBytes.count {
+                    let channel = try fixture.channel()
+                    _ = try? Self.send(channel, String(decoding: oddBytes[..<split], as: UTF8.self))
+                    _ = try? Self.send(channel, String(decoding: oddBytes[split...], as: UTF8.self))
+                    #expect(try Self.statuses(Self.written(channel)).isEmpty, "split at \(split)")
+                    _ = try? channel.finish()
+                }
+            }
             // Byte by byte, and a second request right behind the first.
             let channel = try fixture.channel()
             for byte in (Self.get + Self.get).utf8 { try Self.send(channel, String(decoding: [byte], as: UTF8.self)) }
