@@ -24,7 +24,7 @@ struct InlineGets: Sendable {
 /// login is in the credential cache and the store reads the card on the calling thread. Such
 /// a request costs no HTTP/1 parse into NIO's and then HTTPTypes' head, no `Request`, no
 /// task, no trip through the async channel's streams, and no response encoder: the answer is
-/// written as one buffer, status line, fields and body, so one `writev`
+/// written as one buffer, status line, fields and body, so one `write` system call
 /// (Docs/performance.md, "GET before the HTTP codec"). Everything else goes on to the codec
 /// and Hummingbird as the bytes the client sent, and the answers are the ones the responder
 /// would give (`RoloResponder.writeWholeAnswer`), logged and counted the same (`AccessLog`).
@@ -43,11 +43,11 @@ struct InlineGets: Sendable {
 /// (`CodecLedger`); after each request passed on whole, the codec must have read exactly as
 /// many requests as were passed on, or the two readings disagree and the handler gives up on
 /// the connection. Giving up means passing every later byte on unread: always correct, only
-/// slower. It happens on bytes the strict reading cannot delimit (`RawRequestHead.Scan.
-/// unreadable`: bare CR or LF, obs-fold, a head of 8 KiB or more), on a request whose end
-/// another parser might place elsewhere (`isDelimited` false: `Transfer-Encoding`, odd or
-/// repeated `Content-Length`, `Upgrade`, `Connection: close` or other options, CONNECT),
-/// and on any error the codec reports. So no request can be hidden from one parser inside
+/// slower. It happens on bytes the strict reading cannot delimit (`unreadable`: bare CR or
+/// LF, obs-fold, a head of 8 KiB or more), on a request whose end another parser might
+/// place elsewhere or after which NIO's parser stops (`isDelimited` false:
+/// `Transfer-Encoding`, odd or repeated `Content-Length`, `Upgrade`, `Connection: close` or
+/// other options, HTTP/1.0, CONNECT), and on any error the codec reports. So no request can be hidden from one parser inside
 /// another's body (request smuggling), and pipelined answers keep their order: nothing
 /// overtakes a request still unanswered; while one is, later plain GETs are passed on too.
 /// A head split over several reads is held (at most 8 KiB) until it is complete.
