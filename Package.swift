@@ -24,8 +24,10 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
-        // Already in the graph through Hummingbird; named for NIOEmbedded in the server's tests.
+        // Already in the graph through Hummingbird; named for NIOHTTP1 and NIOHTTPTypesHTTP1
+        // (the inline GET handler finds the codec's handlers) and NIOEmbedded in the tests.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
     ],
     targets: [
         // vCard 2.1/3.0/4.0 parse, write, convert, validate. No dependencies.
@@ -58,6 +60,8 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ]),
         // Rolo as a fixture for other test suites: in-process server, shared launch setup.
         .target(name: "RoloTesting", dependencies: [
@@ -83,6 +87,7 @@ let package = Package(
         .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard"]),
         .testTarget(name: "RoloServerTests", dependencies: [
             "RoloServer", "RoloStore", "DAV", .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore"]),

@@ -26,6 +26,11 @@ struct HTTPService<Responder: HTTPResponder>: Service where Responder.Context ==
     let onRunning: @Sendable (Int) async -> Void
 
     func run() async throws {
+        var channelConfiguration = channelConfiguration
+        let idleTimeout = channelConfiguration.idleTimeout
+        // Requests answered inline never reach Hummingbird's connection-state handler: the
+        // inline handler keeps the idle timeout instead.
+        if inlineGets != nil { channelConfiguration.idleTimeout = nil }
         let http1 = HTTP1Channel(
             responder: { [responder, logger, serverName, date] request, writer, channel in
                 let context = RoloRequestContext(source: .init(channel: channel, logger: logger))
@@ -42,7 +47,7 @@ struct HTTPService<Responder: HTTPResponder>: Service where Responder.Context ==
                 try await writer.write(response: response.head, body: response.body)
             },
             configuration: channelConfiguration)
-        let server = RoloHTTP1Channel(http1: http1, inlineGets: inlineGets).server(
+        let server = RoloHTTP1Channel(http1: http1, inlineGets: inlineGets, idleTimeout: idleTimeout).server(
             configuration: .init(address: address, serverName: serverName),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,

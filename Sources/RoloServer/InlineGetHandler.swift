@@ -19,63 +19,125 @@ struct InlineGets: Sendable {
     let serverName: String
 }
 
-/// Answers a GET or HEAD of a card inside the channel pipeline, on the event loop that read
-/// it, when all it needs is at hand without waiting: the login is in the credential cache
-/// and the store reads the card on the calling thread. On that path a request costs no
-/// task, no trip through the async channel's inbound stream and outbound writer, and no
-/// Hummingbird `Request` (Docs/performance.md, "GET in the pipeline"): most of what a cached
-/// GET cost. Anything else (other methods, a login to check, a path that is no stored card,
-/// a body, a query string, `Connection` options) goes on to Hummingbird untouched, and the
-/// answers are the ones the responder would give, logged and counted the same.
+/// Answers a GET or HEAD of a card from the bytes the client sent, in front of NIO's HTTP/1
+/// codec, on the event loop that read it, when all it needs is at hand without waiting: the
+/// login is in the credential cache and the store reads the card on the calling thread. Such
+/// a request costs no HTTP/1 parse into NIO's and then HTTPTypes' head, no `Request`, no
+/// task, no trip through the async channel's streams, and no response encoder: the answer is
+/// written as one buffer, status line, fields and body, so one `write` system call
+/// (Docs/performance.md, "GET before the HTTP codec"). Everything else goes on to the codec
+/// and Hummingbird as the bytes the client sent, and the answers are the ones the responder
+/// would give (`RoloResponder.writeWholeAnswer`), logged and counted the same (`AccessLog`).
 ///
-/// Answers keep the order of the requests: while a request passed on is unanswered
-/// (HTTP/1.1 pipelining), every later one is passed on too. Sits after Hummingbird's
-/// `HTTPConnectionStateHandler`, so the idle timeout and graceful shutdown see every request
-/// and every answer. Event-loop bound, like every channel handler.
-final class InlineGetHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
-
-    private enum State {
-        /// Between requests, or inside one passed on.
-        case reading
-        /// A GET this handler may answer: its head waits for the end of the request.
-        case holding(HTTPRequest, user: String, started: ContinuousClock.Instant)
-    }
+/// **What it answers.** Only a plainly simple request (`RawRequestHead.isPlainGet`): GET or
+/// HEAD, an origin-form path without query, HTTP/1.1, well-formed field lines, no body, no
+/// `Transfer-Encoding`, no `Expect` or `Upgrade`, `Connection` at most `keep-alive`, one
+/// `Authorization` that the credential cache knows, and an answer the engine gives at once.
+/// Anything else is passed on, never answered from a guess.
+///
+/// **Where requests end.** The handler answers a request itself only while the codec has
+/// nothing pending: every byte passed on so far ended exactly at a request boundary this
+/// handler read itself (a head, plus the body its plain `Content-Length` gives), and every
+/// request passed on has been answered. A `CodecWatch` right after the codec counts the
+/// request heads and ends that came out of it and the answer ends Hummingbird wrote
+/// (`CodecLedger`); after each request passed on whole, the codec must have read exactly as
+/// many requests as were passed on, or the two readings disagree and the handler gives up on
+/// the connection. Giving up means passing every later byte on unread: always correct, only
+/// slower. It happens on bytes the strict reading cannot delimit (`unreadable`: bare CR or
+/// LF, obs-fold, a head of 8 KiB or more), on a request whose end another parser might
+/// place elsewhere or after which NIO's parser stops (`isDelimited` false:
+/// `Transfer-Encoding`, odd or repeated `Content-Length`, `Upgrade`, `Connection: close` or
+/// other options, HTTP/1.0, CONNECT), and on any error the codec reports. So no request can be hidden from one parser inside
+/// another's body (request smuggling), and pipelined answers keep their order: nothing
+/// overtakes a request still unanswered; while one is, later plain GETs are passed on too.
+/// A head split over several reads is held (at most 8 KiB) until it is complete.
+///
+/// **Idle timeout.** Hummingbird's `HTTPConnectionStateHandler` sees only what passes the
+/// codec, so an active connection answered here would look idle to it and be closed. With
+/// this handler in the pipeline Hummingbird's idle timeout is off (`HTTPService`), and this
+/// handler keeps it with the same rule: close when nothing was read or answered for
+/// `idleTimeout`, unless Hummingbird is answering a request it has read whole.
+///
+/// **Back-pressure.** While the channel is not writable (a client that pipelines and does
+/// not read), requests are passed on rather than answered, so Hummingbird's writer, which
+/// waits for the socket, holds the reading back instead of answers piling up in memory.
+///
+/// Event-loop bound, like every channel handler; the ledger is shared with the connection's
+/// `CodecWatch` only.
+final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let gets: InlineGets
-    private var state = State.reading
-    /// Requests passed on whose answer has not ended yet.
-    private var unanswered = 0
+    private let ledger: CodecLedger
+    private let idleTimeout: TimeAmount?
+    /// The start of a head whose end has not been read yet.
+    private var pending: ByteBuffer?
+    /// Body bytes of the request being passed on that are still to come.
+    private var bodyRemaining = 0
+    /// Requests passed on whole (head and body).
+    private var passedOn = 0
+    /// Set for good once the codec gets every byte unread.
+    private var gaveUp = false
     private var needsFlush = false
+    private var idleCheck: Scheduled<Void>?
 
-    init(_ gets: InlineGets) {
+    init(_ gets: InlineGets, ledger: CodecLedger, idleTimeout: TimeAmount?) {
         self.gets = gets
+        self.ledger = ledger
+        self.idleTimeout = idleTimeout
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        if case .head(let head) = part {
-            if unanswered == 0, let user = answerableUser(head) {
-                state = .holding(head, user: user, started: .now)
+        if gaveUp {
+            context.fireChannelRead(data)
+            return
+        }
+        var input = unwrapInboundIn(data)
+        var checked = 0
+        if var held = pending {
+            pending = nil
+            checked = held.readableBytes
+            held.writeBuffer(&input)
+            input = held
+        }
+        while input.readableBytes > 0 {
+            if gaveUp {
+                context.fireChannelRead(wrapInboundOut(input))
                 return
             }
-            unanswered += 1
-            context.fireChannelRead(data)
-            return
+            if bodyRemaining > 0 {
+                let count = min(bodyRemaining, input.readableBytes)
+                context.fireChannelRead(wrapInboundOut(input.readSlice(length: count)!))
+                bodyRemaining -= count
+                if bodyRemaining == 0 { passedOnWhole() }
+                continue
+            }
+            let scan = input.withUnsafeReadableBytes { RawRequestHead.scan($0, checked: checked) }
+            checked = 0
+            switch scan {
+            case .incomplete:
+                pending = input
+                return
+            case .unreadable:
+                giveUp(passing: input, context: context)
+                return
+            case .head(let head):
+                if head.isPlainGet, mayAnswer(context), answer(head, in: input, context: context) {
+                    input.moveReaderIndex(forwardBy: head.size)
+                    continue
+                }
+                guard head.isDelimited else {
+                    giveUp(passing: input, context: context)
+                    return
+                }
+                let count = min(head.size + head.bodyLength, input.readableBytes)
+                context.fireChannelRead(wrapInboundOut(input.readSlice(length: count)!))
+                bodyRemaining = head.size + head.bodyLength - count
+                if bodyRemaining == 0 { passedOnWhole() }
+            }
         }
-        guard case .holding(let head, let user, let started) = state else {
-            context.fireChannelRead(data)
-            return
-        }
-        state = .reading
-        if case .end = part, answer(head, user: user, started: started, context: context) { return }
-        // A body after all, or no immediate answer: the whole request goes the full way.
-        unanswered += 1
-        context.fireChannelRead(wrapInboundOut(.head(head)))
-        context.fireChannelRead(data)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -86,50 +148,170 @@ final class InlineGetHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
     }
 
-    /// Answers written by Hummingbird pass here; the end of one releases the next request.
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), unanswered > 0 { unanswered -= 1 }
-        context.write(data, promise: promise)
+    /// A request passed on to its last byte: the codec must have read it as one request too.
+    private func passedOnWhole() {
+        passedOn += 1
+        if ledger.failed || ledger.heads != passedOn || ledger.ends != passedOn { gaveUp = true }
     }
 
-    /// The user of a GET or HEAD this handler may try to answer, from a cached login.
-    private func answerableUser(_ head: HTTPRequest) -> String? {
-        guard head.method == .get || head.method == .head,
-              let path = head.path, !path.utf8.contains(UInt8(ascii: "?")),
-              head.headerFields[values: .connection].allSatisfy(Self.isKeepAlive),
-              !head.headerFields.contains(.transferEncoding),
-              let authorization = head.headerFields[.authorization] else { return nil }
-        return gets.credentials.user(authorization: authorization)
+    /// Whether the codec has nothing pending: every request passed on was read as such and
+    /// answered, and the socket takes more.
+    private func mayAnswer(_ context: ChannelHandlerContext) -> Bool {
+        !ledger.failed && ledger.heads == passedOn && ledger.ends == passedOn && ledger.answers == passedOn
+            && context.channel.isWritable
     }
 
-    /// `Connection: keep-alive` asks for what HTTP/1.1 does anyway; any other option (`close`,
-    /// `upgrade`) is for Hummingbird to act on.
-    private static func isKeepAlive(_ value: String) -> Bool {
-        value.utf8.count == 10 && value.lowercased() == "keep-alive"
+    private func giveUp(passing input: ByteBuffer, context: ChannelHandlerContext) {
+        gaveUp = true
+        context.fireChannelRead(wrapInboundOut(input))
     }
 
-    /// Writes the engine's answer to `head`; false (nothing written) when it has none at once.
-    private func answer(_ head: HTTPRequest, user: String, started: ContinuousClock.Instant,
-                        context: ChannelHandlerContext) -> Bool {
-        let rawPath = head.path ?? "/"
-        let request = DAVRequest(method: head.method.rawValue, path: RoloResponder.decodedPath(rawPath),
-                                 headers: RoloResponder.lowercasedHeaders(head.headerFields), body: Data(), user: user)
+    /// Writes the engine's answer to `head`; false (nothing written) when the login is not
+    /// cached or the engine has no answer at once.
+    private func answer(_ head: RawRequestHead, in input: ByteBuffer, context: ChannelHandlerContext) -> Bool {
+        let started = ContinuousClock.now
+        let (method, target, headers) = input.withUnsafeReadableBytes { head.request(in: $0) }
+        guard let authorization = headers["authorization"],
+              let user = gets.credentials.user(authorization: authorization) else { return false }
+        let request = DAVRequest(method: method, path: RoloResponder.decodedPath(target), headers: headers,
+                                 body: Data(), user: user)
         guard let dav = gets.answer(request) else { return false }
-        var response = RoloResponder.responseHead(from: dav)
-        response.headerFields[.date] = gets.date.current
-        response.headerFields[.server] = gets.serverName
-        context.write(wrapOutboundOut(.head(response)), promise: nil)
-        if !dav.body.isEmpty {
-            var buffer = context.channel.allocator.buffer(capacity: dav.body.count)
-            buffer.writeBytes(dav.body)
-            context.write(wrapOutboundOut(.body(buffer)), promise: nil)
-        }
-        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        var buffer = context.channel.allocator.buffer(capacity: 320 + (head.isHead ? 0 : dav.body.count))
+        guard RoloResponder.writeWholeAnswer(dav, forHead: head.isHead, date: gets.date.current,
+                                             server: gets.serverName, into: &buffer) else { return false }
+        context.write(wrapOutboundOut(buffer), promise: nil)
         needsFlush = true
-        gets.accessLog.record(method: request.method, path: rawPath, status: dav.status, since: started, user: user) {
+        ledger.lastActivity = context.eventLoop.now
+        gets.accessLog.record(method: method, path: target, status: dav.status, since: started, user: user) {
             ClientAddress.resolve(peer: context.channel.remoteAddress?.ipAddress ?? "unknown",
-                                  forwardedFor: head.headerFields[.xForwardedFor], trustedProxies: gets.trustedProxies)
+                                  forwardedFor: headers["x-forwarded-for"], trustedProxies: gets.trustedProxies)
         }
         return true
+    }
+
+    // MARK: End of input
+
+    /// The start of a head still held goes to the codec before the end of input does, so it
+    /// sees what the client sent.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed? = event as? ChannelEvent { passPending(context) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        passPending(context)
+        cancelIdleCheck()
+        context.fireChannelInactive()
+    }
+
+    private func passPending(_ context: ChannelHandlerContext) {
+        guard let held = pending else { return }
+        pending = nil
+        giveUp(passing: held, context: context)
+    }
+
+    // MARK: Idle timeout
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { startIdleCheck(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelIdleCheck()
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        startIdleCheck(context)
+        context.fireChannelActive()
+    }
+
+    private func startIdleCheck(_ context: ChannelHandlerContext) {
+        guard let idleTimeout, idleCheck == nil else { return }
+        ledger.lastActivity = context.eventLoop.now
+        scheduleIdleCheck(at: ledger.lastActivity + idleTimeout, context: context)
+    }
+
+    private func scheduleIdleCheck(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            idleCheck = nil
+            checkIdle(context)
+        }
+    }
+
+    /// Hummingbird's rule (`HTTPConnectionStateHandler`), with this handler's answers counted
+    /// as activity: a request read whole and still being answered keeps the connection.
+    private func checkIdle(_ context: ChannelHandlerContext) {
+        guard let idleTimeout, context.channel.isActive else { return }
+        let now = context.eventLoop.now
+        if ledger.isAnswering {
+            scheduleIdleCheck(at: now + idleTimeout, context: context)
+        } else if now >= ledger.lastActivity + idleTimeout {
+            context.close(promise: nil)
+        } else {
+            scheduleIdleCheck(at: ledger.lastActivity + idleTimeout, context: context)
+        }
+    }
+
+    private func cancelIdleCheck() {
+        idleCheck?.cancel()
+        idleCheck = nil
+    }
+}
+
+/// What one connection's codec and Hummingbird did, as `CodecWatch` saw it, for its
+/// `InlineGetHandler`. Event-loop bound.
+final class CodecLedger {
+    /// Request heads and ends that came out of the codec.
+    var heads = 0, ends = 0
+    /// Answer ends Hummingbird wrote.
+    var answers = 0
+    /// The codec reported an error: its reading and the handler's may differ.
+    var failed = false
+    /// The last request part read, answer finished or answer written inline.
+    var lastActivity = NIODeadline.now()
+
+    /// Hummingbird has a request read whole and not answered yet.
+    var isAnswering: Bool { answers < heads && ends == heads }
+
+    init() {}
+}
+
+/// Sits right after the HTTP/1 codec and keeps the `CodecLedger`: request heads and ends
+/// read, answer ends written, errors. Changes nothing that passes.
+final class CodecWatch: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let ledger: CodecLedger
+
+    init(_ ledger: CodecLedger) {
+        self.ledger = ledger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head: ledger.heads += 1
+        case .body: break
+        case .end: ledger.ends += 1
+        }
+        ledger.lastActivity = context.eventLoop.now
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        context.write(data, promise: promise)
+        ledger.answers += 1
+        if ledger.answers == ledger.heads { ledger.lastActivity = context.eventLoop.now }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        ledger.failed = true
+        context.fireErrorCaught(error)
     }
 }

@@ -135,20 +135,28 @@ struct RoloResponder: HTTPResponder {
         return Response(status: head.status, headers: head.headerFields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: dav.body)))
     }
 
-    /// The status line and header fields of the engine's answer; for a whole body, with
-    /// its `Content-Length` when the engine set none (a HEAD's answer has the length of the
-    /// GET's body, which the engine sets itself).
+    /// The status line and header fields of the engine's answer (`forEachField`).
     static func responseHead(from dav: DAVResponse) -> HTTPResponse {
         var headers = HTTPFields()
         headers.reserveCapacity(dav.headers.count + 3)
-        for (name, value) in dav.headers {
+        forEachField(of: dav) { name, value in
             if let fieldName = fieldName(name) { headers.append(HTTPField(name: fieldName, value: value)) }
-        }
-        if dav.streamedBody == nil, !headers.contains(.contentLength) {
-            headers[.contentLength] = String(dav.body.count)
         }
         return HTTPResponse(status: HTTPResponse.Status(code: dav.status, reasonPhrase: reasonPhrase(dav.status)),
                             headerFields: headers)
+    }
+
+    /// The header fields of the engine's answer in order; for a whole body, then its
+    /// `Content-Length` when the engine set none (a HEAD's answer has the length of the GET's
+    /// body, which the engine sets itself). Both `responseHead(from:)` and
+    /// `writeWholeAnswer` (the inline path) take an answer's fields from here.
+    static func forEachField(of dav: DAVResponse, _ body: (_ name: String, _ value: String) -> Void) {
+        var hasLength = false
+        for (name, value) in dav.headers {
+            if !hasLength, name.utf8.count == 14, name.lowercased() == "content-length" { hasLength = true }
+            body(name, value)
+        }
+        if dav.streamedBody == nil, !hasLength { body("Content-Length", String(dav.body.count)) }
     }
 
     /// The field name for a header the engine set. The names of a GET's answer come as

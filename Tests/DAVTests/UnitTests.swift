@@ -89,6 +89,15 @@ import Testing
         let date = Date(timeIntervalSince1970: 784_111_777)
         #expect(HTTPDate.rfc1123(date) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.rfc3339(date) == "1994-11-06T08:49:37Z")
+        // Every weekday and month, single-digit fields, against Foundation's formatter.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        for step in 0..<400 {
+            let date = Date(timeIntervalSince1970: 946_684_800 + Double(step) * 86_400 * 1.37 + Double(step * 3_607 % 86_400))
+            #expect(HTTPDate.rfc1123(date) == formatter.string(from: date))
+        }
     }
 
     @Test func percentEncodesSegmentsAndDecodesBack() {

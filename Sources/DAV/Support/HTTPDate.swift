@@ -15,11 +15,45 @@ public enum HTTPDate {
 
     private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
-    /// `Sun, 06 Nov 1994 08:49:37 GMT`
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`. Written into the string's 29 bytes directly: every
+    /// GET's `Last-Modified` is one, and interpolating eleven pieces cost more than the rest
+    /// of the engine's answer.
     public static func rfc1123(_ date: Date) -> String {
         let t = components(date)
-        return "\(weekdays[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(t.tm_year + 1900) "
-            + "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
+        let year = Int(t.tm_year) + 1900
+        guard (1000...9999).contains(year) else {
+            return "\(weekdays[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(year) "
+                + "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
+        }
+        return String(unsafeUninitializedCapacity: 29) { out in
+            var index = 0
+            func put(_ text: StaticString, at offset: Int) {
+                for position in 0..<3 { out[index + position] = text.utf8Start[offset * 3 + position] }
+                index += 3
+            }
+            func put(_ byte: UInt8) {
+                out[index] = byte
+                index += 1
+            }
+            func put(_ value: Int, digits: Int) {
+                var rest = value
+                for position in stride(from: digits - 1, through: 0, by: -1) {
+                    out[index + position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                index += digits
+            }
+            put("SunMonTueWedThuFriSat", at: Int(t.tm_wday))
+            put(UInt8(ascii: ",")); put(UInt8(ascii: " "))
+            put(Int(t.tm_mday), digits: 2); put(UInt8(ascii: " "))
+            put("JanFebMarAprMayJunJulAugSepOctNovDec", at: Int(t.tm_mon)); put(UInt8(ascii: " "))
+            put(year, digits: 4); put(UInt8(ascii: " "))
+            put(Int(t.tm_hour), digits: 2); put(UInt8(ascii: ":"))
+            put(Int(t.tm_min), digits: 2); put(UInt8(ascii: ":"))
+            put(Int(t.tm_sec), digits: 2)
+            for byte in " GMT".utf8 { put(byte) }
+            return index
+        }
     }
 
     /// `1994-11-06T08:49:37Z`
