@@ -31,8 +31,11 @@ extension DAVService {
             let book = try await store.collection(owner: request.user, path: path)
             books.append(book?.kind == .addressBook ? book : nil)
         }
+        // Pages with bodies are several times the bytes of a listing's: smaller ones let the
+        // next page's read overlap the writing of this one (`PrefetchingPages`).
+        let pageSize = properties.wantsBodies ? max(configuration.listingPageSize / 4, 1) : configuration.listingPageSize
         let pages = MultigetPages(store: store, targets: requested, books: books, withBodies: properties.wantsBodies,
-                                  pageSize: configuration.listingPageSize)
+                                  pageSize: pageSize)
         let rows = CardResponseWriter(properties, withBodies: true)
         let user = request.user
         let writer: ItemWriter<MultigetPages.Card>

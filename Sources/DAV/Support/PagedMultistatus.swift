@@ -13,6 +13,45 @@ protocol ListingPages: Sendable {
     mutating func nextPage() async throws -> [Item]
 }
 
+/// `Base`'s pages with the next one read while the caller writes the current one: a
+/// page's store read runs on a reader's thread, the writing on the event loop, so on two
+/// cores they overlap instead of taking turns. At most one read is ahead; `cancel()` drops
+/// it when the answer ends early.
+struct PrefetchingPages<Base: ListingPages>: ListingPages {
+    /// The pages as of the last page returned (what `tail` of a listing reads).
+    private(set) var base: Base
+    private var ahead: Task<(Base, [Base.Item]), any Error>?
+
+    init(_ base: Base) { self.base = base }
+
+    var isFinished: Bool { base.isFinished }
+
+    mutating func nextPage() async throws -> [Base.Item] {
+        let page: [Base.Item]
+        if let ahead {
+            self.ahead = nil
+            (base, page) = try await ahead.value
+        } else {
+            page = try await base.nextPage()
+        }
+        if !base.isFinished {
+            let current = base
+            ahead = Task {
+                var pages = current
+                let page = try await pages.nextPage()
+                return (pages, page)
+            }
+        }
+        return page
+    }
+
+    /// Drops the page read ahead, if any.
+    mutating func cancel() {
+        ahead?.cancel()
+        ahead = nil
+    }
+}
+
 /// How a listing writes one item's response. `rows` is a plain call, for responses written
 /// straight from the row (`CardResponseWriter`); `generic` may suspend (the property
 /// registry, dead properties). The difference matters: with NIO's event loops as Swift's
@@ -59,15 +98,20 @@ extension DAVService {
     ) async throws -> DAVResponse {
         let chunkSize = configuration.streamChunkSize
         let chunkCapacity = chunkSize + chunkSize / 4
-        var pages = pages
+        var pages = PrefetchingPages(pages)
         var multistatus = multistatus
         multistatus.reserve(bytes: chunkCapacity)
         var page = try await pages.nextPage()[...]
         while true {
-            try await writer.write(&page, into: &multistatus, until: chunkSize)
+            do {
+                try await writer.write(&page, into: &multistatus, until: chunkSize)
+            } catch {
+                pages.cancel()
+                throw error
+            }
             if multistatus.pendingByteCount >= chunkSize { break }
             if pages.isFinished {
-                tail(pages, &multistatus)
+                tail(pages.base, &multistatus)
                 return multistatusResponse(multistatus.finish(syncToken: syncToken))
             }
             page = try await pages.nextPage()[...]
@@ -79,17 +123,22 @@ extension DAVService {
             var multistatus = start
             var pages = remaining
             var page = firstPage
-            while true {
-                if multistatus.pendingByteCount >= chunkSize {
-                    try await write(multistatus.pendingBytes)
-                    multistatus.discardPending()
+            do {
+                while true {
+                    if multistatus.pendingByteCount >= chunkSize {
+                        try await write(multistatus.pendingBytes)
+                        multistatus.discardPending()
+                    }
+                    try await writer.write(&page, into: &multistatus, until: chunkSize)
+                    if multistatus.pendingByteCount >= chunkSize { continue }
+                    if pages.isFinished { break }
+                    page = try await pages.nextPage()[...]
                 }
-                try await writer.write(&page, into: &multistatus, until: chunkSize)
-                if multistatus.pendingByteCount >= chunkSize { continue }
-                if pages.isFinished { break }
-                page = try await pages.nextPage()[...]
+            } catch {
+                pages.cancel()
+                throw error
             }
-            tail(pages, &multistatus)
+            tail(pages.base, &multistatus)
             try await write(multistatus.finishBytes(syncToken: syncToken))
         }
         return DAVResponse(status: 207, headers: [("Content-Type", Self.multistatusContentType)], streamedBody: stream)
