@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 import RoloTesting
 
 /// One real HTTP/1.1 exchange over a loopback socket. A plain blocking socket on its own
@@ -23,21 +24,8 @@ struct Exchange {
 
     private static func blockingSend(port: Int, method: String, target: String, headers: [String: String],
                                      body: Data) throws -> Exchange {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketFD >= 0 else { throw HTTPTestError.socket }
+        let socketFD = try LoopbackSocket.connect(port: port)
         defer { close(socketFD) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw HTTPTestError.refused }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
             + "Content-Length: \(body.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -88,7 +76,7 @@ struct Exchange {
     }
 }
 
-enum HTTPTestError: Error { case socket, refused, closed }
+enum HTTPTestError: Error { case closed }
 
 extension RoloTestServer {
     /// Sends `method` to `path` (relative to the DAV base URL, or absolute when it starts

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,23 +67,7 @@ struct PipelinedConnection: ~Copyable {
     private var received = Data()
 
     private init(port: Int) throws {
-        socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketFD >= 0 else { throw Failure(description: "socket") }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(socketFD)
-            throw Failure(description: "connect")
-        }
+        socketFD = try LoopbackSocket.connect(port: port)
     }
 
     deinit {

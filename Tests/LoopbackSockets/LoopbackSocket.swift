@@ -1,0 +1,34 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking TCP socket connected to 127.0.0.1, for tests that speak HTTP to a server byte
+/// by byte (pipelining, split writes, raw answers), where no HTTP client fits. Shared by the
+/// test targets that need one, so the socket set-up lives in one place.
+public enum LoopbackSocket {
+    public enum Failure: Error { case socket, refused }
+
+    /// A socket connected to `port` on 127.0.0.1, whose reads give up after
+    /// `receiveTimeoutSeconds`. The caller closes the descriptor.
+    public static func connect(port: Int, receiveTimeoutSeconds: Int = 30) throws(Failure) -> Int32 {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw .socket }
+        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+        setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(socketFD)
+            throw .refused
+        }
+        return socketFD
+    }
+}
