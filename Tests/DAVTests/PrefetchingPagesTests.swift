@@ -10,8 +10,11 @@ import Testing
     final class Reads: @unchecked Sendable {
         private let lock = NSLock()
         private var made = 0
-        func add() { lock.withLock { made += 1 } }
+        private var aheadFlags: [Bool] = []
+        func add(readAhead: Bool) { lock.withLock { made += 1; aheadFlags.append(readAhead) } }
         var count: Int { lock.withLock { made } }
+        /// For each read in order, whether it ran on `ReadAheadExecutor`.
+        var onReadAheadExecutor: [Bool] { lock.withLock { aheadFlags } }
     }
 
     /// Pages [0], [1], ... up to `total`.
@@ -22,7 +25,8 @@ import Testing
         var isFinished: Bool { next >= total }
 
         mutating func nextPage() async throws -> [Int] {
-            reads.add()
+            let executor = withUnsafeCurrentTask { $0?.unownedTaskExecutor }
+            reads.add(readAhead: executor == ReadAheadExecutor.shared.asUnownedTaskExecutor())
             defer { next += 1 }
             return [next]
         }
@@ -39,6 +43,8 @@ import Testing
         #expect(seen == [0, 1, 2, 3])
         #expect(pages.base.next == 4)
         #expect(reads.count == 4, "nothing read past the last page")
+        #expect(reads.onReadAheadExecutor == [false, true, true, true],
+                "the first page where the caller runs, the others on the read-ahead threads")
     }
 
     @Test func aSinglePageReadsNothingAhead() async throws {

@@ -50,6 +50,24 @@ import Testing
         #expect(try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: []).isEmpty)
     }
 
+    /// Named reads share statements padded to a power of two: a read of fewer names after
+    /// one of more (8 then 5 share the statement for 8) must not find the names the earlier
+    /// one left bound.
+    @Test func aSmallerNamedReadFindsOnlyItsOwnNames() async throws {
+        let fixture = try await Self.fixture()
+        defer { fixture.close() }
+        let eight = Array(Self.names.prefix(8))
+        for asked in [["b", "missing", "a", "0", "also missing"], ["missing", "nope", "none", "no", "never"]] {
+            #expect(try await fixture.store.resources(collectionID: fixture.book.id, names: eight).count == 8)
+            #expect(try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: eight).count == 8)
+            let found = try await fixture.store.resources(collectionID: fixture.book.id, names: asked)
+            let infos = try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: asked)
+            let present = Set(asked).intersection(Self.names)
+            #expect(Set(found.map(\.info.name)) == present, "\(asked)")
+            #expect(Set(infos.map(\.name)) == present, "\(asked)")
+        }
+    }
+
     /// The listing statements read the covering index alone: no table lookup per row (the
     /// reason for `resources_listing`), and the bodies joined by the rowid it carries.
     @Test func listingsAndNamedLookupsReadTheCoveringIndexWithoutTheTable() async throws {

@@ -13,10 +13,12 @@ protocol ListingPages: Sendable {
     mutating func nextPage() async throws -> [Item]
 }
 
-/// `Base`'s pages with the next one read while the caller writes the current one: a
-/// page's store read runs on a reader's thread, the writing on the event loop, so on two
-/// cores they overlap instead of taking turns. At most one read is ahead; `cancel()` drops
-/// it when the answer ends early.
+/// `Base`'s pages with the next one read while the caller writes the current one. The
+/// first page is read where the caller runs (an SQLite store reads a page on the calling
+/// thread: nothing could overlap it, and a hop to another thread and back cost more than a
+/// small page's read). Each next page is read on `ReadAheadExecutor`'s threads while the
+/// event loop writes the current one, so on two cores they overlap instead of taking
+/// turns. At most one read is ahead; `cancel()` drops it when the answer ends early.
 struct PrefetchingPages<Base: ListingPages>: ListingPages {
     /// The pages as of the last page returned (what `tail` of a listing reads).
     private(set) var base: Base
@@ -36,7 +38,7 @@ struct PrefetchingPages<Base: ListingPages>: ListingPages {
         }
         if !base.isFinished {
             let current = base
-            ahead = Task {
+            ahead = Task(executorPreference: ReadAheadExecutor.shared) {
                 var pages = current
                 let page = try await pages.nextPage()
                 return (pages, page)
@@ -49,6 +51,21 @@ struct PrefetchingPages<Base: ListingPages>: ListingPages {
     mutating func cancel() {
         ahead?.cancel()
         ahead = nil
+    }
+}
+
+/// Runs the read-ahead of listings on Dispatch's worker threads. With NIO's event loops as
+/// Swift's global executor, a plain `Task` stays on the loop that starts it, so the next
+/// page would be read on the thread that writes the current one, in turn rather than at
+/// the same time.
+final class ReadAheadExecutor: TaskExecutor {
+    static let shared = ReadAheadExecutor()
+    private let queue = DispatchQueue(label: "rolo.read-ahead", qos: .userInitiated, attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }
 

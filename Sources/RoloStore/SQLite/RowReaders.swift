@@ -2,10 +2,12 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Read-only SQLite connections for the single-row lookups of a request (a GET is one),
-/// used through SQLite's C API with statements prepared once per connection. GRDB's
-/// `DatabasePool.read` costs several times such a lookup: a reader checkout, a hop through
-/// the reader's dispatch queue, BEGIN, a schema-version check and COMMIT around the SELECT.
+/// Read-only SQLite connections for the lookups of a request (a GET is one) and for the
+/// bounded reads of a listing (a page), used through SQLite's C API with statements
+/// prepared once per connection. GRDB's `DatabasePool.read` costs several times such a
+/// lookup: a reader checkout, a hop through the reader's dispatch queue and back, BEGIN, a
+/// schema-version check and COMMIT around the SELECT. On this 2-core machine the hop alone
+/// was about 0.15 ms of a multiget (Docs/performance.md, "Pages on the calling thread").
 /// Here one SELECT is the whole read: in WAL mode a statement outside a transaction reads
 /// one consistent snapshot of the database, taken when it starts and let go when it is reset.
 ///
@@ -117,6 +119,9 @@ final class RowReader {
 
     private var handle: OpaquePointer?
     private var statements: [OpaquePointer?] = Array(repeating: nil, count: Query.allCases.count)
+    /// Statements of `forEachRow`, by their SQL. Callers build it from a few fixed shapes
+    /// (listing pages, named reads padded to a power of two), so the set stays small.
+    private var statementsBySQL: [String: OpaquePointer] = [:]
 
     fileprivate init(path: String, setupSQL: String) throws {
         var handle: OpaquePointer?
@@ -132,7 +137,9 @@ final class RowReader {
 
     fileprivate func close() {
         for statement in statements { sqlite3_finalize(statement) }
+        for statement in statementsBySQL.values { sqlite3_finalize(statement) }
         statements = []
+        statementsBySQL = [:]
         sqlite3_close_v2(handle)
         handle = nil
     }
@@ -152,6 +159,55 @@ final class RowReader {
         case SQLITE_DONE: return nil
         case let code: throw error(code, sql: query.sql)
         }
+    }
+
+    /// Binds the arguments and calls `row` for every row of the statement `sql` (prepared
+    /// once per connection and kept: `sql` must come from a small fixed set of shapes). The
+    /// statement is reset and its parameters cleared before this returns; parameters left
+    /// unbound are NULL.
+    func forEachRow(sql: String, bind: (inout DirectBindings) -> Void, row: (ColumnReader) throws -> Void) throws {
+        let statement = try prepared(sql: sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        var bindings = DirectBindings(handle: statement)
+        bind(&bindings)
+        while true {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW: try row(ColumnReader(statement: statement))
+            case SQLITE_DONE: return
+            case let code: throw error(code, sql: sql)
+            }
+        }
+    }
+
+    /// Runs `body`'s statements in one read transaction, so that they all see one snapshot
+    /// (a lone statement already does).
+    func inOneSnapshot<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func execute(_ sql: String) throws {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code, sql: sql) }
+    }
+
+    private func prepared(sql: String) throws -> OpaquePointer {
+        if let statement = statementsBySQL[sql] { return statement }
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else { throw error(code, sql: sql) }
+        statementsBySQL[sql] = statement
+        return statement
     }
 
     private func prepared(_ query: Query) throws -> OpaquePointer {

@@ -2,12 +2,17 @@ import GRDB
 
 extension SQLiteStore {
     public func deadProperties(collectionID: Int64, resource: String?) async throws -> [DeadProperty] {
-        try await pool.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
+        // A resource has a handful of them at most: read on the calling thread.
+        try rowReaders.read { reader in
+            var found: [DeadProperty] = []
+            try reader.forEachRow(sql: """
                 SELECT namespace, name, xml FROM dead_properties WHERE collection_id = ? AND resource = ?
                 ORDER BY namespace, name
-                """), arguments: [collectionID, resource ?? ""])
-                .map { DeadProperty(name: PropertyName(namespace: $0[0], name: $0[1]), xmlValue: $0[2]) }
+                """, bind: { $0.add(collectionID); $0.add(resource ?? "") }, row: { columns in
+                found.append(DeadProperty(name: PropertyName(namespace: columns.text(0), name: columns.text(1)),
+                                          xmlValue: columns.text(2)))
+            })
+            return found
         }
     }
 

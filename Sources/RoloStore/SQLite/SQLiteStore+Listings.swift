@@ -9,33 +9,42 @@ import GRDB
 /// cards) read the same index, and the bodies only when asked.
 extension SQLiteStore {
     public func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource] {
-        try await named(names, in: collectionID, columns: "\(Self.infoColumns), data", from: Self.withBodies,
+        try named(names, in: collectionID, columns: "\(Self.infoColumns), data", from: Self.withBodies,
                         row: { Self.storedResource(from: $0) })
     }
 
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
-        try await named(names, in: collectionID, columns: Self.infoColumns, from: "resources", row: { Self.resourceInfo(from: $0) })
+        try named(names, in: collectionID, columns: Self.infoColumns, from: "resources", row: { Self.resourceInfo(from: $0) })
     }
 
-    /// The rows of `table` for these names, in chunks that keep each statement well below
-    /// SQLite's bound-parameter limit; absent names are skipped.
-    private func named<Value: Sendable>(_ names: [String], in collectionID: Int64, columns: String, from table: String,
-                                        row makeValue: @escaping @Sendable (ColumnReader) -> Value) async throws -> [Value] {
+    /// The rows of `table` for these names, absent names skipped. Read on the calling thread
+    /// (`readOnCallingThread`): callers ask for a page of names at a time. Each statement
+    /// takes up to `namedChunk` names, its placeholders padded to a power of two (unbound
+    /// ones are NULL, which matches no name), so a connection keeps a few statements
+    /// instead of one per count; more names than a chunk are read in one snapshot.
+    private func named<Value>(_ names: [String], in collectionID: Int64, columns: String, from table: String,
+                              row makeValue: (ColumnReader) -> Value) throws -> [Value] {
         guard !names.isEmpty else { return [] }
-        return try await pool.read { db in
-            var found: [Value] = []
-            found.reserveCapacity(names.count)
-            let chunkSize = 500
-            for start in stride(from: 0, to: names.count, by: chunkSize) {
-                let chunk = Array(names[start..<min(start + chunkSize, names.count)])
-                let statement = try db.cachedStatement(sql: Self.namedSQL(columns: columns, from: table, count: chunk.count))
-                let arguments = StatementArguments([collectionID]) + StatementArguments(chunk)
-                let cursor = try Row.fetchCursor(statement, arguments: arguments)
-                while try cursor.next() != nil { found.append(makeValue(ColumnReader(statement))) }
+        return try rowReaders.read { reader in
+            func readChunks() throws -> [Value] {
+                var found: [Value] = []
+                found.reserveCapacity(names.count)
+                for start in stride(from: 0, to: names.count, by: Self.namedChunk) {
+                    let chunk = names[start..<min(start + Self.namedChunk, names.count)]
+                    let placeholders = min(Self.namedChunk, 1 << (Int.bitWidth - (chunk.count - 1).leadingZeroBitCount))
+                    try reader.forEachRow(sql: Self.namedSQL(columns: columns, from: table, count: placeholders), bind: { bindings in
+                        bindings.add(collectionID)
+                        for name in chunk { bindings.add(name) }
+                    }, row: { found.append(makeValue($0)) })
+                }
+                return found
             }
-            return found
+            return try names.count > Self.namedChunk ? reader.inOneSnapshot(readChunks) : readChunks()
         }
     }
+
+    /// Names per statement of a named read, well below SQLite's bound-parameter limit.
+    static let namedChunk = 512
 
     /// A page of `table` in name order: `collection_id`, the name to start after and a limit
     /// as arguments. With the info columns it reads the `resources_listing` index alone.
@@ -77,15 +86,26 @@ extension SQLiteStore {
 
     /// At most `limit` rows (all when nil) of `table` in the book whose names follow `name`
     /// in byte order (SQLite's BINARY collation), in that order: one range read on the
-    /// unique index. Names are never empty, so "" as the start takes every row.
+    /// unique index. Names are never empty, so "" as the start takes every row. A page
+    /// (`limit` given) is read on the calling thread (`readOnCallingThread`); a whole book,
+    /// whose size nothing bounds, on a reader's thread.
     private func page<Value: Sendable>(of collectionID: Int64, after name: String?, limit: Int?, columns: String,
                                        from table: String, row makeValue: @escaping @Sendable (ColumnReader) -> Value) async throws -> [Value] {
-        try await pool.read { db in
+        let sql = Self.pageSQL(columns: columns, from: table)
+        if let limit {
+            return try rowReaders.read { reader in
+                var values: [Value] = []
+                values.reserveCapacity(min(limit, 4096))
+                try reader.forEachRow(sql: sql, bind: { $0.add(collectionID); $0.add(name ?? ""); $0.add(limit) },
+                                      row: { values.append(makeValue($0)) })
+                return values
+            }
+        }
+        return try await pool.read { db in
             var values: [Value] = []
-            values.reserveCapacity(min(limit ?? 0, 4096))
             // A negative LIMIT is no limit in SQLite.
-            let statement = try db.cachedStatement(sql: Self.pageSQL(columns: columns, from: table))
-            let cursor = try Row.fetchCursor(statement, arguments: [collectionID, name ?? "", limit ?? -1])
+            let statement = try db.cachedStatement(sql: sql)
+            let cursor = try Row.fetchCursor(statement, arguments: [collectionID, name ?? "", -1])
             while try cursor.next() != nil { values.append(makeValue(ColumnReader(statement))) }
             return values
         }

@@ -52,10 +52,11 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         self.clock = clock
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
-        // A thread blocks in a lookup only for the read itself: one connection per thread
-        // that runs lookups stays open (two event loops on two cores); more open when needed.
+        // A thread blocks in a lookup only for the read itself. The threads that run them are
+        // the event loops and the listings' read-ahead (`PrefetchingPages`): as many
+        // connections as the pool has readers stay open; more open when needed.
         rowReaders = RowReaders(path: path, setupSQL: tuning.pragmas(readonly: true),
-                                maximumIdle: max(1, min(tuning.maximumReaders, ProcessInfo.processInfo.activeProcessorCount)))
+                                maximumIdle: max(1, tuning.maximumReaders))
     }
 
     /// A store on a fresh file in a temporary folder, removed by `close()`: for tests and
@@ -104,8 +105,10 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     /// waiting for one may be the very thread (an event loop, or one of the few
     /// cooperative-pool threads) that the async reads holding them need in order to resume
     /// and give them back; seen as a server that stopped answering even `/health`.
-    /// `RowReaders` never makes a lookup wait. Only for single-row lookups; scans and
-    /// listings keep the async `read`.
+    /// `RowReaders` never makes a lookup wait. Row lookups, and reads whose size the caller
+    /// bounds (a page of a listing, a page of named cards, a resource's dead properties)
+    /// read this way; reads that nothing bounds (a change log, an index scan, a whole
+    /// book) keep the async `read`, so that an event loop never stops for them.
     func readOnCallingThread<T>(_ query: RowReader.Query, bind: (inout DirectBindings) -> Void,
                                 row: (ColumnReader) -> T) throws -> T? {
         try rowReaders.read { reader in try reader.fetchOne(query, bind: bind, row: row) }
