@@ -44,13 +44,26 @@ import Testing
         }
     }
 
-    @Test func everyCollationAndMatchTypeAgreesWithItsDefinition() async throws {
+    /// Where the cards' index entries are when the queries run: all still pending (as
+    /// right after PUTs), all merged into the value indexes, or half in each.
+    enum Entries: CaseIterable { case pending, merged, mixed }
+
+    @Test(arguments: Entries.allCases)
+    func everyCollationAndMatchTypeAgreesWithItsDefinition(entries: Entries) async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         var nicknames: [String: [String]] = [:]
         for card in 0..<60 {
             nicknames["c\(card).vcf"] = Self.values(ofCard: card)
             try await fixture.put("c\(card).vcf", extra: Self.values(ofCard: card).map { IndexEntry(property: "NICKNAME", value: $0) })
+            if entries == .mixed && card == 29 { try await fixture.store.mergePendingIndex() }
+        }
+        if entries == .merged { try await fixture.store.mergePendingIndex() }
+        let pending = try await fixture.store.pendingIndexEntryCount()
+        switch entries {
+        case .pending: #expect(pending > 100)
+        case .merged: #expect(pending == 0)
+        case .mixed: #expect(pending > 50 && pending < 150)
         }
         var checked = 0
         for text in Self.texts {

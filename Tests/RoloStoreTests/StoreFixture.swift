@@ -7,8 +7,8 @@ struct StoreFixture {
     let store: SQLiteStore
     let book: CollectionInfo
 
-    static func make() async throws -> StoreFixture {
-        let store = try SQLiteStore.temporary(bcryptCost: 4)
+    static func make(tuning: SQLiteStore.Tuning = .default) async throws -> StoreFixture {
+        let store = try SQLiteStore.temporary(bcryptCost: 4, tuning: tuning)
         try await store.createUser(name: "alice", password: "secret")
         let book = try await store.collection(owner: "alice", path: ["default"])!
         return StoreFixture(store: store, book: book)

@@ -46,9 +46,18 @@ final class GroupCommit: @unchecked Sendable {
         var quietFor: DispatchTimeInterval = .milliseconds(100)
     }
 
+    /// Work the store has the writer do between batches, each time in a transaction of its
+    /// own: after a batch when `isDue(false)`, and before an idle checkpoint when
+    /// `isDue(true)`. A failure leaves it for the next time.
+    struct Upkeep: Sendable {
+        var isDue: @Sendable (_ idle: Bool) -> Bool
+        var run: @Sendable (Database) throws -> Void
+    }
+
     private let pool: DatabasePool
     private let limits: Limits
     private let idleCheckpoint: IdleCheckpoint
+    private let upkeep: Upkeep?
     /// Guards `queue` and `turnScheduled`; never held while SQLite works.
     private let lock = NSLock()
     private var queue: [Pending] = []
@@ -60,10 +69,12 @@ final class GroupCommit: @unchecked Sendable {
     private var writesSinceCheckpoint = 0
     private var idleCheckpoints = 0
 
-    init(pool: DatabasePool, limits: Limits = Limits(), idleCheckpoint: IdleCheckpoint = IdleCheckpoint()) {
+    init(pool: DatabasePool, limits: Limits = Limits(), idleCheckpoint: IdleCheckpoint = IdleCheckpoint(),
+         upkeep: Upkeep? = nil) {
         self.pool = pool
         self.limits = limits
         self.idleCheckpoint = idleCheckpoint
+        self.upkeep = upkeep
     }
 
     /// Writes queued and not yet taken by a turn.
@@ -114,20 +125,30 @@ final class GroupCommit: @unchecked Sendable {
             let due = !turnScheduled && idleCheckpoint.afterWrites > 0 && writesSinceCheckpoint >= idleCheckpoint.afterWrites
             return (turnScheduled, due ? finishedBatches : nil)
         }
+        if let upkeep, upkeep.isDue(false) { run(upkeep, db) }
         if more { scheduleTurn() }
         if let checkpointDue { scheduleIdleCheckpoint(afterBatch: checkpointDue) }
+    }
+
+    private func run(_ upkeep: Upkeep, _ db: Database) {
+        _ = try? db.inTransaction(.immediate) {
+            try upkeep.run(db)
+            return .commit
+        }
     }
 
     /// Checkpoints the log once `idleCheckpoint.quietFor` has passed with no batch after
     /// `batch`; a write meanwhile defers it to the next quiet moment. PASSIVE: it copies what
     /// no reader still needs and waits for nobody; it runs on the writer queue, so a write
-    /// that comes during it waits for it (tens of milliseconds after a large import).
+    /// that comes during it waits for it (tens of milliseconds after a large import). Upkeep
+    /// that is due runs first, so that its pages go out with this checkpoint.
     private func scheduleIdleCheckpoint(afterBatch batch: Int) {
         DispatchQueue.global().asyncAfter(deadline: .now() + idleCheckpoint.quietFor) { [self] in
             pool.asyncWriteWithoutTransaction { [self] db in
                 let quiet = lock.withLock { finishedBatches == batch && !turnScheduled }
                 // No connection left: the store was closed meanwhile.
                 guard quiet, db.sqliteConnection != nil else { return }
+                if let upkeep, upkeep.isDue(true) { run(upkeep, db) }
                 // Fails only on a closed store or an I/O error; SQLite's own checkpoint and
                 // the next idle one take over.
                 guard (try? db.checkpoint(.passive)) != nil else { return }

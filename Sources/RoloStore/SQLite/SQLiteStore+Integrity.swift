@@ -31,11 +31,16 @@ extension SQLiteStore {
                     WHERE ch.seq > c.sync_seq
                     """),
                 ("index row of a missing resource", """
-                    SELECT i.resource_id FROM card_index i WHERE NOT EXISTS (SELECT 1 FROM resources r WHERE r.id = i.resource_id)
+                    SELECT i.resource_id FROM \(Self.allIndexEntries) i
+                    WHERE NOT EXISTS (SELECT 1 FROM resources r WHERE r.id = i.resource_id)
                     """),
                 ("index row outside its resource's collection", """
-                    SELECT i.resource_id FROM card_index i JOIN resources r ON r.id = i.resource_id
+                    SELECT i.resource_id FROM \(Self.allIndexEntries) i JOIN resources r ON r.id = i.resource_id
                     WHERE i.collection_id != r.collection_id
+                    """),
+                ("index rows both merged and pending", """
+                    SELECT DISTINCT p.resource_id FROM card_index_pending p
+                    WHERE EXISTS (SELECT 1 FROM card_index i WHERE i.resource_id = p.resource_id)
                     """),
                 ("member row outside its group's collection", """
                     SELECT m.resource_id FROM group_members m JOIN resources r ON r.id = m.resource_id

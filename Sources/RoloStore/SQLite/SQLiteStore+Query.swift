@@ -33,7 +33,9 @@ extension SQLiteStore {
     }
 
     /// A boolean SQL expression over `resources r`. Each leaf is `r.id IN (subquery)` on the
-    /// covering index (collection, property, folded value, resource), which SQLite runs once.
+    /// covering index (collection, property, folded value, resource), which SQLite runs
+    /// once, with the same test on the pending entries (`card_index_pending`, which has no
+    /// value index: scanned, and bounded by `Tuning.pendingIndexEntries`) added by UNION ALL.
     static func sql(for predicate: IndexPredicate, collectionID: Int64, arguments: inout StatementArguments) -> String {
         switch predicate {
         case .all(let parts):
@@ -45,42 +47,52 @@ extension SQLiteStore {
             return "(" + parts.map { sql(for: $0, collectionID: collectionID, arguments: &arguments) }
                 .joined(separator: " OR ") + ")"
         case .defined(let property):
-            arguments += [collectionID, property.uppercased()]
-            return "r.id IN (SELECT resource_id FROM card_index WHERE collection_id = ? AND property = ?)"
+            arguments += [collectionID, property.uppercased(), collectionID, property.uppercased()]
+            return "r.id IN (\(Self.entriesOfProperty))"
         case .notDefined(let property):
-            arguments += [collectionID, property.uppercased()]
-            return "r.id NOT IN (SELECT resource_id FROM card_index WHERE collection_id = ? AND property = ?)"
+            arguments += [collectionID, property.uppercased(), collectionID, property.uppercased()]
+            return "r.id NOT IN (\(Self.entriesOfProperty))"
         case .textMatch(let property, let text, let collation, let match, let negate):
-            return textMatchSQL(property: property.uppercased(), text: text, collation: collation, match: match,
-                                negate: negate, collectionID: collectionID, arguments: &arguments)
+            let merged = textMatchSQL(property: property.uppercased(), text: text, collation: collation, match: match,
+                                      negate: negate, collectionID: collectionID, arguments: &arguments)
+            let pending = pendingTextMatchSQL(property: property.uppercased(), text: text, collation: collation, match: match,
+                                              negate: negate, collectionID: collectionID, arguments: &arguments)
+            return "r.id IN (\(merged) UNION ALL \(pending))"
         }
     }
+
+    /// The resources with some value of a property, merged or pending: collection and
+    /// property as arguments, twice.
+    private static let entriesOfProperty = """
+        SELECT resource_id FROM card_index WHERE collection_id = ? AND property = ? \
+        UNION ALL SELECT resource_id FROM card_index_pending WHERE collection_id = ? AND property = ?
+        """
 
     /// Each collation compares on a covering index (named, so that contains and ends-with
     /// scan the index, not the table). The ASCII fold of a row is `value_ascii` where stored
     /// and `value_unicode` elsewhere (see `FoldedIndexEntry`), so ASCII tests run in two
     /// halves, one per index. The octet collation narrows on the ASCII fold (byte-equal
     /// values have equal folds) and compares the verbatim value only for the rows left;
-    /// negated, every value of the property needs the verbatim comparison.
+    /// negated, every value of the property needs the verbatim comparison. Returns a
+    /// subquery of resource ids.
     private static func textMatchSQL(property: String, text: String, collation: IndexPredicate.Collation,
                                      match: IndexPredicate.MatchType, negate: Bool, collectionID: Int64,
                                      arguments: inout StatementArguments) -> String {
         // Arguments are appended in the order the placeholders appear.
-        let verbatim = "coalesce(c.value, c.value_ascii, c.value_unicode)"
         switch collation {
         case .unicodeCasemap:
             arguments += [collectionID, property]
             let test = sqlMatch(column: "value_unicode", match: match, text: CaseFolding.unicode(text), arguments: &arguments)
             return """
-                r.id IN (SELECT resource_id FROM card_index INDEXED BY card_index_unicode \
-                WHERE collection_id = ? AND property = ? AND \(negate ? "NOT (\(test))" : test))
+                SELECT resource_id FROM card_index INDEXED BY card_index_unicode \
+                WHERE collection_id = ? AND property = ? AND \(negate ? "NOT (\(test))" : test)
                 """
         case .asciiCasemap:
-            return "r.id IN (\(asciiFoldRows(select: "resource_id", property: property, text: CaseFolding.ascii(text), match: match, negate: negate, collectionID: collectionID, arguments: &arguments)))"
+            return asciiFoldRows(select: "resource_id", property: property, text: CaseFolding.ascii(text), match: match, negate: negate, collectionID: collectionID, arguments: &arguments)
         case .octet where negate:
             arguments += [collectionID, property]
             let exact = sqlMatch(column: verbatim, match: match, text: text, arguments: &arguments)
-            return "r.id IN (SELECT c.resource_id FROM card_index c WHERE c.collection_id = ? AND c.property = ? AND NOT (\(exact)))"
+            return "SELECT c.resource_id FROM card_index c WHERE c.collection_id = ? AND c.property = ? AND NOT (\(exact))"
         case .octet:
             let narrowing = asciiFoldRows(select: "resource_id, position", property: property, text: CaseFolding.ascii(text),
                                           match: match, negate: false, collectionID: collectionID, arguments: &arguments)
@@ -88,11 +100,32 @@ extension SQLiteStore {
             // A join, not `(resource_id, position) IN (...)`, which makes SQLite scan the whole
             // table against a compound list instead of looking each narrowed row up.
             return """
-                r.id IN (SELECT c.resource_id FROM (\(narrowing)) n \
-                JOIN card_index c ON c.resource_id = n.resource_id AND c.position = n.position WHERE \(exact))
+                SELECT c.resource_id FROM (\(narrowing)) n \
+                JOIN card_index c ON c.resource_id = n.resource_id AND c.position = n.position WHERE \(exact)
                 """
         }
     }
+
+    /// The same test as `textMatchSQL` on the pending entries, which have no value index:
+    /// one scan of the property's rows, each compared on the value the collation reads.
+    private static func pendingTextMatchSQL(property: String, text: String, collation: IndexPredicate.Collation,
+                                            match: IndexPredicate.MatchType, negate: Bool, collectionID: Int64,
+                                            arguments: inout StatementArguments) -> String {
+        arguments += [collectionID, property]
+        let test = switch collation {
+        case .unicodeCasemap: sqlMatch(column: "c.value_unicode", match: match, text: CaseFolding.unicode(text), arguments: &arguments)
+        case .asciiCasemap: sqlMatch(column: "coalesce(c.value_ascii, c.value_unicode)", match: match,
+                                     text: CaseFolding.ascii(text), arguments: &arguments)
+        case .octet: sqlMatch(column: verbatim, match: match, text: text, arguments: &arguments)
+        }
+        return """
+            SELECT c.resource_id FROM card_index_pending c \
+            WHERE c.collection_id = ? AND c.property = ? AND \(negate ? "NOT (\(test))" : test)
+            """
+    }
+
+    /// A row's value verbatim (see `FoldedIndexEntry`), for a row aliased `c`.
+    private static let verbatim = "coalesce(c.value, c.value_ascii, c.value_unicode)"
 
     /// `columns` of the index rows of `property` whose ASCII fold passes the test (or,
     /// negated, fails it): rows without `value_ascii` from the Unicode index, the others

@@ -26,6 +26,7 @@ extension SQLiteStore {
                 throw StoreError.alreadyExists // unreachable: name and UID were checked above
             }
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+            self.pendingIndex.add(write.entries.count)
             return PutResult(etag: write.etag, created: existing == nil, seq: seq)
         }
     }

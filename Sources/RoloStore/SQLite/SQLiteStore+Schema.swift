@@ -151,6 +151,32 @@ extension SQLiteStore {
                 CREATE INDEX resources_listing ON resources(collection_id, name, etag, size, modified, seq, content_type);
                 """)
         }
+        migrator.registerMigration("v5-pending-index") { db in
+            // A card's index entries land at random places of the two value indexes: about
+            // nine b-tree leaves written per card on every commit, half the log a PUT
+            // writes. New entries are appended to this table instead (clustered by
+            // resource, like card_index) and moved into card_index in batches by the writer
+            // between bursts of writes (`SQLiteStore.mergePendingIndex`), where each leaf
+            // is written once per batch. Queries read both tables. A resource's entries are
+            // always all in one of them: writes replace them whole.
+            try db.execute(sql: """
+                CREATE TABLE card_index_pending (
+                    resource_id INTEGER NOT NULL,
+                    position INTEGER NOT NULL,
+                    collection_id INTEGER NOT NULL,
+                    property TEXT NOT NULL,
+                    value_unicode TEXT NOT NULL,
+                    value_ascii TEXT,
+                    value TEXT,
+                    PRIMARY KEY (resource_id, position)
+                ) WITHOUT ROWID;
+                DROP TRIGGER resources_delete_index;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                    DELETE FROM card_index_pending WHERE resource_id = OLD.id;
+                END;
+                """)
+        }
         return migrator
     }
 }

@@ -11,6 +11,8 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     let rowReaders: RowReaders
     /// Batches `putResource` and `deleteResource` into shared transactions.
     let groupCommit: GroupCommit
+    /// Index entries written since the last merge (`SQLiteStore+PendingIndex.swift`).
+    let pendingIndex: PendingIndexCount
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
     let bcryptCost: UInt8
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
@@ -47,11 +49,20 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         // the writer to NORMAL after prepareDatabase ran (commits then reach the disk only
         // at checkpoints).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        groupCommit = GroupCommit(pool: pool, limits: GroupCommit.Limits(maximumWrites: max(tuning.maximumWritesPerCommit, 1)))
+        let pendingIndex = PendingIndexCount(try pool.read { db in
+            // Before the migrations on a new file: no table yet, nothing pending.
+            try db.tableExists("card_index_pending") ? Int.fetchOne(db, sql: "SELECT count(*) FROM card_index_pending") ?? 0 : 0
+        })
+        self.pendingIndex = pendingIndex
+        groupCommit = GroupCommit(pool: pool, limits: GroupCommit.Limits(maximumWrites: max(tuning.maximumWritesPerCommit, 1)),
+                                  upkeep: Self.pendingIndexUpkeep(pendingIndex, mergeAt: max(tuning.pendingIndexEntries, 1)))
         self.bcryptCost = bcryptCost
         self.clock = clock
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
+        // Entries a stopped server left pending: merged now, not after the next burst.
+        if pendingIndex.count > 0 { try pool.write { db in try Self.mergePendingIndex(db) } }
+        pendingIndex.reset()
         // A thread blocks in a lookup only for the read itself. The threads that run them are
         // the event loops and the listings' read-ahead (`PrefetchingPages`): as many
         // connections as the pool has readers stay open; more open when needed.

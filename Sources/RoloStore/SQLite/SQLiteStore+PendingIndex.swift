@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+
+/// Index entries of recent writes wait in `card_index_pending` (schema v5): appending them
+/// there writes a page or two per commit, where inserting them into the two value indexes
+/// wrote a leaf at a random place per entry. The writer moves them into `card_index` in
+/// batches, where each leaf is written once per batch: after a burst of writes, before the
+/// idle checkpoint, and whenever `Tuning.pendingIndexEntries` are waiting (`GroupCommit.Upkeep`).
+/// Queries read both tables (`SQLiteStore+Query.swift`).
+extension SQLiteStore {
+    /// The `resource_id` and `collection_id` of every index entry, merged or pending, for
+    /// checks that look at all of them.
+    static let allIndexEntries = """
+        (SELECT resource_id, collection_id FROM card_index UNION ALL SELECT resource_id, collection_id FROM card_index_pending)
+        """
+
+    /// Moves every pending entry into `card_index`, inside the caller's transaction.
+    static func mergePendingIndex(_ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO card_index (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
+                SELECT resource_id, position, collection_id, property, value_unicode, value_ascii, value FROM card_index_pending;
+            DELETE FROM card_index_pending;
+            """)
+    }
+
+    /// Merges the pending index entries now, on the writer (tests, and callers that want the
+    /// index in its final shape, such as a benchmark before it measures).
+    public func mergePendingIndex() async throws {
+        try await pool.write { db in try Self.mergePendingIndex(db) }
+        pendingIndex.reset()
+    }
+
+    /// Index entries waiting in `card_index_pending`, counted by SQLite.
+    public func pendingIndexEntryCount() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_index_pending") ?? 0 }
+    }
+
+    /// What `GroupCommit` runs between batches for the pending entries.
+    static func pendingIndexUpkeep(_ pending: PendingIndexCount, mergeAt threshold: Int) -> GroupCommit.Upkeep {
+        GroupCommit.Upkeep(
+            isDue: { idle in idle ? pending.count > 0 : pending.count >= threshold },
+            run: { db in
+                try mergePendingIndex(db)
+                pending.reset()
+            })
+    }
+}
+
+/// How many index entries wait to be merged, as counted when they are written: a write
+/// rolled back afterwards still counts, which only brings the next merge forward.
+final class PendingIndexCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: Int
+
+    init(_ entries: Int) { self.entries = entries }
+
+    var count: Int { lock.withLock { entries } }
+    func add(_ count: Int) { lock.withLock { entries += count } }
+    func reset() { lock.withLock { entries = 0 } }
+}

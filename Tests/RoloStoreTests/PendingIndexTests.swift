@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import Testing
+@testable import RoloStore
+
+/// Index entries of PUTs wait in `card_index_pending` and move into `card_index` in
+/// batches: at the threshold between two batches, after a burst once the writer is idle,
+/// and when a store opens. Queries see an entry wherever it is; a card's entries are
+/// always all in one table; deletes and replacements reach both.
+@Suite struct PendingIndexTests {
+    /// Entries (merged, pending) in the two tables.
+    static func counts(_ store: SQLiteStore) async throws -> (merged: Int, pending: Int) {
+        try await store.pool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM card_index") ?? -1,
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM card_index_pending") ?? -1)
+        }
+    }
+
+    static func fn(_ text: String) -> IndexPredicate {
+        .textMatch(property: "FN", text: text, collation: .unicodeCasemap, match: .equals, negate: false)
+    }
+
+    @Test func putsLeaveTheirEntriesPendingUntilTheThresholdThenTheWriterMergesThem() async throws {
+        // Each card has two entries (UID and FN): the fifth PUT reaches 10.
+        let fixture = try await StoreFixture.make(tuning: SQLiteStore.Tuning(pendingIndexEntries: 10))
+        defer { fixture.close() }
+        for index in 0..<4 { try await fixture.put("c\(index).vcf", fn: "Person \(index)") }
+        #expect(try await Self.counts(fixture.store) == (merged: 0, pending: 8))
+        try await fixture.put("c4.vcf", fn: "Person 4")
+        #expect(try await Self.counts(fixture.store) == (merged: 10, pending: 0), "merged right after the batch")
+        try await fixture.put("c5.vcf", fn: "Person 5")
+        #expect(try await Self.counts(fixture.store) == (merged: 10, pending: 2))
+        for index in 0..<6 {
+            #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("person \(index)"), limit: nil)
+                == ["c\(index).vcf"])
+        }
+        #expect(try await fixture.store.integrityCheck().isEmpty)
+    }
+
+    @Test func aQuietMomentAfterABurstMergesEverythingPending() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let burst = GroupCommit.IdleCheckpoint().afterWrites
+        for index in 0..<burst { try await fixture.put("c\(index).vcf", fn: "Person \(index)") }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while fixture.store.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(try await Self.counts(fixture.store) == (merged: 2 * burst, pending: 0))
+        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("person 42"), limit: nil)
+            == ["c42.vcf"])
+    }
+
+    @Test func replacingOrDeletingACardReachesItsEntriesInEitherTable() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("a.vcf", fn: "Old Name")
+        try await fixture.put("b.vcf", fn: "Bea")
+        try await fixture.store.mergePendingIndex()
+        // a's old entries are merged, its new ones pending.
+        try await fixture.put("a.vcf", fn: "New Name")
+        #expect(try await Self.counts(fixture.store) == (merged: 2, pending: 2))
+        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("old name"), limit: nil).isEmpty)
+        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("new name"), limit: nil) == ["a.vcf"])
+        #expect(try await fixture.store.integrityCheck().isEmpty)
+        // b merged, a pending: both deletes remove their entries.
+        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
+        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "b.vcf", precondition: .none)
+        #expect(try await Self.counts(fixture.store) == (merged: 0, pending: 0))
+        #expect(try await fixture.store.integrityCheck().isEmpty)
+    }
+
+    /// `defined` and `not defined` look in both tables: a card with the property merged
+    /// and one with it pending are both defined, and neither is "not defined".
+    @Test func definedAndNotDefinedSeeBothTables() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("merged.vcf", extra: [IndexEntry(property: "EMAIL", value: "m@example.com")])
+        try await fixture.store.mergePendingIndex()
+        try await fixture.put("pending.vcf", extra: [IndexEntry(property: "EMAIL", value: "p@example.com")])
+        try await fixture.put("none.vcf")
+        let book = fixture.book.id
+        #expect(try await fixture.store.query(collectionID: book, predicate: .defined(property: "EMAIL"), limit: nil)
+            == ["merged.vcf", "pending.vcf"])
+        #expect(try await fixture.store.query(collectionID: book, predicate: .notDefined(property: "EMAIL"), limit: nil)
+            == ["none.vcf"])
+    }
+
+    @Test func openingAStoreMergesWhatWasLeftPending() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-pending-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("rolo.sqlite").path
+        let store = try SQLiteStore(path: path, bcryptCost: 4)
+        try await store.createUser(name: "alice", password: "secret")
+        let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
+        let fixture = StoreFixture(store: store, book: book)
+        for index in 0..<3 { try await fixture.put("c\(index).vcf") }
+        #expect(try await Self.counts(store) == (merged: 0, pending: 6))
+        try store.close()
+
+        let reopened = try SQLiteStore(path: path, bcryptCost: 4)
+        defer { try? reopened.close() }
+        #expect(try await Self.counts(reopened) == (merged: 6, pending: 0))
+    }
+
+    @Test func theIntegrityCheckFindsACardWithEntriesInBothTables() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("a.vcf")
+        try await fixture.store.mergePendingIndex()
+        #expect(try await fixture.store.integrityCheck().isEmpty)
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: "INSERT INTO card_index_pending SELECT * FROM card_index LIMIT 1")
+        }
+        #expect(try await fixture.store.integrityCheck().contains { $0.hasPrefix("index rows both merged and pending") })
+    }
+}
