@@ -34,8 +34,11 @@ let package = Package(
         .target(name: "VCard"),
         // Apple-Contacts-shaped domain model over VCard.
         .target(name: "Contacts", dependencies: ["VCard"]),
+        // SQLite's process-wide settings (sqlite3_config is variadic: not callable from Swift).
+        .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Storage protocol + SQLite (GRDB) implementation.
         .target(name: "RoloStore", dependencies: [
+            "CSQLiteConfig",
             .product(name: "GRDB", package: "GRDB.swift"),
             // The SQLite C API GRDB links, for binding import rows without per-row arrays.
             .product(name: "GRDBSQLite", package: "GRDB.swift"),

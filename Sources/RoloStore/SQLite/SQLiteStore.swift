@@ -1,3 +1,4 @@
+import CSQLiteConfig
 import Foundation
 import GRDB
 
@@ -27,7 +28,13 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         try self.init(path: path, bcryptCost: bcryptCost, clock: clock, tuning: tuning, temporaryFolder: nil)
     }
 
+    /// SQLite's process-wide settings, applied once, before this process's first
+    /// connection: memory statistics off (`CSQLiteConfig`). Had another part of the process
+    /// opened a connection first, SQLite keeps its defaults.
+    static let processSettings: Int32 = rolo_sqlite_disable_memory_statistics()
+
     private init(path: String, bcryptCost: UInt8, clock: StoreClock, tuning: Tuning, temporaryFolder: URL?) throws {
+        _ = Self.processSettings
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
         var configuration = Configuration()

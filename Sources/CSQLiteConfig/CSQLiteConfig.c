@@ -1,0 +1,6 @@
+#include "CSQLiteConfig.h"
+#include <sqlite3.h>
+
+int rolo_sqlite_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}

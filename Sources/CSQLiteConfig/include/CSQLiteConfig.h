@@ -1,0 +1,12 @@
+#ifndef ROLO_CSQLITECONFIG_H
+#define ROLO_CSQLITECONFIG_H
+
+/// Turns off SQLite's memory statistics (SQLITE_CONFIG_MEMSTATUS). With them on, every
+/// SQLite allocation takes one process-wide mutex around malloc; Debian's build has no
+/// lookaside, so a GET's read makes dozens of them, and two event loops reading at once
+/// wait for each other in that mutex. `sqlite3_config` is variadic, which Swift cannot call.
+/// Takes effect only before SQLite is initialized (the first connection opened); returns
+/// SQLite's result code (SQLITE_MISUSE when it came too late).
+int rolo_sqlite_disable_memory_statistics(void);
+
+#endif
