@@ -50,9 +50,7 @@ extension SQLiteStore {
 /// rolled back afterwards still counts, which only brings the next merge forward.
 final class PendingIndexCount: @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: Int
-
-    init(_ entries: Int) { self.entries = entries }
+    private var entries = 0
 
     var count: Int { lock.withLock { entries } }
     func add(_ count: Int) { lock.withLock { entries += count } }

@@ -5,8 +5,9 @@ extension SQLiteStore {
     /// memory-mapped file are what made a server's resident set grow with its books (every
     /// mapped page read counts as resident: 64 MiB caches and a 256 MiB map gave 300 MiB
     /// after serving a 100 000-card book), so they are bounded here. The defaults cap
-    /// SQLite's share at 32 MiB (16 + 4 x 4) with the import, query and sync aims still met;
-    /// figures in Docs/performance.md.
+    /// SQLite's caches at 48 MiB (the writer's 16, and 4 for each of the pool's 4 readers and
+    /// of the 4 row readers kept open, which only fill as far as reads use them) with the
+    /// import, query and sync aims still met; figures in Docs/performance.md.
     public struct Tuning: Sendable, Hashable {
         /// Page cache of the one writer connection, KiB; default 16 MiB. An import
         /// transaction bigger than this spills pages to the WAL before commit, which measured
@@ -18,7 +19,8 @@ extension SQLiteStore {
         /// Bytes of the file read through a memory map; default 0 (plain reads). A map saves
         /// a copy per page, but every mapped page read stays in the resident set.
         public var mmapBytes: Int
-        /// Reader connections at most (concurrent reads, each with its cache); default 4.
+        /// Reader connections at most (concurrent reads, each with its cache); default 4. As
+        /// many row readers (`RowReaders`, for lookups and pages) stay open between reads.
         public var maximumReaders: Int
         /// Puts and deletes that one commit takes at most (`GroupCommit`); default 64.
         /// 1 gives every write its own transaction and fsync (for comparisons).

@@ -56,10 +56,7 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         // the writer to NORMAL after prepareDatabase ran (commits then reach the disk only
         // at checkpoints).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        let pendingIndex = PendingIndexCount(try pool.read { db in
-            // Before the migrations on a new file: no table yet, nothing pending.
-            try db.tableExists("card_index_pending") ? Int.fetchOne(db, sql: "SELECT count(*) FROM card_index_pending") ?? 0 : 0
-        })
+        let pendingIndex = PendingIndexCount()
         self.pendingIndex = pendingIndex
         groupCommit = GroupCommit(pool: pool, limits: GroupCommit.Limits(maximumWrites: max(tuning.maximumWritesPerCommit, 1)),
                                   upkeep: Self.pendingIndexUpkeep(pendingIndex, mergeAt: max(tuning.pendingIndexEntries, 1)))
@@ -68,8 +65,11 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
         // Entries a stopped server left pending: merged now, not after the next burst.
-        if pendingIndex.count > 0 { try pool.write { db in try Self.mergePendingIndex(db) } }
-        pendingIndex.reset()
+        try pool.write { db in
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM card_index_pending)") == true {
+                try Self.mergePendingIndex(db)
+            }
+        }
         // A thread blocks in a lookup only for the read itself. The threads that run them are
         // the event loops and the listings' read-ahead (`PrefetchingPages`): as many
         // connections as the pool has readers stay open; more open when needed.
