@@ -46,9 +46,9 @@ final class GroupCommit: @unchecked Sendable {
         var quietFor: DispatchTimeInterval = .milliseconds(100)
     }
 
-    /// Work the store has the writer do between batches, each time in a transaction of its
-    /// own: after a batch when `isDue(false)`, and before an idle checkpoint when
-    /// `isDue(true)`. A failure leaves it for the next time.
+    /// Work the store has the writer do between batches, outside any transaction (`run`
+    /// opens its own if it needs one): after a batch when `isDue(false)`, and before an
+    /// idle checkpoint when `isDue(true)`. A failure leaves it for the next time.
     struct Upkeep: Sendable {
         var isDue: @Sendable (_ idle: Bool) -> Bool
         var run: @Sendable (Database) throws -> Void
@@ -131,10 +131,7 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     private func run(_ upkeep: Upkeep, _ db: Database) {
-        _ = try? db.inTransaction(.immediate) {
-            try upkeep.run(db)
-            return .commit
-        }
+        try? upkeep.run(db)
     }
 
     /// Checkpoints the log once `idleCheckpoint.quietFor` has passed with no batch after

@@ -65,7 +65,7 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
         // Entries a stopped server left pending: merged now, not after the next burst.
-        try pool.write { db in
+        try pool.writeWithoutTransaction { db in
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM card_index_pending)") == true {
                 try Self.mergePendingIndex(db)
             }
