@@ -27,7 +27,12 @@ import Testing
         for index in 0..<4 { try await fixture.put("c\(index).vcf", fn: "Person \(index)") }
         #expect(try await Self.counts(fixture.store) == (merged: 0, pending: 8))
         try await fixture.put("c4.vcf", fn: "Person 4")
-        #expect(try await Self.counts(fixture.store) == (merged: 10, pending: 0), "merged right after the batch")
+        // The writer merges right after the batch, once its callers are answered.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try await Self.counts(fixture.store).pending > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(try await Self.counts(fixture.store) == (merged: 10, pending: 0), "merged after the batch")
         try await fixture.put("c5.vcf", fn: "Person 5")
         #expect(try await Self.counts(fixture.store) == (merged: 10, pending: 2))
         for index in 0..<6 {

@@ -58,6 +58,8 @@ final class GroupCommit: @unchecked Sendable {
     private let limits: Limits
     private let idleCheckpoint: IdleCheckpoint
     private let upkeep: Upkeep?
+    /// Let go before every batch, merge and idle checkpoint, held again after them.
+    private let readAnchor: ReadAnchor?
     /// Guards `queue` and `turnScheduled`; never held while SQLite works.
     private let lock = NSLock()
     private var queue: [Pending] = []
@@ -70,11 +72,12 @@ final class GroupCommit: @unchecked Sendable {
     private var idleCheckpoints = 0
 
     init(pool: DatabasePool, limits: Limits = Limits(), idleCheckpoint: IdleCheckpoint = IdleCheckpoint(),
-         upkeep: Upkeep? = nil) {
+         upkeep: Upkeep? = nil, readAnchor: ReadAnchor? = nil) {
         self.pool = pool
         self.limits = limits
         self.idleCheckpoint = idleCheckpoint
         self.upkeep = upkeep
+        self.readAnchor = readAnchor
     }
 
     /// Writes queued and not yet taken by a turn.
@@ -116,7 +119,10 @@ final class GroupCommit: @unchecked Sendable {
     /// Commits one batch, then hands the writer queue the next turn if writes are waiting.
     private func turn(_ db: Database) {
         let batch = takeBatch()
+        // Let go of the read mark so that this commit may start the log over.
+        readAnchor?.release()
         let replies = commit(batch, db)
+        readAnchor?.holdNewest()
         for reply in replies { reply() }
         let (more, checkpointDue) = lock.withLock {
             finishedBatches += 1
@@ -131,7 +137,9 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     private func run(_ upkeep: Upkeep, _ db: Database) {
+        readAnchor?.release()
         try? upkeep.run(db)
+        readAnchor?.holdNewest()
     }
 
     /// Checkpoints the log once `idleCheckpoint.quietFor` has passed with no batch after
@@ -148,6 +156,8 @@ final class GroupCommit: @unchecked Sendable {
                 if let upkeep, upkeep.isDue(true) { run(upkeep, db) }
                 // Fails only on a closed store or an I/O error; SQLite's own checkpoint and
                 // the next idle one take over.
+                readAnchor?.release()
+                defer { readAnchor?.holdNewest() }
                 guard (try? db.checkpoint(.passive)) != nil else { return }
                 lock.withLock {
                     writesSinceCheckpoint = 0

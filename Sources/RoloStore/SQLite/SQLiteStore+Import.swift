@@ -18,11 +18,13 @@ extension SQLiteStore {
             guard let writes = next else { break }
             next = index + 1 < batches.count ? PreparedWrites(batches[index + 1]) : nil
             let now = self.now
-            try await pool.write { db in
+            try await pool.write { [readAnchor] db in
+                readAnchor.release()
                 try Self.importBatch(db, writes: writes, collectionID: collectionID, now: now)
                 // A batch is big enough to write the index in order itself.
                 try Self.mergePendingIndex(db)
             }
+            readAnchor.holdNewest()
             pendingIndex.reset()
             done += batch.count
             progress?(done)

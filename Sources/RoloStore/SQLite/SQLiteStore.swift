@@ -12,6 +12,8 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     let rowReaders: RowReaders
     /// Batches `putResource` and `deleteResource` into shared transactions.
     let groupCommit: GroupCommit
+    /// Holds the newest read mark between writes (`ReadAnchor`).
+    let readAnchor: ReadAnchor
     /// Index entries written since the last merge (`SQLiteStore+PendingIndex.swift`).
     let pendingIndex: PendingIndexCount
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
@@ -58,8 +60,11 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let pendingIndex = PendingIndexCount()
         self.pendingIndex = pendingIndex
+        let readAnchor = try ReadAnchor(path: path)
+        self.readAnchor = readAnchor
         groupCommit = GroupCommit(pool: pool, limits: GroupCommit.Limits(maximumWrites: max(tuning.maximumWritesPerCommit, 1)),
-                                  upkeep: Self.pendingIndexUpkeep(pendingIndex, mergeAt: max(tuning.pendingIndexEntries, 1)))
+                                  upkeep: Self.pendingIndexUpkeep(pendingIndex, mergeAt: max(tuning.pendingIndexEntries, 1)),
+                                  readAnchor: readAnchor)
         self.bcryptCost = bcryptCost
         self.clock = clock
         self.temporaryFolder = temporaryFolder
@@ -75,6 +80,7 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         // connections as the pool has readers stay open; more open when needed.
         rowReaders = RowReaders(path: path, setupSQL: tuning.pragmas(readonly: true),
                                 maximumIdle: max(1, tuning.maximumReaders))
+        readAnchor.holdNewest()
     }
 
     /// A store on a fresh file in a temporary folder, removed by `close()`: for tests and
@@ -92,6 +98,7 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
 
     /// Closes every connection; a temporary store also deletes its files.
     public func close() throws {
+        readAnchor.close()
         rowReaders.close()
         try pool.close()
         if let temporaryFolder {
@@ -112,7 +119,10 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     /// Copies the write-ahead log into the database file and truncates it (after a big
     /// import, before measuring or copying the file).
     public func checkpoint() async throws {
-        try await pool.writeWithoutTransaction { db in
+        try await pool.writeWithoutTransaction { [readAnchor] db in
+            // A TRUNCATE checkpoint waits for every reader.
+            readAnchor.release()
+            defer { readAnchor.holdNewest() }
             _ = try db.checkpoint(.truncate)
         }
     }

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import RoloStore
+
+/// The read anchor holds the newest snapshot between writes and never holds up the log:
+/// commits start the log over after a checkpoint, a TRUNCATE checkpoint completes, and
+/// reads see every write.
+@Suite struct ReadAnchorTests {
+    static func logSize(_ store: SQLiteStore) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? Int) ?? -1
+    }
+
+    @Test func afterEachBatchTheAnchorHoldsTheNewestSnapshotAndReadsSeeTheWrite() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        #expect(fixture.store.readAnchor.isHolding)
+        for index in 0..<5 {
+            try await fixture.put("c\(index).vcf", fn: "Person \(index)")
+            #expect(fixture.store.readAnchor.isHolding)
+            let found = try fixture.store.resourceImmediately(owner: "alice", collectionPath: ["default"], name: "c\(index).vcf")
+            #expect(found?.resource.info.name == "c\(index).vcf")
+        }
+    }
+
+    /// Once the idle checkpoint has copied the log, the next commit writes from the start of
+    /// the log instead of appending: the file does not grow. An anchor still holding its
+    /// read mark at that commit would keep the log from starting over.
+    @Test func theLogStartsOverAfterACheckpoint() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        for index in 0..<GroupCommit.IdleCheckpoint().afterWrites { try await fixture.put("c\(index).vcf") }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while fixture.store.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(fixture.store.groupCommit.idleCheckpointCount == 1)
+        let before = Self.logSize(fixture.store)
+        #expect(before > 0)
+        for index in 0..<3 { try await fixture.put("after\(index).vcf") }
+        #expect(Self.logSize(fixture.store) == before, "the commits wrote over the copied log")
+        #expect(fixture.store.readAnchor.isHolding)
+    }
+
+    /// During a burst, SQLite's automatic checkpoint copies the log and a later commit
+    /// starts it over, so the log stays near the checkpoint size. An anchor holding its read
+    /// mark through the commits would keep every commit appending: 300 PUTs left 12 MB.
+    @Test func duringABurstTheLogStaysNearTheCheckpointSize() async throws {
+        let fixture = try await StoreFixture.make(tuning: SQLiteStore.Tuning(checkpointBytes: 64 << 10))
+        defer { fixture.close() }
+        for index in 0..<300 { try await fixture.put("c\(index).vcf", fn: "Person \(index)") }
+        #expect(Self.logSize(fixture.store) < 1 << 20)
+    }
+
+    @Test func aTruncatingCheckpointIsNotHeldUpByTheAnchor() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        for index in 0..<10 { try await fixture.put("c\(index).vcf") }
+        #expect(fixture.store.readAnchor.isHolding)
+        let started = ContinuousClock.now
+        try await fixture.store.checkpoint()
+        #expect(ContinuousClock.now - started < .seconds(2), "no wait for the busy timeout")
+        #expect(Self.logSize(fixture.store) == 0)
+        #expect(fixture.store.readAnchor.isHolding)
+    }
+}
