@@ -14,9 +14,9 @@ import GRDBSQLite
 /// What the anchor could hold up is the log: a writer cannot start the log over while
 /// some reader holds a read mark, and a TRUNCATE checkpoint waits for readers. So the
 /// writer lets go before each batch, checkpoint or merge and takes the newest snapshot
-/// again after it (`GroupCommit`, `SQLiteStore.checkpoint()`). Writes that do not go
-/// through them (collections, users, `rolo import`) leave it on an older snapshot until
-/// the next batch: readers then lock a read mark of their own as before.
+/// again after it (`GroupCommit`, `SQLiteStore.checkpoint()`, `importCards`). Writes that
+/// go through none of them (collections, users, COPY and MOVE) leave it on an older
+/// snapshot until the next batch: readers then lock a read mark of their own as before.
 final class ReadAnchor: @unchecked Sendable {
     /// Guards `handle` and `holding`.
     private let lock = NSLock()
