@@ -131,15 +131,13 @@ final class GroupCommit: @unchecked Sendable {
             let due = !turnScheduled && idleCheckpoint.afterWrites > 0 && writesSinceCheckpoint >= idleCheckpoint.afterWrites
             return (turnScheduled, due ? finishedBatches : nil)
         }
-        if let upkeep, upkeep.isDue(false) { run(upkeep, db) }
+        if let upkeep, upkeep.isDue(false) {
+            readAnchor?.release()
+            try? upkeep.run(db)
+            readAnchor?.holdNewest()
+        }
         if more { scheduleTurn() }
         if let checkpointDue { scheduleIdleCheckpoint(afterBatch: checkpointDue) }
-    }
-
-    private func run(_ upkeep: Upkeep, _ db: Database) {
-        readAnchor?.release()
-        try? upkeep.run(db)
-        readAnchor?.holdNewest()
     }
 
     /// Checkpoints the log once `idleCheckpoint.quietFor` has passed with no batch after
@@ -153,11 +151,11 @@ final class GroupCommit: @unchecked Sendable {
                 let quiet = lock.withLock { finishedBatches == batch && !turnScheduled }
                 // No connection left: the store was closed meanwhile.
                 guard quiet, db.sqliteConnection != nil else { return }
-                if let upkeep, upkeep.isDue(true) { run(upkeep, db) }
-                // Fails only on a closed store or an I/O error; SQLite's own checkpoint and
-                // the next idle one take over.
                 readAnchor?.release()
                 defer { readAnchor?.holdNewest() }
+                if let upkeep, upkeep.isDue(true) { try? upkeep.run(db) }
+                // Fails only on a closed store or an I/O error; SQLite's own checkpoint and
+                // the next idle one take over.
                 guard (try? db.checkpoint(.passive)) != nil else { return }
                 lock.withLock {
                     writesSinceCheckpoint = 0

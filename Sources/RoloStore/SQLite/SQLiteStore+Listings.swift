@@ -18,7 +18,7 @@ extension SQLiteStore {
     }
 
     /// The rows of `table` for these names, absent names skipped. Read on the calling thread
-    /// (`readOnCallingThread`): callers ask for a page of names at a time. Each statement
+    /// (`RowReaders`, see `readOnCallingThread`): callers ask for a page of names at a time. Each statement
     /// takes up to `namedChunk` names, its placeholders padded to a power of two (unbound
     /// ones are NULL, which matches no name), so a connection keeps a few statements
     /// instead of one per count; more names than a chunk are read in one snapshot.
@@ -87,7 +87,7 @@ extension SQLiteStore {
     /// At most `limit` rows (all when nil) of `table` in the book whose names follow `name`
     /// in byte order (SQLite's BINARY collation), in that order: one range read on the
     /// unique index. Names are never empty, so "" as the start takes every row. A page
-    /// (`limit` given) is read on the calling thread (`readOnCallingThread`); a whole book,
+    /// (`limit` given) is read on the calling thread (`RowReaders`); a whole book,
     /// whose size nothing bounds, on a reader's thread.
     private func page<Value: Sendable>(of collectionID: Int64, after name: String?, limit: Int?, columns: String,
                                        from table: String, row makeValue: @escaping @Sendable (ColumnReader) -> Value) async throws -> [Value] {

@@ -30,15 +30,14 @@ extension SQLiteStore {
         try db.execute(sql: "DELETE FROM card_index_pending")
     }
 
-    /// Merges the pending index entries now, on the writer (tests, and callers that want the
-    /// index in its final shape, such as a benchmark before it measures).
-    public func mergePendingIndex() async throws {
+    /// Merges the pending index entries now, on the writer (for tests).
+    func mergePendingIndex() async throws {
         try await pool.writeWithoutTransaction { db in try Self.mergePendingIndex(db) }
         pendingIndex.reset()
     }
 
-    /// Index entries waiting in `card_index_pending`, counted by SQLite.
-    public func pendingIndexEntryCount() async throws -> Int {
+    /// Index entries waiting in `card_index_pending`, counted by SQLite (for tests).
+    func pendingIndexEntryCount() async throws -> Int {
         try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_index_pending") ?? 0 }
     }
 

@@ -47,15 +47,18 @@ extension SQLiteStore {
             return "(" + parts.map { sql(for: $0, collectionID: collectionID, arguments: &arguments) }
                 .joined(separator: " OR ") + ")"
         case .defined(let property):
-            arguments += [collectionID, property.uppercased(), collectionID, property.uppercased()]
+            let property = property.uppercased()
+            arguments += [collectionID, property, collectionID, property]
             return "r.id IN (\(Self.entriesOfProperty))"
         case .notDefined(let property):
-            arguments += [collectionID, property.uppercased(), collectionID, property.uppercased()]
+            let property = property.uppercased()
+            arguments += [collectionID, property, collectionID, property]
             return "r.id NOT IN (\(Self.entriesOfProperty))"
         case .textMatch(let property, let text, let collation, let match, let negate):
-            let merged = textMatchSQL(property: property.uppercased(), text: text, collation: collation, match: match,
+            let property = property.uppercased()
+            let merged = textMatchSQL(property: property, text: text, collation: collation, match: match,
                                       negate: negate, collectionID: collectionID, arguments: &arguments)
-            let pending = pendingTextMatchSQL(property: property.uppercased(), text: text, collation: collation, match: match,
+            let pending = pendingTextMatchSQL(property: property, text: text, collation: collation, match: match,
                                               negate: negate, collectionID: collectionID, arguments: &arguments)
             return "r.id IN (\(merged) UNION ALL \(pending))"
         }
