@@ -66,6 +66,7 @@ extension DAVError {
         case .noSuchUser: self = .notFound
         case .syncTokenTooOld, .invalidSyncToken: self = .precondition(403, .dav("valid-sync-token"))
         case .invalidName(let name): self = DAVError(400, message: "Invalid name: \(name)")
+        case .invalid(let reason): self = DAVError(400, message: reason)
         }
     }
 }

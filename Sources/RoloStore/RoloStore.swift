@@ -120,6 +120,61 @@ public protocol RoloStore: Sendable {
     /// Whole-store counts for monitoring; cheap enough to call on every metrics scrape.
     func statistics() async throws -> StoreStatistics
 
+    // MARK: Accounts
+    /// The user's account record; nil when there is no such user.
+    func account(name: String) async throws -> UserAccount?
+    func updateAccount(name: String, _ update: UserAccountUpdate) async throws
+    /// Users whose name, display name or e-mail contains `text` (case-insensitively), for
+    /// picking a sharee (`principal-property-search`); at most `limit`.
+    func searchAccounts(matching text: String, limit: Int) async throws -> [UserAccount]
+
+    // MARK: Shares
+    /// Shares the owner's book `book` (a top-level address book) with `sharee`, pending
+    /// until the sharee accepts it unless `accepted`. Sharing again changes the access of
+    /// the existing share. Throws `invalid` for the owner themself, `noSuchUser`, `notFound`.
+    @discardableResult
+    func shareBook(owner: String, book: String, with sharee: String, access: ShareAccess, accepted: Bool) async throws -> Share
+    /// The sharee accepts a pending share: it appears in their home. `notFound` when none.
+    @discardableResult
+    func acceptShare(sharee: String, owner: String, book: String) async throws -> Share
+    /// Removes the share whichever side asks (the owner revoking, the sharee leaving); the
+    /// mount disappears at once. `notFound` when there was none.
+    func removeShare(owner: String, book: String, sharee: String) async throws
+    /// The sharee's own display name for a mount (nil restores "<book> (<owner>)").
+    func renameMount(sharee: String, name: String, displayName: String?) async throws
+    /// Shares the user gave and received, pending ones included.
+    func shares(of user: String) async throws -> [Share]
+    /// Shares of one book (its owner's view: `DAV:invite`, `DAV:acl`).
+    func shares(bookID: Int64) async throws -> [Share]
+    /// The accepted share mounted as `name` in the sharee's home, as the sharee sees it.
+    func mount(sharee: String, name: String) async throws -> CollectionInfo?
+    /// Every accepted share of the sharee, as mounted collections, by mount name.
+    func mounts(sharee: String) async throws -> [CollectionInfo]
+
+    // MARK: App passwords
+    /// A new app password; `books` are names in the user's home (own books or mounts), nil
+    /// for every book. Throws `invalid` when the name is taken or a book is unknown.
+    func createAppPassword(user: String, name: String, readOnly: Bool, books: [String]?) async throws -> NewAppPassword
+    func appPasswords(user: String) async throws -> [AppPassword]
+    /// Revokes the user's live app password `name`; takes effect on its next request.
+    func revokeAppPassword(user: String, name: String) async throws
+    /// Checks a presented app password (`rolo_<id>_<secret>`) for `user`: nil when it is
+    /// not one, or not theirs, or the secret is wrong. Revoked ones are reported so.
+    func checkAppPassword(user: String, secret: String) throws -> AppPasswordCheck?
+
+    // MARK: Access history
+    /// Adds tallies to the hourly history and notes where app passwords were last used:
+    /// one batched write for a minute of requests, never one per request.
+    func recordAccess(_ tallies: [AccessTally], uses: [CredentialUse]) async throws
+    /// The user's history since `date`: their own credentials on every book they reached,
+    /// and, per sharee, what other users did on the user's books (without their devices).
+    func accessHistory(user: String, since date: Date) async throws -> [AccessRecord]
+    /// Rolls hourly rows older than the retention into daily rows and deletes daily rows
+    /// past theirs, and the history of credentials revoked longer than the hourly retention.
+    func pruneAccessHistory(now: Date, retention: AccessRetention) async throws
+    /// The latest change of each resource of the book with who made it, newest first.
+    func attributedChanges(collectionID: Int64, limit: Int) async throws -> [AttributedChange]
+
     /// Removes every user, collection, resource, dead property and change, and restarts
     /// the id counters, so a test harness's reset gives the same ids and sync tokens again.
     func eraseAll() async throws
@@ -219,12 +274,15 @@ public struct CollectionInfo: Sendable, Hashable {
     public var syncSeq: Int64
     public var created: Date
     public var modified: Date
+    /// Set when the book is seen through a sharee's mount (`mount(sharee:name:)`): `owner`
+    /// and `path` stay the owner's, the mount says where the sharee sees it and what they may do.
+    public var mount: Mount?
 
     public init(id: Int64, owner: String, path: [String], kind: CollectionKind, displayName: String?,
-                description: String?, syncSeq: Int64, created: Date, modified: Date) {
+                description: String?, syncSeq: Int64, created: Date, modified: Date, mount: Mount? = nil) {
         self.id = id; self.owner = owner; self.path = path; self.kind = kind
         self.displayName = displayName; self.description = description
-        self.syncSeq = syncSeq; self.created = created; self.modified = modified
+        self.syncSeq = syncSeq; self.created = created; self.modified = modified; self.mount = mount
     }
 }
 
@@ -367,4 +425,7 @@ public enum StoreError: Error, Sendable, Hashable {
     case syncTokenTooOld
     case invalidSyncToken
     case invalidName(String)
+    /// A request that makes no sense whatever the state: sharing a book with its owner,
+    /// a token name used twice, a book that is not one. The text says why.
+    case invalid(String)
 }

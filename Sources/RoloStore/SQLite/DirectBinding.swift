@@ -36,6 +36,15 @@ struct DirectBindings {
         sqlite3_bind_int64(handle, index, value)
     }
 
+    mutating func add(_ value: Int64?) {
+        guard let value else {
+            index += 1
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        add(value)
+    }
+
     mutating func add(_ value: Int) { add(Int64(value)) }
 
     mutating func add(_ value: Bool) { add(Int64(value ? 1 : 0)) }

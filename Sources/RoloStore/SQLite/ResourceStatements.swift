@@ -83,6 +83,7 @@ struct ResourceStatements {
         }
         try recordChange.run { row in
             row.add(collectionID); row.add(seq); row.add(write.name); row.add(false); row.add(now)
+            row.add(write.author?.user); row.add(write.author?.credentialID)
         }
     }
 }

@@ -10,6 +10,9 @@ struct ResourceWrite: Sendable {
     var etag: String
     var card: CardMetadata?
     var entries: [FoldedIndexEntry]
+    /// Who writes it, for the change log: read where the write is asked for, since the
+    /// writer's transaction runs on another thread without the request's task locals.
+    var author: ChangeAuthor?
 
     init(name: String, data: Data, contentType: String, card: CardMetadata?) {
         self.name = name
@@ -18,6 +21,7 @@ struct ResourceWrite: Sendable {
         self.card = card
         etag = ETag.of(data)
         entries = card?.indexEntries.map(FoldedIndexEntry.init) ?? []
+        author = ChangeAuthor.current
     }
 
     init(_ card: CardImport) {

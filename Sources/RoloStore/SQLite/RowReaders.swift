@@ -86,6 +86,11 @@ final class RowReader {
         /// The join reads the covering index `resources_listing`, so a PUT or DELETE
         /// resolves its path in one statement, one snapshot.
         case collectionMember
+        /// An app password by its public id: id, secret hash, read-only, all books, revoked,
+        /// its user's name (`SQLiteStore.checkAppPassword`).
+        case appPassword
+        /// The book ids of a scoped app password, comma-separated in one row.
+        case appPasswordBooks
 
         static let resourceColumns = "r.name, r.content_type, r.etag, r.size, r.modified, r.seq"
         static let collectionColumnCount: Int32 = 9
@@ -113,6 +118,11 @@ final class RowReader {
                 LEFT JOIN resources r ON r.collection_id = c.id AND r.name = ?3
                 WHERE u.name = ?1 AND c.path = ?2
                 """
+            case .appPassword: """
+                SELECT a.id, a.secret_hash, a.read_only, a.all_books, a.revoked IS NOT NULL, u.name
+                FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE a.public_id = ?
+                """
+            case .appPasswordBooks: "SELECT group_concat(collection_id) FROM app_password_books WHERE app_password_id = ?"
             }
         }
     }

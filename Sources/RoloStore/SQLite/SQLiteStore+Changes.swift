@@ -51,13 +51,16 @@ extension SQLiteStore {
     }
 
     /// Makes `seq` the latest change of `name`, replacing the previous one.
-    static func recordChange(_ db: Database, collectionID: Int64, name: String, deleted: Bool, seq: Int64, now: Double) throws {
-        try db.cachedStatement(sql: recordChangeSQL).bound([collectionID, seq, name, deleted, now]).execute()
+    static func recordChange(_ db: Database, collectionID: Int64, name: String, deleted: Bool, seq: Int64, now: Double,
+                             author: ChangeAuthor?) throws {
+        try db.cachedStatement(sql: recordChangeSQL)
+            .bound([collectionID, seq, name, deleted, now, author?.user, author?.credentialID]).execute()
     }
 
-    /// Arguments: collection id, seq, name, deleted, time.
+    /// Arguments: collection id, seq, name, deleted, time, author's user and credential.
     static let recordChangeSQL = """
-        INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (?, ?, ?, ?, ?)
-        ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at
+        INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential) VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at,
+            actor_user = excluded.actor_user, actor_credential = excluded.actor_credential
         """
 }

@@ -11,6 +11,10 @@ extension SQLiteStore {
                                  displayName: String?, description: String?) async throws -> CollectionInfo {
         guard !path.isEmpty else { throw StoreError.alreadyExists }
         for component in path { try Naming.validate(component, what: "collection") }
+        // `~` names mounts of shared books in a home (`Share.mountName`): no collection may take one.
+        if path.count == 1, path[0].contains("~") {
+            throw StoreError.invalidName("collection names in a home cannot contain '~' (reserved for shared books)")
+        }
         return try await pool.write { db in
             guard let ownerID = try Self.userID(db, name: owner) else { throw StoreError.noSuchUser }
             var parentID: Int64?
@@ -26,6 +30,7 @@ extension SQLiteStore {
             if try Self.collectionRow(db, ownerID: ownerID, path: path) != nil { throw StoreError.alreadyExists }
             let id = try Self.insertCollection(db, ownerID: ownerID, parentID: parentID, path: path, kind: kind,
                                                displayName: displayName, description: description, now: self.now)
+            if parentID == nil { try Self.bumpHome(db, userID: ownerID) }
             return try Self.collectionInfo(db, id: id)!
         }
     }
@@ -59,6 +64,8 @@ extension SQLiteStore {
             guard try Self.collectionInfo(db, id: id) != nil else { throw StoreError.notFound }
             if let displayName {
                 try db.execute(sql: "UPDATE collections SET display_name = ? WHERE id = ?", arguments: [displayName, id])
+                // Mounts are named after the book.
+                try Self.bumpShareeHomes(db, bookID: id)
             }
             if let description {
                 try db.execute(sql: "UPDATE collections SET description = ? WHERE id = ?", arguments: [description, id])
@@ -69,6 +76,10 @@ extension SQLiteStore {
 
     public func deleteCollection(id: Int64) async throws {
         try await pool.write { db in
+            // The owner's home and every home that mounts it list one collection less.
+            try Self.bumpShareeHomes(db, bookID: id)
+            try db.execute(sql: "UPDATE users SET home_seq = home_seq + 1 WHERE id = (SELECT owner_id FROM collections WHERE id = ?)",
+                           arguments: [id])
             try db.execute(sql: "DELETE FROM collections WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw StoreError.notFound }
         }

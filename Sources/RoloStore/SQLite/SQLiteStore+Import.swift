@@ -41,7 +41,7 @@ extension SQLiteStore {
             if try statements.insert(write, collectionID: collectionID, seq: seq, now: now) { continue }
             if let uid = write.card?.uid, let owner = try resourceName(db, collectionID: collectionID, uid: uid),
                owner != write.name, let other = try existingResource(db, collectionID: collectionID, name: owner) {
-                try removeResource(db, collectionID: collectionID, id: other.id, name: owner, seq: seq, now: now)
+                try removeResource(db, collectionID: collectionID, id: other.id, name: owner, seq: seq, now: now, author: nil)
                 seq += 1
             }
             if let existing = try existingResource(db, collectionID: collectionID, name: write.name) {

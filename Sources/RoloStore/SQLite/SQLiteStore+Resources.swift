@@ -32,6 +32,7 @@ extension SQLiteStore {
     }
 
     public func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws {
+        let author = ChangeAuthor.current
         try await groupCommit.write(bytes: 0) { db in
             let collection = try Self.collectionRow(db, id: collectionID)
             let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
@@ -39,7 +40,8 @@ extension SQLiteStore {
             guard let existing else { throw StoreError.notFound }
             let seq = collection.syncSeq + 1
             let now = self.now
-            try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now)
+            try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now,
+                                    author: author)
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
         }
     }
@@ -96,11 +98,12 @@ extension SQLiteStore {
 
     /// Deletes the resource (index and member rows cascade) and its dead properties, and
     /// leaves a tombstone in the change log.
-    static func removeResource(_ db: Database, collectionID: Int64, id: Int64, name: String, seq: Int64, now: Double) throws {
+    static func removeResource(_ db: Database, collectionID: Int64, id: Int64, name: String, seq: Int64, now: Double,
+                               author: ChangeAuthor?) throws {
         try db.cachedStatement(sql: "DELETE FROM resources WHERE id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?")
             .execute(arguments: [collectionID, name])
-        try recordChange(db, collectionID: collectionID, name: name, deleted: true, seq: seq, now: now)
+        try recordChange(db, collectionID: collectionID, name: name, deleted: true, seq: seq, now: now, author: author)
     }
 
     static func setSyncSeq(_ db: Database, collectionID: Int64, seq: Int64, now: Double) throws {

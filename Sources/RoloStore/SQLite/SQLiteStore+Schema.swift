@@ -177,6 +177,95 @@ extension SQLiteStore {
                 END;
                 """)
         }
+        migrator.registerMigration("v6-sharing") { db in
+            // Shared books, app passwords and the access history (issue 17). Existing rows
+            // are kept as they are: every card, ETag and sync token stays valid.
+            try db.execute(sql: """
+                ALTER TABLE users ADD COLUMN display_name TEXT;
+                ALTER TABLE users ADD COLUMN email TEXT;
+                ALTER TABLE users ADD COLUMN app_passwords_only INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+                -- The home's ctag: moves when the collections listed in the home change.
+                ALTER TABLE users ADD COLUMN home_seq INTEGER NOT NULL DEFAULT 0;
+                -- Who made each change (NULL for changes made before v6 and by bulk tools);
+                -- credential 0 is the account password.
+                ALTER TABLE changes ADD COLUMN actor_user TEXT;
+                ALTER TABLE changes ADD COLUMN actor_credential INTEGER;
+                -- Server-wide secrets made once (the app-password pepper, later push keys).
+                CREATE TABLE settings (
+                    key TEXT PRIMARY KEY,
+                    value BLOB NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE shares (
+                    id INTEGER PRIMARY KEY,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    sharee_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    access TEXT NOT NULL CHECK (access IN ('read', 'read-write')),
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'accepted')),
+                    mount_name TEXT NOT NULL,
+                    mount_display_name TEXT,
+                    created REAL NOT NULL,
+                    modified REAL NOT NULL,
+                    UNIQUE (collection_id, sharee_id),
+                    UNIQUE (sharee_id, mount_name)
+                );
+                -- secret_hash: HMAC-SHA-256 under the pepper; public_id: the lookup key
+                -- the token carries (rolo_<public_id>_<secret>).
+                CREATE TABLE app_passwords (
+                    id INTEGER PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    public_id TEXT NOT NULL UNIQUE,
+                    name TEXT NOT NULL,
+                    secret_hash BLOB NOT NULL,
+                    read_only INTEGER NOT NULL,
+                    all_books INTEGER NOT NULL,
+                    created REAL NOT NULL,
+                    last_used REAL,
+                    last_address TEXT,
+                    last_user_agent TEXT,
+                    revoked REAL
+                );
+                CREATE UNIQUE INDEX app_passwords_live_name ON app_passwords(user_id, name) WHERE revoked IS NULL;
+                CREATE TABLE app_password_books (
+                    app_password_id INTEGER NOT NULL REFERENCES app_passwords(id) ON DELETE CASCADE,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    PRIMARY KEY (app_password_id, collection_id)
+                ) WITHOUT ROWID;
+                -- Counts only, never which cards. book_id 0: requests that touched no book.
+                -- period_start: the hour (access_hourly) or the UTC day (access_daily).
+                CREATE TABLE access_hourly (
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    credential_id INTEGER NOT NULL,
+                    book_id INTEGER NOT NULL,
+                    period_start INTEGER NOT NULL,
+                    requests INTEGER NOT NULL,
+                    cards_read INTEGER NOT NULL,
+                    cards_written INTEGER NOT NULL,
+                    cards_deleted INTEGER NOT NULL,
+                    full_download INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, credential_id, book_id, period_start)
+                ) WITHOUT ROWID;
+                CREATE INDEX access_hourly_book ON access_hourly(book_id, period_start);
+                CREATE TABLE access_daily (
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    credential_id INTEGER NOT NULL,
+                    book_id INTEGER NOT NULL,
+                    period_start INTEGER NOT NULL,
+                    requests INTEGER NOT NULL,
+                    cards_read INTEGER NOT NULL,
+                    cards_written INTEGER NOT NULL,
+                    cards_deleted INTEGER NOT NULL,
+                    full_download INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, credential_id, book_id, period_start)
+                ) WITHOUT ROWID;
+                CREATE INDEX access_daily_book ON access_daily(book_id, period_start);
+                -- A book's history goes with the book (the users' rows cascade).
+                CREATE TRIGGER collections_delete_history AFTER DELETE ON collections BEGIN
+                    DELETE FROM access_hourly WHERE book_id = OLD.id;
+                    DELETE FROM access_daily WHERE book_id = OLD.id;
+                END;
+                """)
+        }
         return migrator
     }
 }

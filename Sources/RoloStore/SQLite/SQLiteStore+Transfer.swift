@@ -30,7 +30,7 @@ extension SQLiteStore {
                 """, arguments: [targetCollectionID, targetName, collectionID, name])
             if move {
                 try Self.removeResource(db, collectionID: collectionID, id: source.id, name: name,
-                                        seq: nextSeq(collectionID), now: now)
+                                        seq: nextSeq(collectionID), now: now, author: write.author)
             }
             let existing = try Self.existingResource(db, collectionID: targetCollectionID, name: targetName)
             if let card, let owner = try Self.resourceName(db, collectionID: targetCollectionID, uid: card.uid),

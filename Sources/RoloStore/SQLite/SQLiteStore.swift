@@ -20,6 +20,8 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     let bcryptCost: UInt8
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
     let clock: StoreClock
+    /// The key of app-password hashes (`SQLiteStore+AppPasswords.swift`).
+    let pepper: Data
     /// Folder removed on `close()` for stores made by `temporary()`.
     private let temporaryFolder: URL?
 
@@ -69,6 +71,7 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         self.clock = clock
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
+        pepper = try Self.loadPepper(pool)
         // Entries a stopped server left pending: merged now, not after the next burst.
         try pool.writeWithoutTransaction { db in
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM card_index_pending)") == true {

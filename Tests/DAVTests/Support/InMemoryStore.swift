@@ -274,6 +274,43 @@ actor InMemoryStore: RoloStore {
                                cards: books.reduce(0) { $0 + (entries[$1.id]?.count ?? 0) })
     }
 
+    // MARK: Accounts, shares, app passwords, history
+    // The protocol tests here cover one owner per book; sharing is tested through real
+    // HTTP on SQLite (RoloServerTests). These answer as a server where nothing is shared.
+
+    func account(name: String) async throws -> UserAccount? {
+        passwords[name] == nil ? nil
+            : UserAccount(name: name, displayName: nil, email: nil, appPasswordsOnly: false, admin: false, homeSeq: 0)
+    }
+    func updateAccount(name: String, _ update: UserAccountUpdate) async throws { throw StoreError.invalid("not in memory") }
+    func searchAccounts(matching text: String, limit: Int) async throws -> [UserAccount] {
+        var found: [UserAccount] = []
+        for name in passwords.keys.sorted() where name.lowercased().contains(text.lowercased()) {
+            if let account = try await account(name: name) { found.append(account) }
+        }
+        return Array(found.prefix(limit))
+    }
+    func shareBook(owner: String, book: String, with sharee: String, access: ShareAccess, accepted: Bool) async throws -> Share {
+        throw StoreError.invalid("not in memory")
+    }
+    func acceptShare(sharee: String, owner: String, book: String) async throws -> Share { throw StoreError.notFound }
+    func removeShare(owner: String, book: String, sharee: String) async throws { throw StoreError.notFound }
+    func renameMount(sharee: String, name: String, displayName: String?) async throws { throw StoreError.notFound }
+    func shares(of user: String) async throws -> [Share] { [] }
+    func shares(bookID: Int64) async throws -> [Share] { [] }
+    func mount(sharee: String, name: String) async throws -> CollectionInfo? { nil }
+    func mounts(sharee: String) async throws -> [CollectionInfo] { [] }
+    func createAppPassword(user: String, name: String, readOnly: Bool, books: [String]?) async throws -> NewAppPassword {
+        throw StoreError.invalid("not in memory")
+    }
+    func appPasswords(user: String) async throws -> [AppPassword] { [] }
+    func revokeAppPassword(user: String, name: String) async throws { throw StoreError.notFound }
+    nonisolated func checkAppPassword(user: String, secret: String) throws -> AppPasswordCheck? { nil }
+    func recordAccess(_ tallies: [AccessTally], uses: [CredentialUse]) async throws {}
+    func accessHistory(user: String, since date: Date) async throws -> [AccessRecord] { [] }
+    func pruneAccessHistory(now: Date, retention: AccessRetention) async throws {}
+    func attributedChanges(collectionID: Int64, limit: Int) async throws -> [AttributedChange] { [] }
+
     func eraseAll() async throws {
         passwords = [:]; collections = [:]; entries = [:]; changeLog = [:]; oldestValidSeq = [:]; dead = [:]
         nextID = 1

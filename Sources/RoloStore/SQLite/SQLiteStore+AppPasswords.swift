@@ -1,0 +1,138 @@
+import Crypto
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    /// The server's secret key for app-password hashes, made on first open and kept in the
+    /// database (`settings`), so a copy of the hashes alone cannot be checked offline.
+    static func loadPepper(_ pool: DatabasePool) throws -> Data {
+        try pool.write { db in
+            if let pepper = try Data.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'app-password-pepper'") {
+                return pepper
+            }
+            let pepper = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+            try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('app-password-pepper', ?)", arguments: [pepper])
+            return pepper
+        }
+    }
+
+    /// A keyed hash, not bcrypt: the secret has 160 random bits, nothing to stretch, and it
+    /// is checked on every request a device makes.
+    func secretHash(_ secret: some StringProtocol) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: Data(secret.utf8), using: SymmetricKey(data: pepper)))
+    }
+
+    public func createAppPassword(user: String, name: String, readOnly: Bool, books: [String]?) async throws -> NewAppPassword {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 200 else { throw StoreError.invalid("an app password needs a name (1-200 bytes)") }
+        let publicID = Self.randomHex(bytes: 4)
+        let secret = Self.randomHex(bytes: 20)
+        let hash = secretHash(secret)
+        let id = try await pool.write { db -> Int64 in
+            guard let userID = try Self.userID(db, name: user) else { throw StoreError.noSuchUser }
+            if try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM app_passwords WHERE user_id = ? AND name = ? AND revoked IS NULL)
+                """, arguments: [userID, trimmed]) == true {
+                throw StoreError.invalid("\(user) already has an app password named \(trimmed)")
+            }
+            var bookIDs: [Int64] = []
+            for book in books ?? [] {
+                if let own = try Self.collectionRow(db, ownerID: userID, path: [book]), own.kind == .addressBook {
+                    bookIDs.append(own.id)
+                } else if let mounted = try Int64.fetchOne(db, sql: """
+                    SELECT collection_id FROM shares WHERE sharee_id = ? AND mount_name = ? AND state = 'accepted'
+                    """, arguments: [userID, book]) {
+                    bookIDs.append(mounted)
+                } else {
+                    throw StoreError.invalid("\(user) has no address book \(book)")
+                }
+            }
+            try db.execute(sql: """
+                INSERT INTO app_passwords (user_id, public_id, name, secret_hash, read_only, all_books, created)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [userID, publicID, trimmed, hash, readOnly, books == nil, self.now])
+            let id = db.lastInsertedRowID
+            for bookID in Set(bookIDs) {
+                try db.execute(sql: "INSERT INTO app_password_books (app_password_id, collection_id) VALUES (?, ?)",
+                               arguments: [id, bookID])
+            }
+            return id
+        }
+        guard let created = try await appPasswords(user: user).first(where: { $0.id == id }) else { throw StoreError.notFound }
+        return NewAppPassword(appPassword: created, secret: "rolo_\(publicID)_\(secret)")
+    }
+
+    public func appPasswords(user: String) async throws -> [AppPassword] {
+        try await pool.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT a.id, a.name, a.read_only, a.all_books, a.created, a.last_used, a.last_address, a.last_user_agent,
+                       a.revoked
+                FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE u.name = ? ORDER BY a.created, a.id
+                """, arguments: [user])
+            return try rows.map { row in
+                let id: Int64 = row[0]
+                let allBooks: Bool = row[3]
+                let books = try Row.fetchAll(db, sql: """
+                    SELECT b.collection_id, CASE WHEN c.owner_id = a.user_id THEN c.path ELSE s.mount_name END
+                    FROM app_password_books b JOIN app_passwords a ON a.id = b.app_password_id
+                    JOIN collections c ON c.id = b.collection_id
+                    LEFT JOIN shares s ON s.collection_id = c.id AND s.sharee_id = a.user_id
+                    WHERE b.app_password_id = ? ORDER BY 2
+                    """, arguments: [id])
+                return AppPassword(
+                    id: id, user: user, name: row[1],
+                    scope: CredentialScope(readOnly: row[2], books: allBooks ? nil : Set(books.map { $0[0] as Int64 })),
+                    bookNames: books.map { $0[1] }, created: Date(timeIntervalSince1970: row[4]),
+                    lastUsed: (row[5] as Double?).map(Date.init(timeIntervalSince1970:)), lastAddress: row[6],
+                    lastUserAgent: row[7], revoked: (row[8] as Double?).map(Date.init(timeIntervalSince1970:)))
+            }
+        }
+    }
+
+    public func revokeAppPassword(user: String, name: String) async throws {
+        try await pool.write { db in
+            guard let userID = try Self.userID(db, name: user) else { throw StoreError.noSuchUser }
+            try db.execute(sql: "UPDATE app_passwords SET revoked = ? WHERE user_id = ? AND name = ? AND revoked IS NULL",
+                           arguments: [self.now, userID, name])
+            if db.changesCount == 0 { throw StoreError.notFound }
+        }
+    }
+
+    /// Two reads on a row reader, on the calling thread: the server asks on every request
+    /// a device makes with it, so that a revocation takes effect on the next one.
+    public func checkAppPassword(user: String, secret: String) throws -> AppPasswordCheck? {
+        guard let (publicID, rest) = Self.splitToken(secret) else { return nil }
+        let found = try readOnCallingThread(.appPassword, bind: { $0.add(String(publicID)) }) { row in
+            (id: row.int64(0), hash: row.data(1), readOnly: row.int64(2) != 0, allBooks: row.int64(3) != 0,
+             revoked: row.int64(4) != 0, user: row.text(5))
+        }
+        guard let found, found.user == user else { return nil }
+        let expected = secretHash(rest)
+        // Constant time: the comparison must not tell how many leading bytes were right.
+        guard expected.count == found.hash.count,
+              zip(expected, found.hash).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else { return nil }
+        var books: Set<Int64>?
+        if !found.allBooks {
+            let list = try readOnCallingThread(.appPasswordBooks, bind: { $0.add(found.id) }) { $0.optionalText(0) }
+            books = Set((list ?? nil)?.split(separator: ",").compactMap { Int64($0) } ?? [])
+        }
+        return AppPasswordCheck(id: found.id, user: found.user, scope: CredentialScope(readOnly: found.readOnly, books: books),
+                                revoked: found.revoked)
+    }
+
+    /// `rolo_<8 hex>_<40 hex>` split into its id and secret; nil for anything else.
+    static func splitToken(_ token: String) -> (Substring, Substring)? {
+        guard token.hasPrefix("rolo_") else { return nil }
+        let parts = token.dropFirst(5).split(separator: "_", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].utf8.count == 8, parts[1].utf8.count == 40 else { return nil }
+        return (parts[0], parts[1])
+    }
+
+    static func randomHex(bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            return String(byte >> 4, radix: 16) + String(byte & 0x0F, radix: 16)
+        }.joined()
+    }
+}
