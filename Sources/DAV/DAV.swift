@@ -8,11 +8,22 @@ public struct DAVRequest: Sendable {
     public var path: String
     public var headers: [String: String]
     public var body: Data
+    /// Who asks, with which credential: what `Access` decides from.
+    public var credential: Credential
+    /// Counts what the request served for the access history; nil when nobody keeps one.
+    public var tally: RequestTally?
+
     /// The authenticated user.
-    public var user: String
+    public var user: String { credential.user }
 
     public init(method: String, path: String, headers: [String: String], body: Data, user: String) {
-        self.method = method; self.path = path; self.headers = headers; self.body = body; self.user = user
+        self.init(method: method, path: path, headers: headers, body: body, credential: .accountPassword(user))
+    }
+
+    public init(method: String, path: String, headers: [String: String], body: Data, credential: Credential,
+                tally: RequestTally? = nil) {
+        self.method = method; self.path = path; self.headers = headers; self.body = body
+        self.credential = credential; self.tally = tally
     }
 }
 

@@ -11,6 +11,8 @@ struct DAVError: Error, Sendable {
     /// The resource the condition points at, written as a `DAV:href` inside it.
     var conditionHref: String?
     var message: String?
+    /// For `DAV:need-privileges`: the resource and the privilege missing on it.
+    var missingPrivilege: (href: String, privilege: String)?
 
     init(_ status: Int, condition: PropertyName? = nil, conditionHref: String? = nil, message: String? = nil) {
         self.status = status; self.condition = condition
@@ -47,6 +49,12 @@ struct DAVError: Error, Sendable {
         xml.start(Namespace.dav, "error")
         xml.start(condition)
         if let conditionHref { xml.element(Namespace.dav, "href", text: conditionHref) }
+        if let missingPrivilege {
+            xml.element(Namespace.dav, "resource") { xml in
+                xml.element(Namespace.dav, "href", text: missingPrivilege.href)
+                xml.element(Namespace.dav, "privilege") { $0.empty(Namespace.dav, missingPrivilege.privilege) }
+            }
+        }
         xml.end()
         if let message { xml.element(Namespace.rolo, "message", text: message) }
         xml.end()

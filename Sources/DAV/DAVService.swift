@@ -26,6 +26,11 @@ public struct DAVService: Sendable {
     static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, REPORT, LOCK, UNLOCK"
 
     public func handle(_ request: DAVRequest) async -> DAVResponse {
+        // Every write of this request records who made it (the change log's author).
+        await ChangeAuthor.$current.withValue(request.credential.author) { await dispatch(request) }
+    }
+
+    private func dispatch(_ request: DAVRequest) async -> DAVResponse {
         do {
             switch request.method.uppercased() {
             case "OPTIONS": return options(request)
@@ -68,8 +73,25 @@ extension DAVService {
         return path
     }
 
-    /// Looks a path up in the store.
-    func resolve(_ path: ResourcePath) async throws -> Resolution {
+    /// Looks a path up in the store, as `credential` sees it: a node it may not see (a book
+    /// outside an app password's scope) is 404, found or not.
+    func resolve(_ path: ResourcePath, for credential: Credential) async throws -> Resolution {
+        let resolution = try await resolve(path)
+        switch resolution {
+        case .found(let node):
+            if Access.privileges(on: node, for: credential) == nil { throw DAVError.notFound }
+        case .missing(let parent?, _, _):
+            if Access.privileges(on: parent, for: credential) == nil { throw DAVError.notFound }
+        case .missing:
+            break
+        }
+        return resolution
+    }
+
+    /// Looks a path up in the store. A book of the user's home is found first; failing that,
+    /// the accepted share mounted under that name (`RoloStore.mount`), so the owners' own
+    /// paths, the hot ones, cost no extra lookup.
+    private func resolve(_ path: ResourcePath) async throws -> Resolution {
         switch path {
         case .root: return .found(.root)
         case .principals: return .found(.principals)
@@ -84,22 +106,43 @@ extension DAVService {
                 parent = nil
             } else {
                 // The parent and the member in one lookup: every PUT and DELETE resolves here.
-                guard let member = try await store.collectionMember(owner: user, path: parentPath, name: name) else {
+                if let member = try await store.collectionMember(owner: user, path: parentPath, name: name) {
+                    if let info = member.resource { return .found(.object(member.collection, info, nil)) }
+                    parent = member.collection
+                } else if parentPath.count == 1, let mounted = try await store.mount(sharee: user, name: parentPath[0]) {
+                    if let info = try await store.resourceInfo(collectionID: mounted.id, name: name) {
+                        return .found(.object(mounted, info, nil))
+                    }
+                    return .missing(parent: mounted, parentIsHome: false, name: name)
+                } else {
                     return .missing(parent: nil, parentIsHome: false, name: name)
                 }
-                if let info = member.resource { return .found(.object(member.collection, info, nil)) }
-                parent = member.collection
             }
             if parent?.kind != .addressBook, let collection = try await store.collection(owner: user, path: components) {
                 return .found(.collection(collection))
+            }
+            if parentPath.isEmpty, let mounted = try await store.mount(sharee: user, name: name) {
+                return .found(.collection(mounted))
             }
             return .missing(parent: parent, parentIsHome: parentPath.isEmpty, name: name)
         }
     }
 
+    /// Throws 403 `need-privileges` unless the request's credential holds `privilege` on
+    /// `node` (see `Access`, the one place that decides).
+    func require(_ privilege: Privileges, on node: Node, _ request: DAVRequest) throws(DAVError) {
+        try Access.require(privilege, on: node, href: hrefs.href(for: node), for: request.credential)
+    }
+
     /// The node at the request path, or 404.
     func existingNode(_ request: DAVRequest) async throws -> Node {
-        guard case .found(let node) = try await resolve(try path(of: request)) else { throw DAVError.notFound }
+        guard case .found(let node) = try await resolve(try path(of: request), for: request.credential) else {
+            throw DAVError.notFound
+        }
+        switch node {
+        case .collection(let info), .object(let info, _, _): request.tally?.book(info.id)
+        default: break
+        }
         return node
     }
 

@@ -1,3 +1,5 @@
+import RoloStore
+
 /// Where a request path points in Rolo's URL space (design.md), before any storage lookup.
 /// Paths are percent-decoded; `components` are what follows the user's home.
 enum ResourcePath: Hashable, Sendable {
@@ -69,6 +71,16 @@ struct HrefBuilder: Sendable {
     func principal(_ user: String) -> String { prefix + "/principals/" + PercentEncoding.encodeSegment(user) + "/" }
     func home(_ user: String) -> String { prefix + "/addressbooks/" + PercentEncoding.encodeSegment(user) + "/" }
 
+    /// A collection's href as its viewer reaches it: through the mount for a sharee.
+    func collection(_ info: CollectionInfo) -> String {
+        if let mount = info.mount { return home(mount.sharee) + PercentEncoding.encodeSegment(mount.name) + "/" }
+        return collection(owner: info.owner, path: info.path)
+    }
+
+    func resource(in collection: CollectionInfo, name: String) -> String {
+        member(name, ofCollectionHref: self.collection(collection))
+    }
+
     func collection(owner: String, path: [String]) -> String {
         var href = home(owner)
         for component in path { href += PercentEncoding.encodeSegment(component) + "/" }
@@ -92,8 +104,8 @@ struct HrefBuilder: Sendable {
         case .homes: homes
         case .principal(let user): principal(user)
         case .home(let user): home(user)
-        case .collection(let info): collection(owner: info.owner, path: info.path)
-        case .object(let collection, let info, _): resource(owner: collection.owner, collectionPath: collection.path, name: info.name)
+        case .collection(let info): collection(info)
+        case .object(let collection, let info, _): resource(in: collection, name: info.name)
         }
     }
 }

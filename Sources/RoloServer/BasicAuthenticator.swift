@@ -1,11 +1,14 @@
+import DAV
 import Foundation
 import RoloStore
 
-/// HTTP Basic authentication against the store's bcrypt hashes, with a cache of recent
-/// successes and a per-address throttle on failures.
+/// HTTP Basic authentication: the user's name with an app password (`rolo_…`, checked by
+/// keyed hash on every request) or the account password (bcrypt, with a cache of recent
+/// successes; refused when the user allows app passwords only), and a per-address throttle
+/// on failures.
 struct BasicAuthenticator: Sendable {
     enum Outcome: Sendable, Equatable {
-        case authenticated(user: String)
+        case authenticated(Credential)
         /// No or unreadable credentials: answer 401 without counting a failure.
         case missingCredentials
         /// Wrong user or password: answer 401 after `delay`.
@@ -34,23 +37,34 @@ struct BasicAuthenticator: Sendable {
     /// `remoteAddress` is only worked out when the password has to be checked.
     func authenticate(authorization: String?, remoteAddress: @autoclosure () -> String) async -> Outcome {
         guard let authorization else { return .missingCredentials }
-        if let user = cache.user(authorization: authorization) {
-            return .authenticated(user: user)
+        if let credential = cache.credential(authorization: authorization) {
+            return .authenticated(credential)
         }
         guard let (user, password) = Self.parseBasic(authorization) else { return .missingCredentials }
+        if let check = try? store.checkAppPassword(user: user, secret: password) {
+            guard !check.revoked else {
+                return .rejected(delay: throttle.recordFailure(from: remoteAddress()))
+            }
+            return .authenticated(Credential(user: user, appPasswordID: check.id, scope: check.scope))
+        }
         // bcrypt holds a thread for 70-110 ms: never on an event loop that runs requests.
         let valid = await checks.result(for: authorization) { [store] in
-            await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
+            let matches = await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
                 (try? await store.verifyPassword(user: user, password: password)) ?? false
             }
+            // "App passwords only": the account password opens no DAV request.
+            guard matches else { return false }
+            let account = try? await store.account(name: user)
+            return account?.appPasswordsOnly != true
         }
         let remoteAddress = remoteAddress()
         guard valid else {
             return .rejected(delay: throttle.recordFailure(from: remoteAddress))
         }
-        cache.insert(authorization: authorization, user: user)
+        let credential = Credential.accountPassword(user)
+        cache.insert(authorization: authorization, credential: credential)
         throttle.recordSuccess(from: remoteAddress)
-        return .authenticated(user: user)
+        return .authenticated(credential)
     }
 
     /// Splits `Basic base64(user:password)`; the password may contain colons, the user not.

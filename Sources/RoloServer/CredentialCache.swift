@@ -1,14 +1,17 @@
 import Crypto
+import DAV
 import Foundation
 import Synchronization
 
 /// Remembers recently verified `Authorization` headers so a client syncing hundreds of cards
 /// pays for bcrypt once, not once per request. Keyed on a SHA-256 of the header exactly as
 /// sent, so a repeat request is recognised without decoding it; only that digest and the
-/// user name are kept, never the password. Entries expire after `lifetime`.
+/// credential (user, account password) are kept, never the password. Entries expire after
+/// `lifetime`. App passwords are not cached: they are checked on every request (a keyed
+/// hash and one row), so that revoking one takes effect on its next request.
 final class CredentialCache: Sendable {
     private struct Entry: Sendable {
-        var user: String
+        var credential: Credential
         var expiry: ContinuousClock.Instant
     }
 
@@ -40,9 +43,9 @@ final class CredentialCache: Sendable {
         self.lifetime = lifetime
     }
 
-    /// The user whose password `authorization` carried when it was last verified, if that
-    /// was less than `lifetime` ago.
-    func user(authorization: String, now: ContinuousClock.Instant = .now) -> String? {
+    /// The credential `authorization` carried when it was last verified, if that was less
+    /// than `lifetime` ago.
+    func credential(authorization: String, now: ContinuousClock.Instant = .now) -> Credential? {
         let key = Self.key(authorization)
         return entries.withLock { entries in
             guard let entry = entries[key] else { return nil }
@@ -50,11 +53,11 @@ final class CredentialCache: Sendable {
                 entries[key] = nil
                 return nil
             }
-            return entry.user
+            return entry.credential
         }
     }
 
-    func insert(authorization: String, user: String, now: ContinuousClock.Instant = .now) {
+    func insert(authorization: String, credential: Credential, now: ContinuousClock.Instant = .now) {
         guard lifetime > .zero else { return }
         let key = Self.key(authorization)
         entries.withLock { entries in
@@ -62,7 +65,7 @@ final class CredentialCache: Sendable {
                 entries = entries.filter { $0.value.expiry > now }
                 if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             }
-            entries[key] = Entry(user: user, expiry: now + lifetime)
+            entries[key] = Entry(credential: credential, expiry: now + lifetime)
         }
     }
 

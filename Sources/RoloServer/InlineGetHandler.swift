@@ -14,6 +14,7 @@ struct InlineGets: Sendable {
     let credentials: CredentialCache
     let answer: ImmediateDAVHandler
     let accessLog: AccessLog
+    let recorder: AccessRecorder?
     let trustedProxies: Set<String>
     let date: HTTPDateCache
     let serverName: String
@@ -172,19 +173,27 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         let started = ContinuousClock.now
         let (method, target, headers) = input.withUnsafeReadableBytes { head.request(in: $0) }
         guard let authorization = headers["authorization"],
-              let user = gets.credentials.user(authorization: authorization) else { return false }
+              let credential = gets.credentials.credential(authorization: authorization) else { return false }
+        let tally = gets.recorder.map { _ in RequestTally() }
         let request = DAVRequest(method: method, path: RoloResponder.decodedPath(target), headers: headers,
-                                 body: Data(), user: user)
+                                 body: Data(), credential: credential, tally: tally)
         guard let dav = gets.answer(request) else { return false }
+        let user = credential.user
         var buffer = context.channel.allocator.buffer(capacity: 320 + (head.isHead ? 0 : dav.body.count))
         guard RoloResponder.writeWholeAnswer(dav, forHead: head.isHead, date: gets.date.current,
                                              server: gets.serverName, into: &buffer) else { return false }
         context.write(wrapOutboundOut(buffer), promise: nil)
         needsFlush = true
         ledger.lastActivity = context.eventLoop.now
-        gets.accessLog.record(method: method, path: target, status: dav.status, since: started, user: user) {
+        let trustedProxies = gets.trustedProxies
+        let remote = {
             ClientAddress.resolve(peer: context.channel.remoteAddress?.ipAddress ?? "unknown",
-                                  forwardedFor: headers["x-forwarded-for"], trustedProxies: gets.trustedProxies)
+                                  forwardedFor: headers["x-forwarded-for"], trustedProxies: trustedProxies)
+        }
+        gets.accessLog.record(method: method, path: target, status: dav.status, since: started, user: user, remote: remote)
+        if let tally, let recorder = gets.recorder {
+            // Only account passwords are cached, so no address is kept for them.
+            recorder.record(credential, counts: tally.counts, address: "", userAgent: nil)
         }
         return true
     }

@@ -21,6 +21,8 @@ struct RoloResponder: HTTPResponder {
     let authenticator: BasicAuthenticator
     let handler: DAVHandler
     let accessLog: AccessLog
+    /// The access history: what each credential read and wrote, counted per request.
+    let recorder: AccessRecorder?
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -64,10 +66,13 @@ struct RoloResponder: HTTPResponder {
 
         let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],
                                                        remoteAddress: remote())
+        let credential: Credential
         switch outcome {
-        case .authenticated(let name):
-            user = name
+        case .authenticated(let authenticated):
+            credential = authenticated
+            user = authenticated.user
         case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS":
+            credential = .accountPassword("")
             user = ""
         case .missingCredentials:
             return Self.unauthorized()
@@ -80,10 +85,17 @@ struct RoloResponder: HTTPResponder {
         guard let body = try await collectBody(request, limit: limit) else {
             return Self.tooLarge(method: method, limit: limit)
         }
+        let tally = recorder == nil || credential.user.isEmpty ? nil : RequestTally()
         let davRequest = DAVRequest(method: method, path: path, headers: Self.lowercasedHeaders(request.headers),
-                                    body: body, user: user)
+                                    body: body, credential: credential, tally: tally)
         let davResponse = await handler(davRequest)
-        return Self.response(from: davResponse, forHead: method == "HEAD")
+        guard let tally, let recorder else { return Self.response(from: davResponse, forHead: method == "HEAD") }
+        let address = remote()
+        let userAgent = request.headers[.userAgent]
+        // Counted once the answer is sent: a streamed listing counts its cards as it goes.
+        return Self.response(from: davResponse, forHead: method == "HEAD") {
+            recorder.record(credential, counts: tally.counts, address: address, userAgent: userAgent)
+        }
     }
 
     /// The whole body, or nil as soon as it is known to exceed `limit` (from Content-Length
@@ -124,13 +136,14 @@ struct RoloResponder: HTTPResponder {
         return headers
     }
 
-    static func response(from dav: DAVResponse, forHead isHead: Bool) -> Response {
+    /// `sent` runs once the body has been handed over (after the last chunk of a streamed one).
+    static func response(from dav: DAVResponse, forHead isHead: Bool, sent: (@Sendable () -> Void)? = nil) -> Response {
         let head = responseHead(from: dav)
-        if let stream = dav.streamedBody {
-            // Length unknown: no body for HEAD, else chunked.
-            if isHead { return Response(status: head.status, headers: head.headerFields) }
-            return Response(status: head.status, headers: head.headerFields, body: streamedBody(stream))
+        if let stream = dav.streamedBody, !isHead {
+            // Length unknown: chunked.
+            return Response(status: head.status, headers: head.headerFields, body: streamedBody(stream, sent: sent))
         }
+        sent?()
         if isHead { return Response(status: head.status, headers: head.headerFields) }
         return Response(status: head.status, headers: head.headerFields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: dav.body)))
     }
@@ -182,8 +195,9 @@ struct RoloResponder: HTTPResponder {
     /// go of it, `clear()` keeps its storage, so a 2-30 MB answer is not a fresh 256 KB
     /// allocation per chunk (glibc's mmap, with a page fault per 4 KB written). While the
     /// channel still holds the previous chunk, `clear()` allocates new storage instead.
-    private static func streamedBody(_ stream: DAVBodyStream) -> ResponseBody {
+    private static func streamedBody(_ stream: DAVBodyStream, sent: (@Sendable () -> Void)?) -> ResponseBody {
         ResponseBody { writer in
+            defer { sent?() }
             var buffer = ByteBuffer()
             try await stream.write { chunk in
                 buffer.clear(minimumCapacity: chunk.count)

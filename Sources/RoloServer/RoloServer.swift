@@ -37,7 +37,7 @@ public struct RoloServer: Sendable {
     /// requests finish. `onRunning` receives the bound port.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let group = ServiceGroup(configuration: .init(
-            services: [makeService(onRunning: onRunning)],
+            services: makeServices(onRunning: onRunning),
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
@@ -47,7 +47,7 @@ public struct RoloServer: Sendable {
     public func start() async throws -> RunningServer {
         let (ports, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
         let group = ServiceGroup(configuration: .init(
-            services: [makeService { port in continuation.yield(port) }],
+            services: makeServices { port in continuation.yield(port) },
             logger: logger))
         let task = Task {
             do {
@@ -65,6 +65,17 @@ public struct RoloServer: Sendable {
     }
 
     func makeService(onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {
+        makeService(recorder: nil, onRunning: onRunning)
+    }
+
+    /// The HTTP service, and beside it the access recorder that must flush when it stops.
+    func makeServices(onRunning: @escaping @Sendable (Int) async -> Void) -> [any Service] {
+        let recorder = AccessRecorder(store: store, interval: configuration.accessHistoryFlushInterval,
+                                      retention: configuration.accessRetention, logger: logger)
+        return [makeService(recorder: recorder, onRunning: onRunning), recorder]
+    }
+
+    func makeService(recorder: AccessRecorder?, onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {
         let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime)
         let accessLog = AccessLog(metrics: ServerMetrics(store: store, databasePath: configuration.databasePath),
                                   logger: logger)
@@ -72,7 +83,8 @@ public struct RoloServer: Sendable {
             configuration: configuration,
             authenticator: authenticator,
             handler: handler,
-            accessLog: accessLog)
+            accessLog: accessLog,
+            recorder: recorder)
         let limits = configuration.limits
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
@@ -86,7 +98,7 @@ public struct RoloServer: Sendable {
         let date = HTTPDateCache()
         // The test API numbers, records and faults every request: all of them go its way.
         let inlineGets = testControl == nil ? immediateHandler.map { answer in
-            InlineGets(credentials: authenticator.cache, answer: answer, accessLog: accessLog,
+            InlineGets(credentials: authenticator.cache, answer: answer, accessLog: accessLog, recorder: recorder,
                        trustedProxies: configuration.trustedProxies, date: date, serverName: serverName)
         } : nil
         return HTTPService(

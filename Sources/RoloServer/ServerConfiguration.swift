@@ -1,3 +1,4 @@
+import RoloStore
 import Foundation
 import Logging
 
@@ -33,6 +34,10 @@ public struct ServerConfiguration: Sendable {
     /// Deterministic test server: lock tokens from a counter (the store's clock is fixed by
     /// whoever opens the store, see `StoreClock.fixed`).
     public var deterministic: Bool
+    /// How often the access history counted in memory is written (`AccessRecorder`).
+    public var accessHistoryFlushInterval: Duration = .seconds(60)
+    /// How long the access history is kept: hourly rows, then daily ones.
+    public var accessRetention: AccessRetention = .default
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",

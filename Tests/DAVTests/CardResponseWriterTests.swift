@@ -50,7 +50,7 @@ import Testing
             fromRows.add(card: card.info, body: card.data, href: href, writer: rows)
             asMembers.add(card: card.info, body: card.data, memberOf: bookHref, writer: rows)
             generic.add(href: href, propstats: try await dav.service.propstats(
-                of: .object(book, card.info, card.data), href: href, user: "alice", request: request))
+                of: .object(book, card.info, card.data), href: href, credential: .accountPassword("alice"), request: request))
         }
         let rowBytes = fromRows.finish()
         #expect(String(decoding: rowBytes, as: UTF8.self) == String(decoding: generic.finish(), as: UTF8.self))

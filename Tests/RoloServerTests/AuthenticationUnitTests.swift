@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import DAV
 @testable import RoloServer
 
 /// The pieces of authentication that need no server: header parsing, cache, throttle.
@@ -29,11 +30,11 @@ import Testing
     @Test func credentialCacheRemembersOnlyTheExactHeaderUntilExpiry() {
         let cache = CredentialCache(lifetime: .seconds(60))
         let now = ContinuousClock.now
-        cache.insert(authorization: basic("alice:secret"), user: "alice", now: now)
-        #expect(cache.user(authorization: basic("alice:secret"), now: now + .seconds(59)) == "alice")
-        #expect(cache.user(authorization: basic("alice:Secret"), now: now) == nil)
-        #expect(cache.user(authorization: basic("alicesecret:"), now: now) == nil)
-        #expect(cache.user(authorization: basic("alice:secret"), now: now + .seconds(61)) == nil)
+        cache.insert(authorization: basic("alice:secret"), credential: .accountPassword("alice"), now: now)
+        #expect(cache.credential(authorization: basic("alice:secret"), now: now + .seconds(59))?.user == "alice")
+        #expect(cache.credential(authorization: basic("alice:Secret"), now: now) == nil)
+        #expect(cache.credential(authorization: basic("alicesecret:"), now: now) == nil)
+        #expect(cache.credential(authorization: basic("alice:secret"), now: now + .seconds(61)) == nil)
     }
 
     @Test func throttleIsFreeForFiveFailuresThenDoublesUpToTheCap() {

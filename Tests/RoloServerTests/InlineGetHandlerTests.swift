@@ -47,11 +47,11 @@ import Testing
                                                  body: Data(card.utf8), user: "alice"))
         #expect(put.status == 201)
         let credentials = CredentialCache(lifetime: .seconds(60))
-        credentials.insert(authorization: cached, user: "alice")
+        credentials.insert(authorization: cached, credential: .accountPassword("alice"))
         var logger = Logger(label: "test")
         logger.logLevel = .error
         let gets = InlineGets(credentials: credentials, answer: engine.immediateResponse,
-                              accessLog: AccessLog(metrics: ServerMetrics(store: store, databasePath: store.path), logger: logger),
+                              accessLog: AccessLog(metrics: ServerMetrics(store: store, databasePath: store.path), logger: logger), recorder: nil,
                               trustedProxies: [], date: HTTPDateCache(), serverName: "Rolo")
         try body(Fixture(gets: gets))
     }

@@ -7,7 +7,7 @@ import RoloStore
 extension DAVService {
     func copyOrMove(_ request: DAVRequest, move: Bool) async throws -> DAVResponse {
         let sourcePath = try path(of: request)
-        guard case .found(let source) = try await resolve(sourcePath) else { throw DAVError.notFound }
+        guard case .found(let source) = try await resolve(sourcePath, for: request.credential) else { throw DAVError.notFound }
         guard let destinationHeader = request.headers["destination"] else {
             throw DAVError.badRequest("Destination header missing.")
         }
@@ -22,10 +22,17 @@ extension DAVService {
         if move { try await checkLocks(request, path: sourcePath, descendants: true) }
         try await checkLocks(request, path: destination, descendants: true)
 
+        // Paths as the user sees them: a card in a mount is at the mount's name.
         let sourceComponents: [String]
         switch source {
-        case .collection(let info): sourceComponents = info.path
-        case .object(let collection, let info, _): sourceComponents = collection.path + [info.name]
+        case .collection(let info) where info.mount != nil:
+            throw DAVError(403, message: "A shared address book cannot be copied or moved; copy its cards instead.")
+        case .collection(let info):
+            if move { try require(.unbind, on: info.path.count == 1 ? .home(request.user) : .collection(info), request) }
+            sourceComponents = info.path
+        case .object(let collection, let info, _):
+            if move { try require(.unbind, on: .collection(collection), request) }
+            sourceComponents = (collection.mount.map { [$0.name] } ?? collection.path) + [info.name]
         default: throw DAVError(403, message: "This collection cannot be copied or moved.")
         }
         if destinationComponents == sourceComponents {
@@ -38,18 +45,22 @@ extension DAVService {
         // Where the copy lands, and what it replaces.
         let destinationParent: CollectionInfo?
         var replaced = false
-        switch try await resolve(destination) {
+        switch try await resolve(destination, for: request.credential) {
         case .found(let existing):
             guard overwrite else { throw DAVError.preconditionFailed }
             switch existing {
             case .object(let collection, let info, _):
+                try require(.writeContent, on: existing, request)
                 destinationParent = collection
                 // A card or file replaces the object in the same transaction that writes it
                 // (transferResource), so a refused copy leaves the destination as it was.
                 if source.isCollection {
                     try await store.deleteResource(collectionID: collection.id, name: info.name, precondition: .none)
                 }
+            case .collection(let info) where info.mount != nil:
+                throw DAVError(403, message: "A shared address book cannot be replaced.")
             case .collection(let info):
+                try require(.unbind, on: info.path.count == 1 ? .home(user) : .collection(info), request)
                 destinationParent = try await parentCollection(owner: user, of: info.path)
                 try await store.deleteCollection(id: info.id)
             default:
@@ -58,6 +69,7 @@ extension DAVService {
             replaced = true
         case .missing(let parent, let parentIsHome, _):
             guard parent != nil || parentIsHome else { throw DAVError.conflict }
+            try require(.bind, on: parent.map(Node.collection) ?? .home(user), request)
             destinationParent = parent
         }
 
@@ -65,6 +77,7 @@ extension DAVService {
         case .object(let collection, let info, _):
             guard let parent = destinationParent else { throw DAVError(403, message: "Files must be stored inside a collection.") }
             try await copyObject(from: collection, name: info.name, to: parent, name: destinationComponents.last!, move: move)
+            request.tally?.wrote(book: parent.id)
         case .collection(let info):
             if destinationParent?.kind == .addressBook {
                 throw DAVError.precondition(403, .cardDAV("addressbook-collection-location-ok"),
@@ -139,7 +152,7 @@ extension DAVService {
                                                  to: target.id, name: targetName, data: stored.data,
                                                  contentType: contentType, card: card, move: move)
         } catch StoreError.uidConflict(let existingName) {
-            let href = hrefs.resource(owner: target.owner, collectionPath: target.path, name: existingName)
+            let href = hrefs.resource(in: target, name: existingName)
             throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionHref: href,
                            message: "The destination address book has a card with the same UID.")
         }

@@ -5,14 +5,26 @@ import RoloStore
 extension DAVService {
     func delete(_ request: DAVRequest) async throws -> DAVResponse {
         let path = try path(of: request)
-        guard case .found(let node) = try await resolve(path) else { throw DAVError.notFound }
+        guard case .found(let node) = try await resolve(path, for: request.credential) else { throw DAVError.notFound }
         try await checkLocks(request, path: path, descendants: true)
         switch node {
         case .object(let collection, let info, _):
+            try require(.unbind, on: .collection(collection), request)
             guard await ifHeaderHolds(request, path: path, etag: info.etag) else { throw DAVError.preconditionFailed }
             try await store.deleteResource(collectionID: collection.id, name: info.name,
                                            precondition: Preconditions.write(request.headers))
+            request.tally?.deleted(book: collection.id)
+        case .collection(let info) where info.mount != nil:
+            // A sharee's DELETE of a mount leaves the share; the owner's cards stay. Leaving
+            // is managing the account's shares, which app passwords never do.
+            let home = Node.home(request.user)
+            if request.credential.isAppPassword {
+                throw DAVError.needPrivileges(href: hrefs.href(for: home), privilege: .unbind)
+            }
+            try require(.unbind, on: home, request)
+            try await store.removeShare(owner: info.owner, book: info.path.joined(separator: "/"), sharee: request.user)
         case .collection(let info):
+            try require(.unbind, on: info.path.count == 1 ? .home(request.user) : .collection(info), request)
             // A collection exists but has no entity tag: only `If-Match: *` style conditions hold.
             guard await ifHeaderHolds(request, path: path, etag: nil),
                   Preconditions.holds(Preconditions.write(request.headers), etag: "") else {

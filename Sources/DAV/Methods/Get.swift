@@ -5,10 +5,11 @@ import RoloStore
 /// Last-Modified; `If-None-Match` answers 304. Collections have no GET body (405).
 extension DAVService {
     func get(_ request: DAVRequest, includeBody: Bool) async throws -> DAVResponse {
-        let (collection, stored) = try await storedObject(at: try path(of: request))
+        let (collection, stored) = try await storedObject(at: try path(of: request), for: request.credential)
         guard let collection, let stored else {
             return DAVResponse(status: 405, headers: [("Allow", Self.allowedMethods), ("Content-Length", "0")])
         }
+        request.tally?.read(includeBody ? 1 : 0, book: collection.id)
         return try Self.getResponse(request, collection: collection, stored: stored, includeBody: includeBody)
     }
 
@@ -28,8 +29,11 @@ extension DAVService {
         guard let immediateReads,
               case .member(let user, let components)? = try? path(of: request), components.count >= 2,
               let found = try? immediateReads.resourceImmediately(owner: user, collectionPath: Array(components.dropLast()),
-                                                                  name: components[components.count - 1])
+                                                                  name: components[components.count - 1]),
+              // A book outside an app password's scope: `handle` answers 404.
+              Access.privileges(on: found.collection, for: request.credential) != nil
         else { return nil }
+        request.tally?.read(includeBody ? 1 : 0, book: found.collection.id)
         do {
             return try Self.getResponse(request, collection: found.collection, stored: found.resource, includeBody: includeBody)
         } catch {
@@ -57,13 +61,14 @@ extension DAVService {
     /// The card or file at `path` with its body, read in one store call since GET is the
     /// hottest path; (nil, nil) when the path is a collection or above the stored tree;
     /// 404 when nothing is there.
-    private func storedObject(at path: ResourcePath) async throws -> (CollectionInfo?, StoredResource?) {
+    private func storedObject(at path: ResourcePath, for credential: Credential) async throws -> (CollectionInfo?, StoredResource?) {
         if case .member(let user, let components) = path, components.count >= 2,
            let found = try await store.resource(owner: user, collectionPath: Array(components.dropLast()),
                                                 name: components[components.count - 1]) {
+            guard Access.privileges(on: found.collection, for: credential) != nil else { throw DAVError.notFound }
             return (found.collection, found.resource)
         }
-        guard case .found(let node) = try await resolve(path) else { throw DAVError.notFound }
+        guard case .found(let node) = try await resolve(path, for: credential) else { throw DAVError.notFound }
         guard case .object(let collection, let info, _) = node,
               let stored = try await store.resource(collectionID: collection.id, name: info.name) else {
             if case .object = node { throw DAVError.notFound }

@@ -23,12 +23,14 @@ extension DAVService {
         guard depth != .one else { throw DAVError.badRequest("LOCK Depth must be 0 or infinity.") }
 
         var created = false
-        switch try await resolve(path) {
-        case .found:
-            break
+        switch try await resolve(path, for: request.credential) {
+        case .found(let node):
+            // A lock is a promise to write: not for who may only read.
+            try require(.writeContent, on: node, request)
         case .missing(let parent, _, let name):
             // Locking an unmapped URL creates an empty file (RFC 4918 §7.3).
             guard let parent else { throw DAVError.conflict }
+            try require(.bind, on: .collection(parent), request)
             guard parent.kind == .plain else { throw DAVError(409, message: "An address book holds only vCards.") }
             try await checkLocks(request, path: path, descendants: false)
             _ = try await store.putResource(collectionID: parent.id, name: name, data: Data(), contentType: "application/octet-stream",

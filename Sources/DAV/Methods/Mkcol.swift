@@ -31,7 +31,10 @@ extension DAVService {
         }
 
         try await checkLocks(request, path: path, descendants: false)
-        switch try await resolve(path) {
+        if components.count == 1, components[0].contains("~") {
+            throw DAVError(403, message: "Names with '~' are kept for shared address books (<book>~<owner>).")
+        }
+        switch try await resolve(path, for: request.credential) {
         case .found:
             throw DAVError(405, message: "Something already exists at this URL.")
         case .missing(let parent, let parentIsHome, _):
@@ -40,6 +43,7 @@ extension DAVService {
                 throw DAVError.precondition(403, .cardDAV("addressbook-collection-location-ok"),
                                             message: "Address books cannot contain collections.")
             }
+            try require(.bind, on: parent.map(Node.collection) ?? .home(user), request)
         }
         let created: CollectionInfo
         do {

@@ -15,17 +15,17 @@ extension DAVService {
         }
         let targetHref = href(for: node, request: request)
         if depth == .one, case .collection(let collection) = node {
-            return try await listCollection(collection, href: targetHref, user: request.user, request: properties)
+            return try await listCollection(collection, href: targetHref, credential: request.credential, request: properties)
         }
         var targets = [(node: node, href: targetHref)]
         if depth == .one {
-            targets += try await children(of: node, user: request.user).map { ($0, hrefs.href(for: $0)) }
+            targets += try await children(of: node, user: request.user, credential: request.credential).map { ($0, hrefs.href(for: $0)) }
         }
 
         var multistatus = Multistatus()
         multistatus.reserve(responses: targets.count)
         for (node, href) in targets {
-            multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: request.user, request: properties))
+            multistatus.add(href: href, propstats: try await propstats(of: node, href: href, credential: request.credential, request: properties))
         }
         return multistatusResponse(multistatus.finish())
     }
@@ -34,16 +34,16 @@ extension DAVService {
     /// may have some), then its resources a page at a time, streamed when there is more
     /// than a page (`pagedMultistatus`). A card's response is written straight from its
     /// row when every asked property is in it (`CardResponseWriter`), else generically.
-    private func listCollection(_ collection: CollectionInfo, href collectionHref: String, user: String,
+    private func listCollection(_ collection: CollectionInfo, href collectionHref: String, credential: Credential,
                                 request properties: PropertyRequest) async throws -> DAVResponse {
         var multistatus = Multistatus()
         let own = Node.collection(collection)
-        multistatus.add(href: collectionHref, propstats: try await propstats(of: own, href: collectionHref, user: user, request: properties))
+        multistatus.add(href: collectionHref, propstats: try await propstats(of: own, href: collectionHref, credential: credential, request: properties))
         if collection.kind == .plain {
             for child in try await store.childCollections(owner: collection.owner, parentPath: collection.path) {
                 let node = Node.collection(child)
                 let href = hrefs.href(for: node)
-                multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: user, request: properties))
+                multistatus.add(href: href, propstats: try await propstats(of: node, href: href, credential: credential, request: properties))
             }
         }
         // The row writer knows cards only (their content type is fixed).
@@ -59,7 +59,7 @@ extension DAVService {
         } else {
             writer = .generic { [self] resource, multistatus in
                 try await addMember(resource.info, body: nil, in: collection, collectionHref: memberPrefix,
-                                    rows: nil, properties: properties, user: user, to: &multistatus)
+                                    rows: nil, properties: properties, credential: credential, to: &multistatus)
             }
         }
         return try await pagedMultistatus(multistatus, pages: pages, writer: writer)
@@ -78,13 +78,19 @@ extension DAVService {
 
     /// Direct members of a node above the collections (root, principals, homes), as nodes;
     /// a collection's members are listed page by page by `listCollection`.
-    private func children(of node: Node, user: String) async throws -> [Node] {
+    private func children(of node: Node, user: String, credential: Credential) async throws -> [Node] {
         switch node {
         case .root, .principal, .object, .collection: return []
         case .principals: return [.principal(user)]
         case .homes: return [.home(user)]
         case .home(let owner):
-            return try await store.childCollections(owner: owner, parentPath: []).map(Node.collection)
+            // The default book first (macOS Contacts uses the first book it lists), then the
+            // user's other collections, then the shared books mounted here; each as this
+            // credential may see it.
+            let own = try await store.childCollections(owner: owner, parentPath: [])
+                .sorted { ($0.path == ["default"] ? 0 : 1, $0.path.joined()) < ($1.path == ["default"] ? 0 : 1, $1.path.joined()) }
+            let mounted = try await store.mounts(sharee: owner)
+            return (own + mounted).map(Node.collection).filter { Access.privileges(on: $0, for: credential) != nil }
         }
     }
 }

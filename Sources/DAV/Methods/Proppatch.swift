@@ -11,7 +11,8 @@ extension DAVService {
             throw DAVError.badRequest("Expected DAV:propertyupdate.")
         }
         let path = try path(of: request)
-        guard case .found(let node) = try await resolve(path) else { throw DAVError.notFound }
+        guard case .found(let node) = try await resolve(path, for: request.credential) else { throw DAVError.notFound }
+        try require(.writeProperties, on: node, request)
         try await checkLocks(request, path: path, descendants: false)
         let plan = PropertyUpdatePlan(instructions: body.children.compactMap(PropertyInstruction.parse).flatMap { $0 }, node: node)
 
@@ -28,7 +29,13 @@ extension DAVService {
 
     /// Writes a validated plan: live collection fields, then dead properties.
     func apply(_ plan: PropertyUpdatePlan, to node: Node) async throws {
-        if case .collection(let info) = node, plan.displayName != nil || plan.description != nil {
+        if case .collection(let info) = node, let mount = info.mount, let displayName = plan.displayName {
+            // A sharee's name for a mount is theirs alone; the owner's book keeps its own.
+            try await store.renameMount(sharee: mount.sharee, name: mount.name, displayName: displayName)
+            if let description = plan.description {
+                try await store.updateCollection(id: info.id, displayName: nil, description: description)
+            }
+        } else if case .collection(let info) = node, plan.displayName != nil || plan.description != nil {
             try await store.updateCollection(id: info.id, displayName: plan.displayName, description: plan.description)
         }
         if let key = node.deadPropertyKey, !plan.deadSet.isEmpty || !plan.deadRemove.isEmpty {

@@ -63,13 +63,15 @@ enum Put {
 extension DAVService {
     func put(_ request: DAVRequest) async throws -> DAVResponse {
         let path = try path(of: request)
-        guard case .member(let user, let components) = path, let name = components.last else {
+        guard case .member(_, let components) = path, let name = components.last else {
             throw DAVError(405, message: "Cannot PUT to a collection.")
         }
         let collection: CollectionInfo
         var existing: ResourceInfo?
-        switch try await resolve(path) {
-        case .found(.object(let parent, let info, _)):
+        switch try await resolve(path, for: request.credential) {
+        case .found(.object(let parent, let info, let body)):
+            // Checked before the body is read or validated (RFC 3744, sabre's order).
+            try require(.writeContent, on: .object(parent, info, body), request)
             collection = parent; existing = info
         case .found:
             throw DAVError(405, message: "Cannot PUT to a collection.")
@@ -78,6 +80,7 @@ extension DAVService {
                 if parentIsHome { throw DAVError(403, message: "Files must be stored inside a collection.") }
                 throw DAVError.conflict
             }
+            try require(.bind, on: .collection(parent), request)
             collection = parent
         }
         guard await ifHeaderHolds(request, path: path, etag: existing?.etag) else { throw DAVError.preconditionFailed }
@@ -100,7 +103,8 @@ extension DAVService {
             }
             card = CardMetadata(card: try Put.validatedCard(body))
         }
-        try await checkQuota(user: user, adding: body.count - (existing?.size ?? 0))
+        // A card in a shared book counts against the book's owner.
+        try await checkQuota(user: collection.owner, adding: body.count - (existing?.size ?? 0))
 
         let result: PutResult
         do {
@@ -108,10 +112,11 @@ extension DAVService {
                                                  contentType: isBook ? Put.cardContentType : (contentType ?? "application/octet-stream"),
                                                  card: card, precondition: Preconditions.write(request.headers))
         } catch StoreError.uidConflict(let existingName) {
-            let href = hrefs.resource(owner: collection.owner, collectionPath: collection.path, name: existingName)
+            let href = hrefs.resource(in: collection, name: existingName)
             throw DAVError(403, condition: .cardDAV("no-uid-conflict"), conditionHref: href,
                            message: "Another card in this address book has the same UID.")
         }
+        request.tally?.wrote(book: collection.id)
         return DAVResponse(status: result.created ? 201 : 204, headers: [("ETag", result.etag), ("Content-Length", "0")])
     }
 

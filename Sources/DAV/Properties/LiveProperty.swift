@@ -5,11 +5,12 @@ import RoloStore
 /// element itself (`address-data` reads its attributes and children).
 struct PropertyContext: Sendable {
     let service: DAVService
-    let user: String
+    let credential: Credential
     let node: Node
     let href: String
     let element: XMLElement?
 
+    var user: String { credential.user }
     var store: any RoloStore { service.store }
     var hrefs: HrefBuilder { service.hrefs }
 }

@@ -46,7 +46,7 @@ enum PropertyRequest: Sendable {
 
 extension DAVService {
     /// The propstats of one node: found properties (200) and absent ones (404).
-    func propstats(of node: Node, href: String, user: String, request: PropertyRequest) async throws -> [Propstat] {
+    func propstats(of node: Node, href: String, credential: Credential, request: PropertyRequest) async throws -> [Propstat] {
         let kind = node.kind
         var found: [(name: PropertyName, value: PropertyValue?)] = []
         var missing: [(name: PropertyName, value: PropertyValue?)] = []
@@ -63,7 +63,7 @@ extension DAVService {
         }
 
         func context(_ element: XMLElement?) -> PropertyContext {
-            PropertyContext(service: self, user: user, node: node, href: href, element: element)
+            PropertyContext(service: self, credential: credential, node: node, href: href, element: element)
         }
 
         func evaluate(_ elements: [XMLElement]) async throws {

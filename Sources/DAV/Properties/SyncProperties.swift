@@ -6,14 +6,24 @@ import RoloStore
 enum SyncProperties {
     static let all: [LiveProperty] = [syncToken, ctag, supportedReportSet]
 
-    static let syncToken = LiveProperty(.dav("sync-token"), kinds: [.addressBook]) { context in
-        guard case .collection(let info) = context.node else { return nil }
-        return .text(SyncToken(collectionID: info.id, seq: info.syncSeq).description)
+    /// A book's token names the book and its seq (the same through every mount); a home's
+    /// names the home and its seq, which moves when its list of books changes.
+    static let syncToken = LiveProperty(.dav("sync-token"), kinds: [.addressBook, .home]) { context in
+        switch context.node {
+        case .collection(let info): return .text(SyncToken(collectionID: info.id, seq: info.syncSeq).description)
+        case .home(let user): return try await context.store.account(name: user).map { .text("\(homeTokenPrefix)\($0.homeSeq)") }
+        default: return nil
+        }
     }
 
-    static let ctag = LiveProperty(.calendarServer("getctag"), kinds: [.addressBook]) { context in
-        guard case .collection(let info) = context.node else { return nil }
-        return .text(String(info.syncSeq))
+    static let homeTokenPrefix = "http://rolo.invalid/home/"
+
+    static let ctag = LiveProperty(.calendarServer("getctag"), kinds: [.addressBook, .home]) { context in
+        switch context.node {
+        case .collection(let info): return .text(String(info.syncSeq))
+        case .home(let user): return try await context.store.account(name: user).map { .text("home-\($0.homeSeq)") }
+        default: return nil
+        }
     }
 
     static let supportedReportSet = LiveProperty(.dav("supported-report-set"), kinds: NodeKind.all, inAllprop: false) { context in

@@ -17,8 +17,9 @@ enum WebDAVProperties {
     static let displayName = LiveProperty(.dav("displayname"), kinds: NodeKind.collections.union([.principal]),
                                           writable: true) { context in
         switch context.node {
-        case .principal(let user): .text(user)
+        case .principal(let user): .text(try await context.store.account(name: user)?.displayName ?? user)
         case .home(let user): .text(user)
+        case .collection(let info) where info.mount != nil: info.mount.map { .text($0.displayName) }
         case .collection(let info): info.displayName.map(PropertyValue.text)
         default: nil
         }

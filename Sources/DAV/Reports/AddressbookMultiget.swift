@@ -28,8 +28,13 @@ extension DAVService {
         }
         var books: [CollectionInfo?] = []
         for path in bookPaths {
-            let book = try await store.collection(owner: request.user, path: path)
-            books.append(book?.kind == .addressBook ? book : nil)
+            var book = try await store.collection(owner: request.user, path: path)
+            if book == nil, path.count == 1 { book = try await store.mount(sharee: request.user, name: path[0]) }
+            // A book the credential may not see answers 404 for each of its hrefs.
+            if let found = book, found.kind != .addressBook || Access.privileges(on: found, for: request.credential) == nil {
+                book = nil
+            }
+            books.append(book)
         }
         // Pages with bodies are several times the bytes of a listing's: smaller ones let the
         // next page's read overlap the writing of this one (`PrefetchingPages`).
@@ -37,7 +42,7 @@ extension DAVService {
         let pages = MultigetPages(store: store, targets: requested, books: books, withBodies: properties.wantsBodies,
                                   pageSize: pageSize)
         let rows = CardResponseWriter(properties, withBodies: true)
-        let user = request.user
+        let credential = request.credential
         let writer: ItemWriter<MultigetPages.Card>
         if let rows {
             // Pages hold only cards of books that exist.
@@ -48,10 +53,11 @@ extension DAVService {
             writer = .generic { [self, books] item, multistatus in
                 guard let book = books[item.book] else { return }
                 try await addCard(item.card.info, body: item.card.data, in: book, href: item.href, rows: nil,
-                                  properties: properties, user: user, to: &multistatus)
+                                  properties: properties, credential: credential, to: &multistatus)
             }
         }
-        return try await pagedMultistatus(Multistatus(), pages: pages, writer: writer, tail: { [unresolved] pages, multistatus in
+        let reads = books.compactMap { $0 }.first.flatMap { CardReads(request, book: $0.id, withBodies: properties.wantsBodies) }
+        return try await pagedMultistatus(Multistatus(), pages: pages, writer: writer, reads: reads, tail: { [unresolved] pages, multistatus in
             for href in unresolved + pages.notFound { multistatus.add(href: href, status: 404) }
         })
     }

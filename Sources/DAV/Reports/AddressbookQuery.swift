@@ -16,11 +16,12 @@ extension DAVService {
 
         let bookHref = hrefs.href(for: node)
         let rows = CardResponseWriter(properties, withBodies: true)
-        let user = request.user
+        let credential = request.credential
         let memberPrefix = EscapedHref(bookHref)
         let writeCard: ItemWriter<StoredResource> = memberWriter(in: book, collectionHref: memberPrefix, rows: rows,
-                                                                 properties: properties, user: user) { $0 }
+                                                                 properties: properties, credential: credential) { $0 }
         let pageSize = configuration.listingPageSize
+        let reads = CardReads(request, book: book.id, withBodies: properties.wantsBodies)
         if let predicate = filter.indexPredicate(indexedProperties: CardMetadata.indexedProperties) {
             // The hits' names (in name order) are few bytes each; their cards are read a page at a time.
             var names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
@@ -28,13 +29,13 @@ extension DAVService {
             if let limit, truncated { names = Array(names.prefix(limit)) }
             let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
             let pages = NamedCardPages(cards, names: names, pageSize: pageSize)
-            return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, tail: { _, multistatus in
+            return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { _, multistatus in
                 if truncated { multistatus.addTruncation(href: bookHref) }
             })
         }
         let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize),
                                       filter: filter, limit: limit)
-        return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, tail: { pages, multistatus in
+        return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { pages, multistatus in
             if pages.truncated { multistatus.addTruncation(href: bookHref) }
         })
     }

@@ -23,7 +23,7 @@ extension DAVService {
             let name = PropertyName(namespace: element.attribute("namespace") ?? Namespace.dav, name: element.attribute("name") ?? "")
             let nested = element.children(Namespace.dav, "property")
             let propElement = XMLElement(namespace: name.namespace, name: name.name)
-            let stats = try await propstats(of: node, href: href, user: request.user, request: .prop([propElement]))
+            let stats = try await propstats(of: node, href: href, credential: request.credential, request: .prop([propElement]))
             guard let value = stats.first(where: { $0.status == 200 })?.properties.first?.value else {
                 missing.append((name, nil)); continue
             }
@@ -43,7 +43,7 @@ extension DAVService {
                                   depth: Int) async throws -> PropertyValue {
         if let targetPath = PercentEncoding.decode(target),
            let path = try? self.path(targetPath, user: request.user),
-           case .found(let targetNode) = try await resolve(path) {
+           case .found(let targetNode) = try await resolve(path, for: request.credential) {
             let propstats = try await expandedPropstats(of: targetNode, href: target, request: request,
                                                         wanted: wanted, depth: depth + 1)
             return .xml { Multistatus.writeResponse(href: target, propstats: propstats, into: &$0) }

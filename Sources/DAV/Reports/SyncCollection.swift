@@ -16,8 +16,11 @@ extension DAVService {
 
         let bookHref = hrefs.href(for: node)
         let rows = CardResponseWriter(properties, withBodies: true)
-        let user = request.user
+        let credential = request.credential
         let memberPrefix = EscapedHref(bookHref)
+        let reads = CardReads(request, book: book.id, withBodies: properties.wantsBodies)
+        // A sync from nothing hands the client the whole book: the access history flags it.
+        if token.isEmpty { request.tally?.fullDownload(book: book.id) }
         if token.isEmpty, limit == nil {
             // The token is the book's seq as read when the request was resolved, before the
             // first page. A card changed while the pages are read and sent gets a later seq,
@@ -27,8 +30,8 @@ extension DAVService {
             let pages = BookPages(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
                                   pageSize: configuration.listingPageSize)
             let writer: ItemWriter<StoredResource> = memberWriter(in: book, collectionHref: memberPrefix, rows: rows,
-                                                                  properties: properties, user: user) { $0 }
-            return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writer: writer)
+                                                                  properties: properties, credential: credential) { $0 }
+            return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writer: writer, reads: reads)
         }
 
         let since: Int64
@@ -54,6 +57,7 @@ extension DAVService {
             writer = .rows { item, multistatus in
                 if let card = item.card {
                     multistatus.add(card: card.info, body: card.data, memberOf: memberPrefix, writer: rows)
+                    reads?.count(1)
                 } else if !initial {
                     multistatus.add(href: hrefs.member(item.change.name, ofCollectionHref: bookHref), status: 404)
                 }
@@ -62,7 +66,8 @@ extension DAVService {
             writer = .generic { [self] item, multistatus in
                 if let card = item.card {
                     try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix, rows: nil,
-                                        properties: properties, user: user, to: &multistatus)
+                                        properties: properties, credential: credential, to: &multistatus)
+                    reads?.count(1)
                 } else if !initial {
                     multistatus.add(href: hrefs.member(item.change.name, ofCollectionHref: bookHref), status: 404)
                 }

@@ -123,30 +123,30 @@ extension DAVService {
     /// One card's response: from its row when `rows` can write every asked property, else
     /// through the property registry. `body` is nil when the caller did not load it.
     func addCard(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, href: String, rows: CardResponseWriter?,
-                 properties: PropertyRequest, user: String, to multistatus: inout Multistatus) async throws {
+                 properties: PropertyRequest, credential: Credential, to multistatus: inout Multistatus) async throws {
         if let rows {
             multistatus.add(card: card, body: body ?? Data(), href: href, writer: rows)
         } else {
-            try await addGenericCard(card, body: body, in: book, href: href, properties: properties, user: user, to: &multistatus)
+            try await addGenericCard(card, body: body, in: book, href: href, properties: properties, credential: credential, to: &multistatus)
         }
     }
 
     /// The same for a card listed in its collection (`collectionHref`), the href built only
     /// when the generic path needs it as a String.
     func addMember(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, collectionHref: EscapedHref, rows: CardResponseWriter?,
-                   properties: PropertyRequest, user: String, to multistatus: inout Multistatus) async throws {
+                   properties: PropertyRequest, credential: Credential, to multistatus: inout Multistatus) async throws {
         if let rows {
             multistatus.add(card: card, body: body ?? Data(), memberOf: collectionHref, writer: rows)
         } else {
             try await addGenericCard(card, body: body, in: book, href: hrefs.member(card.name, ofCollectionHref: collectionHref.href),
-                                     properties: properties, user: user, to: &multistatus)
+                                     properties: properties, credential: credential, to: &multistatus)
         }
     }
 
     /// The writer of a listing's member cards: straight from the rows when `rows` can
     /// write every asked property (no suspension per card), else the generic path.
     func memberWriter<Item: Sendable>(in book: CollectionInfo, collectionHref: EscapedHref, rows: CardResponseWriter?,
-                                      properties: PropertyRequest, user: String,
+                                      properties: PropertyRequest, credential: Credential,
                                       card: @escaping @Sendable (Item) -> StoredResource) -> ItemWriter<Item> {
         if let rows {
             return .rows { item, multistatus in
@@ -157,13 +157,13 @@ extension DAVService {
         return .generic { [self] item, multistatus in
             let card = card(item)
             try await addMember(card.info, body: card.data, in: book, collectionHref: collectionHref, rows: nil,
-                                properties: properties, user: user, to: &multistatus)
+                                properties: properties, credential: credential, to: &multistatus)
         }
     }
 
     private func addGenericCard(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, href: String,
-                                properties: PropertyRequest, user: String, to multistatus: inout Multistatus) async throws {
+                                properties: PropertyRequest, credential: Credential, to multistatus: inout Multistatus) async throws {
         let node = Node.object(book, card, body)
-        multistatus.add(href: href, propstats: try await propstats(of: node, href: href, user: user, request: properties))
+        multistatus.add(href: href, propstats: try await propstats(of: node, href: href, credential: credential, request: properties))
     }
 }

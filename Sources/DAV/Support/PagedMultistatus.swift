@@ -110,7 +110,7 @@ extension DAVService {
     /// happened before the 207 was decided.
     func pagedMultistatus<Pages: ListingPages>(
         _ multistatus: consuming Multistatus, pages: Pages, syncToken: String? = nil,
-        writer: ItemWriter<Pages.Item>,
+        writer: ItemWriter<Pages.Item>, reads: CardReads? = nil,
         tail: @escaping @Sendable (Pages, inout Multistatus) -> Void = { _, _ in }
     ) async throws -> DAVResponse {
         let chunkSize = configuration.streamChunkSize
@@ -121,7 +121,9 @@ extension DAVService {
         var page = try await pages.nextPage()[...]
         while true {
             do {
+                let before = page.count
                 try await writer.write(&page, into: &multistatus, until: chunkSize)
+                reads?.count(before - page.count)
             } catch {
                 pages.cancel()
                 throw error
@@ -146,7 +148,9 @@ extension DAVService {
                         try await write(multistatus.pendingBytes)
                         multistatus.discardPending()
                     }
+                    let before = page.count
                     try await writer.write(&page, into: &multistatus, until: chunkSize)
+                    reads?.count(before - page.count)
                     if multistatus.pendingByteCount >= chunkSize { continue }
                     if pages.isFinished { break }
                     page = try await pages.nextPage()[...]
@@ -160,6 +164,23 @@ extension DAVService {
         }
         return DAVResponse(status: 207, headers: [("Content-Type", Self.multistatusContentType)], streamedBody: stream)
     }
+}
+
+/// Where a listing counts the cards whose address data it served (the access history).
+struct CardReads: Sendable {
+    let tally: RequestTally
+    let book: Int64
+
+    /// Nil unless the request keeps a tally and the answer carries address data: a listing
+    /// of ETags reads no card.
+    init?(_ request: DAVRequest, book: Int64, withBodies: Bool) {
+        guard let tally = request.tally else { return nil }
+        tally.book(book)
+        guard withBodies else { return nil }
+        self.tally = tally; self.book = book
+    }
+
+    func count(_ cards: Int) { tally.read(cards, book: book) }
 }
 
 /// The cards of a book in name order, `pageSize` at a time, with their bodies or without.
