@@ -1,8 +1,9 @@
 import Foundation
+import Logging
 import RoloStore
 
 /// HTTP Basic authentication against the store's bcrypt hashes, with a cache of recent
-/// successes and a per-address throttle on failures.
+/// successes and a throttle on failures per client subnet and per account (`LoginThrottle`).
 struct BasicAuthenticator: Sendable {
     enum Outcome: Sendable, Equatable {
         case authenticated(user: String)
@@ -10,6 +11,9 @@ struct BasicAuthenticator: Sendable {
         case missingCredentials
         /// Wrong user or password: answer 401 after `delay`.
         case rejected(delay: Duration)
+        /// Too many failures from the client's subnet: answer 429 with `Retry-After`. The
+        /// password was not checked (no bcrypt), right or wrong.
+        case throttled(retryAfter: Duration)
     }
 
     static let challenge = #"Basic realm="Rolo", charset="UTF-8""#
@@ -17,12 +21,15 @@ struct BasicAuthenticator: Sendable {
     let store: any RoloStore
     let cache: CredentialCache
     let throttle: LoginThrottle
+    let failureLog: AuthFailureLog
     let checks = SharedPasswordChecks()
 
-    init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle()) {
+    init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle(),
+         logger: Logger = Logger(label: "rolo")) {
         self.store = store
         self.cache = CredentialCache(lifetime: cacheLifetime)
         self.throttle = throttle
+        self.failureLog = AuthFailureLog(logger: logger)
     }
 
     /// Forgets cached logins and throttled addresses (a test-control reset).
@@ -34,6 +41,11 @@ struct BasicAuthenticator: Sendable {
     /// `remoteAddress` is only worked out when the password has to be checked.
     func authenticate(authorization: String?, remoteAddress: @autoclosure () -> String) async -> Outcome {
         guard let authorization else { return .missingCredentials }
+        // A blocked subnet is refused before the cache too: a cache hit would answer guesses
+        // at full speed (misses 429, the right one 200) without any bcrypt to slow them.
+        if throttle.mayBlock, let refusal = refusal(authorization: authorization, remoteAddress: remoteAddress()) {
+            return refusal
+        }
         if let user = cache.user(authorization: authorization) {
             return .authenticated(user: user)
         }
@@ -44,13 +56,34 @@ struct BasicAuthenticator: Sendable {
                 (try? await store.verifyPassword(user: user, password: password)) ?? false
             }
         }
-        let remoteAddress = remoteAddress()
+        let client = ClientAddress.subnet(of: remoteAddress())
         guard valid else {
-            return .rejected(delay: throttle.recordFailure(from: remoteAddress))
+            return await rejection(user: user, client: client)
         }
         cache.insert(authorization: authorization, user: user)
-        throttle.recordSuccess(from: remoteAddress)
+        throttle.recordSuccess(subnet: client.key)
         return .authenticated(user: user)
+    }
+
+    /// `.throttled` while the client's subnet is blocked, `.missingCredentials` for a header
+    /// that carries no credentials (never counted, never a 429), else nil: go on.
+    private func refusal(authorization: String, remoteAddress: String) -> Outcome? {
+        let client = ClientAddress.subnet(of: remoteAddress)
+        guard let retryAfter = throttle.retryAfter(subnet: client.key) else { return nil }
+        guard let (user, _) = Self.parseBasic(authorization) else { return .missingCredentials }
+        failureLog.record(user: user, address: client.address, reason: .throttled)
+        return .throttled(retryAfter: retryAfter)
+    }
+
+    /// A wrong password: counted, logged, and answered as the throttle says.
+    private func rejection(user: String, client: ClientAddress.Subnet) async -> Outcome {
+        let known = (try? await store.listUsers().contains(user)) ?? true
+        let verdict = throttle.recordFailure(subnet: client.key, account: user)
+        failureLog.record(user: user, address: client.address, reason: known ? .badPassword : .unknownUser)
+        switch verdict {
+        case .delay(let delay): return .rejected(delay: delay)
+        case .blocked(let retryAfter): return .throttled(retryAfter: retryAfter)
+        }
     }
 
     /// Splits `Basic base64(user:password)`; the password may contain colons, the user not.

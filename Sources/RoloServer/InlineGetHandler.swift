@@ -12,6 +12,8 @@ public typealias ImmediateDAVHandler = @Sendable (DAVRequest) -> DAVResponse?
 struct InlineGets: Sendable {
     /// Logins already verified; a GET whose `Authorization` is not in it goes the full way.
     let credentials: CredentialCache
+    /// While some subnet is blocked, every GET goes the full way, where the block is checked.
+    let throttle: LoginThrottle
     let answer: ImmediateDAVHandler
     let accessLog: AccessLog
     let trustedProxies: Set<String>
@@ -171,7 +173,7 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func answer(_ head: RawRequestHead, in input: ByteBuffer, context: ChannelHandlerContext) -> Bool {
         let started = ContinuousClock.now
         let (method, target, headers) = input.withUnsafeReadableBytes { head.request(in: $0) }
-        guard let authorization = headers["authorization"],
+        guard !gets.throttle.mayBlock, let authorization = headers["authorization"],
               let user = gets.credentials.user(authorization: authorization) else { return false }
         let request = DAVRequest(method: method, path: RoloResponder.decodedPath(target), headers: headers,
                                  body: Data(), user: user)

@@ -67,13 +67,16 @@ struct RoloResponder: HTTPResponder {
         switch outcome {
         case .authenticated(let name):
             user = name
-        case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS":
+        case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS",
+             .throttled where method == "OPTIONS":
             user = ""
         case .missingCredentials:
             return Self.unauthorized()
         case .rejected(let delay):
             if delay > .zero { try? await Task.sleep(for: delay) }
             return Self.unauthorized()
+        case .throttled(let retryAfter):
+            return Self.tooManyRequests(retryAfter: retryAfter)
         }
 
         let limit = configuration.limits.maxBodySize(forMethod: method)
@@ -215,6 +218,18 @@ struct RoloResponder: HTTPResponder {
         var response = plain(.unauthorized, "Authentication required.\n")
         response.headers[.wwwAuthenticate] = BasicAuthenticator.challenge
         return response
+    }
+
+    /// 429 with `Retry-After` in whole seconds (rounded up, at least 1).
+    static func tooManyRequests(retryAfter: Duration) -> Response {
+        var response = plain(.tooManyRequests, "Too many failed logins from your network; try again later.\n")
+        response.headers[.retryAfter] = String(retryAfterSeconds(retryAfter))
+        return response
+    }
+
+    static func retryAfterSeconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(1, seconds + (attoseconds > 0 ? 1 : 0))
     }
 
     /// 413; for PUT with the CardDAV precondition element the RFC names.

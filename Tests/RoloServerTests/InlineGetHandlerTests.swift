@@ -50,7 +50,7 @@ import Testing
         credentials.insert(authorization: cached, user: "alice")
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        let gets = InlineGets(credentials: credentials, answer: engine.immediateResponse,
+        let gets = InlineGets(credentials: credentials, throttle: LoginThrottle(), answer: engine.immediateResponse,
                               accessLog: AccessLog(metrics: ServerMetrics(store: store, databasePath: store.path), logger: logger),
                               trustedProxies: [], date: HTTPDateCache(), serverName: "Rolo")
         try body(Fixture(gets: gets))
