@@ -75,7 +75,7 @@ import RoloServer
 
     static let blocked = "2001:db8:7:700::1", sameSlash56 = "2001:db8:7:7ff::2", otherSlash56 = "2001:db8:7:800::1"
 
-    @Test func requestsWithoutCredentialsAreNeverCountedNorAnswered429() async throws {
+    @Test func requestsWithoutCredentialsOrForbiddenAreNeverCountedNorAnswered429() async throws {
         let log = LogCapture()
         try await TestServer.with(configure: Self.configure, logger: log.logger()) { server in
             let client = ["X-Forwarded-For": Self.blocked]
@@ -87,6 +87,12 @@ import RoloServer
                 #expect(response.status == 401)
                 #expect(response.headers["www-authenticate"] != nil)
                 #expect(response.headers["retry-after"] == nil)
+            }
+            // Logged in but not allowed (bob in alice's book): not a failed login either.
+            for _ in 0..<10 {
+                let forbidden = try await server.request("PROPFIND", "/dav/addressbooks/alice/default/", user: "bob",
+                                                         headers: client.merging(["Depth": "0"]) { $1 })
+                #expect(forbidden.status == 403 || forbidden.status == 404)
             }
             // Not one of those counted: a first wrong password is the first failure, free.
             let first = try await server.request("GET", "/dav/", password: "guess", headers: client)
