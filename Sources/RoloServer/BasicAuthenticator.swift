@@ -38,7 +38,8 @@ struct BasicAuthenticator: Sendable {
         throttle.removeAll()
     }
 
-    /// `remoteAddress` is only worked out when the password has to be checked.
+    /// `remoteAddress` is only worked out when the password has to be checked or some
+    /// subnet may be blocked (`LoginThrottle.mayBlock`).
     func authenticate(authorization: String?, remoteAddress: @autoclosure () -> String) async -> Outcome {
         guard let authorization else { return .missingCredentials }
         // A blocked subnet is refused before the cache too: a cache hit would answer guesses

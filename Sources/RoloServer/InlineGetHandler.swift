@@ -12,7 +12,7 @@ public typealias ImmediateDAVHandler = @Sendable (DAVRequest) -> DAVResponse?
 struct InlineGets: Sendable {
     /// Logins already verified; a GET whose `Authorization` is not in it goes the full way.
     let credentials: CredentialCache
-    /// While some subnet is blocked, every GET goes the full way, where the block is checked.
+    /// A GET from a subnet it blocks goes the full way, to be answered 429 there.
     let throttle: LoginThrottle
     let answer: ImmediateDAVHandler
     let accessLog: AccessLog
@@ -173,8 +173,12 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func answer(_ head: RawRequestHead, in input: ByteBuffer, context: ChannelHandlerContext) -> Bool {
         let started = ContinuousClock.now
         let (method, target, headers) = input.withUnsafeReadableBytes { head.request(in: $0) }
-        guard !gets.throttle.mayBlock, let authorization = headers["authorization"],
+        guard let authorization = headers["authorization"],
               let user = gets.credentials.user(authorization: authorization) else { return false }
+        if gets.throttle.mayBlock,
+           gets.throttle.retryAfter(subnet: ClientAddress.subnet(of: client(context, headers)).key) != nil {
+            return false
+        }
         let request = DAVRequest(method: method, path: RoloResponder.decodedPath(target), headers: headers,
                                  body: Data(), user: user)
         guard let dav = gets.answer(request) else { return false }
@@ -185,10 +189,15 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         needsFlush = true
         ledger.lastActivity = context.eventLoop.now
         gets.accessLog.record(method: method, path: target, status: dav.status, since: started, user: user) {
-            ClientAddress.resolve(peer: context.channel.remoteAddress?.ipAddress ?? "unknown",
-                                  forwardedFor: headers["x-forwarded-for"], trustedProxies: gets.trustedProxies)
+            client(context, headers)
         }
         return true
+    }
+
+    /// The client's address: the peer, or the `X-Forwarded-For` a trusted proxy sent.
+    private func client(_ context: ChannelHandlerContext, _ headers: [String: String]) -> String {
+        ClientAddress.resolve(peer: context.channel.remoteAddress?.ipAddress ?? "unknown",
+                              forwardedFor: headers["x-forwarded-for"], trustedProxies: gets.trustedProxies)
     }
 
     // MARK: End of input
