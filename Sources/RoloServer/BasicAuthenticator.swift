@@ -1,11 +1,12 @@
 import DAV
 import Foundation
+import Logging
 import RoloStore
 
 /// HTTP Basic authentication: the user's name with an app password (`rolo_…`, checked by
 /// keyed hash on every request) or the account password (bcrypt, with a cache of recent
-/// successes; refused when the user allows app passwords only), and a per-address throttle
-/// on failures.
+/// successes; refused when the user allows app passwords only), and a throttle on failures
+/// per client subnet and per account (`LoginThrottle`).
 struct BasicAuthenticator: Sendable {
     enum Outcome: Sendable, Equatable {
         case authenticated(Credential)
@@ -13,6 +14,9 @@ struct BasicAuthenticator: Sendable {
         case missingCredentials
         /// Wrong user or password: answer 401 after `delay`.
         case rejected(delay: Duration)
+        /// Too many failures from the client's subnet: answer 429 with `Retry-After`. The
+        /// password was not checked (no bcrypt), right or wrong.
+        case throttled(retryAfter: Duration)
     }
 
     static let challenge = #"Basic realm="Rolo", charset="UTF-8""#
@@ -20,12 +24,15 @@ struct BasicAuthenticator: Sendable {
     let store: any RoloStore
     let cache: CredentialCache
     let throttle: LoginThrottle
+    let failureLog: AuthFailureLog
     let checks = SharedPasswordChecks()
 
-    init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle()) {
+    init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle(),
+         logger: Logger = Logger(label: "rolo")) {
         self.store = store
         self.cache = CredentialCache(lifetime: cacheLifetime)
         self.throttle = throttle
+        self.failureLog = AuthFailureLog(logger: logger)
     }
 
     /// Forgets cached logins and throttled addresses (a test-control reset).
@@ -34,16 +41,22 @@ struct BasicAuthenticator: Sendable {
         throttle.removeAll()
     }
 
-    /// `remoteAddress` is only worked out when the password has to be checked.
+    /// `remoteAddress` is only worked out when the password has to be checked or some
+    /// subnet may be blocked (`LoginThrottle.mayBlock`).
     func authenticate(authorization: String?, remoteAddress: @autoclosure () -> String) async -> Outcome {
         guard let authorization else { return .missingCredentials }
+        // A blocked subnet is refused before the cache too: a cache hit would answer guesses
+        // at full speed (misses 429, the right one 200) without any bcrypt to slow them.
+        if throttle.mayBlock, let refusal = refusal(authorization: authorization, remoteAddress: remoteAddress()) {
+            return refusal
+        }
         if let credential = cache.credential(authorization: authorization) {
             return .authenticated(credential)
         }
         guard let (user, password) = Self.parseBasic(authorization) else { return .missingCredentials }
         if let check = try? store.checkAppPassword(user: user, secret: password) {
             guard !check.revoked else {
-                return .rejected(delay: throttle.recordFailure(from: remoteAddress()))
+                return await rejection(user: user, client: ClientAddress.subnet(of: remoteAddress()), reason: .revokedToken)
             }
             return .authenticated(Credential(user: user, appPasswordID: check.id, scope: check.scope))
         }
@@ -57,14 +70,35 @@ struct BasicAuthenticator: Sendable {
             let account = try? await store.account(name: user)
             return account?.appPasswordsOnly != true
         }
-        let remoteAddress = remoteAddress()
+        let client = ClientAddress.subnet(of: remoteAddress())
         guard valid else {
-            return .rejected(delay: throttle.recordFailure(from: remoteAddress))
+            return await rejection(user: user, client: client)
         }
         let credential = Credential.accountPassword(user)
         cache.insert(authorization: authorization, credential: credential)
-        throttle.recordSuccess(from: remoteAddress)
+        throttle.recordSuccess(subnet: client.key)
         return .authenticated(credential)
+    }
+
+    /// `.throttled` while the client's subnet is blocked, `.missingCredentials` for a header
+    /// that carries no credentials (never counted, never a 429), else nil: go on.
+    private func refusal(authorization: String, remoteAddress: String) -> Outcome? {
+        let client = ClientAddress.subnet(of: remoteAddress)
+        guard let retryAfter = throttle.retryAfter(subnet: client.key) else { return nil }
+        guard let (user, _) = Self.parseBasic(authorization) else { return .missingCredentials }
+        failureLog.record(user: user, address: client.address, reason: .throttled)
+        return .throttled(retryAfter: retryAfter)
+    }
+
+    /// A wrong password: counted, logged, and answered as the throttle says.
+    private func rejection(user: String, client: ClientAddress.Subnet, reason: AuthFailureLog.Reason? = nil) async -> Outcome {
+        let known = (try? await store.account(name: user)) != nil
+        let verdict = throttle.recordFailure(subnet: client.key, account: user)
+        failureLog.record(user: user, address: client.address, reason: reason ?? (known ? .badPassword : .unknownUser))
+        switch verdict {
+        case .delay(let delay): return .rejected(delay: delay)
+        case .blocked(let retryAfter): return .throttled(retryAfter: retryAfter)
+        }
     }
 
     /// Splits `Basic base64(user:password)`; the password may contain colons, the user not.

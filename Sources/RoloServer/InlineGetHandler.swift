@@ -12,6 +12,8 @@ public typealias ImmediateDAVHandler = @Sendable (DAVRequest) -> DAVResponse?
 struct InlineGets: Sendable {
     /// Logins already verified; a GET whose `Authorization` is not in it goes the full way.
     let credentials: CredentialCache
+    /// A GET from a subnet it blocks goes the full way, to be answered 429 there.
+    let throttle: LoginThrottle
     let answer: ImmediateDAVHandler
     let accessLog: AccessLog
     let recorder: AccessRecorder?
@@ -174,6 +176,10 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         let (method, target, headers) = input.withUnsafeReadableBytes { head.request(in: $0) }
         guard let authorization = headers["authorization"],
               let credential = gets.credentials.credential(authorization: authorization) else { return false }
+        if gets.throttle.mayBlock,
+           gets.throttle.retryAfter(subnet: ClientAddress.subnet(of: client(context, headers)).key) != nil {
+            return false
+        }
         let tally = gets.recorder.map { _ in RequestTally() }
         let request = DAVRequest(method: method, path: RoloResponder.decodedPath(target), headers: headers,
                                  body: Data(), credential: credential, tally: tally)
@@ -185,17 +191,20 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(buffer), promise: nil)
         needsFlush = true
         ledger.lastActivity = context.eventLoop.now
-        let trustedProxies = gets.trustedProxies
-        let remote = {
-            ClientAddress.resolve(peer: context.channel.remoteAddress?.ipAddress ?? "unknown",
-                                  forwardedFor: headers["x-forwarded-for"], trustedProxies: trustedProxies)
+        gets.accessLog.record(method: method, path: target, status: dav.status, since: started, user: user) {
+            client(context, headers)
         }
-        gets.accessLog.record(method: method, path: target, status: dav.status, since: started, user: user, remote: remote)
         if let tally, let recorder = gets.recorder {
             // Only account passwords are cached, so no address is kept for them.
             recorder.record(credential, counts: tally.counts, address: "", userAgent: nil)
         }
         return true
+    }
+
+    /// The client's address: the peer, or the `X-Forwarded-For` a trusted proxy sent.
+    private func client(_ context: ChannelHandlerContext, _ headers: [String: String]) -> String {
+        ClientAddress.resolve(peer: context.channel.remoteAddress?.ipAddress ?? "unknown",
+                              forwardedFor: headers["x-forwarded-for"], trustedProxies: gets.trustedProxies)
     }
 
     // MARK: End of input

@@ -71,7 +71,8 @@ struct RoloResponder: HTTPResponder {
         case .authenticated(let authenticated):
             credential = authenticated
             user = authenticated.user
-        case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS":
+        case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS",
+             .throttled where method == "OPTIONS":
             credential = .accountPassword("")
             user = ""
         case .missingCredentials:
@@ -79,6 +80,8 @@ struct RoloResponder: HTTPResponder {
         case .rejected(let delay):
             if delay > .zero { try? await Task.sleep(for: delay) }
             return Self.unauthorized()
+        case .throttled(let retryAfter):
+            return Self.tooManyRequests(retryAfter: retryAfter)
         }
 
         let limit = configuration.limits.maxBodySize(forMethod: method)
@@ -229,6 +232,18 @@ struct RoloResponder: HTTPResponder {
         var response = plain(.unauthorized, "Authentication required.\n")
         response.headers[.wwwAuthenticate] = BasicAuthenticator.challenge
         return response
+    }
+
+    /// 429 with `Retry-After` in whole seconds (rounded up, at least 1).
+    static func tooManyRequests(retryAfter: Duration) -> Response {
+        var response = plain(.tooManyRequests, "Too many failed logins from your network; try again later.\n")
+        response.headers[.retryAfter] = String(retryAfterSeconds(retryAfter))
+        return response
+    }
+
+    static func retryAfterSeconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(1, seconds + (attoseconds > 0 ? 1 : 0))
     }
 
     /// 413; for PUT with the CardDAV precondition element the RFC names.

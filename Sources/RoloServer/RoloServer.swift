@@ -76,7 +76,8 @@ public struct RoloServer: Sendable {
     }
 
     func makeService(recorder: AccessRecorder?, onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {
-        let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime)
+        let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime,
+                                               throttle: LoginThrottle(configuration.loginThrottle), logger: logger)
         let accessLog = AccessLog(metrics: ServerMetrics(store: store, databasePath: configuration.databasePath),
                                   logger: logger)
         let responder = RoloResponder(
@@ -98,7 +99,8 @@ public struct RoloServer: Sendable {
         let date = HTTPDateCache()
         // The test API numbers, records and faults every request: all of them go its way.
         let inlineGets = testControl == nil ? immediateHandler.map { answer in
-            InlineGets(credentials: authenticator.cache, answer: answer, accessLog: accessLog, recorder: recorder,
+            InlineGets(credentials: authenticator.cache, throttle: authenticator.throttle, answer: answer,
+                       accessLog: accessLog, recorder: recorder,
                        trustedProxies: configuration.trustedProxies, date: date, serverName: serverName)
         } : nil
         return HTTPService(

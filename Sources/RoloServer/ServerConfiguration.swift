@@ -29,6 +29,8 @@ public struct ServerConfiguration: Sendable {
     /// Peers (IP addresses) whose `X-Forwarded-For` is believed: only a proxy we run may name
     /// the client, or anyone could dodge the login throttle by inventing addresses.
     public var trustedProxies: Set<String>
+    /// Growing delays, then 429s, for failed logins per client subnet, and delays per account.
+    public var loginThrottle: LoginThrottleSettings
     /// The test-control API for harnesses (`/_rolo/`); nil (the default) answers 404 there.
     public var testAPI: TestAPIConfiguration?
     /// Deterministic test server: lock tokens from a counter (the store's clock is fixed by
@@ -44,12 +46,14 @@ public struct ServerConfiguration: Sendable {
                 logLevel: Logger.Level = .info, limits: RequestLimits = RequestLimits(),
                 idleTimeout: Duration = .seconds(60), credentialCacheLifetime: Duration = .seconds(300),
                 proxyPrefix: String = "", publicURL: URL? = nil, trustedProxies: Set<String> = [],
+                loginThrottle: LoginThrottleSettings = LoginThrottleSettings(),
                 testAPI: TestAPIConfiguration? = nil, deterministic: Bool = false) {
         self.host = host; self.port = port; self.databasePath = databasePath
         self.basePath = Self.normalizedBasePath(basePath)
         self.logLevel = logLevel; self.limits = limits
         self.idleTimeout = idleTimeout; self.credentialCacheLifetime = credentialCacheLifetime
         self.proxyPrefix = proxyPrefix; self.publicURL = publicURL; self.trustedProxies = trustedProxies
+        self.loginThrottle = loginThrottle
         self.testAPI = testAPI; self.deterministic = deterministic
     }
 

@@ -18,6 +18,8 @@ struct ConfigFile {
         "max_resource_size": .integer, "max_request_size": .integer,
         "sqlite_writer_cache_kib": .integer, "sqlite_reader_cache_kib": .integer,
         "sqlite_mmap_bytes": .integer, "sqlite_readers": .integer,
+        "login_free_failures": .integer, "login_delay_ms": .integer, "login_max_delay_ms": .integer,
+        "login_capped_failures": .integer, "login_window_seconds": .integer, "login_account_free_failures": .integer,
     ]
 
     private var strings: [String: String] = [:]

@@ -44,6 +44,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("sqlite-readers"),
             help: "Reader connections at most (env ROLO_SQLITE_READERS, default 4).")
     var sqliteReaders: Int?
+    @Option(help: "Failed logins per client subnet answered without delay (env ROLO_LOGIN_FREE_FAILURES, default 5).")
+    var loginFreeFailures: Int?
+    @Option(name: .customLong("login-delay-ms"),
+            help: "First delay after the free failures, doubling each time (env ROLO_LOGIN_DELAY_MS, default 250).")
+    var loginDelayMs: Int?
+    @Option(name: .customLong("login-max-delay-ms"),
+            help: "Longest delay of a failed login (env ROLO_LOGIN_MAX_DELAY_MS, default 10000).")
+    var loginMaxDelayMs: Int?
+    @Option(help: "Failures at the longest delay before a subnet gets 429 (env ROLO_LOGIN_CAPPED_FAILURES, default 10).")
+    var loginCappedFailures: Int?
+    @Option(help: "Seconds failures are remembered and a subnet gets 429 (env ROLO_LOGIN_WINDOW_SECONDS, default 1800).")
+    var loginWindowSeconds: Int?
+    @Option(help: "Failed logins per account, from anywhere, before they are delayed too (env ROLO_LOGIN_ACCOUNT_FREE_FAILURES, default 20).")
+    var loginAccountFreeFailures: Int?
     @Flag(help: "Throwaway database in a temporary file, removed on exit; prints the JSON start line.")
     var ephemeral = false
     @Option(name: .customLong("fixtures"),
@@ -96,7 +110,38 @@ struct ServeCommand: AsyncParsableCommand {
             limits: limits,
             proxyPrefix: settings.string(proxyPrefix, env: "ROLO_PROXY_PREFIX", key: "proxy_prefix") ?? "",
             publicURL: url,
-            trustedProxies: Set(settings.list(trustedProxies, env: "ROLO_TRUSTED_PROXIES", key: "trusted_proxies")))
+            trustedProxies: Set(settings.list(trustedProxies, env: "ROLO_TRUSTED_PROXIES", key: "trusted_proxies")),
+            loginThrottle: try loginThrottle(settings))
+    }
+
+    /// The failed-login throttle: each setting from its flag, variable or key, else the default.
+    func loginThrottle(_ settings: LayeredSettings) throws -> LoginThrottleSettings {
+        var throttle = LoginThrottleSettings()
+        func read(_ flag: Int?, _ env: String, _ key: String, minimum: Int) throws -> Int? {
+            guard let value = try settings.integer(flag, env: env, key: key) else { return nil }
+            guard value >= minimum else { throw ValidationError("\(key) must be at least \(minimum) (got \(value)).") }
+            return value
+        }
+        if let count = try read(loginFreeFailures, "ROLO_LOGIN_FREE_FAILURES", "login_free_failures", minimum: 0) {
+            throttle.freeFailures = count
+        }
+        if let ms = try read(loginDelayMs, "ROLO_LOGIN_DELAY_MS", "login_delay_ms", minimum: 0) {
+            throttle.baseDelay = .milliseconds(ms)
+        }
+        if let ms = try read(loginMaxDelayMs, "ROLO_LOGIN_MAX_DELAY_MS", "login_max_delay_ms", minimum: 0) {
+            throttle.maxDelay = .milliseconds(ms)
+        }
+        if let count = try read(loginCappedFailures, "ROLO_LOGIN_CAPPED_FAILURES", "login_capped_failures", minimum: 0) {
+            throttle.cappedFailures = count
+        }
+        if let seconds = try read(loginWindowSeconds, "ROLO_LOGIN_WINDOW_SECONDS", "login_window_seconds", minimum: 1) {
+            throttle.window = .seconds(seconds)
+        }
+        if let count = try read(loginAccountFreeFailures, "ROLO_LOGIN_ACCOUNT_FREE_FAILURES",
+                                "login_account_free_failures", minimum: 0) {
+            throttle.accountFreeFailures = count
+        }
+        return throttle
     }
 
     /// SQLite cache, map and reader-pool sizes: the defaults keep a 100,000-card server

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RoloServer
 @testable import rolo
 
 /// `rolo serve --config FILE`: flag > environment > file > default, strict keys and types,
@@ -91,13 +92,44 @@ import Testing
             sqlite_reader_cache_kib = 2048
             sqlite_mmap_bytes = 0
             sqlite_readers = 2
+            login_free_failures = 3
+            login_delay_ms = 100
+            login_max_delay_ms = 2000
+            login_capped_failures = 4
+            login_window_seconds = 600
+            login_account_free_failures = 30
             """, in: folder))
         #expect(file.integer("port") == 8801)
         #expect(file.list("trusted_proxies") == ["127.0.0.1", "::1"])
         #expect(file.string("public_url") == "https://example.org/carddav")
         #expect(file.integer("max_request_size") == 4096)
         #expect(file.integer("sqlite_readers") == 2)
-        #expect(Set(ConfigFile.keys.keys).count == 15)
+        #expect(file.integer("login_window_seconds") == 600)
+        #expect(Set(ConfigFile.keys.keys).count == 21)
+    }
+
+    @Test func loginThrottleComesFromFlagsOrFileAndIsChecked() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-login-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = try Self.writeConfig("""
+            login_free_failures = 3
+            login_delay_ms = 100
+            login_window_seconds = 600
+            login_account_free_failures = 30
+            """, in: folder)
+        let command = try ServeCommand.parse(["--config", config, "--login-max-delay-ms", "2000",
+                                              "--login-capped-failures", "4", "--login-free-failures", "2"])
+        let throttle = try command.configurationFromOptions(command.settings()).loginThrottle
+        #expect(throttle == LoginThrottleSettings(freeFailures: 2, baseDelay: .milliseconds(100),
+                                                  maxDelay: .milliseconds(2000), cappedFailures: 4,
+                                                  window: .seconds(600), accountFreeFailures: 30))
+        let defaults = try ServeCommand.parse([]).configurationFromOptions(LayeredSettings(file: ConfigFile()))
+        #expect(defaults.loginThrottle == LoginThrottleSettings())
+
+        let refused = try await RoloBinary.run(["serve", "--ephemeral", "--login-window-seconds", "0"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("login_window_seconds must be at least 1"))
     }
 
     @Test func sqliteTuningComesFromFlagsEnvironmentOrFileAndIsChecked() async throws {

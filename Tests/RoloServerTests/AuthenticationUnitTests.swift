@@ -40,24 +40,24 @@ import DAV
     @Test func throttleIsFreeForFiveFailuresThenDoublesUpToTheCap() {
         let throttle = LoginThrottle()
         let now = ContinuousClock.now
-        let delays = (0..<12).map { _ in throttle.recordFailure(from: "10.0.0.1", now: now) }
-        #expect(delays.prefix(5).allSatisfy { $0 == .zero })
-        #expect(delays[5] == .milliseconds(250))
-        #expect(delays[6] == .milliseconds(500))
-        #expect(delays[10] == .seconds(8))
-        #expect(delays[11] == .seconds(10))
-        #expect(throttle.recordFailure(from: "10.0.0.1", now: now) == .seconds(10))
-        #expect(throttle.recordFailure(from: "10.0.0.2", now: now) == .zero)
+        let delays = (0..<12).map { _ in throttle.recordFailure(subnet: "10.0.0.1", account: "a", now: now) }
+        #expect(delays.prefix(5).allSatisfy { $0 == .delay(.zero) })
+        #expect(delays[5] == .delay(.milliseconds(250)))
+        #expect(delays[6] == .delay(.milliseconds(500)))
+        #expect(delays[10] == .delay(.seconds(8)))
+        #expect(delays[11] == .delay(.seconds(10)))
+        #expect(throttle.recordFailure(subnet: "10.0.0.1", account: "a", now: now) == .delay(.seconds(10)))
+        #expect(throttle.recordFailure(subnet: "10.0.0.2", account: "b", now: now) == .delay(.zero))
     }
 
-    @Test func throttleForgetsAnAddressAfterSuccessOrTime() {
+    @Test func throttleForgetsASubnetAfterSuccessOrTime() {
         let throttle = LoginThrottle()
         let now = ContinuousClock.now
-        for _ in 0..<7 { _ = throttle.recordFailure(from: "a", now: now) }
-        throttle.recordSuccess(from: "a")
-        #expect(throttle.recordFailure(from: "a", now: now) == .zero)
-        for _ in 0..<7 { _ = throttle.recordFailure(from: "b", now: now) }
-        #expect(throttle.recordFailure(from: "b", now: now + .seconds(901)) == .zero)
+        for _ in 0..<7 { _ = throttle.recordFailure(subnet: "a", account: "x", now: now) }
+        throttle.recordSuccess(subnet: "a")
+        #expect(throttle.recordFailure(subnet: "a", account: "y", now: now) == .delay(.zero))
+        for _ in 0..<7 { _ = throttle.recordFailure(subnet: "b", account: "z", now: now) }
+        #expect(throttle.recordFailure(subnet: "b", account: "w", now: now + .seconds(1800)) == .delay(.zero))
     }
 
     @Test func basePathIsNormalized() {

@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    static func withFixture(_ body: (Fixture) throws -> Void) async throws {
+    static func withFixture(throttle: LoginThrottle = LoginThrottle(), _ body: (Fixture) throws -> Void) async throws {
         let store = try SQLiteStore.temporary()
         defer { try? store.close() }
         try await store.createUser(name: "alice", password: "pw")
@@ -50,8 +50,9 @@ import Testing
         credentials.insert(authorization: cached, credential: .accountPassword("alice"))
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        let gets = InlineGets(credentials: credentials, answer: engine.immediateResponse,
-                              accessLog: AccessLog(metrics: ServerMetrics(store: store, databasePath: store.path), logger: logger), recorder: nil,
+        let gets = InlineGets(credentials: credentials, throttle: throttle, answer: engine.immediateResponse,
+                              accessLog: AccessLog(metrics: ServerMetrics(store: store, databasePath: store.path), logger: logger),
+                              recorder: nil,
                               trustedProxies: [], date: HTTPDateCache(), serverName: "Rolo")
         try body(Fixture(gets: gets))
     }
@@ -109,6 +110,23 @@ import Testing
         let parts = text.components(separatedBy: "\r\n\r\n")
         let lines = parts[0].components(separatedBy: "\r\n").filter { !$0.hasPrefix("Date: ") }
         return (lines, parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    /// A cached login from a blocked subnet goes to the responder (which answers 429); while
+    /// another subnet is blocked, this one is still answered here.
+    @Test func passesOnAGETFromABlockedSubnetOnly() async throws {
+        for (blocked, inline) in [("127.0.0.1", false), ("10.0.0.1", true), ("::ffff:127.0.0.1", false)] {
+            let throttle = LoginThrottle(LoginThrottleSettings(freeFailures: 0, baseDelay: .zero, maxDelay: .zero,
+                                                               cappedFailures: 0))
+            let key = ClientAddress.subnet(of: blocked).key
+            #expect(throttle.recordFailure(subnet: key, account: "x") == .blocked(retryAfter: .seconds(1800)))
+            try await Self.withFixture(throttle: throttle) { fixture in
+                let channel = try fixture.channel()
+                try Self.send(channel, Self.get)
+                #expect(try Self.passedOn(channel) == (inline ? [] : ["GET \(Self.cardPath)", "end"]), "\(blocked)")
+                #expect(Self.statuses(try Self.written(channel)) == (inline ? [200] : []), "\(blocked)")
+            }
+        }
     }
 
     @Test func answersAPlainGETOfACardWithACachedLoginItself() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RoloServer
 import RoloStore
 
@@ -29,7 +30,8 @@ struct TestServer: Sendable {
         return try await Curl.run(args, body: body)
     }
 
-    static func with<T>(configure: (inout ServerConfiguration) -> Void = { _ in },
+    /// `logger`: where the server logs (by default its own stderr logger at the configured level).
+    static func with<T>(configure: (inout ServerConfiguration) -> Void = { _ in }, logger: Logger? = nil,
                         _ body: (TestServer) async throws -> T) async throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -39,7 +41,7 @@ struct TestServer: Sendable {
         configure(&configuration)
         let store = try SQLiteStore(path: configuration.databasePath, bcryptCost: 4)
         for (name, password) in users { try await store.createUser(name: name, password: password) }
-        let running = try await RoloServer.make(configuration: configuration, store: store).start()
+        let running = try await RoloServer.make(configuration: configuration, store: store, logger: logger).start()
         let server = TestServer(store: store, port: running.port, configuration: configuration)
         do {
             let result = try await body(server)
