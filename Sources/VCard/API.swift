@@ -74,8 +74,22 @@ public enum VCardConverter {
     /// losing no labeled value, label or preference. Converting to the card's own version
     /// returns it unchanged (2.1 always converts). 2.1 is never produced: asking for it
     /// returns the card unchanged.
+    /// A card that changes version and has no FN gets one (see `formattedName(for:)`).
     public static func convert(_ card: VCard, to version: VCardVersion) -> VCard {
         VersionConversion.convert(card, to: version)
+    }
+
+    /// The FN text Apple and Google clients show for a card without FN: N composed as
+    /// "Prefix Given Middle Family Suffix" (family name first, no spaces, for Han, kana and
+    /// Hangul names), else the first ORG component, NICKNAME, EMAIL, TEL; else "". Unescaped.
+    public static func formattedName(for card: VCard) -> String {
+        FormattedName.derive(card)
+    }
+
+    /// The card unchanged when it has an FN, else with the derived FN added after N (or
+    /// after VERSION). For lenient imports of a 3.0/4.0 card that stays in its version.
+    public static func addingFormattedName(_ card: VCard) -> VCard {
+        FormattedName.ensure(card)
     }
 }
 
