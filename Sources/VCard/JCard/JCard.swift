@@ -102,6 +102,8 @@ enum JCardSchema {
     static let listComponents: Set<String> = ["N", "ADR"]
     /// Structured values (written as an array when they have more than one component).
     static let structured: Set<String> = ["N", "ADR", "ORG", "GENDER", "CLIENTPIDMAP"]
+    /// Parameters whose value is a comma-separated list (RFC 6350 §5).
+    static let listParameters: Set<String> = ["TYPE", "PID", "SORT-AS"]
     /// Text lists written as several values.
     static let multiValued: Set<String> = ["CATEGORIES", "NICKNAME"]
     static let dateTypes: Set<String> = ["date", "time", "date-time", "date-and-or-time", "timestamp"]
@@ -118,10 +120,14 @@ enum JCardEncoding {
                 if valueType == nil, let first = parameter.values.first { valueType = first.lowercased() }
                 continue
             }
+            // TYPE, PID and SORT-AS are comma lists even when written as one quoted value.
+            let values = JCardSchema.listParameters.contains(parameter.name)
+                ? parameter.values.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+                : parameter.values
             if let index = merged.firstIndex(where: { $0.name == parameter.name }) {
-                merged[index].values.append(contentsOf: parameter.values)
+                merged[index].values.append(contentsOf: values)
             } else {
-                merged.append((parameter.name, parameter.values))
+                merged.append((parameter.name, values))
             }
         }
         for (name, values) in merged {
