@@ -18,6 +18,36 @@ public enum VCardParser {
     public static func parse(_ string: String) throws(VCardError) -> [VCard] {
         try parse(Array(string.utf8))
     }
+
+    /// Parses in the given mode. `.strict` is what the overloads without `mode` do (CardDAV
+    /// PUT); `.lenient` is for imports and the `rolo vcard` tools: see `VCardParseMode`.
+    public static func parse(_ bytes: [UInt8], mode: VCardParseMode) throws(VCardError) -> [VCard] {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(VCardError) -> [VCard] in
+            try CardReader.readCards(buffer, mode: mode)
+        }
+    }
+
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, mode: VCardParseMode) throws(VCardError) -> [VCard] {
+        try CardReader.readCards(bytes, mode: mode)
+    }
+
+    public static func parse(_ string: String, mode: VCardParseMode) throws(VCardError) -> [VCard] {
+        try parse(Array(string.utf8), mode: mode)
+    }
+}
+
+/// How forgiving the reader is. Both modes decode vCard 2.1 CHARSET (through iconv),
+/// QUOTED-PRINTABLE and BASE64 text, UTF-16 files and a UTF-8 byte order mark.
+public enum VCardParseMode: Sendable, Hashable {
+    /// CardDAV PUT: a card must say VERSION; an unknown CHARSET or bytes that are not
+    /// valid in the declared charset are errors naming the property and line.
+    case strict
+    /// Import and the `rolo vcard` tools: a card without VERSION is read by its shape
+    /// (2.1 constructs such as `TEL;CELL:`, QUOTED-PRINTABLE, BASE64 or CHARSET -> 2.1,
+    /// else 3.0); an unindented line that cannot start a property continues the value
+    /// before it (joined with a newline); an unknown CHARSET or mislabelled bytes are read
+    /// best-effort (UTF-8 when valid, else Windows-1252 / U+FFFD replacement).
+    case lenient
 }
 
 public enum VCardWriter {
@@ -44,8 +74,22 @@ public enum VCardConverter {
     /// losing no labeled value, label or preference. Converting to the card's own version
     /// returns it unchanged (2.1 always converts). 2.1 is never produced: asking for it
     /// returns the card unchanged.
+    /// A card that changes version and has no FN gets one (see `formattedName(for:)`).
     public static func convert(_ card: VCard, to version: VCardVersion) -> VCard {
         VersionConversion.convert(card, to: version)
+    }
+
+    /// The FN text Apple and Google clients show for a card without FN: N composed as
+    /// "Prefix Given Middle Family Suffix" (family name first, no spaces, for Han, kana and
+    /// Hangul names), else the first ORG component, NICKNAME, EMAIL, TEL; else "". Unescaped.
+    public static func formattedName(for card: VCard) -> String {
+        FormattedName.derive(card)
+    }
+
+    /// The card unchanged when it has an FN, else with the derived FN added after N (or
+    /// after VERSION). For lenient imports of a 3.0/4.0 card that stays in its version.
+    public static func addingFormattedName(_ card: VCard) -> VCard {
+        FormattedName.ensure(card)
     }
 }
 

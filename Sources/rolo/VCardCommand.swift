@@ -13,10 +13,12 @@ struct VCardCommand: AsyncParsableCommand {
 }
 
 /// `rolo vcard inspect FILE`: the contact model of every card as JSON (the corpus oracle's shape).
+/// Reads leniently, like an import: vCard 2.1 in any CHARSET, cards without VERSION,
+/// unindented continuation lines, UTF-16 files, and jCard (input starting with '[').
 struct VCardInspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Print every card as JSON: labels, preferences, dates, photo digest (FILE '-' reads stdin).")
+        abstract: "Print every card as JSON: labels, preferences, dates, photo digest (FILE '-' reads stdin; vCard or jCard).")
 
     @Argument(help: "A .vcf file, or '-' for standard input.")
     var file: String
@@ -28,38 +30,47 @@ struct VCardInspectCommand: ParsableCommand {
     }
 }
 
-/// `rolo vcard convert --to 3.0|4.0 FILE`: every card converted and written in the target version.
+/// `rolo vcard convert --to 3.0|4.0|jcard FILE`: every card converted and written in the
+/// target format. A card without FN gets the one Apple and Google clients would show.
 struct VCardConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert every card to vCard 3.0 or 4.0 and print it (FILE '-' reads stdin).")
+        abstract: "Convert every card to vCard 3.0, 4.0 or jCard (RFC 7095) and print it (FILE '-' reads stdin; vCard or jCard).")
 
-    @Option(name: .customLong("to"), help: "Target version: 3.0 or 4.0.")
+    @Option(name: .customLong("to"), help: "Target format: 3.0, 4.0 or jcard.")
     var target: WritableVersion
 
-    @Argument(help: "A .vcf file, or '-' for standard input.")
+    @Argument(help: "A .vcf or jCard .json file, or '-' for standard input.")
     var file: String
 
     func run() throws {
-        let cards = try VCardInput.readCards(from: file)
-        let converted = cards.map { VCardConverter.convert($0, to: target.version) }
-        FileHandle.standardOutput.write(Data(VCardWriter.write(converted).utf8))
+        let cards = try VCardInput.readCards(from: file, derivingFormattedNames: true)
+        switch target {
+        case .jcard:
+            FileHandle.standardOutput.write(Data(JCard.encode(cards)))
+        case .v30, .v40:
+            let converted = cards.map { VCardConverter.addingFormattedName(VCardConverter.convert($0, to: target.version)) }
+            FileHandle.standardOutput.write(Data(VCardWriter.write(converted).utf8))
+        }
     }
 }
 
-/// The versions Rolo writes (2.1 is import-only).
+/// The formats Rolo writes (2.1 is import-only).
 enum WritableVersion: String, ExpressibleByArgument, CaseIterable {
     case v30 = "3.0"
     case v40 = "4.0"
+    case jcard = "jcard"
 
     var version: VCardVersion { self == .v30 ? .v30 : .v40 }
 }
 
 /// Reading and checking the input of the `vcard` subcommands.
 enum VCardInput {
-    /// Parses and validates every card of FILE (or stdin for `-`). On bad input prints
-    /// `rolo: FILE: line N: what is wrong` to stderr and fails with exit code 1.
-    static func readCards(from file: String) throws -> [VCard] {
+    /// Parses (leniently, as an import does) and validates every card of FILE (or stdin for
+    /// `-`); input whose first non-blank byte is `[` is read as jCard. With
+    /// `derivingFormattedNames`, a card without FN gets a derived one before validation.
+    /// On bad input prints `rolo: FILE: line N: what is wrong` to stderr and fails with exit code 1.
+    static func readCards(from file: String, derivingFormattedNames: Bool = false) throws -> [VCard] {
         let bytes: [UInt8]
         do {
             bytes = file == "-" ? [UInt8](FileHandle.standardInput.readDataToEndOfFile())
@@ -68,12 +79,20 @@ enum VCardInput {
             throw fail(file, "cannot read: \(error.localizedDescription)")
         }
         do {
-            let cards = try VCardParser.parse(bytes)
+            var cards = isJSON(bytes) ? try JCard.decode(bytes) : try VCardParser.parse(bytes, mode: .lenient)
+            if derivingFormattedNames { cards = cards.map(VCardConverter.addingFormattedName) }
             for card in cards { try VCardValidator.validate(card, requireUID: false) }
             return cards
         } catch {
             throw fail(file, error.description)
         }
+    }
+
+    /// jCard input: the first byte after whitespace (and a UTF-8 byte order mark) is `[`.
+    static func isJSON(_ bytes: [UInt8]) -> Bool {
+        var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while index < bytes.count, [0x20, 0x09, 0x0D, 0x0A].contains(bytes[index]) { index += 1 }
+        return index < bytes.count && bytes[index] == UInt8(ascii: "[")
     }
 
     private static func fail(_ file: String, _ message: String) -> ExitCode {

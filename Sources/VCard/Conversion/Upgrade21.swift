@@ -48,7 +48,8 @@ enum Upgrade21 {
         if texts.contains(name) {
             return VCardEscaping.escape(split21(raw, on: nil)[0])
         }
-        return raw
+        // A 3.0 value cannot hold a raw line break (from QUOTED-PRINTABLE or joined lines).
+        return raw.replacingNewlines(with: "\\n")
     }
 
     /// Splits 2.1 text where only `\;` (and `\\`) are escapes; other backslashes are literal.

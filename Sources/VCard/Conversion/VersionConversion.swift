@@ -1,11 +1,14 @@
-/// Entry point of `VCardConverter`: 2.1 is first raised to 3.0, then 3.0 <-> 4.0.
+/// Entry point of `VCardConverter`: 2.1 is first raised to 3.0, then 3.0 <-> 4.0. A card
+/// that changes version and has no FN gets one derived from its other properties.
 enum VersionConversion {
     static func convert(_ card: VCard, to target: VCardVersion) -> VCard {
-        if target == .v21 { return card }
+        if target == .v21 || card.version == target { return card }
         var card = card
         if card.version == .v21 { card = Upgrade21.toV30(card) }
-        if card.version == target { return card }
-        return target == .v40 ? V30ToV40.convert(card) : V40ToV30.convert(card)
+        if card.version != target {
+            card = target == .v40 ? V30ToV40.convert(card) : V40ToV30.convert(card)
+        }
+        return FormattedName.ensure(card)
     }
 
     /// Properties whose binary value is base64 in 3.0 and a `data:` URI in 4.0.

@@ -1,5 +1,6 @@
 /// Reads a whole stream: joins physical lines into logical ones (RFC folds, 2.1
-/// quoted-printable soft breaks, 2.1 base64 blocks), then assembles BEGIN…END blocks.
+/// quoted-printable soft breaks, 2.1 base64 blocks and, in lenient mode, unindented
+/// continuation lines), then assembles BEGIN…END blocks.
 ///
 /// Linear in the input: every byte is visited a bounded number of times and no step
 /// searches backwards.
@@ -9,23 +10,72 @@ struct CardReader {
     private var pending: PhysicalLine?
     /// Holds a logical line that spans several physical lines.
     private var scratch: [UInt8] = []
+    private let lenient: Bool
+    private let transcodedFromUTF16: Bool
+    private var lastDeclaredCharset: String?
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, mode: VCardParseMode = .strict, transcodedFromUTF16: Bool = false) {
         self.bytes = bytes
         self.lines = PhysicalLineIterator(bytes)
         self.pending = lines.next()
+        self.lenient = mode == .lenient
+        self.transcodedFromUTF16 = transcodedFromUTF16
     }
 
     /// Parses every card; see `VCardParser.parse`.
-    static func readCards(_ bytes: UnsafeBufferPointer<UInt8>) throws(VCardError) -> [VCard] {
+    static func readCards(_ input: UnsafeBufferPointer<UInt8>, mode: VCardParseMode = .strict) throws(VCardError) -> [VCard] {
+        var bytes = input
+        // A UTF-8 byte order mark (Windows editors) says nothing a vCard needs.
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
+            bytes = UnsafeBufferPointer(rebasing: bytes[3...])
+        }
+        if let encoding = utf16Encoding(bytes) {
+            // Whole-file UTF-16 (Outlook/Windows "Unicode" exports): read as the UTF-8 it means.
+            let transcoded: [UInt8]
+            switch CharsetDecoding.decode(bytes, label: encoding) {
+            case .decoded(let text): transcoded = Array(text.utf8)
+            case .invalidBytes(let lossy):
+                guard mode == .lenient else { throw VCardError("the input looks like \(encoding) but is not valid \(encoding)") }
+                transcoded = Array(lossy.utf8)
+            case .unknownCharset: throw VCardError("the input is \(encoding), which this system cannot decode")
+            }
+            return try transcoded.withUnsafeBufferPointer { (buffer) throws(VCardError) -> [VCard] in
+                try readUTF8OrLegacy(buffer, mode: mode, transcodedFromUTF16: true)
+            }
+        }
+        return try readUTF8OrLegacy(bytes, mode: mode, transcodedFromUTF16: false)
+    }
+
+    private static func readUTF8OrLegacy(
+        _ bytes: UnsafeBufferPointer<UInt8>, mode: VCardParseMode, transcodedFromUTF16: Bool
+    ) throws(VCardError) -> [VCard] {
         var hasContent = false
         for byte in bytes where byte != Byte.space && byte != Byte.tab && byte != Byte.cr && byte != Byte.lf {
             hasContent = true
             break
         }
         guard hasContent else { throw VCardError("empty input: no vCard data") }
-        var reader = CardReader(bytes)
+        var reader = CardReader(bytes, mode: mode, transcodedFromUTF16: transcodedFromUTF16)
         return try reader.readAll()
+    }
+
+    /// "UTF-16LE"/"UTF-16BE"/"UTF-16" when the input is UTF-16: a byte order mark, or the
+    /// zero bytes of ASCII text (`B\0E\0…`, `\0B\0E…`) in its first characters.
+    private static func utf16Encoding(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard bytes.count >= 2 else { return nil }
+        if (bytes[0] == 0xFF && bytes[1] == 0xFE) || (bytes[0] == 0xFE && bytes[1] == 0xFF) {
+            if bytes.count >= 4, bytes[0] == 0xFF, bytes[2] == 0, bytes[3] == 0 { return nil }  // UTF-32LE: not handled
+            return "UTF-16"  // iconv reads the BOM and drops it.
+        }
+        guard bytes.count >= 8 else { return nil }
+        var evenZeros = 0
+        var oddZeros = 0
+        for index in 0..<8 where bytes[index] == 0 {
+            if index % 2 == 0 { evenZeros += 1 } else { oddZeros += 1 }
+        }
+        if oddZeros == 4 && evenZeros == 0 { return "UTF-16LE" }
+        if evenZeros == 4 && oddZeros == 0 { return "UTF-16BE" }
+        return nil
     }
 
     private struct OpenCard {
@@ -33,6 +83,10 @@ struct CardReader {
         var properties: [VCardProperty] = []
         var version: VCardVersion?
         var versionValue: String?
+        /// A property used a 2.1-only construct (for reading a card without VERSION).
+        var sawV21Shape = false
+        /// Properties whose value was joined from unindented continuation lines (LF inside).
+        var joinedProperties: [Int] = []
     }
 
     private mutating func readAll() throws(VCardError) -> [VCard] {
@@ -41,19 +95,24 @@ struct CardReader {
         while let first = pending {
             pending = lines.next()
             if first.isEmpty { continue }
-            let logical = joinContinuations(first)
-            let context = ContentLineParser.Context(
+            let logical = joinContinuations(first, insideCard: open != nil)
+            var context = ContentLineParser.Context(
                 lineNumber: first.number,
                 requiresUTF8: open?.version == .v30 || open?.version == .v40)
+            context.lenient = lenient
+            context.allowsLineBreaks = logical.hasLineBreaks
+            context.transcodedFromUTF16 = transcodedFromUTF16
+            context.lastDeclaredCharset = lastDeclaredCharset
             let property: VCardProperty
             if logical.isFolded {
                 property = try scratch.withUnsafeBufferPointer { (buffer) throws(VCardError) -> VCardProperty in
-                    try Self.parseLine(buffer, context: context, insideCard: open != nil)
+                    try Self.parseLine(buffer, context: &context, insideCard: open != nil)
                 }
             } else {
                 let buffer = UnsafeBufferPointer(rebasing: bytes[first.start..<logical.end])
-                property = try Self.parseLine(buffer, context: context, insideCard: open != nil)
+                property = try Self.parseLine(buffer, context: &context, insideCard: open != nil)
             }
+            lastDeclaredCharset = context.lastDeclaredCharset
 
             guard var card = open else {
                 try Self.expectBegin(property)
@@ -61,6 +120,7 @@ struct CardReader {
                 continue
             }
             open = nil  // `card` owns the properties array: appends stay in place, not copies.
+            if context.sawV21Shape { card.sawV21Shape = true }
             switch property.name {
             case "BEGIN":
                 throw VCardError(
@@ -70,10 +130,7 @@ struct CardReader {
                 guard property.rawValue.uppercased() == "VCARD" else {
                     throw VCardError("END:\(property.rawValue) does not close BEGIN:VCARD", line: first.number)
                 }
-                guard let version = card.version else {
-                    throw VCardError("missing VERSION property in the vCard that begins on line \(card.beginLine)")
-                }
-                cards.append(VCard(version: version, properties: card.properties, line: card.beginLine))
+                cards.append(try finish(card))
                 open = nil
                 continue
             case "VERSION":
@@ -102,6 +159,7 @@ struct CardReader {
             default:
                 break
             }
+            if logical.hasLineBreaks { card.joinedProperties.append(card.properties.count) }
             card.properties.append(property)
             open = card
         }
@@ -113,8 +171,33 @@ struct CardReader {
         return cards
     }
 
+    /// The card at END:VCARD. Without a VERSION line, lenient mode reads the card by its
+    /// shape (2.1 constructs -> 2.1, else 3.0) and adds the VERSION property it implies.
+    private func finish(_ open: OpenCard) throws(VCardError) -> VCard {
+        var card = open
+        let version: VCardVersion
+        if let declared = card.version {
+            version = declared
+        } else if lenient {
+            version = card.sawV21Shape ? .v21 : .v30
+            card.properties.insert(
+                VCardProperty(group: nil, upperName: "VERSION", parameters: [], rawValue: version.rawValue, line: 0), at: 0)
+            card.joinedProperties = card.joinedProperties.map { $0 + 1 }
+        } else {
+            throw VCardError(
+                "missing VERSION property in the vCard that begins on line \(card.beginLine) (a vCard must say VERSION:3.0 or VERSION:4.0)")
+        }
+        if version != .v21 {
+            // 3.0/4.0 text cannot hold a raw line break: the joined lines become `\n`.
+            for index in card.joinedProperties {
+                card.properties[index].rawValue = card.properties[index].rawValue.replacingNewlines(with: "\\n")
+            }
+        }
+        return VCard(version: version, properties: card.properties, line: card.beginLine)
+    }
+
     private static func parseLine(
-        _ buffer: UnsafeBufferPointer<UInt8>, context: ContentLineParser.Context, insideCard: Bool
+        _ buffer: UnsafeBufferPointer<UInt8>, context: inout ContentLineParser.Context, insideCard: Bool
     ) throws(VCardError) -> VCardProperty {
         if !insideCard, !startsWithBegin(buffer) {
             if startsWith(buffer, "END:") {
@@ -122,7 +205,7 @@ struct CardReader {
             }
             throw VCardError("expected BEGIN:VCARD, found other content", line: context.lineNumber)
         }
-        return try ContentLineParser.parse(buffer, context: context)
+        return try ContentLineParser.parse(buffer, context: &context)
     }
 
     private static func expectBegin(_ property: VCardProperty) throws(VCardError) {
@@ -155,11 +238,14 @@ struct CardReader {
         var isFolded: Bool
         /// End of the first physical line (when not folded).
         var end: Int
+        /// Lenient mode joined unindented continuation lines with LF bytes.
+        var hasLineBreaks = false
     }
 
     /// Appends the physical lines that continue `first` into `scratch` when there are any.
-    private mutating func joinContinuations(_ first: PhysicalLine) -> LogicalLine {
+    private mutating func joinContinuations(_ first: PhysicalLine, insideCard: Bool) -> LogicalLine {
         var folded = false
+        var hasLineBreaks = false
         func startScratch(_ reader: inout CardReader) {
             if !folded {
                 reader.scratch.removeAll(keepingCapacity: true)
@@ -167,32 +253,85 @@ struct CardReader {
                 folded = true
             }
         }
-        // RFC folding: a line starting with space or TAB continues the previous one.
-        while let next = pending, !next.isEmpty, bytes[next.start] == Byte.space || bytes[next.start] == Byte.tab {
+        while true {
+            // RFC folding: a line starting with space or TAB continues the previous one.
+            while let next = pending, !next.isEmpty, bytes[next.start] == Byte.space || bytes[next.start] == Byte.tab {
+                startScratch(&self)
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(next.start + 1)..<next.end]))
+                pending = lines.next()
+            }
+            // 2.1 quoted-printable soft line breaks: a value line ending in '=' continues.
+            if endsWithEquals(folded, first), declares(folded, first, "QUOTED-PRINTABLE") {
+                while endsWithEquals(folded, first), let next = pending {
+                    startScratch(&self)
+                    scratch.removeLast()
+                    scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[next.start..<next.end]))
+                    pending = lines.next()
+                }
+            }
+            // 2.1 base64 blocks: unindented lines without ':' continue, a blank line ends them.
+            if let next = pending, !next.isEmpty, !containsColon(next), declares(folded, first, "BASE64") {
+                while let next = pending, !next.isEmpty, !containsColon(next) {
+                    startScratch(&self)
+                    var start = next.start
+                    while start < next.end, bytes[start] == Byte.space || bytes[start] == Byte.tab { start += 1 }
+                    scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<next.end]))
+                    pending = lines.next()
+                }
+            }
+            // Lenient: older iOS / Android exports continue multi-line NOTE and ADR values on
+            // unindented lines. A line that cannot be a property line continues the value.
+            guard lenient, insideCard, !isEndLine(first), let (blankLines, line) = unindentedContinuation() else { break }
             startScratch(&self)
-            scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(next.start + 1)..<next.end]))
-            pending = lines.next()
+            scratch.append(contentsOf: repeatElement(Byte.lf, count: blankLines + 1))
+            scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[line.start..<line.end]))
+            for _ in 0...blankLines { pending = lines.next() }
+            hasLineBreaks = true
         }
-        // 2.1 quoted-printable soft line breaks: a value line ending in '=' continues.
-        if endsWithEquals(folded, first), declares(folded, first, "QUOTED-PRINTABLE") {
-            while endsWithEquals(folded, first), let next = pending {
-                startScratch(&self)
-                scratch.removeLast()
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[next.start..<next.end]))
-                pending = lines.next()
+        return LogicalLine(isFolded: folded, end: first.end, hasLineBreaks: hasLineBreaks)
+    }
+
+    /// Lenient mode: the line that continues the current value without a leading space
+    /// (one that cannot start a property), and how many blank lines precede it; nil when
+    /// the next non-blank line is a property line (END included) or the input ends.
+    private func unindentedContinuation() -> (Int, PhysicalLine)? {
+        var lookahead = lines
+        var candidate = pending
+        var blankLines = 0
+        while let line = candidate, line.isEmpty {
+            candidate = lookahead.next()
+            blankLines += 1
+        }
+        guard let line = candidate, !isPropertyLine(line) else { return nil }
+        return (blankLines, line)
+    }
+
+    private func isEndLine(_ line: PhysicalLine) -> Bool {
+        Self.startsWith(UnsafeBufferPointer(rebasing: bytes[line.start..<line.end]), "END:")
+    }
+
+    /// `[group.]NAME[;params]:` where NAME is a property vCard defines or an `X-` name.
+    private func isPropertyLine(_ line: PhysicalLine) -> Bool {
+        var index = line.start
+        var nameStart = line.start
+        while index < line.end {
+            let byte = bytes[index]
+            if byte == Byte.colon || byte == Byte.semicolon { break }
+            if byte == Byte.dot {
+                nameStart = index + 1
+            } else if !ContentLineParser.isNameByte(byte) {
+                return false
             }
+            index += 1
         }
-        // 2.1 base64 blocks: unindented lines without ':' continue, a blank line ends them.
-        if let next = pending, !next.isEmpty, !containsColon(next), declares(folded, first, "BASE64") {
-            while let next = pending, !next.isEmpty, !containsColon(next) {
-                startScratch(&self)
-                var start = next.start
-                while start < next.end, bytes[start] == Byte.space || bytes[start] == Byte.tab { start += 1 }
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<next.end]))
-                pending = lines.next()
-            }
+        guard index < line.end, nameStart < index else { return false }
+        if bytes[index] == Byte.semicolon {
+            var colon = index
+            while colon < line.end, bytes[colon] != Byte.colon { colon += 1 }
+            if colon == line.end { return false }
         }
-        return LogicalLine(isFolded: folded, end: first.end)
+        let name = ContentLineParser.upperASCII(bytes, nameStart..<index)
+        return name.hasPrefix("X-") || KnownProperties.names.contains(name)
     }
 
     private func endsWithEquals(_ folded: Bool, _ first: PhysicalLine) -> Bool {
@@ -245,4 +384,17 @@ extension String {
         let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
         return String(scalars[first...last])
     }
+}
+
+/// Property names defined by vCard 2.1, RFC 2426, RFC 6350 and their extensions (RFC 6474,
+/// 6715, 8605, 9554), plus BEGIN/END: what lenient reading accepts as the start of a property.
+enum KnownProperties {
+    static let names: Set<String> = [
+        "BEGIN", "END", "VERSION", "SOURCE", "KIND", "XML", "FN", "N", "NICKNAME", "PHOTO", "BDAY", "ANNIVERSARY",
+        "GENDER", "ADR", "LABEL", "TEL", "EMAIL", "MAILER", "IMPP", "LANG", "TZ", "GEO", "TITLE", "ROLE", "LOGO",
+        "AGENT", "ORG", "MEMBER", "RELATED", "CATEGORIES", "NOTE", "PRODID", "REV", "SORT-STRING", "SOUND", "UID",
+        "CLIENTPIDMAP", "URL", "CLASS", "KEY", "FBURL", "CALADRURI", "CALURI", "NAME", "PROFILE", "BIRTHPLACE",
+        "DEATHPLACE", "DEATHDATE", "EXPERTISE", "HOBBY", "INTEREST", "ORG-DIRECTORY", "CONTACT-URI", "CREATED",
+        "GRAMGENDER", "LANGUAGE", "PRONOUNS", "SOCIALPROFILE", "JSPROP", "DELIVERY",
+    ]
 }

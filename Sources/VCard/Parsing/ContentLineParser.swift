@@ -8,9 +8,21 @@ enum ContentLineParser {
         var lineNumber: Int
         /// True once the card declared 3.0 or 4.0: bytes must then be UTF-8.
         var requiresUTF8: Bool
+        /// `VCardParseMode.lenient`: best-effort charset decoding.
+        var lenient = false
+        /// The line was assembled from continuation lines without leading space (lenient):
+        /// the value holds LF bytes where those lines were joined.
+        var allowsLineBreaks = false
+        /// The whole input was UTF-16 and has been transcoded to UTF-8 before reading.
+        var transcodedFromUTF16 = false
+        /// Set by the parse: the last non-UTF-8 CHARSET declared in the stream so far.
+        var lastDeclaredCharset: String?
+        /// Set by the parse: the line used a vCard 2.1 construct (bare parameter token,
+        /// QUOTED-PRINTABLE, BASE64, CHARSET).
+        var sawV21Shape = false
     }
 
-    static func parse(_ line: UnsafeBufferPointer<UInt8>, context: Context) throws(VCardError) -> VCardProperty {
+    static func parse(_ line: UnsafeBufferPointer<UInt8>, context: inout Context) throws(VCardError) -> VCardProperty {
         let count = line.count
         var position = 0
 
@@ -63,6 +75,7 @@ enum ContentLineParser {
             }
             if line[position] != Byte.equals {
                 parameters.append(bareToken(parameterName))
+                context.sawV21Shape = true
                 continue
             }
             position += 1
@@ -113,7 +126,7 @@ enum ContentLineParser {
         position += 1
 
         let value = UnsafeBufferPointer(rebasing: line[position..<count])
-        let rawValue = try TransferDecoding.decodeValue(value, parameters: &parameters, context: context, propertyName: name)
+        let rawValue = try TransferDecoding.decodeValue(value, parameters: &parameters, context: &context, propertyName: name)
         return VCardProperty(group: group, upperName: name, parameters: parameters, rawValue: rawValue, line: context.lineNumber)
     }
 

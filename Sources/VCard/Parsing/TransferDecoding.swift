@@ -2,47 +2,89 @@
 /// CHARSET are decoded (and their parameters dropped, since the value is now plain
 /// Unicode); 3.0/4.0 values must be UTF-8 without control characters.
 enum TransferDecoding {
+    /// Text properties whose 2.1 BASE64 value is encoded text, not binary data.
+    private static let textProperties: Set<String> = [
+        "FN", "N", "NOTE", "ADR", "ORG", "TITLE", "ROLE", "LABEL", "NICKNAME", "CATEGORIES", "SORT-STRING",
+        "X-PHONETIC-FIRST-NAME", "X-PHONETIC-LAST-NAME", "X-PHONETIC-MIDDLE-NAME",
+    ]
+
     static func decodeValue(
         _ value: UnsafeBufferPointer<UInt8>,
         parameters: inout [VCardParameter],
-        context: ContentLineParser.Context,
+        context: inout ContentLineParser.Context,
         propertyName: String
     ) throws(VCardError) -> String {
         var isASCII = true
+        var control: UInt8?
         for byte in value {
             if byte >= 0x80 {
                 isASCII = false
-            } else if byte < 0x20 && byte != Byte.tab {
-                throw VCardError(
-                    "control character \(ContentLineParser.describe(byte)) in the value of \(propertyName)",
-                    line: context.lineNumber)
+            } else if byte < 0x20 && byte != Byte.tab && control == nil {
+                if byte == Byte.lf && context.allowsLineBreaks { continue }
+                control = byte
             }
         }
         if parameters.isEmpty || !hasTransferParameters(parameters) {
+            if let control { throw controlError(control, context: context, propertyName: propertyName) }
             if isASCII { return String(decoding: value, as: UTF8.self) }
-            return try decodeText(value, charset: nil, context: context, propertyName: propertyName)
+            return try decodeText(value, charset: nil, context: &context, propertyName: propertyName)
         }
         var charset: String?
         var quotedPrintable = false
+        var base64 = false
+        let textual = textProperties.contains(propertyName) || parameters.contains { $0.name == "CHARSET" }
         parameters.removeAll { parameter in
             switch parameter.name {
             case "CHARSET":
-                charset = parameter.values.first?.lowercased()
+                charset = parameter.values.first.map(CharsetDecoding.normalize)
+                context.sawV21Shape = true
                 return true
             case "ENCODING" where parameter.values.contains { $0.uppercased() == "QUOTED-PRINTABLE" }:
                 quotedPrintable = true
+                context.sawV21Shape = true
                 return true
+            case "ENCODING" where parameter.values.contains { $0.uppercased() == "BASE64" }:
+                context.sawV21Shape = true
+                // BASE64 text (Japanese phones wrote `N;CHARSET=SHIFT_JIS;ENCODING=BASE64:`) is
+                // decoded here; a binary value keeps its parameter for the converter.
+                base64 = textual
+                return textual
+            case "ENCODING" where parameter.values.contains { $0.uppercased() == "B" }:
+                base64 = textual
+                return textual
             default:
                 return false
             }
         }
+        if let control, !(control == 0x1B || control == 0x0E || control == 0x0F) || !CharsetDecoding.usesEscapes(charset ?? "") {
+            throw controlError(control, context: context, propertyName: propertyName)
+        }
+        if let charset, !CharsetDecoding.isUTF8(charset) { context.lastDeclaredCharset = charset }
         if quotedPrintable {
             let decoded = decodeQuotedPrintable(value)
             return try decoded.withUnsafeBufferPointer { (bytes) throws(VCardError) -> String in
-                try decodeText(bytes, charset: charset, context: context, propertyName: propertyName)
+                try decodeText(bytes, charset: charset, context: &context, propertyName: propertyName)
             }
         }
-        return try decodeText(value, charset: charset, context: context, propertyName: propertyName)
+        if base64 {
+            guard let decoded = Base64.decode(String(decoding: value, as: UTF8.self)) else {
+                throw VCardError("the BASE64 value of \(propertyName) is not valid base64", line: context.lineNumber)
+            }
+            return try decoded.withUnsafeBufferPointer { (bytes) throws(VCardError) -> String in
+                try decodeText(bytes, charset: charset, context: &context, propertyName: propertyName)
+            }
+        }
+        if let label = charset, CharsetDecoding.isUTF16(label), context.transcodedFromUTF16 {
+            // The whole file was UTF-16 and is now UTF-8: the label describes the file, not the value.
+            return try decodeText(value, charset: "utf-8", context: &context, propertyName: propertyName)
+        }
+        return try decodeText(value, charset: charset, context: &context, propertyName: propertyName)
+    }
+
+    private static func controlError(_ byte: UInt8, context: ContentLineParser.Context, propertyName: String) -> VCardError {
+        VCardError(
+            "control character \(ContentLineParser.describe(byte)) in the value of \(propertyName)",
+            line: context.lineNumber)
     }
 
     private static func hasTransferParameters(_ parameters: [VCardParameter]) -> Bool {
@@ -78,26 +120,52 @@ enum TransferDecoding {
         }
     }
 
-    /// UTF-8 unless a Latin-1 family charset is declared; undeclared non-UTF-8 bytes are
-    /// read as Windows-1252 only before a 3.0/4.0 VERSION has been seen (2.1 exports).
+    /// UTF-8 unless a charset is declared (decoded through iconv); undeclared non-UTF-8
+    /// bytes are read, before a 3.0/4.0 VERSION has been seen (2.1 exports), in the last
+    /// legacy charset the stream declared (a whole Shift_JIS file tags only some values),
+    /// else as Windows-1252. Strict mode refuses an unknown charset or bytes that are not
+    /// valid in the declared one; lenient mode reads them best-effort (see `VCardParseMode`).
     private static func decodeText(
         _ bytes: UnsafeBufferPointer<UInt8>,
         charset: String?,
-        context: ContentLineParser.Context,
+        context: inout ContentLineParser.Context,
         propertyName: String
     ) throws(VCardError) -> String {
-        switch charset {
-        case nil, "utf-8", "utf8", "us-ascii", "ascii":
+        guard let charset else {
             if let text = String(validating: bytes, as: UTF8.self) { return text }
-            if context.requiresUTF8 || charset != nil {
+            if context.requiresUTF8 {
+                if context.lenient { return String(decoding: bytes, as: UTF8.self) }
                 throw VCardError("the value of \(propertyName) is not valid UTF-8", line: context.lineNumber)
             }
+            if let fallback = context.lastDeclaredCharset, case .decoded(let text) = CharsetDecoding.decode(bytes, label: fallback) {
+                return text
+            }
             return windows1252(bytes)
-        case "iso-8859-1", "latin1", "latin-1", "iso8859-1", "iso-8859-15", "windows-1252", "cp1252":
-            return windows1252(bytes)
-        default:
-            throw VCardError("unsupported CHARSET \(charset ?? "") on \(propertyName) (use UTF-8)", line: context.lineNumber)
         }
+        switch CharsetDecoding.decode(bytes, label: charset) {
+        case .decoded(let text):
+            return text
+        case .invalidBytes(let lossy):
+            if isLatin1Family(charset) { return windows1252(bytes) }
+            guard context.lenient else {
+                throw VCardError("the value of \(propertyName) is not valid \(charset.uppercased())", line: context.lineNumber)
+            }
+            // Mislabelled values are common (UTF-8 bytes tagged with the phone's legacy charset).
+            if let text = String(validating: bytes, as: UTF8.self) { return text }
+            return lossy
+        case .unknownCharset:
+            guard context.lenient else {
+                throw VCardError(
+                    "unsupported CHARSET \(charset.uppercased()) on \(propertyName) (not a character set iconv knows)",
+                    line: context.lineNumber)
+            }
+            if let text = String(validating: bytes, as: UTF8.self) { return text }
+            return windows1252(bytes)
+        }
+    }
+
+    private static func isLatin1Family(_ charset: String) -> Bool {
+        CharsetDecoding.iconvNames(for: charset) == ["WINDOWS-1252"]
     }
 
     /// Windows-1252 (a superset of printable Latin-1) to String.
