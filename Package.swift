@@ -83,7 +83,7 @@ let package = Package(
 
         .testTarget(name: "VCardTests", dependencies: [
             "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
-        ]),
+        ], exclude: ["Fixtures/RealWorld"]),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),

@@ -112,7 +112,9 @@ struct VCardCommandTests {
         }
     }
 
-    @Test func everyInvalidCorpusFileIsRefusedExceptAMissingUID() async throws {
+    /// The tools read leniently (issue 21): a card without UID, or without VERSION (read by
+    /// its shape), is inspected; everything else in the invalid corpus is refused.
+    @Test func everyInvalidCorpusFileIsRefusedExceptAMissingUIDOrVersion() async throws {
         let invalid = Self.repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/vcards/invalid")
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: invalid.path) else {
             print("reference corpus ../shared/vcards not found: invalid-file check skipped")
@@ -120,8 +122,8 @@ struct VCardCommandTests {
         }
         for name in names.sorted() where name.hasSuffix(".vcf") {
             let run = try await RoloBinary.run(["vcard", "inspect", invalid.appendingPathComponent(name).path])
-            if name == "missing-uid-3.0.vcf" {
-                #expect(run.status == 0, "import accepts a card without UID: \(run.stderr)")
+            if name == "missing-uid-3.0.vcf" || name == "missing-version.vcf" {
+                #expect(run.status == 0, "the tools read \(name): \(run.stderr)")
             } else {
                 #expect(run.status != 0 && !run.stderr.isEmpty, "\(name) was accepted")
             }
