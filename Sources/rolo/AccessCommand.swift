@@ -42,7 +42,8 @@ struct AccessCommand: AsyncParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(records.map(AccessJSON.init)), as: UTF8.self))
+            // An empty array as `[]`, not the pretty printer's "[\n\n]".
+            print(records.isEmpty ? "[]" : String(decoding: try encoder.encode(records.map(AccessJSON.init)), as: UTF8.self))
         } else {
             printTables(records, since: start)
         }

@@ -3,23 +3,18 @@ import RoloStore
 
 extension CLIError {
     /// A `StoreError` as the one line the admin sees; other errors pass through unchanged.
-    /// `notFound` names what was missing; `noSuchUser` defaults to the store's own wording.
-    static func from(_ error: any Error, notFound: String, noSuchUser: String = "No such user.") -> any Error {
+    /// `notFound` and `noSuchUser` are the whole message for those cases; the store's
+    /// reason for `invalid` follows `refused` ("Cannot share alice/family: <reason>.").
+    static func from(_ error: any Error, notFound: String, noSuchUser: String = "No such user.",
+                     refused: String = "Refused") -> any Error {
         guard let storeError = error as? StoreError else { return error }
         switch storeError {
         case .notFound: return CLIError(notFound)
         case .noSuchUser: return CLIError(noSuchUser)
-        case .invalid(let reason): return CLIError(sentence(reason))
+        case .invalid(let reason): return CLIError("\(refused): \(reason)\(reason.hasSuffix(".") ? "" : ".")")
         case .invalidName(let reason): return CLIError("Invalid name: \(reason)")
-        default: return CLIError("\(storeError)")
+        default: return CLIError("\(refused): \(storeError).")
         }
-    }
-
-    /// "there is no user bob" → "There is no user bob."
-    private static func sentence(_ text: String) -> String {
-        guard let first = text.first else { return text }
-        let body = first.uppercased() + text.dropFirst()
-        return body.hasSuffix(".") ? body : body + "."
     }
 }
 

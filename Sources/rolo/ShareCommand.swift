@@ -38,7 +38,8 @@ struct ShareCommand: AsyncParsableCommand {
                 share = try await store.shareBook(owner: owner, book: book, with: sharee,
                                                   access: readWrite ? .readWrite : .readOnly, accepted: accept)
             } catch {
-                throw CLIError.from(error, notFound: "No address book \(owner)/\(book).", noSuchUser: "No user \(owner).")
+                throw CLIError.from(error, notFound: "No address book \(owner)/\(book).", noSuchUser: "No user \(owner).",
+                                    refused: "Cannot share \(owner)/\(book) with \(sharee)")
             }
             print("\(existing == nil ? "Shared" : "Updated the share of") \(owner)/\(book) with \(sharee) "
                   + "(\(ShareText.access(share.access)), \(ShareText.state(share))).")
@@ -64,7 +65,7 @@ struct ShareCommand: AsyncParsableCommand {
                 share = try await store.acceptShare(sharee: sharee, owner: owner, book: book)
             } catch {
                 throw CLIError.from(error, notFound: "No share of \(owner)/\(book) with \(sharee).",
-                                    noSuchUser: "No user \(sharee).")
+                                    noSuchUser: "No user \(sharee).", refused: "Cannot accept")
             }
             let already = before?.state == .accepted ? "already accepted" : "accepted"
             print("Share of \(owner)/\(book) with \(sharee) \(already): \(sharee) sees it as \(share.mountName) "

@@ -31,7 +31,8 @@ struct TokenCommand: AsyncParsableCommand {
                 created = try await store.createAppPassword(user: user, name: name, readOnly: readOnly,
                                                             books: books.isEmpty ? nil : books)
             } catch {
-                throw CLIError.from(error, notFound: "No user \(user).", noSuchUser: "No user \(user).")
+                throw CLIError.from(error, notFound: "No user \(user).", noSuchUser: "No user \(user).",
+                                    refused: "Cannot create app password \"\(name)\"")
             }
             let password = created.appPassword
             print("Created app password \"\(password.name)\" for \(user): \(TokenText.scope(password)).")
