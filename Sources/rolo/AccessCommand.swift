@@ -33,11 +33,19 @@ struct AccessCommand: AsyncParsableCommand {
         }
         let store = try options.openStore()
         try await store.requireUser(user)
-        let records: [AccessRecord]
+        var records: [AccessRecord]
         do {
             records = try await store.accessHistory(user: user, since: start)
         } catch {
             throw CLIError.from(error, notFound: "No user \(user).", noSuchUser: "No user \(user).")
+        }
+        // Newest period first; within one, the user's own rows, then other users', by name.
+        records.sort { a, b in
+            let keyA = (a.user == user ? 0 : 1, a.user, AccessJSON.credentialText(a) ?? "", AccessJSON.bookText(a))
+            let keyB = (b.user == user ? 0 : 1, b.user, AccessJSON.credentialText(b) ?? "", AccessJSON.bookText(b))
+            if a.start != b.start { return a.start > b.start }
+            if a.period != b.period { return a.period == .hour }
+            return keyA < keyB
         }
         if json {
             let encoder = JSONEncoder()
@@ -54,7 +62,7 @@ struct AccessCommand: AsyncParsableCommand {
             print("No access recorded for \(user) since \(CLIDate.minute(start)).")
             return
         }
-        // The store sorts newest first; group consecutive rows of one period.
+        // Sorted newest first: group consecutive rows of one period.
         var groups: [(period: AccessRecord.Period, start: Date, rows: [AccessRecord])] = []
         for record in records {
             if let last = groups.last, last.period == record.period, last.start == record.start {
