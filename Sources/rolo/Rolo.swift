@@ -5,7 +5,8 @@ struct Rolo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rolo",
         abstract: "Rolo, a CardDAV contacts server.",
-        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ImportCommand.self, ExportCommand.self,
+        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self,
+                      AccessCommand.self, ImportCommand.self, ExportCommand.self,
                       CheckCommand.self, BackupCommand.self,
                       VCardCommand.self])
 }

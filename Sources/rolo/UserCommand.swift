@@ -2,11 +2,11 @@ import ArgumentParser
 import Foundation
 import RoloStore
 
-/// `rolo user add|passwd|list|delete`: account administration straight on the database.
+/// `rolo user add|passwd|set|list|delete`: account administration straight on the database.
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Add, list, delete users and change passwords.",
-        subcommands: [Add.self, Passwd.self, List.self, Delete.self])
+        commandName: "user", abstract: "Add, list, delete users, change passwords and account settings.",
+        subcommands: [Add.self, Passwd.self, SetSettings.self, List.self, Delete.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -46,6 +46,47 @@ struct UserCommand: AsyncParsableCommand {
                 throw CLIError("No user \(name).")
             }
             print("Password of \(name) changed (running servers accept the old one until their cache expires, at most 5 minutes).")
+        }
+    }
+
+    struct SetSettings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Change a user's account settings; prints the account as it is then.")
+        @Argument(help: "User name.") var name: String
+        @Option(help: ArgumentHelp("true: only app passwords open DAV, the account password no longer does.",
+                                   valueName: "true|false"))
+        var appPasswordsOnly: Bool?
+        @Option(help: ArgumentHelp("Whether the user administers the server.", valueName: "true|false"))
+        var admin: Bool?
+        @Option(help: "The name other users see when sharing (empty clears it).") var displayName: String?
+        @Option(help: "E-mail address (empty clears it).") var email: String?
+        @OptionGroup var options: DatabaseOptions
+
+        func validate() throws {
+            guard appPasswordsOnly != nil || admin != nil || displayName != nil || email != nil else {
+                throw ValidationError("Nothing to change: give --app-passwords-only, --admin, --display-name or --email.")
+            }
+        }
+
+        func run() async throws {
+            let store = try options.openStore()
+            try await store.requireUser(name)
+            let update = UserAccountUpdate(
+                displayName: displayName.map { $0.isEmpty ? String?.none : $0 },
+                email: email.map { $0.isEmpty ? String?.none : $0 },
+                appPasswordsOnly: appPasswordsOnly, admin: admin)
+            do {
+                try await store.updateAccount(name: name, update)
+            } catch {
+                throw CLIError.from(error, notFound: "No user \(name).", noSuchUser: "No user \(name).")
+            }
+            guard let account = try await store.account(name: name) else { throw CLIError("No user \(name).") }
+            print("Updated \(name).")
+            print("display name: \(account.displayName ?? "-")")
+            print("email: \(account.email ?? "-")")
+            print("app passwords only: \(account.appPasswordsOnly)"
+                  + (account.appPasswordsOnly ? " (the account password no longer opens DAV)" : ""))
+            print("admin: \(account.admin)")
         }
     }
 
