@@ -131,7 +131,8 @@ public protocol RoloStore: Sendable {
     // MARK: Shares
     /// Shares the owner's book `book` (a top-level address book) with `sharee`, pending
     /// until the sharee accepts it unless `accepted`. Sharing again changes the access of
-    /// the existing share. Throws `invalid` for the owner themself, `noSuchUser`, `notFound`.
+    /// the existing share. Throws `noSuchUser` for an unknown owner, `invalid` for an
+    /// unknown sharee or the owner themself, `notFound` when the owner has no such book.
     @discardableResult
     func shareBook(owner: String, book: String, with sharee: String, access: ShareAccess, accepted: Bool) async throws -> Share
     /// The sharee accepts a pending share: it appears in their home. `notFound` when none.

@@ -25,6 +25,8 @@ extension SQLiteStore {
     public func createAppPassword(user: String, name: String, readOnly: Bool, books: [String]?) async throws -> NewAppPassword {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, trimmed.utf8.count <= 200 else { throw StoreError.invalid("an app password needs a name (1-200 bytes)") }
+        // The history calls the account password so; no app password may look like it.
+        guard trimmed.lowercased() != "account password" else { throw StoreError.invalid("\"account password\" names the account's own password") }
         let publicID = Self.randomHex(bytes: 4)
         let secret = Self.randomHex(bytes: 20)
         let hash = secretHash(secret)

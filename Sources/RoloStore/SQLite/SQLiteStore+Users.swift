@@ -47,6 +47,12 @@ extension SQLiteStore {
 
     public func deleteUser(name: String) async throws {
         try await pool.write { db in
+            // The homes that mount this user's books list one collection less.
+            try db.execute(sql: """
+                UPDATE users SET home_seq = home_seq + 1 WHERE id IN (
+                    SELECT s.sharee_id FROM shares s JOIN collections c ON c.id = s.collection_id
+                    JOIN users o ON o.id = c.owner_id WHERE o.name = ? AND s.state = 'accepted')
+                """, arguments: [name])
             try db.execute(sql: "DELETE FROM users WHERE name = ?", arguments: [name])
             if db.changesCount == 0 { throw StoreError.noSuchUser }
         }
