@@ -114,6 +114,10 @@ extension DAVService {
                         return .found(.object(mounted, info, nil))
                     }
                     return .missing(parent: mounted, parentIsHome: false, name: name)
+                } else if parentPath.count == 1, parentPath[0].contains("~") {
+                    // A mount's path once the share is gone (or never was): 404 for every
+                    // method, not 409, so clients drop the book rather than retry.
+                    throw DAVError.notFound
                 } else {
                     return .missing(parent: nil, parentIsHome: false, name: name)
                 }
