@@ -39,7 +39,7 @@ final class AccessRecorder: Service, Sendable {
         let hour = Int64(now.timeIntervalSince1970) / 3600 * 3600
         let key = Key(user: credential.user, credentialID: credential.appPasswordID, bookID: counts.bookID ?? 0, hour: hour)
         let use = credential.isAppPassword
-            ? CredentialUse(credentialID: credential.appPasswordID, at: now, address: Self.truncated(address()), userAgent: userAgent)
+            ? CredentialUse(credentialID: credential.appPasswordID, at: now, address: ClientAddress.historyPrefix(of: address()), userAgent: userAgent)
             : nil
         pending.withLock { pending in
             var tally = pending.tallies[key]
@@ -92,20 +92,4 @@ final class AccessRecorder: Service, Sendable {
             logger.error("access history not pruned", metadata: ["error": "\(error)"])
         }
     }
-
-    /// IPv4 to its /24, IPv6 to its /48: enough to tell home from office, not a person.
-    static func truncated(_ address: String) -> String {
-        if address.contains(":") {
-            var bytes = [UInt8](repeating: 0, count: 16)
-            guard inet_pton(AF_INET6, address, &bytes) == 1 else { return "" }
-            for index in 6..<16 { bytes[index] = 0 }
-            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-            guard inet_ntop(AF_INET6, bytes, &text, socklen_t(text.count)) != nil else { return "" }
-            return String(cString: text) + "/48"
-        }
-        let parts = address.split(separator: ".")
-        guard parts.count == 4 else { return "" }
-        return parts.prefix(3).joined(separator: ".") + ".0/24"
-    }
 }
-

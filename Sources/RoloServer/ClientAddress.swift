@@ -31,6 +31,28 @@ enum ClientAddress {
 
     /// `text` parsed (brackets and an IPv6 zone `%eth0` dropped) into its throttle subnet.
     static func subnet(of text: String) -> Subnet {
+        guard var bytes = bytes(of: text) else { return Subnet(address: text, key: text, isIP: false) }
+        if bytes.count == 4 {
+            let dotted = Self.dotted(bytes[0], bytes[1], bytes[2], bytes[3])
+            return Subnet(address: dotted, key: dotted, isIP: true)
+        }
+        let address = Self.ipv6Text(bytes)
+        for index in 7..<16 { bytes[index] = 0 }
+        return Subnet(address: address, key: Self.ipv6Text(bytes) + "/56", isIP: true)
+    }
+
+    /// What the access history keeps of a client's address: IPv4 /24, IPv6 /48, enough to
+    /// tell home from office and not a person; empty for text that is no address.
+    static func historyPrefix(of text: String) -> String {
+        guard var bytes = bytes(of: text) else { return "" }
+        if bytes.count == 4 { return Self.dotted(bytes[0], bytes[1], bytes[2], 0) + "/24" }
+        for index in 6..<16 { bytes[index] = 0 }
+        return Self.ipv6Text(bytes) + "/48"
+    }
+
+    /// The address's bytes: 4 for IPv4 (an IPv4-mapped IPv6 address included), 16 for IPv6,
+    /// nil for anything else; brackets and an IPv6 zone are dropped first.
+    private static func bytes(of text: String) -> [UInt8]? {
         var trimmed = Substring(text.trimmingCharacters(in: .whitespaces))
         if trimmed.first == "[", let close = trimmed.firstIndex(of: "]") {
             trimmed = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
@@ -38,22 +60,12 @@ enum ClientAddress {
         if let zone = trimmed.firstIndex(of: "%") { trimmed = trimmed[..<zone] }
         let candidate = String(trimmed)
         var v4 = in_addr()
-        if inet_pton(AF_INET, candidate, &v4) == 1 {
-            let dotted = withUnsafeBytes(of: &v4) { Self.dotted($0[0], $0[1], $0[2], $0[3]) }
-            return Subnet(address: dotted, key: dotted, isIP: true)
-        }
+        if inet_pton(AF_INET, candidate, &v4) == 1 { return withUnsafeBytes(of: &v4) { [UInt8]($0) } }
         var v6 = in6_addr()
-        guard candidate.contains(":"), inet_pton(AF_INET6, candidate, &v6) == 1 else {
-            return Subnet(address: text, key: text, isIP: false)
-        }
-        var bytes = withUnsafeBytes(of: &v6) { [UInt8]($0) }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
-            let dotted = Self.dotted(bytes[12], bytes[13], bytes[14], bytes[15])
-            return Subnet(address: dotted, key: dotted, isIP: true)
-        }
-        let address = Self.ipv6Text(bytes)
-        for index in 7..<16 { bytes[index] = 0 }
-        return Subnet(address: address, key: Self.ipv6Text(bytes) + "/56", isIP: true)
+        guard candidate.contains(":"), inet_pton(AF_INET6, candidate, &v6) == 1 else { return nil }
+        let bytes = withUnsafeBytes(of: &v6) { [UInt8]($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff { return Array(bytes[12...]) }
+        return bytes
     }
 
     private static func dotted(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> String {

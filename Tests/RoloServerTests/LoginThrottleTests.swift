@@ -10,6 +10,13 @@ import Testing
 @Suite struct LoginThrottleTests {
     // MARK: Subnets
 
+    @Test func theAccessHistoryKeepsAnIPv4Slash24AndAnIPv6Slash48() {
+        #expect(ClientAddress.historyPrefix(of: "203.0.113.7") == "203.0.113.0/24")
+        #expect(ClientAddress.historyPrefix(of: "::ffff:203.0.113.7") == "203.0.113.0/24")
+        #expect(ClientAddress.historyPrefix(of: "[2001:db8:aa:bb:cc::1]") == "2001:db8:aa::/48")
+        #expect(ClientAddress.historyPrefix(of: "unknown") == "")
+    }
+
     @Test func ipv4IsItsOwnSubnet() {
         let subnet = ClientAddress.subnet(of: "203.0.113.7")
         #expect(subnet == .init(address: "203.0.113.7", key: "203.0.113.7", isIP: true))
