@@ -23,6 +23,8 @@ struct RoloResponder: HTTPResponder {
     let accessLog: AccessLog
     /// The access history: what each credential read and wrote, counted per request.
     let recorder: AccessRecorder?
+    /// `/api/`: shares, app passwords and history of the signed-in user, as JSON.
+    let api: AccountAPI
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -88,6 +90,14 @@ struct RoloResponder: HTTPResponder {
         guard let body = try await collectBody(request, limit: limit) else {
             return Self.tooLarge(method: method, limit: limit)
         }
+        if path.hasPrefix(AccountAPI.prefix), !credential.user.isEmpty {
+            let answer = await api.handle(method: method, path: path, query: Self.query(of: request), body: body,
+                                          credential: credential)
+            var headers = HTTPFields()
+            if !answer.json.isEmpty { headers[.contentType] = "application/json; charset=utf-8" }
+            return Response(status: HTTPResponse.Status(code: answer.status), headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.json)))
+        }
         let tally = recorder == nil || credential.user.isEmpty ? nil : RequestTally()
         let davRequest = DAVRequest(method: method, path: path, headers: Self.lowercasedHeaders(request.headers),
                                     body: body, credential: credential, tally: tally)
@@ -99,6 +109,13 @@ struct RoloResponder: HTTPResponder {
         return Self.response(from: davResponse, forHead: method == "HEAD") {
             recorder.record(credential, counts: tally.counts, address: address, userAgent: userAgent)
         }
+    }
+
+    /// The query string's parameters, percent-decoded (the last of a repeated name wins).
+    static func query(of request: Request) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters { parameters[String(name)] = String(value) }
+        return parameters
     }
 
     /// The whole body, or nil as soon as it is known to exceed `limit` (from Content-Length

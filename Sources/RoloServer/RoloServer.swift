@@ -85,7 +85,8 @@ public struct RoloServer: Sendable {
             authenticator: authenticator,
             handler: handler,
             accessLog: accessLog,
-            recorder: recorder)
+            recorder: recorder,
+            api: AccountAPI(store: store))
         let limits = configuration.limits
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)

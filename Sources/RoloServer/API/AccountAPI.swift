@@ -1,0 +1,194 @@
+import DAV
+import Foundation
+import RoloStore
+
+/// The JSON API under `/api/`: the signed-in user's shares (given and received), app
+/// passwords and access history, the same operations as `rolo share|token|access`, so the
+/// web UI and scripts use one path. Account password only: app passwords never manage the
+/// account, so they get 403 here. Every refusal is a JSON `{"error": …}` and changes nothing.
+///
+/// | method and path | what |
+/// | --- | --- |
+/// | `GET /api/account` | the user's account record |
+/// | `GET /api/shares` | `{"given": [...], "received": [...]}` |
+/// | `POST /api/shares` `{"book", "sharee", "access": "read"/"read-write"}` | share one of the user's books (pending) |
+/// | `POST /api/shares/OWNER/BOOK/SHAREE/accept` | the sharee (or an admin) accepts |
+/// | `DELETE /api/shares/OWNER/BOOK/SHAREE` | the owner revokes or the sharee leaves |
+/// | `GET /api/tokens` | the user's app passwords, never their secrets |
+/// | `POST /api/tokens` `{"name", "read_only", "books": [...]}` | a new one; its secret in the answer, once |
+/// | `DELETE /api/tokens/NAME` | revoke |
+/// | `GET /api/access?since=YYYY-MM-DD` | the access history (30 days by default) |
+struct AccountAPI: Sendable {
+    let store: any RoloStore
+
+    struct Answer: Sendable {
+        var status: Int
+        var json: Data
+    }
+
+    static let prefix = "/api/"
+
+    /// `path` is percent-decoded and starts with `/api/`.
+    func handle(method: String, path: String, query: [String: String], body: Data, credential: Credential) async -> Answer {
+        guard !credential.isAppPassword else {
+            return Self.error(403, "App passwords cannot manage the account; sign in with the account password.")
+        }
+        let segments = path.dropFirst(Self.prefix.count).split(separator: "/").map(String.init)
+        do {
+            return try await route(method: method, segments: segments, query: query, body: body, user: credential.user)
+        } catch let error as APIError {
+            return Self.error(error.status, error.message)
+        } catch StoreError.notFound {
+            return Self.error(404, "Not found.")
+        } catch StoreError.noSuchUser {
+            return Self.error(404, "No such user.")
+        } catch StoreError.invalid(let reason), StoreError.invalidName(let reason) {
+            return Self.error(400, reason.prefix(1).uppercased() + reason.dropFirst() + ".")
+        } catch {
+            return Self.error(500, "Internal error.")
+        }
+    }
+
+    private func route(method: String, segments: [String], query: [String: String], body: Data,
+                       user: String) async throws -> Answer {
+        switch (method, segments.first, segments.count) {
+        case ("GET", "account", 1):
+            guard let account = try await store.account(name: user) else { throw APIError(404, "No such user.") }
+            return Self.ok(Self.json(account))
+        case ("GET", "shares", 1):
+            let shares = try await store.shares(of: user)
+            return Self.ok(["given": shares.filter { $0.owner == user }.map(Self.json),
+                            "received": shares.filter { $0.sharee == user }.map(Self.json)])
+        case ("POST", "shares", 1):
+            let fields = try Self.object(body)
+            let book = try Self.string(fields, "book"), sharee = try Self.string(fields, "sharee")
+            let accessName = (fields["access"] as? String) ?? ShareAccess.readOnly.rawValue
+            guard let access = ShareAccess(rawValue: accessName) else {
+                throw APIError(400, "access must be \"read\" or \"read-write\".")
+            }
+            if let existing = try await store.shares(of: user).first(where: { $0.owner == user && $0.book == book && $0.sharee == sharee }),
+               existing.access == access {
+                return Self.ok(Self.json(existing))
+            }
+            let share = try await store.shareBook(owner: user, book: book, with: sharee, access: access, accepted: false)
+            return Answer(status: 201, json: Self.serialized(Self.json(share)))
+        case ("POST", "shares", 5) where segments[4] == "accept":
+            let (owner, book, sharee) = (segments[1], segments[2], segments[3])
+            guard try await mayActFor(sharee, user: user) else { throw APIError(403, "Only the sharee accepts a share.") }
+            return Self.ok(Self.json(try await store.acceptShare(sharee: sharee, owner: owner, book: book)))
+        case ("DELETE", "shares", 4):
+            let (owner, book, sharee) = (segments[1], segments[2], segments[3])
+            let admin = try await isAdmin(user)
+            guard user == owner || user == sharee || admin else {
+                throw APIError(403, "Only the owner or the sharee removes a share.")
+            }
+            try await store.removeShare(owner: owner, book: book, sharee: sharee)
+            return Answer(status: 204, json: Data())
+        case ("GET", "tokens", 1):
+            return Self.ok(try await store.appPasswords(user: user).map(Self.json))
+        case ("POST", "tokens", 1):
+            let fields = try Self.object(body)
+            let name = try Self.string(fields, "name")
+            let readOnly = fields["read_only"] as? Bool ?? false
+            var books: [String]?
+            if let listed = fields["books"] {
+                guard let names = listed as? [String] else { throw APIError(400, "books must be a list of book names.") }
+                books = names
+            }
+            let created = try await store.createAppPassword(user: user, name: name, readOnly: readOnly, books: books)
+            var answer = Self.json(created.appPassword)
+            answer["secret"] = created.secret
+            return Answer(status: 201, json: Self.serialized(answer))
+        case ("DELETE", "tokens", 2):
+            try await store.revokeAppPassword(user: user, name: segments[1])
+            return Answer(status: 204, json: Data())
+        case ("GET", "access", 1):
+            var since = Date().addingTimeInterval(-30 * 86_400)
+            if let text = query["since"] {
+                guard let parsed = Self.date(text) else { throw APIError(400, "since must be YYYY-MM-DD or an ISO 8601 time.") }
+                since = parsed
+            }
+            return Self.ok(try await store.accessHistory(user: user, since: since).map(Self.json))
+        case (_, "account", 1), (_, "shares", _), (_, "tokens", _), (_, "access", 1):
+            throw APIError(405, "\(method) is not allowed here.")
+        default:
+            throw APIError(404, "No such API path.")
+        }
+    }
+
+    /// The sharee themself, or an admin acting on their behalf.
+    private func mayActFor(_ sharee: String, user: String) async throws -> Bool {
+        if user == sharee { return true }
+        return try await isAdmin(user)
+    }
+
+    private func isAdmin(_ user: String) async throws -> Bool {
+        try await store.account(name: user)?.admin == true
+    }
+
+    // MARK: JSON
+
+    struct APIError: Error {
+        var status: Int
+        var message: String
+        init(_ status: Int, _ message: String) { self.status = status; self.message = message }
+    }
+
+    static func error(_ status: Int, _ message: String) -> Answer {
+        Answer(status: status, json: serialized(["error": message]))
+    }
+
+    static func ok(_ value: Any) -> Answer { Answer(status: 200, json: serialized(value)) }
+
+    static func serialized(_ value: Any) -> Data {
+        (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+    }
+
+    static func object(_ body: Data) throws -> [String: Any] {
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw APIError(400, "The body must be a JSON object.")
+        }
+        return object
+    }
+
+    static func string(_ fields: [String: Any], _ key: String) throws -> String {
+        guard let value = fields[key] as? String, !value.isEmpty else { throw APIError(400, "\(key) is missing.") }
+        return value
+    }
+
+    static func date(_ text: String) -> Date? {
+        if let date = ISO8601DateFormatter().date(from: text) { return date }
+        let day = ISO8601DateFormatter()
+        day.formatOptions = [.withFullDate]
+        return day.date(from: text)
+    }
+
+    static func time(_ date: Date?) -> Any {
+        date.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull()
+    }
+
+    static func json(_ account: UserAccount) -> [String: Any] {
+        ["name": account.name, "display_name": account.displayName ?? NSNull(), "email": account.email ?? NSNull(),
+         "app_passwords_only": account.appPasswordsOnly, "admin": account.admin]
+    }
+
+    static func json(_ share: Share) -> [String: Any] {
+        ["owner": share.owner, "book": share.book, "book_display_name": share.bookDisplayName ?? NSNull(),
+         "sharee": share.sharee, "access": share.access.rawValue, "state": share.state.rawValue,
+         "mount": share.mountName, "mount_display_name": share.mountDisplayName ?? NSNull(), "created": time(share.created)]
+    }
+
+    static func json(_ password: AppPassword) -> [String: Any] {
+        ["name": password.name, "read_only": password.scope.readOnly,
+         "books": password.scope.books == nil ? NSNull() : password.bookNames, "created": time(password.created),
+         "last_used": time(password.lastUsed), "last_address": password.lastAddress ?? NSNull(),
+         "last_user_agent": password.lastUserAgent ?? NSNull(), "revoked": time(password.revoked)]
+    }
+
+    static func json(_ record: AccessRecord) -> [String: Any] {
+        ["period": record.period.rawValue, "start": time(record.start), "user": record.user,
+         "credential": record.credential ?? NSNull(), "book_owner": record.bookOwner ?? NSNull(),
+         "book": record.book ?? NSNull(), "requests": record.requests, "cards_read": record.cardsRead,
+         "cards_written": record.cardsWritten, "cards_deleted": record.cardsDeleted, "full_download": record.fullDownload]
+    }
+}
