@@ -20,6 +20,7 @@ struct ConfigFile {
         "sqlite_mmap_bytes": .integer, "sqlite_readers": .integer,
         "login_free_failures": .integer, "login_delay_ms": .integer, "login_max_delay_ms": .integer,
         "login_capped_failures": .integer, "login_window_seconds": .integer, "login_account_free_failures": .integer,
+        "access_history_hourly_days": .integer, "access_history_daily_days": .integer,
     ]
 
     private var strings: [String: String] = [:]

@@ -58,6 +58,10 @@ struct ServeCommand: AsyncParsableCommand {
     var loginWindowSeconds: Int?
     @Option(help: "Failed logins per account, from anywhere, before they are delayed too (env ROLO_LOGIN_ACCOUNT_FREE_FAILURES, default 20).")
     var loginAccountFreeFailures: Int?
+    @Option(help: "Days the hourly access history is kept before it is rolled into days (env ROLO_ACCESS_HISTORY_HOURLY_DAYS, default 30).")
+    var accessHistoryHourlyDays: Int?
+    @Option(help: "Days the daily access history is kept (env ROLO_ACCESS_HISTORY_DAILY_DAYS, default 396, about 13 months).")
+    var accessHistoryDailyDays: Int?
     @Flag(help: "Throwaway database in a temporary file, removed on exit; prints the JSON start line.")
     var ephemeral = false
     @Option(name: .customLong("fixtures"),
@@ -101,7 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             url = parsed
         }
-        return ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: settings.string(host, env: "ROLO_HOST", key: "host") ?? "127.0.0.1",
             port: portValue,
             databasePath: database.resolvedPath(configured: settings.file.string("database")),
@@ -112,6 +116,27 @@ struct ServeCommand: AsyncParsableCommand {
             publicURL: url,
             trustedProxies: Set(settings.list(trustedProxies, env: "ROLO_TRUSTED_PROXIES", key: "trusted_proxies")),
             loginThrottle: try loginThrottle(settings))
+        configuration.accessRetention = try accessRetention(settings)
+        return configuration
+    }
+
+    /// How long the access history is kept: hourly rows, then daily ones (at least as long).
+    func accessRetention(_ settings: LayeredSettings) throws -> AccessRetention {
+        let day: TimeInterval = 86_400
+        var retention = AccessRetention.default
+        if let days = try settings.integer(accessHistoryHourlyDays, env: "ROLO_ACCESS_HISTORY_HOURLY_DAYS",
+                                           key: "access_history_hourly_days") {
+            guard days >= 1 else { throw ValidationError("access_history_hourly_days must be at least 1 (got \(days)).") }
+            retention.hourly = Double(days) * day
+        }
+        if let days = try settings.integer(accessHistoryDailyDays, env: "ROLO_ACCESS_HISTORY_DAILY_DAYS",
+                                           key: "access_history_daily_days") {
+            guard Double(days) * day >= retention.hourly else {
+                throw ValidationError("access_history_daily_days must be at least access_history_hourly_days (got \(days)).")
+            }
+            retention.daily = Double(days) * day
+        }
+        return retention
     }
 
     /// The failed-login throttle: each setting from its flag, variable or key, else the default.

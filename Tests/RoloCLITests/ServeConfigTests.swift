@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoloServer
+import RoloStore
 @testable import rolo
 
 /// `rolo serve --config FILE`: flag > environment > file > default, strict keys and types,
@@ -105,7 +106,7 @@ import RoloServer
         #expect(file.integer("max_request_size") == 4096)
         #expect(file.integer("sqlite_readers") == 2)
         #expect(file.integer("login_window_seconds") == 600)
-        #expect(Set(ConfigFile.keys.keys).count == 21)
+        #expect(Set(ConfigFile.keys.keys).count == 23)
     }
 
     @Test func loginThrottleComesFromFlagsOrFileAndIsChecked() async throws {
@@ -126,6 +127,15 @@ import RoloServer
                                                   window: .seconds(600), accountFreeFailures: 30))
         let defaults = try ServeCommand.parse([]).configurationFromOptions(LayeredSettings(file: ConfigFile()))
         #expect(defaults.loginThrottle == LoginThrottleSettings())
+
+        let history = try ServeCommand.parse(["--access-history-hourly-days", "7", "--access-history-daily-days", "90"])
+        let retention = try history.configurationFromOptions(LayeredSettings(file: ConfigFile())).accessRetention
+        #expect(retention == AccessRetention(hourly: 7 * 86_400, daily: 90 * 86_400))
+        #expect(defaults.accessRetention == .default)
+        #expect(throws: (any Error).self) {
+            try ServeCommand.parse(["--access-history-hourly-days", "30", "--access-history-daily-days", "10"])
+                .configurationFromOptions(LayeredSettings(file: ConfigFile()))
+        }
 
         let refused = try await RoloBinary.run(["serve", "--ephemeral", "--login-window-seconds", "0"])
         #expect(refused.status != 0)
