@@ -98,7 +98,7 @@ import Testing
 
     @Test func theOwnerReadsTheACLPrincipalsAndTheShareeMayNot() async throws {
         try await Self.withNames { server in
-            try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readWrite, accepted: true)
+            _ = try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readWrite, accepted: true)
             let owner = try await server.request("REPORT", Self.aliceBook, headers: Self.xml, body: Self.aclPrincipals)
             #expect(owner.status == 207, "\(owner.text)")
             let responses = Self.responses(owner.text)
@@ -129,7 +129,7 @@ import Testing
             #expect(responses["/dav/principals/bob/"]?.contains("Bob Builder") == true)
 
             // Owner through a mount: the cards belong to alice, so nothing names bob.
-            try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
+            _ = try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
             let card = Data("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:ann\r\nFN:Ann\r\nN:Ann;;;;\r\nEND:VCARD\r\n".utf8)
             #expect(try await server.request("PUT", Self.aliceBook + "ann.vcf", headers: ["Content-Type": "text/vcard"],
                                              body: card).status == 201)
