@@ -7,7 +7,8 @@ import RoloStore
 /// the CLI and the JSON API, since no contacts client sends sharing requests).
 enum AccessProperties {
     static let all: [LiveProperty] = [currentUserPrincipal, principalURL, owner, privileges, acl, aclRestrictions,
-                                      addressbookHomeSet, principalAddress, principalCollectionSet, shareAccess, invite]
+                                      addressbookHomeSet, principalAddress, principalCollectionSet, emailAddressSet,
+                                      shareAccess, invite]
 
     static let currentUserPrincipal = LiveProperty(.dav("current-user-principal"), kinds: NodeKind.all) { context in
         .href(context.hrefs.principal(context.user))
@@ -16,6 +17,15 @@ enum AccessProperties {
     static let principalURL = LiveProperty(.dav("principal-URL"), kinds: [.principal]) { context in
         guard case .principal(let user) = context.node else { return nil }
         return .href(context.hrefs.principal(user))
+    }
+
+    /// Apple's `email-address-set` (CalendarServer): the account's e-mail address, one of
+    /// the properties `principal-property-search` matches (absent without an address).
+    static let emailAddressSet = LiveProperty(.calendarServer("email-address-set"), kinds: [.principal],
+                                              inAllprop: false) { context in
+        guard case .principal(let user) = context.node,
+              let email = try await context.store.account(name: user)?.email, !email.isEmpty else { return nil }
+        return .xml { $0.element(Namespace.calendarServer, "email-address", text: email) }
     }
 
     static let principalCollectionSet = LiveProperty(.dav("principal-collection-set"), kinds: NodeKind.all,
@@ -60,13 +70,7 @@ enum AccessProperties {
         case .collection(let info), .object(let info, _, _): collection = info
         default: return nil
         }
-        var grants: [(principal: String, privileges: Privileges)] = [(collection.owner, .all)]
-        if collection.kind == .addressBook {
-            for share in try await context.store.shares(bookID: collection.id)
-            where share.state == .accepted && (collection.mount == nil || share.sharee == context.user) {
-                grants.append((share.sharee, share.access == .readWrite ? .readWriteShare : .readOnly))
-            }
-        }
+        let grants = try await grants(on: collection, seenBy: context.user, store: context.store)
         let hrefs = context.hrefs
         return .xml { [grants] writer in
             for grant in grants {
@@ -81,6 +85,21 @@ enum AccessProperties {
                 }
             }
         }
+    }
+
+    /// The grants of `DAV:acl` (and the principals of `acl-principal-prop-set`): the owner's,
+    /// then each accepted sharee's. A sharee (`user` through a mount) sees only the owner's
+    /// grant and their own, never the other sharees.
+    static func grants(on collection: CollectionInfo, seenBy user: String,
+                       store: any RoloStore) async throws -> [(principal: String, privileges: Privileges)] {
+        var grants: [(principal: String, privileges: Privileges)] = [(collection.owner, .all)]
+        if collection.kind == .addressBook {
+            for share in try await store.shares(bookID: collection.id)
+            where share.state == .accepted && (collection.mount == nil || share.sharee == user) {
+                grants.append((share.sharee, share.access == .readWrite ? .readWriteShare : .readOnly))
+            }
+        }
+        return grants
     }
 
     /// RFC 3744 §5.6: ACLs are read-only here (no ACL method); every ACE grants.

@@ -27,13 +27,30 @@ enum SyncProperties {
     }
 
     static let supportedReportSet = LiveProperty(.dav("supported-report-set"), kinds: NodeKind.all, inAllprop: false) { context in
-        let reports: [PropertyName] = context.node.kind == .addressBook || context.node.kind == .card
-            ? [.cardDAV("addressbook-multiget"), .cardDAV("addressbook-query"), .dav("sync-collection"), .dav("expand-property")]
-            : [.dav("expand-property")]
+        let reports = supportedReports(on: context.node)
         return .xml { writer in
             for report in reports {
                 writer.element(Namespace.dav, "supported-report") { $0.element(Namespace.dav, "report") { $0.empty(report) } }
             }
+        }
+    }
+
+    /// The reports a node answers (RFC 3744 §9's where they apply).
+    static func supportedReports(on node: Node) -> [PropertyName] {
+        let principalSearch: [PropertyName] = [.dav("principal-property-search"), .dav("principal-search-property-set"),
+                                               .dav("principal-match")]
+        let acl: [PropertyName] = [.dav("acl-principal-prop-set"), .dav("principal-match")]
+        switch node {
+        case .root, .principals, .principal:
+            return [.dav("expand-property")] + principalSearch
+        case .homes:
+            return [.dav("expand-property")]
+        case .home:
+            return [.dav("expand-property"), .dav("principal-match")]
+        case .collection, .object:
+            let cards: [PropertyName] = node.kind == .addressBook || node.kind == .card
+                ? [.cardDAV("addressbook-multiget"), .cardDAV("addressbook-query"), .dav("sync-collection")] : []
+            return cards + [.dav("expand-property")] + acl
         }
     }
 }

@@ -11,6 +11,10 @@ extension DAVService {
         "{\(Namespace.cardDAV)}addressbook-query": { try await $0.addressbookQuery($1, body: $2, node: $3) },
         "{\(Namespace.dav)}sync-collection": { try await $0.syncCollection($1, body: $2, node: $3) },
         "{\(Namespace.dav)}expand-property": { try await $0.expandProperty($1, body: $2, node: $3) },
+        "{\(Namespace.dav)}principal-property-search": { try await $0.principalPropertySearch($1, body: $2, node: $3) },
+        "{\(Namespace.dav)}principal-search-property-set": { try await $0.principalSearchPropertySet($1, body: $2, node: $3) },
+        "{\(Namespace.dav)}principal-match": { try await $0.principalMatch($1, body: $2, node: $3) },
+        "{\(Namespace.dav)}acl-principal-prop-set": { try await $0.aclPrincipalPropSet($1, body: $2, node: $3) },
     ]
 
     func report(_ request: DAVRequest) async throws -> DAVResponse {

@@ -18,6 +18,7 @@ actor InMemoryStore: RoloStore {
     }
 
     private var passwords: [String: String] = [:]
+    private var profiles: [String: (displayName: String?, email: String?)] = [:]
     private var collections: [Int64: CollectionInfo] = [:]
     private var entries: [Int64: [String: Entry]] = [:]
     private var changeLog: [Int64: [Change]] = [:]
@@ -46,6 +47,7 @@ actor InMemoryStore: RoloStore {
 
     func deleteUser(name: String) async throws {
         guard passwords.removeValue(forKey: name) != nil else { throw StoreError.noSuchUser }
+        profiles[name] = nil
         for info in collections.values where info.owner == name { removeCollection(info.id) }
     }
 
@@ -280,13 +282,23 @@ actor InMemoryStore: RoloStore {
 
     func account(name: String) async throws -> UserAccount? {
         passwords[name] == nil ? nil
-            : UserAccount(name: name, displayName: nil, email: nil, appPasswordsOnly: false, admin: false, homeSeq: 0)
+            : UserAccount(name: name, displayName: profiles[name]?.displayName, email: profiles[name]?.email,
+                          appPasswordsOnly: false, admin: false, homeSeq: 0)
     }
-    func updateAccount(name: String, _ update: UserAccountUpdate) async throws { throw StoreError.invalid("not in memory") }
+    /// Display name and e-mail only (what principal searches read).
+    func updateAccount(name: String, _ update: UserAccountUpdate) async throws {
+        guard passwords[name] != nil else { throw StoreError.noSuchUser }
+        var profile = profiles[name] ?? (nil, nil)
+        if let displayName = update.displayName { profile.displayName = displayName }
+        if let email = update.email { profile.email = email }
+        profiles[name] = profile
+    }
     func searchAccounts(matching text: String, limit: Int) async throws -> [UserAccount] {
         var found: [UserAccount] = []
-        for name in passwords.keys.sorted() where name.lowercased().contains(text.lowercased()) {
-            if let account = try await account(name: name) { found.append(account) }
+        for name in passwords.keys.sorted() {
+            guard let account = try await account(name: name) else { continue }
+            let fields = [account.name, account.displayName ?? "", account.email ?? ""]
+            if fields.contains(where: { $0.lowercased().contains(text.lowercased()) }) { found.append(account) }
         }
         return Array(found.prefix(limit))
     }
@@ -312,7 +324,7 @@ actor InMemoryStore: RoloStore {
     func attributedChanges(collectionID: Int64, limit: Int) async throws -> [AttributedChange] { [] }
 
     func eraseAll() async throws {
-        passwords = [:]; collections = [:]; entries = [:]; changeLog = [:]; oldestValidSeq = [:]; dead = [:]
+        passwords = [:]; profiles = [:]; collections = [:]; entries = [:]; changeLog = [:]; oldestValidSeq = [:]; dead = [:]
         nextID = 1
     }
 
