@@ -2,6 +2,7 @@
 import PackageDescription
 
 /// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
+/// WebPush (message crypto and push-URL checks, no I/O); DAV is to use it to validate push registrations.
 let package = Package(
     name: "Rolo",
     platforms: [.macOS(.v14)],
@@ -55,6 +56,8 @@ let package = Package(
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
         // WebDAV/CardDAV protocol engine: no HTTP framework, no SQL.
         .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard"]),
+        // WebDAV-Push message crypto (RFC 8291 aes128gcm, RFC 8292 VAPID) and push-URL checks. No I/O.
+        .target(name: "WebPush", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
             "DAV", "DAVXML", "RoloStore", "VCard",
@@ -93,6 +96,13 @@ let package = Package(
         .testTarget(name: "RoloServerTests", dependencies: [
             "RoloServer", "RoloStore", "DAV", "LoopbackSockets", .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+        ]),
+        // Test-side WebDAV-Push: decrypt, VAPID check.
+        .target(name: "PushTestSupport", dependencies: [
+            "WebPush", .product(name: "Crypto", package: "swift-crypto"),
+        ], path: "Tests/PushTestSupport"),
+        .testTarget(name: "WebPushTests", dependencies: [
+            "WebPush", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
