@@ -2,7 +2,8 @@
 import PackageDescription
 
 /// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
-/// WebPush (message crypto and push-URL checks, no I/O); DAV is to use it to validate push registrations.
+/// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
+/// DAV is to use WebPush to validate push registrations.
 let package = Package(
     name: "Rolo",
     platforms: [.macOS(.v14)],
@@ -29,6 +30,10 @@ let package = Package(
         // (the inline GET handler finds the codec's handlers) and NIOEmbedded in the tests.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
+        // In the graph through Hummingbird; named for HTTPField in the fake push service.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        // Outbound POSTs to push services (WebDAV-Push).
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
     ],
     targets: [
         // vCard 2.1/3.0/4.0 parse, write, convert, validate. No dependencies.
@@ -58,6 +63,16 @@ let package = Package(
         .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard"]),
         // WebDAV-Push message crypto (RFC 8291 aes128gcm, RFC 8292 VAPID) and push-URL checks. No I/O.
         .target(name: "WebPush", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // WebDAV-Push delivery: POSTs encrypted messages to push services.
+        .target(name: "RoloPush", dependencies: [
+            "WebPush", "RoloStore",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
             "DAV", "DAVXML", "RoloStore", "VCard",
@@ -97,12 +112,17 @@ let package = Package(
             "RoloServer", "RoloStore", "DAV", "LoopbackSockets", .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ]),
-        // Test-side WebDAV-Push: decrypt, VAPID check.
+        // Test-side WebDAV-Push: decrypt, VAPID check, a fake push service on loopback.
         .target(name: "PushTestSupport", dependencies: [
             "WebPush", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ], path: "Tests/PushTestSupport"),
         .testTarget(name: "WebPushTests", dependencies: [
             "WebPush", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .testTarget(name: "RoloPushTests", dependencies: [
+            "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
