@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
-/// DAV is to use WebPush to validate push registrations.
+/// DAV uses WebPush to validate push registrations.
 let package = Package(
     name: "Rolo",
     platforms: [.macOS(.v14)],
@@ -60,7 +60,7 @@ let package = Package(
         // DAV request-body parsing and multistatus writing.
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
         // WebDAV/CardDAV protocol engine: no HTTP framework, no SQL.
-        .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard"]),
+        .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard", "WebPush"]),
         // WebDAV-Push message crypto (RFC 8291 aes128gcm, RFC 8292 VAPID) and push-URL checks. No I/O.
         .target(name: "WebPush", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // WebDAV-Push delivery: POSTs encrypted messages to push services.
@@ -75,7 +75,7 @@ let package = Package(
         ]),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "DAV", "DAVXML", "RoloStore", "VCard",
+            "DAV", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -89,7 +89,7 @@ let package = Package(
             "RoloServer", "RoloStore", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "RoloTesting", "DAV", "Contacts", "VCard",
+            "RoloServer", "RoloStore", "RoloTesting", "DAV", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -109,7 +109,8 @@ let package = Package(
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
-            "RoloServer", "RoloStore", "DAV", "LoopbackSockets", .product(name: "NIOEmbedded", package: "swift-nio"),
+            "RoloServer", "RoloStore", "DAV", "LoopbackSockets", "PushTestSupport", "WebPush",
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ]),
         // Test-side WebDAV-Push: decrypt, VAPID check, a fake push service on loopback.

@@ -32,6 +32,8 @@ public struct DAVConfiguration: Sendable {
     /// first chunk from mmap, then raises its mmap threshold past the chunk size, so later
     /// chunks come from (and go back to) the heap.
     public var streamChunkSize: Int
+    /// WebDAV-Push: advertised and accepted when set (`DAVPushConfiguration`).
+    public var push: DAVPushConfiguration?
 
     public init(basePath: String = "/dav", proxyPrefix: String = "", maxResourceSize: Int = 1 << 20,
                 maxXMLBodySize: Int = 4 << 20, quotaBytes: Int64? = nil, publicBaseURL: URL? = nil,

@@ -23,22 +23,30 @@ public struct DAVService: Sendable {
     }
 
     /// Methods this engine answers, for `Allow`.
-    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, REPORT, LOCK, UNLOCK"
+    static let allowedMethods = "OPTIONS, GET, HEAD, POST, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, REPORT, LOCK, UNLOCK"
 
     public func handle(_ request: DAVRequest) async -> DAVResponse {
-        // Every write of this request records who made it (the change log's author).
-        await ChangeAuthor.$current.withValue(request.credential.author) { await dispatch(request) }
+        // Every write of this request records who made it (the change log's author), and
+        // the registrations its `Push-Dont-Notify` spares (read when the store publishes).
+        await ChangeAuthor.$current.withValue(request.credential.author) {
+            if let header = request.headers["push-dont-notify"],
+               let exclusion = PushDontNotify.exclusion(header, user: request.user, configuration: configuration) {
+                return await PushExclusion.$current.withValue(exclusion) { await dispatch(request) }
+            }
+            return await dispatch(request)
+        }
     }
 
     private func dispatch(_ request: DAVRequest) async -> DAVResponse {
         do {
             switch request.method.uppercased() {
-            case "OPTIONS": return options(request)
+            case "OPTIONS": return await options(request)
             case "PROPFIND": return try await propfind(request)
             case "PROPPATCH": return try await proppatch(request)
             case "MKCOL": return try await mkcol(request)
             case "GET": return try await get(request, includeBody: true)
             case "HEAD": return try await get(request, includeBody: false)
+            case "POST": return try await post(request)
             case "PUT": return try await put(request)
             case "DELETE": return try await delete(request)
             case "COPY": return try await copyOrMove(request, move: false)
@@ -98,6 +106,7 @@ extension DAVService {
         case .homes: return .found(.homes)
         case .principal(let user): return .found(.principal(user))
         case .home(let user): return .found(.home(user))
+        case .pushRegistration: throw DAVError.notFound
         case .member(let user, let components):
             let parentPath = Array(components.dropLast())
             let name = components[components.count - 1]

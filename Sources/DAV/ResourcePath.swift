@@ -15,6 +15,9 @@ enum ResourcePath: Hashable, Sendable {
     case home(user: String)
     /// Anything below a home: an address book, a plain collection, a card or a file.
     case member(user: String, components: [String])
+    /// `/dav/push/<id>`: a WebDAV-Push registration, which its owner DELETEs. Not a node of
+    /// the tree: only DELETE means anything there.
+    case pushRegistration(id: String)
 
     /// Nil when the path is outside the DAV tree or has `.`/`..` segments.
     init?(path: String, configuration: DAVConfiguration) {
@@ -36,6 +39,7 @@ enum ResourcePath: Hashable, Sendable {
         case ("addressbooks", 1): self = .homes
         case ("addressbooks", 2): self = .home(user: segments[1])
         case ("addressbooks", _): self = .member(user: segments[1], components: Array(segments.dropFirst(2)))
+        case ("push", 2): self = .pushRegistration(id: segments[1])
         default: return nil
         }
     }
@@ -51,7 +55,7 @@ enum ResourcePath: Hashable, Sendable {
     /// The user this path belongs to, nil for the shared tops.
     var user: String? {
         switch self {
-        case .root, .principals, .homes: nil
+        case .root, .principals, .homes, .pushRegistration: nil
         case .principal(let user), .home(let user), .member(let user, _): user
         }
     }
@@ -70,6 +74,7 @@ struct HrefBuilder: Sendable {
     var homes: String { prefix + "/addressbooks/" }
     func principal(_ user: String) -> String { prefix + "/principals/" + PercentEncoding.encodeSegment(user) + "/" }
     func home(_ user: String) -> String { prefix + "/addressbooks/" + PercentEncoding.encodeSegment(user) + "/" }
+    func pushRegistration(_ id: String) -> String { prefix + "/push/" + PercentEncoding.encodeSegment(id) }
 
     /// A collection's href as its viewer reaches it: through the mount for a sharee.
     func collection(_ info: CollectionInfo) -> String {

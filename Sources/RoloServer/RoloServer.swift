@@ -17,20 +17,35 @@ public struct RoloServer: Sendable {
     /// Forgets the engine's in-memory state (DAV locks) on a test-control reset.
     let resetHandler: @Sendable () async -> Void
     let logger: Logger
+    let metrics: ServerMetrics
+    /// WebDAV-Push delivery, nil when push is off.
+    let push: PushRuntime?
 
     public init(configuration: ServerConfiguration, store: any RoloStore, handler: @escaping DAVHandler,
                 immediateHandler: ImmediateDAVHandler? = nil,
                 resetHandler: @escaping @Sendable () async -> Void = {}, logger: Logger? = nil) {
+        self.init(configuration: configuration, store: store, handler: handler, immediateHandler: immediateHandler,
+                  resetHandler: resetHandler, logger: logger ?? Self.defaultLogger(configuration),
+                  metrics: ServerMetrics(store: store, databasePath: configuration.databasePath), push: nil)
+    }
+
+    init(configuration: ServerConfiguration, store: any RoloStore, handler: @escaping DAVHandler,
+         immediateHandler: ImmediateDAVHandler?, resetHandler: @escaping @Sendable () async -> Void,
+         logger: Logger, metrics: ServerMetrics, push: PushRuntime?) {
         self.configuration = configuration
         self.store = store
         self.handler = handler
         self.immediateHandler = immediateHandler
         self.resetHandler = resetHandler
-        self.logger = logger ?? {
-            var logger = Logger(label: "rolo")
-            logger.logLevel = configuration.logLevel
-            return logger
-        }()
+        self.logger = logger
+        self.metrics = metrics
+        self.push = push
+    }
+
+    static func defaultLogger(_ configuration: ServerConfiguration) -> Logger {
+        var logger = Logger(label: "rolo")
+        logger.logLevel = configuration.logLevel
+        return logger
     }
 
     /// Runs until SIGTERM or SIGINT, then stops accepting connections and lets in-flight
@@ -68,18 +83,19 @@ public struct RoloServer: Sendable {
         makeService(recorder: nil, onRunning: onRunning)
     }
 
-    /// The HTTP service, and beside it the access recorder that must flush when it stops.
+    /// The HTTP service, and beside it the access recorder that must flush when it stops
+    /// and the push notifier.
     func makeServices(onRunning: @escaping @Sendable (Int) async -> Void) -> [any Service] {
         let recorder = AccessRecorder(store: store, interval: configuration.accessHistoryFlushInterval,
                                       retention: configuration.accessRetention, logger: logger)
-        return [makeService(recorder: recorder, onRunning: onRunning), recorder]
+        let pushService: [any Service] = push.map { [PushNotifierService(runtime: $0)] } ?? []
+        return [makeService(recorder: recorder, onRunning: onRunning), recorder] + pushService
     }
 
     func makeService(recorder: AccessRecorder?, onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {
         let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime,
                                                throttle: LoginThrottle(configuration.loginThrottle), logger: logger)
-        let accessLog = AccessLog(metrics: ServerMetrics(store: store, databasePath: configuration.databasePath),
-                                  logger: logger)
+        let accessLog = AccessLog(metrics: metrics, logger: logger)
         let responder = RoloResponder(
             configuration: configuration,
             authenticator: authenticator,

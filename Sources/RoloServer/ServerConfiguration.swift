@@ -40,6 +40,8 @@ public struct ServerConfiguration: Sendable {
     public var accessHistoryFlushInterval: Duration = .seconds(60)
     /// How long the access history is kept: hourly rows, then daily ones.
     public var accessRetention: AccessRetention = .default
+    /// WebDAV-Push (on when `publicURL` is set, unless turned off).
+    public var push = PushSettings()
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",

@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+import RoloPush
 import RoloStore
 import Synchronization
 
@@ -14,6 +15,8 @@ final class ServerMetrics: Sendable {
     private let addressBooks: Gauge
     private let cards: Gauge
     private let databaseBytes: Gauge
+    /// Push messages by outcome: sent (2xx), failed (kept for a retry), dropped (registration deleted).
+    private let pushCounters: [PushEvent: Counter]
     private let store: any RoloStore
     private let databasePath: String
     /// The request counters already made, by method label and status: the registry's own
@@ -60,7 +63,14 @@ final class ServerMetrics: Sendable {
         addressBooks = gauge("address_books", "Address books of all users.")
         cards = gauge("cards", "Cards stored in address books.")
         databaseBytes = gauge("database_size", unit: "bytes", "SQLite database file plus its write-ahead log, in bytes.")
+        let pushDescriptor = MetricNameDescriptor(namespace: "rolo", subsystem: "push", metricName: "messages",
+                                                  unitName: "total", helpText: "WebDAV-Push deliveries, by outcome.")
+        pushCounters = Dictionary(uniqueKeysWithValues: [PushEvent.sent, .failed, .dropped].map { event in
+            (event, registry.makeCounter(descriptor: pushDescriptor, labels: [("outcome", event.rawValue)]))
+        })
     }
+
+    func record(push event: PushEvent) { pushCounters[event]?.increment() }
 
     func record(method: String, status: Int, duration: Duration) {
         let key = RequestKey(method: Self.countedMethods.contains(method) ? method : "other", status: status)

@@ -6,7 +6,7 @@ struct Rolo: AsyncParsableCommand {
         commandName: "rolo",
         abstract: "Rolo, a CardDAV contacts server.",
         subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self,
-                      AccessCommand.self, ImportCommand.self, ExportCommand.self,
+                      AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
                       CheckCommand.self, BackupCommand.self,
                       VCardCommand.self])
 }

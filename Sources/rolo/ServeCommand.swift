@@ -4,6 +4,7 @@ import Logging
 import RoloServer
 import RoloStore
 import RoloTesting
+import WebPush
 
 /// `rolo serve`: runs the CardDAV server until SIGTERM/SIGINT. Every setting comes from its
 /// flag, else its `ROLO_*` environment variable, else the `--config` TOML file, else a default.
@@ -62,6 +63,17 @@ struct ServeCommand: AsyncParsableCommand {
     var accessHistoryHourlyDays: Int?
     @Option(help: "Days the daily access history is kept (env ROLO_ACCESS_HISTORY_DAILY_DAYS, default 396, about 13 months).")
     var accessHistoryDailyDays: Int?
+    @Option(help: "on or off: WebDAV-Push, which needs --public-url (env ROLO_PUSH, default on).")
+    var push: String?
+    @Option(name: .customLong("push-subject"),
+            help: "VAPID contact sent to push services, mailto: or https: (env ROLO_PUSH_SUBJECT, default the public URL).")
+    var pushSubject: String?
+    @Option(name: .customLong("push-allowed-origin"),
+            help: "Push service origin allowed for registrations, e.g. https://ntfy.example.org; repeatable; default any public one (env ROLO_PUSH_ALLOWED_ORIGINS, comma-separated).")
+    var pushAllowedOrigins: [String] = []
+    @Flag(name: .customLong("push-allow-loopback"),
+          help: "Tests only: let push registrations point at http://127.0.0.1 (logged as a warning).")
+    var pushAllowLoopback = false
     @Flag(help: "Throwaway database in a temporary file, removed on exit; prints the JSON start line.")
     var ephemeral = false
     @Option(name: .customLong("fixtures"),
@@ -117,7 +129,34 @@ struct ServeCommand: AsyncParsableCommand {
             trustedProxies: Set(settings.list(trustedProxies, env: "ROLO_TRUSTED_PROXIES", key: "trusted_proxies")),
             loginThrottle: try loginThrottle(settings))
         configuration.accessRetention = try accessRetention(settings)
+        configuration.push = try pushSettings(settings)
         return configuration
+    }
+
+    func pushSettings(_ settings: LayeredSettings) throws -> PushSettings {
+        var push = PushSettings()
+        switch settings.string(self.push, env: "ROLO_PUSH", key: "push") ?? "on" {
+        case "on": push.enabled = true
+        case "off": push.enabled = false
+        case let other: throw ValidationError("push must be on or off (got \(other)).")
+        }
+        if let subject = settings.string(pushSubject, env: "ROLO_PUSH_SUBJECT", key: "push_subject") {
+            guard subject.hasPrefix("mailto:") || subject.hasPrefix("https:") else {
+                throw ValidationError("push_subject must be a mailto: or https: URI (got \(subject)).")
+            }
+            push.subject = subject
+        }
+        let origins = settings.list(pushAllowedOrigins, env: "ROLO_PUSH_ALLOWED_ORIGINS", key: "push_allowed_origins")
+        if !origins.isEmpty {
+            push.allowedOrigins = try origins.map { text in
+                guard let url = URL(string: text), let origin = VAPIDKey.origin(of: url), url.path.isEmpty || url.path == "/" else {
+                    throw ValidationError("push_allowed_origins: \(text) is not an origin like https://push.example.org.")
+                }
+                return origin
+            }
+        }
+        push.allowLoopback = pushAllowLoopback
+        return push
     }
 
     /// How long the access history is kept: hourly rows, then daily ones (at least as long).
@@ -251,7 +290,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let token = testAPI ? TestServerSetup.randomToken() : nil
             configuration.testAPI = token.map { TestAPIConfiguration(token: $0, fixtures: fixtures) }
-            let server = RoloServer.make(configuration: configuration, store: store)
+            let server = try await RoloServer.make(configuration: configuration, store: store)
             let announceAdmin = fixtures.isEmpty && !ephemeral
             try await server.run { [configuration] port in
                 let url = Self.baseURL(host: configuration.host, port: port, basePath: configuration.basePath)

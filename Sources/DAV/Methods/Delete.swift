@@ -5,6 +5,7 @@ import RoloStore
 extension DAVService {
     func delete(_ request: DAVRequest) async throws -> DAVResponse {
         let path = try path(of: request)
+        if case .pushRegistration(let id) = path { return try await deletePushRegistration(id: id, request) }
         guard case .found(let node) = try await resolve(path, for: request.credential) else { throw DAVError.notFound }
         try await checkLocks(request, path: path, descendants: true)
         switch node {

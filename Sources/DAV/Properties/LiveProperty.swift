@@ -40,7 +40,7 @@ struct LiveProperty: Sendable {
 enum PropertyRegistry {
     static let all: [LiveProperty] =
         WebDAVProperties.all + AccessProperties.all + CardDAVProperties.all + SyncProperties.all + QuotaProperties.all
-        + LockProperties.all
+        + LockProperties.all + PushProperties.all
 
     static let byName: [PropertyName: LiveProperty] = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
 

@@ -15,6 +15,27 @@ public enum HTTPDate {
 
     private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
+    /// Reads an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7), the only
+    /// form a sender may generate; nil for anything else (the caller then uses its default).
+    public static func parseIMFFixdate(_ text: String) -> Date? {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: " ")
+        guard parts.count == 6, parts[0].count == 4, parts[0].hasSuffix(","),
+              weekdays.contains(String(parts[0].dropLast())), parts[5] == "GMT",
+              parts[1].count == 2, let day = Int32(parts[1]),
+              let month = months.firstIndex(of: String(parts[2])),
+              parts[3].count == 4, let year = Int32(parts[3]) else { return nil }
+        let clock = parts[4].split(separator: ":", omittingEmptySubsequences: false)
+        guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
+              let hour = Int32(clock[0]), let minute = Int32(clock[1]), let second = Int32(clock[2]),
+              (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else {
+            return nil
+        }
+        var t = tm()
+        t.tm_year = year - 1900; t.tm_mon = Int32(month); t.tm_mday = day
+        t.tm_hour = hour; t.tm_min = minute; t.tm_sec = second
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&t)))
+    }
+
     /// `Sun, 06 Nov 1994 08:49:37 GMT`. Written into the string's 29 bytes directly: every
     /// GET's `Last-Modified` is one, and interpolating eleven pieces cost more than the rest
     /// of the engine's answer.

@@ -18,12 +18,14 @@ extension SQLiteStore {
             guard let writes = next else { break }
             next = index + 1 < batches.count ? PreparedWrites(batches[index + 1]) : nil
             let now = self.now
-            try await pool.write { [readAnchor] db in
+            let seq = try await pool.write { [readAnchor] db in
                 readAnchor.release()
-                try Self.importBatch(db, writes: writes, collectionID: collectionID, now: now)
+                let seq = try Self.importBatch(db, writes: writes, collectionID: collectionID, now: now)
                 // A batch is big enough to write the index in order itself.
                 try Self.mergePendingIndex(db)
+                return seq
             }
+            bookChanges.publish(collectionID: collectionID, seq: seq)
             readAnchor.holdNewest()
             pendingIndex.reset()
             done += batch.count
@@ -31,7 +33,8 @@ extension SQLiteStore {
         }
     }
 
-    private static func importBatch(_ db: Database, writes: PreparedWrites, collectionID: Int64, now: Double) throws {
+    /// Returns the book's sync position after the batch.
+    private static func importBatch(_ db: Database, writes: PreparedWrites, collectionID: Int64, now: Double) throws -> Int64 {
         var seq = try collectionRow(db, id: collectionID).syncSeq
         let statements = try ResourceStatements(db)
         for write in (0..<writes.chunkCount).lazy.flatMap(writes.take) {
@@ -51,5 +54,6 @@ extension SQLiteStore {
             }
         }
         try setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+        return seq
     }
 }

@@ -10,7 +10,7 @@ extension SQLiteStore {
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
         try Naming.validate(name, what: "resource")
         let write = ResourceWrite(name: name, data: data, contentType: contentType, card: card)
-        return try await groupCommit.write(bytes: data.count) { db in
+        let result = try await groupCommit.write(bytes: data.count) { db in
             let collection = try Self.collectionRow(db, id: collectionID)
             let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
             try precondition.check(currentETag: existing?.etag)
@@ -29,11 +29,13 @@ extension SQLiteStore {
             self.pendingIndex.add(write.entries.count)
             return PutResult(etag: write.etag, created: existing == nil, seq: seq)
         }
+        bookChanges.publish(collectionID: collectionID, seq: result.seq)
+        return result
     }
 
     public func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws {
         let author = ChangeAuthor.current
-        try await groupCommit.write(bytes: 0) { db in
+        let seq = try await groupCommit.write(bytes: 0) { db in
             let collection = try Self.collectionRow(db, id: collectionID)
             let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
             try precondition.check(currentETag: existing?.etag)
@@ -43,7 +45,9 @@ extension SQLiteStore {
             try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now,
                                     author: author)
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+            return seq
         }
+        bookChanges.publish(collectionID: collectionID, seq: seq)
     }
 
     public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {

@@ -266,6 +266,51 @@ extension SQLiteStore {
                 END;
                 """)
         }
+        migrator.registerMigration("v8-push") { db in
+            // WebDAV-Push (issue 18). Every book gets a topic: random, so that it says
+            // nothing about the book and survives a rename, and never reused (unique).
+            // A trigger gives new books theirs, whichever statement creates them.
+            try db.execute(sql: """
+                ALTER TABLE collections ADD COLUMN push_topic TEXT;
+                UPDATE collections SET push_topic = lower(hex(randomblob(16)));
+                CREATE UNIQUE INDEX collections_push_topic ON collections(push_topic);
+                CREATE TRIGGER collections_push_topic AFTER INSERT ON collections
+                WHEN NEW.push_topic IS NULL BEGIN
+                    UPDATE collections SET push_topic = lower(hex(randomblob(16))) WHERE id = NEW.id;
+                END;
+                -- One row per user, book and push resource: registering again renews it.
+                -- credential_id 0 is the account password.
+                CREATE TABLE push_registrations (
+                    id TEXT PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    credential_id INTEGER NOT NULL,
+                    push_resource TEXT NOT NULL,
+                    public_key BLOB NOT NULL,
+                    auth_secret BLOB NOT NULL,
+                    expires REAL NOT NULL,
+                    created REAL NOT NULL,
+                    last_success REAL,
+                    failures INTEGER NOT NULL DEFAULT 0,
+                    first_failure REAL,
+                    retry_after REAL,
+                    UNIQUE (collection_id, user_id, push_resource)
+                );
+                CREATE INDEX push_registrations_user ON push_registrations(user_id);
+                -- A registration lives no longer than the access that allowed it: the
+                -- sharee's share, the app password that made it.
+                CREATE TRIGGER shares_delete_push AFTER DELETE ON shares BEGIN
+                    DELETE FROM push_registrations WHERE collection_id = OLD.collection_id AND user_id = OLD.sharee_id;
+                END;
+                CREATE TRIGGER app_passwords_revoke_push AFTER UPDATE OF revoked ON app_passwords
+                WHEN NEW.revoked IS NOT NULL BEGIN
+                    DELETE FROM push_registrations WHERE credential_id = NEW.id;
+                END;
+                CREATE TRIGGER app_passwords_delete_push AFTER DELETE ON app_passwords BEGIN
+                    DELETE FROM push_registrations WHERE credential_id = OLD.id;
+                END;
+                """)
+        }
         return migrator
     }
 }

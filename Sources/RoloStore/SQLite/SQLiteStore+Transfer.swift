@@ -7,7 +7,7 @@ extension SQLiteStore {
                                  data: Data, contentType: String, card: CardMetadata?, move: Bool) async throws -> PutResult {
         try Naming.validate(targetName, what: "resource")
         let write = ResourceWrite(name: targetName, data: data, contentType: contentType, card: card)
-        return try await pool.write { db in
+        let (result, sequences) = try await pool.write { db in
             guard let source = try Self.existingResource(db, collectionID: collectionID, name: name) else {
                 throw StoreError.notFound
             }
@@ -45,7 +45,9 @@ extension SQLiteStore {
                 throw StoreError.alreadyExists // unreachable: name and UID were checked above
             }
             for (id, last) in sequences { try Self.setSyncSeq(db, collectionID: id, seq: last, now: now) }
-            return PutResult(etag: write.etag, created: existing == nil, seq: seq)
+            return (PutResult(etag: write.etag, created: existing == nil, seq: seq), sequences)
         }
+        for (id, last) in sequences { bookChanges.publish(collectionID: id, seq: last) }
+        return result
     }
 }

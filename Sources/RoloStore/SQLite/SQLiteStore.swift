@@ -19,9 +19,11 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
     let bcryptCost: UInt8
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
-    let clock: StoreClock
+    public let clock: StoreClock
     /// The key of app-password hashes (`SQLiteStore+AppPasswords.swift`).
     let pepper: Data
+    /// Committed changes of books, for push (published after each commit).
+    public let bookChanges = BookChangeFeed()
     /// Folder removed on `close()` for stores made by `temporary()`.
     private let temporaryFolder: URL?
 

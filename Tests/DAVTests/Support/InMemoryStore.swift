@@ -323,6 +323,21 @@ actor InMemoryStore: RoloStore {
     func pruneAccessHistory(now: Date, retention: AccessRetention) async throws {}
     func attributedChanges(collectionID: Int64, limit: Int) async throws -> [AttributedChange] { [] }
 
+    // Push: a topic per book, nothing registered (the DAV push tests run on SQLite).
+    nonisolated let bookChanges = BookChangeFeed()
+    nonisolated var clock: StoreClock { .system }
+    func pushTopic(collectionID: Int64) async throws -> String { "topic-\(collectionID)" }
+    func pushKey(creatingWith make: @Sendable () -> Data) async throws -> Data { make() }
+    func rotatePushKey(to key: Data) async throws {}
+    func registerPush(_ request: PushRegistrationRequest, limit: Int) async throws -> PushRegistration {
+        throw StoreError.invalid("push is not kept in memory")
+    }
+    func deletePushRegistration(id: String, user: String) async throws -> Bool { false }
+    func pushRegistrations(collectionID: Int64) async throws -> [PushRegistration] { [] }
+    func pushRegistrations(user: String) async throws -> [PushRegistration] { [] }
+    func recordPushOutcome(id: String, _ outcome: PushOutcome) async throws {}
+    func prunePushRegistrations() async throws -> Int { 0 }
+
     func eraseAll() async throws {
         passwords = [:]; profiles = [:]; collections = [:]; entries = [:]; changeLog = [:]; oldestValidSeq = [:]; dead = [:]
         nextID = 1

@@ -32,14 +32,14 @@ struct TestServer: Sendable {
 
     /// `logger`: where the server logs (by default its own stderr logger at the configured level).
     static func with<T>(configure: (inout ServerConfiguration) -> Void = { _ in }, logger: Logger? = nil,
-                        _ body: (TestServer) async throws -> T) async throws -> T {
+                        clock: StoreClock = .system, _ body: (TestServer) async throws -> T) async throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         var configuration = ServerConfiguration(port: 0, databasePath: folder.appendingPathComponent("rolo.sqlite").path,
                                                 logLevel: .warning)
         configure(&configuration)
-        let store = try SQLiteStore(path: configuration.databasePath, bcryptCost: 4)
+        let store = try SQLiteStore(path: configuration.databasePath, bcryptCost: 4, clock: clock)
         for (name, password) in users { try await store.createUser(name: name, password: password) }
         let running = try await RoloServer.make(configuration: configuration, store: store, logger: logger).start()
         let server = TestServer(store: store, port: running.port, configuration: configuration)
