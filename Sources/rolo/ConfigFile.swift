@@ -22,6 +22,7 @@ struct ConfigFile {
         "login_capped_failures": .integer, "login_window_seconds": .integer, "login_account_free_failures": .integer,
         "access_history_hourly_days": .integer, "access_history_daily_days": .integer,
         "push": .string, "push_subject": .string, "push_allowed_origins": .stringList,
+        "push_registrations_per_book": .integer,
     ]
 
     private var strings: [String: String] = [:]

@@ -71,6 +71,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("push-allowed-origin"),
             help: "Push service origin allowed for registrations, e.g. https://ntfy.example.org; repeatable; default any public one (env ROLO_PUSH_ALLOWED_ORIGINS, comma-separated).")
     var pushAllowedOrigins: [String] = []
+    @Option(name: .customLong("push-registrations-per-book"),
+            help: "Live push registrations one user may hold on one book (env ROLO_PUSH_REGISTRATIONS_PER_BOOK, default 20).")
+    var pushRegistrationsPerBook: Int?
     @Flag(name: .customLong("push-allow-loopback"),
           help: "Tests only: let push registrations point at http://127.0.0.1 (logged as a warning).")
     var pushAllowLoopback = false
@@ -154,6 +157,11 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 return origin
             }
+        }
+        if let count = try settings.integer(pushRegistrationsPerBook, env: "ROLO_PUSH_REGISTRATIONS_PER_BOOK",
+                                            key: "push_registrations_per_book") {
+            guard count >= 1 else { throw ValidationError("push_registrations_per_book must be at least 1 (got \(count)).") }
+            push.registrationsPerBook = count
         }
         push.allowLoopback = pushAllowLoopback
         return push

@@ -106,7 +106,7 @@ import RoloStore
         #expect(file.integer("max_request_size") == 4096)
         #expect(file.integer("sqlite_readers") == 2)
         #expect(file.integer("login_window_seconds") == 600)
-        #expect(Set(ConfigFile.keys.keys).count == 26)
+        #expect(Set(ConfigFile.keys.keys).count == 27)
     }
 
     @Test func pushSettingsComeFromFlagsOrFileAndAreChecked() async throws {
@@ -116,15 +116,18 @@ import RoloStore
         let config = try Self.writeConfig("""
             push_subject = "mailto:admin@example.org"
             push_allowed_origins = ["https://ntfy.example.org", "https://up.example.net:8443/"]
+            push_registrations_per_book = 100
             """, in: folder)
         let command = try ServeCommand.parse(["--config", config, "--push-allow-loopback"])
         let push = try command.configurationFromOptions(command.settings()).push
         #expect(push.enabled && push.allowLoopback && push.subject == "mailto:admin@example.org")
         #expect(push.allowedOrigins == ["https://ntfy.example.org", "https://up.example.net:8443"])
+        #expect(push.registrationsPerBook == 100)
         let off = try ServeCommand.parse(["--push", "off"])
         #expect(try off.configurationFromOptions(off.settings()).push.enabled == false)
         #expect(try ServeCommand.parse([]).configurationFromOptions(LayeredSettings(file: ConfigFile())).push.allowLoopback == false)
-        for bad in [["--push", "maybe"], ["--push-subject", "admin@example.org"], ["--push-allowed-origin", "https://x.org/path"]] {
+        for bad in [["--push", "maybe"], ["--push-subject", "admin@example.org"], ["--push-allowed-origin", "https://x.org/path"],
+                    ["--push-registrations-per-book", "0"]] {
             let command = try ServeCommand.parse(bad)
             #expect(throws: (any Error).self, "\(bad)") { try command.configurationFromOptions(command.settings()) }
         }
