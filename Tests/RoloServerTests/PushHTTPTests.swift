@@ -288,12 +288,18 @@ import WebPush
             service.answer("/up/flaky", with: .status(500))
             #expect(try await Self.register(server, resource: service.url("/up/gone"), device: Device()).status == 204)
             #expect(try await Self.register(server, resource: service.url("/up/flaky"), device: Device()).status == 204)
+            #expect(try await Self.register(server, resource: service.url("/up/fine"), device: Device()).status == 204)
             #expect(try await Self.put(server, "ann").status == 201)
-            _ = await service.waitForRequests(count: 2)
+            _ = await service.waitForRequests(count: 3)
             try await Task.sleep(for: .milliseconds(300))
-            let left = try await server.store.pushRegistrations(user: "alice")
-            #expect(left.map(\.pushResource) == [service.url("/up/flaky").absoluteString])
-            #expect(left.first?.failures == 1 && left.first?.retryAfter != nil)
+            let left = try await server.store.pushRegistrations(user: "alice").sorted { $0.pushResource < $1.pushResource }
+            #expect(left.map(\.pushResource) == [service.url("/up/fine").absoluteString, service.url("/up/flaky").absoluteString])
+            #expect(left.last?.failures == 1 && left.last?.retryAfter != nil)
+            #expect(left.first?.failures == 0 && left.first?.lastSuccess != nil)
+            let metrics = try await server.request("GET", "/metrics", user: nil).text
+            for outcome in ["sent", "failed", "dropped"] {
+                #expect(metrics.contains("rolo_push_messages_total{outcome=\"\(outcome)\"} 1"), "\(outcome)")
+            }
         }
     }
 
