@@ -303,6 +303,28 @@ import WebPush
         }
     }
 
+    @Test func aShareeRegistersThroughTheMountAndLosesTheRegistrationWithTheShare() async throws {
+        try await Self.withPushServer { server, service in
+            _ = try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
+            let device = Device()
+            let registered = try await Self.register(server, book: "/dav/addressbooks/bob/default~alice/", user: "bob",
+                                                     resource: service.url("/up/bob"), device: device)
+            #expect(registered.status == 204)
+            // The owner's change reaches the sharee's phone, named by the book's one topic.
+            #expect(try await Self.put(server, "ann").status == 201)
+            let received = await service.waitForRequests(count: 1)
+            try #require(received.count == 1)
+            let (xml, _) = try Self.open(received[0], device: device)
+            let topic = try #require(Self.property("topic", in: try await Self.bookProperties(server)))
+            #expect(xml.contains("<topic>\(topic)</topic>"))
+            try await server.store.removeShare(owner: "alice", book: "default", sharee: "bob")
+            #expect(try await server.store.pushRegistrations(user: "bob").isEmpty)
+            #expect(try await Self.put(server, "bea").status == 201)
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(service.received.count == 1)
+        }
+    }
+
     @Test func expiredRegistrationsGetNothing() async throws {
         let now = ShiftedClock()
         try await Self.withPushServer(clock: now.storeClock) { server, service in
