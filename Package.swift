@@ -112,7 +112,7 @@ let package = Package(
             "RoloServer", "RoloStore", "DAV", "LoopbackSockets", "PushTestSupport", "WebPush",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-        ]),
+        ], exclude: ["Fixtures"]),
         // Test-side WebDAV-Push: decrypt, VAPID check, a fake push service on loopback.
         .target(name: "PushTestSupport", dependencies: [
             "WebPush", .product(name: "Crypto", package: "swift-crypto"),

@@ -201,6 +201,7 @@ struct RoloResponder: HTTPResponder {
         case "Last-Modified": .lastModified
         case "Content-Type": .contentType
         case "Content-Length": .contentLength
+        case "Vary": .vary
         default: HTTPField.Name(name)
         }
     }
