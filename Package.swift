@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "RoloPushTests", dependencies: [
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard"]),
+        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets"], exclude: ["Fixtures"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]

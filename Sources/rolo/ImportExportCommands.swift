@@ -5,9 +5,10 @@ import RoloServer
 import RoloStore
 import VCard
 
-/// `rolo import USER BOOK FILE…`: stores each vCard of the files in the book through the
-/// DAV engine, so imported cards are validated and indexed exactly like a client's PUT.
-/// A card whose UID is already in the book replaces it; a card without UID gets one.
+/// `rolo import USER BOOK FILE…`: stores each vCard of the files in the book through
+/// `CardImporter`, so imported cards are validated and indexed exactly like a client's PUT.
+/// Cards are read leniently (old phones' exports: no VERSION, no FN, legacy charsets); a
+/// card whose UID is already in the book replaces it; a card without UID gets one.
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Import .vcf files (one or many cards each) into an address book.")
@@ -38,7 +39,7 @@ struct ImportCommand: AsyncParsableCommand {
                 do {
                     prepared.append(try CardImporter.prepare(bytes, maxSize: maxSize))
                 } catch {
-                    let uid = (try? VCardParser.parse(bytes).first?.first("UID")?.text).flatMap { $0 }
+                    let uid = (try? VCardParser.parse(bytes, mode: .lenient).first?.first("UID")?.text).flatMap { $0 }
                     invalid.append("\(file) card \(index + 1)\(uid.map { " (UID \($0))" } ?? ""): \(error)")
                 }
             }
