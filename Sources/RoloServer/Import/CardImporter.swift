@@ -82,7 +82,9 @@ public enum CardImporter {
     /// keeps its bytes, plus the added UID line; any other is written out from its reading.
     public static func prepare(_ bytes: [UInt8], maxSize: Int, uids: UIDSource = .random) throws -> PreparedCard {
         guard bytes.count <= maxSize else { throw InvalidCard(description: "larger than the \(maxSize)-byte limit") }
-        let strict = String(validating: bytes, as: UTF8.self) == nil ? nil : try? VCardParser.parse(bytes)
+        // Bytes kept must be UTF-8, as a PUT requires (a 3.0 card may declare a CHARSET).
+        let isUTF8 = !bytes.contains { $0 >= 0x80 } || String(validating: bytes, as: UTF8.self) != nil
+        let strict = isUTF8 ? try? VCardParser.parse(bytes) : nil
         let cards = try strict ?? VCardParser.parse(bytes, mode: .lenient)
         guard cards.count == 1, var card = cards.first else { throw InvalidCard(description: "not exactly one vCard") }
         // An empty UID line is replaced, so the bytes cannot be kept then.
@@ -101,8 +103,15 @@ public enum CardImporter {
         }
         card = card.version == .v21 ? VCardConverter.convert(card, to: .v30) : VCardConverter.addingFormattedName(card)
         try VCardValidator.validate(card, requireUID: true)
-        let out = !keepsBytes ? Array(VCardWriter.write(card).utf8) : addsUID ? insertingUID(uid, into: bytes) : bytes
-        return PreparedCard(bytes: out, metadata: CardMetadata(card: card), uid: uid)
+        guard !keepsBytes else {
+            return PreparedCard(bytes: addsUID ? insertingUID(uid, into: bytes) : bytes, metadata: CardMetadata(card: card), uid: uid)
+        }
+        let written = Array(VCardWriter.write(card).utf8)
+        // What is written out must read back strictly, like every card a PUT stores.
+        guard let reread = try? VCardParser.parse(written), reread.count == 1 else {
+            throw InvalidCard(description: "cannot be written as a valid vCard \(card.version.rawValue)")
+        }
+        return PreparedCard(bytes: written, metadata: CardMetadata(card: reread[0]), uid: uid)
     }
 
     /// Adds `UID:<uid>` right before the last END:VCARD line, with the card's line end.
