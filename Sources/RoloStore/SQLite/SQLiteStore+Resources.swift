@@ -8,7 +8,7 @@ extension SQLiteStore {
 
     public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
-        try Naming.validate(name, what: "resource")
+        try Naming.validateResource(name)
         let write = ResourceWrite(name: name, data: data, contentType: contentType, card: card)
         let result = try await groupCommit.write(bytes: data.count) { db in
             let collection = try Self.collectionRow(db, id: collectionID)
