@@ -295,7 +295,11 @@ import WebPush
             #expect(try await Self.register(server, resource: service.url("/up/fine"), device: Device()).status == 204)
             #expect(try await Self.put(server, "ann").status == 201)
             _ = await service.waitForRequests(count: 3)
-            try await Task.sleep(for: .milliseconds(300))
+            // The outcomes are recorded just after the answers: wait for the last of them.
+            try await Self.eventually { try await server.store.pushRegistrations(user: "alice").count == 2 }
+            try await Self.eventually {
+                try await server.request("GET", "/metrics", user: nil).text.contains("rolo_push_messages_total{outcome=\"failed\"} 1")
+            }
             let left = try await server.store.pushRegistrations(user: "alice").sorted { $0.pushResource < $1.pushResource }
             #expect(left.map(\.pushResource) == [service.url("/up/fine").absoluteString, service.url("/up/flaky").absoluteString])
             #expect(left.last?.failures == 1 && left.last?.retryAfter != nil)
@@ -360,6 +364,15 @@ import WebPush
     }
 
     static func imfDate(_ text: String) -> Date? { HTTPDateText.parse(text) }
+
+    /// Polls `condition` until it holds or 15 s pass (then the caller's expectations fail).
+    static func eventually(_ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
 }
 
 /// The system clock moved forward by hand (registrations expire without waiting).
