@@ -156,6 +156,22 @@ import Testing
         #expect(try await fixture.store.integrityCheck() == [])
     }
 
+    /// A card replaced by one with no index entries leaves no trigram row after the merge.
+    @Test func aCardReplacedByOneWithoutEntriesLosesItsTrigramRowAtTheMerge() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("a.vcf", fn: "Annabelle")
+        try await fixture.store.mergePendingIndex()
+        _ = try await fixture.store.putResource(collectionID: fixture.book.id, name: "a.vcf", data: Data("BEGIN:VCARD\r\nEND:VCARD\r\n".utf8),
+                                                contentType: "text/vcard", card: nil, precondition: .none)
+        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.contains("belle", property: "FN"), limit: nil).isEmpty)
+        try await fixture.store.mergePendingIndex()
+        let rows = try await fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_trigrams") }
+        #expect(rows == 0)
+        #expect(try await fixture.store.integrityCheck() == [])
+    }
+
     @Test func theIntegrityCheckFindsAMissingRowATextThatLacksAValueAndALeakedRow() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }

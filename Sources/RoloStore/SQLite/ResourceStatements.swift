@@ -35,8 +35,8 @@ struct ResourceStatements {
         deleteEntries = try db.cachedStatement(sql: "DELETE FROM card_index WHERE resource_id = ?")
         deletePendingEntries = try db.cachedStatement(sql: "DELETE FROM card_index_pending WHERE resource_id = ?")
         deleteMembers = try db.cachedStatement(sql: "DELETE FROM group_members WHERE resource_id = ?")
-        // The card's trigram row goes at the next merge, not here: deleting from the FTS
-        // index writes a segment per commit, the cost the pending entries avoid (schema v7).
+        // A card's trigram row changes at the next merge, not here: writing the FTS index
+        // writes a segment per commit, the cost the pending entries avoid (schema v7).
         markTrigramsStale = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (?)")
         // One row per statement: a multi-row VALUES measured 30% slower on import. Into the
         // pending entries, which the writer merges into card_index later (schema v5).
@@ -71,7 +71,9 @@ struct ResourceStatements {
         try updateBody.run { row in row.add(write.data); row.add(id) }
         try deleteEntries.run { row in row.add(id) }
         try deletePendingEntries.run { row in row.add(id) }
-        try markTrigramsStale.run { row in row.add(id) }
+        // New entries replace the card's trigram row at the merge (OR REPLACE); only a card
+        // left without entries needs its row dropped there.
+        if write.entries.isEmpty { try markTrigramsStale.run { row in row.add(id) } }
         try deleteMembers.run { row in row.add(id) }
         try writeRows(of: write, resourceID: id, collectionID: collectionID, seq: seq, now: now)
     }

@@ -276,9 +276,10 @@ extension SQLiteStore {
             // detail=none keeps no positions: half the size of detail=full and measured as
             // fast, since the exact check does what phrase positions would. columnsize=0
             // drops ranking data nothing uses. Like card_index it is written when pending
-            // entries are merged, never by a PUT: a replaced or deleted card's row is only
-            // noted in card_trigram_stale (a stale row adds candidates that fail the exact
-            // check, nothing more) and dropped by the next merge (`mergePendingIndex`).
+            // entries are merged, never by a PUT: a replaced card's row is replaced then, and
+            // a deleted card's row (or one left without entries) is only noted in
+            // card_trigram_stale and dropped then (`mergePendingIndex`). Until then a stale
+            // row adds candidates that fail the exact check, nothing more.
             try db.execute(sql: """
                 CREATE VIRTUAL TABLE card_trigrams USING fts5(
                     text, tokenize = 'trigram case_sensitive 1', detail = none, columnsize = 0);
