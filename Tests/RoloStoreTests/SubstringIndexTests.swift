@@ -21,6 +21,7 @@ import Testing
         #expect(SQLiteStore.trigramQuery("anna") == "\"ann\" AND \"nna\"")
         #expect(SQLiteStore.trigramQuery("aaaaa") == "\"aaa\"")
         #expect(SQLiteStore.trigramQuery("a\"b") == "\"a\"\"b\"")
+        #expect(SQLiteStore.trigramQuery("ab\0cd") == nil)
         // Three scalars, one character: the tokenizer counts scalars too.
         #expect(SQLiteStore.trigramQuery("e\u{301}x") == "\"e\u{301}x\"")
         // Canonically equivalent, different scalars: both kept.

@@ -140,10 +140,11 @@ extension SQLiteStore {
 
     /// An FTS5 query for the texts holding every trigram (three Unicode scalars, as the
     /// trigram tokenizer counts) of `needle`: each distinct one quoted, joined by AND, since
-    /// a detail=none table has no phrase queries. Nil below three scalars.
+    /// a detail=none table has no phrase queries. Nil below three scalars, and for a NUL,
+    /// where FTS5's query parser could stop reading (a value never holds one: scanned).
     static func trigramQuery(_ needle: String) -> String? {
         let scalars = Array(needle.unicodeScalars)
-        guard scalars.count >= 3 else { return nil }
+        guard scalars.count >= 3, !scalars.contains("\0") else { return nil }
         // Keyed by scalar values: Swift compares Strings by canonical equivalence.
         var seen = Set<[UInt32]>()
         var query = String.UnicodeScalarView()
