@@ -88,7 +88,13 @@ import Testing
             try await fixture.put("c\(card).vcf", extra: mine.map { IndexEntry(property: "NICKNAME", value: $0) }
                                   + [IndexEntry(property: "EMAIL", value: "joanne@example.com")])
         }
-        if state != .pending { try await fixture.store.mergePendingIndex() }
+        // PUTs leave the trigram index alone; the merge writes a row per card.
+        let trigramRows = { try await fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_trigrams") } }
+        #expect(try await trigramRows() == 0)
+        if state != .pending {
+            try await fixture.store.mergePendingIndex()
+            #expect(try await trigramRows() == 24)
+        }
         if state == .replacedAndDeleted {
             // Merged cards replaced (their trigram rows go stale), one with a card that has no
             // nickname left, and deleted ones; the last card's id is reused by a new card.
