@@ -45,6 +45,8 @@ extension SQLiteStore {
             try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now,
                                     author: author)
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+            // Its trigram row is now stale: counted so that deletes alone also bring a merge.
+            self.pendingIndex.add(1)
             return seq
         }
         bookChanges.publish(collectionID: collectionID, seq: seq)

@@ -74,9 +74,11 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
         pepper = try Self.loadPepper(pool)
-        // Entries a stopped server left pending: merged now, not after the next burst.
+        // Entries a stopped server left pending (or trigram rows stale): merged now, not after the next burst.
         try pool.writeWithoutTransaction { db in
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM card_index_pending)") == true {
+            if try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM card_index_pending) OR EXISTS (SELECT 1 FROM card_trigram_stale)
+                """) == true {
                 try Self.mergePendingIndex(db)
             }
         }
