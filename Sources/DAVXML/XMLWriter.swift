@@ -61,6 +61,16 @@ public struct XMLWriter: Sendable {
         bytes.removeAll(keepingCapacity: true)
     }
 
+    /// The same, but a buffer that grew past `capacity` (one 10 MB card written whole) is
+    /// let go and replaced by one of `capacity`, so a streamed answer does not keep the
+    /// biggest card's size for the rest of its chunks.
+    public mutating func discardBytes(keepingCapacityUpTo capacity: Int) {
+        guard bytes.capacity > capacity else { return discardBytes() }
+        detachOpenNames()
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
     /// Copies the qualified names of the open elements out of `bytes` before those are
     /// handed over or forgotten: their end tags still come.
     private mutating func detachOpenNames() {

@@ -41,7 +41,7 @@ import Testing
         #expect(book.value(of: "{DAV:}sync-token")?.text.isEmpty == false)
         let versions = book.value(of: "{urn:ietf:params:xml:ns:carddav}supported-address-data")?.children.compactMap { $0.attribute("version") }
         #expect(versions == ["3.0", "4.0"])
-        #expect(book.value(of: "{urn:ietf:params:xml:ns:carddav}max-resource-size")?.text == "1048576")
+        #expect(book.value(of: "{urn:ietf:params:xml:ns:carddav}max-resource-size")?.text == "10485760")
         let privileges = book.value(of: "{DAV:}current-user-privilege-set")?.children.flatMap { $0.children.map(\.name) } ?? []
         #expect(Set(privileges).isSuperset(of: ["read", "write", "write-properties", "write-content", "bind", "unbind"]))
         let reports = book.value(of: "{DAV:}supported-report-set")?.children.flatMap { $0.children.flatMap { $0.children.map(\.name) } } ?? []

@@ -27,13 +27,15 @@ extension DAVService {
             var names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
             let truncated = limit.map { names.count > $0 } ?? false
             if let limit, truncated { names = Array(names.prefix(limit)) }
-            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
+            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
+                                        bodyLimit: configuration.pageBodyLimit)
             let pages = NamedCardPages(cards, names: names, pageSize: pageSize)
             return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { _, multistatus in
                 if truncated { multistatus.addTruncation(href: bookHref) }
             })
         }
-        let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize),
+        let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize,
+                                                bodyLimit: configuration.pageBodyLimit),
                                       filter: filter, limit: limit)
         return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { pages, multistatus in
             if pages.truncated { multistatus.addTruncation(href: bookHref) }
@@ -73,11 +75,27 @@ struct MatchingCardPages: ListingPages {
     mutating func nextPage() async throws -> [StoredResource] {
         var matches: [StoredResource] = []
         for stored in try await book.nextPage() {
-            guard let card = try? VCardParser.parse([UInt8](stored.data)).first, filter.matches(card) else { continue }
+            guard try await isMatch(stored) else { continue }
             if let limit, matched == limit { truncated = true; break }
             matched += 1
             matches.append(stored)
         }
         return matches
+    }
+
+    /// Whether the card matches. A body left in the store is read for the test and let go
+    /// (the writer reads it again), so a page never holds several big bodies.
+    private func isMatch(_ stored: StoredResource) async throws -> Bool {
+        var data = stored.data
+        if stored.bodyLeftOut {
+            guard let full = try await book.store.resource(collectionID: book.collectionID, name: stored.info.name) else { return false }
+            data = full.data
+        }
+        // Parsed where the bytes are: a [UInt8] copy of each body cost as much as a big card.
+        let card = data.withUnsafeBytes { raw in
+            try? VCardParser.parse(raw.assumingMemoryBound(to: UInt8.self)).first
+        }
+        guard let card else { return false }
+        return filter.matches(card)
     }
 }
