@@ -302,7 +302,7 @@ struct CardReader {
             candidate = lookahead.next()
             blankLines += 1
         }
-        guard let line = candidate, !isPropertyLine(line) else { return nil }
+        guard let line = candidate, !isPropertyLine(line, followedBy: lookahead) else { return nil }
         return (blankLines, line)
     }
 
@@ -311,27 +311,32 @@ struct CardReader {
     }
 
     /// `[group.]NAME[;params]:` where NAME is a property vCard defines or an `X-` name.
-    private func isPropertyLine(_ line: PhysicalLine) -> Bool {
-        var index = line.start
-        var nameStart = line.start
-        while index < line.end {
-            let byte = bytes[index]
-            if byte == Byte.colon || byte == Byte.semicolon { break }
+    /// The line is read with the folded lines after it (`following`): a long parameter
+    /// list folded before its `:` (found by fuzzing) is still a property, not a
+    /// continuation glued onto the value before it.
+    private func isPropertyLine(_ line: PhysicalLine, followedBy following: PhysicalLineIterator) -> Bool {
+        var logical = FoldedBytes(bytes: bytes, line: line, following: following)
+        var name: [UInt8] = []
+        while let byte = logical.next() {
+            if byte == Byte.colon || byte == Byte.semicolon {
+                guard !name.isEmpty else { return false }
+                if byte == Byte.semicolon {
+                    var sawColon = false
+                    while !sawColon, let byte = logical.next() { sawColon = byte == Byte.colon }
+                    if !sawColon { return false }
+                }
+                let upper = String(decoding: name.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+                return upper.hasPrefix("X-") || KnownProperties.names.contains(upper)
+            }
             if byte == Byte.dot {
-                nameStart = index + 1
+                name.removeAll(keepingCapacity: true)
             } else if !ContentLineParser.isNameByte(byte) {
                 return false
+            } else {
+                name.append(byte)
             }
-            index += 1
         }
-        guard index < line.end, nameStart < index else { return false }
-        if bytes[index] == Byte.semicolon {
-            var colon = index
-            while colon < line.end, bytes[colon] != Byte.colon { colon += 1 }
-            if colon == line.end { return false }
-        }
-        let name = ContentLineParser.upperASCII(bytes, nameStart..<index)
-        return name.hasPrefix("X-") || KnownProperties.names.contains(name)
+        return false
     }
 
     private func endsWithEquals(_ folded: Bool, _ first: PhysicalLine) -> Bool {
@@ -373,6 +378,30 @@ struct CardReader {
             start += 1
         }
         return false
+    }
+}
+
+/// The bytes of a physical line and of the lines folded onto it (RFC 6350 §3.2: a line
+/// that starts with a space or TAB continues the one before, without that first byte).
+private struct FoldedBytes {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var line: PhysicalLine
+    var index: Int
+    var following: PhysicalLineIterator
+
+    init(bytes: UnsafeBufferPointer<UInt8>, line: PhysicalLine, following: PhysicalLineIterator) {
+        self.bytes = bytes; self.line = line; self.index = line.start; self.following = following
+    }
+
+    mutating func next() -> UInt8? {
+        while index >= line.end {
+            guard let next = following.next(), !next.isEmpty,
+                  bytes[next.start] == Byte.space || bytes[next.start] == Byte.tab else { return nil }
+            line = next
+            index = next.start + 1
+        }
+        defer { index += 1 }
+        return bytes[index]
     }
 }
 
