@@ -51,4 +51,46 @@ import VCard
         let v21 = try VCardParser.parse("BEGIN:VCARD\r\nVERSION:2.1\r\nN:A;B\r\nTEL;CELL;X-ODD*TOKEN:1\r\nEND:VCARD\r\n", mode: .strict)
         #expect(v21[0].first("TEL")?.types == ["CELL", "X-ODD*TOKEN"])
     }
+
+    /// `vcard` target: the 2.1 base64-block and quoted-printable soft-break rules looked
+    /// for BASE64 or QUOTED-PRINTABLE anywhere before the `:`, so a property named
+    /// X-BASE64 (or a value such as `X-A=QUOTED-PRINTABLE-LIKE`) glued the next line onto
+    /// its value, and a base64 block swallowed a property whose `:` was on a folded line.
+    @Test func transferEncodingsAreReadFromTheParametersOnly() throws {
+        let named = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nX-BASE64:\r\nN;X-LONG=aaaaaaaaaaaa\r\n :Doe;John;;;\r\n"
+            + "NOTE;X-MODE=QUOTED-PRINTABLE-LIKE:ends with=\r\nTEL:1\r\nEND:VCARD\r\n"
+        for mode in [VCardParseMode.strict, .lenient] {
+            let card = try #require(try Self.parse(named, mode).first)
+            #expect(card.properties.map(\.name) == ["VERSION", "FN", "X-BASE64", "N", "NOTE", "TEL"], "\(mode)")
+            #expect(card.first("X-BASE64")?.rawValue == "" && card.first("NOTE")?.rawValue == "ends with=")
+        }
+        // The 2.1 shapes still join: a BASE64 block (bare or ENCODING=) up to a blank line
+        // or the next property, and a quoted-printable soft break.
+        let v21 = "BEGIN:VCARD\r\nVERSION:2.1\r\nN:A;B\r\nPHOTO;TYPE=JPEG;ENCODING=BASE64:AAAA\r\nBBBB\r\n\r\n"
+            + "LOGO;BASE64:CCCC\r\nDDDD\r\nNOTE;X-A=1\r\n :text\r\n"
+            + "TITLE;ENCODING=QUOTED-PRINTABLE:one=\r\ntwo\r\nEND:VCARD\r\n"
+        let card = try #require(try Self.parse(v21, .strict).first)
+        #expect(card.first("PHOTO")?.rawValue == "AAAABBBB")
+        #expect(card.first("LOGO")?.rawValue == "CCCCDDDD")
+        #expect(card.first("NOTE")?.rawValue == "text")
+        #expect(card.first("TITLE")?.rawValue == "onetwo")
+    }
+
+    /// `jcard` target: turning jCard's extended dates into vCard's basic ones dropped
+    /// every `:` of any date-typed value, so a BDAY of free text lost characters on the
+    /// way through jCard. Only values in a date or time form are converted now.
+    @Test func jCardConvertsOnlyRealDates() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nBDAY:circa 1970: spring\r\n"
+            + "ANNIVERSARY:20090808T1430-0500\r\nDEATHDATE:--0203\r\nX-T;VALUE=time:-0530Z\r\n"
+            + "REV:20240105T101512Z\r\nTZ;VALUE=utc-offset:-0500\r\nX-OFF;VALUE=utc-offset:UTC+1:30\r\nEND:VCARD\r\n"
+        let card = try #require(try Self.parse(text, .strict).first)
+        let json = JCard.encode(card)
+        for fragment in ["\"circa 1970: spring\"", "\"2009-08-08T14:30-05:00\"", "\"--02-03\"", "\"-05:30Z\"",
+                         "\"2024-01-05T10:15:12Z\"", "\"-05:00\"", "\"UTC+1:30\""] {
+            #expect(json.contains(fragment), "\(fragment) in \(json)")
+        }
+        let back = try #require(try JCard.decode(json).first)
+        #expect(back.properties.map(\.rawValue) == card.properties.map(\.rawValue))
+    }
 }
+
