@@ -132,7 +132,8 @@ extension VCard {
     /// a second one stays in Apple's form), so the two names count as one.
     /// A 3.0-style LABEL property in a 4.0 card comes back as its ADR's LABEL parameter,
     /// as 4.0 has it, so those parameters count as LABEL values. Dates compare without
-    /// their separators: 3.0 has Apple's extended form, 4.0 the basic one.
+    /// their separators: 3.0 has Apple's extended form, 4.0 the basic one. A KIND is a
+    /// case-insensitive token, which the conversion writes in lower case.
     var valueCounts: ValueCounts {
         var counts = ValueCounts()
         for property in properties where property.name != "VERSION" {
@@ -140,6 +141,8 @@ extension VCard {
             var text = property.text
             if ["BDAY", "ANNIVERSARY", "DEATHDATE"].contains(name) {
                 text = String(text.unicodeScalars.filter { $0 != "-" && $0 != ":" })
+            } else if name == "KIND" {
+                text = text.lowercased()
             }
             counts.add(name + ":" + text)
             if name == "ADR", let labels = property.parameterValues("LABEL") {
