@@ -1,5 +1,9 @@
 # The two commands a new user needs (see README.md).
-.PHONY: serve test build release bench
+.PHONY: serve test build release bench fuzz
+
+# `make fuzz FUZZ_SECONDS=300` runs every libFuzzer target that long (Docs/testing.md);
+# FUZZ_TARGETS="vcard xml" picks some.
+export FUZZ_SECONDS FUZZ_CONFIG FUZZ_RUNS
 
 serve:
 	bash scripts/install-deps.sh
@@ -14,3 +18,6 @@ build:
 
 release:
 	swift build -c release --product rolo
+
+fuzz:
+	bash scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Rolo test on a Debian machine: installs the Debian and PyPI packages the
 # tests need when they are missing, builds, runs `swift test`, then each interop script
-# in Tests/interop/ (litmus, vdirsyncer, nginx...). Ends with one "N passed, M failed" line.
+# in Tests/interop/ (litmus, vdirsyncer, nginx...), then each fuzz target for a short
+# time (scripts/fuzz.sh). Ends with one "N passed, M failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -49,6 +50,18 @@ for script in Tests/interop/*.sh; do
         failed=$((failed + 1)); echo "FAIL $script"
     fi
 done
+
+# Fuzzing, short: every libFuzzer target for CI_FUZZ_SECONDS, starting from the seeds
+# in the repository, each a test; a crash, leak, hang or round-trip difference fails it.
+# (Docs/testing.md; `make fuzz` is the long run.)
+echo "== fuzz (${CI_FUZZ_SECONDS:-15} s per target)"
+FUZZ_LOG="$ROOT/.build/fuzz-output.log"
+FUZZ_SECONDS=${CI_FUZZ_SECONDS:-15} bash scripts/fuzz.sh 2>&1 | tee "$FUZZ_LOG"
+fuzz_passed=$(grep -cE '^[a-z]+: [0-9]+ inputs, corpus [0-9]+, no finding$' "$FUZZ_LOG" || true)
+fuzz_failed=$(grep -cE '^[a-z]+: FINDING' "$FUZZ_LOG" || true)
+if [ "$fuzz_passed" = 0 ] && [ "$fuzz_failed" = 0 ]; then fuzz_failed=1; echo "FAIL fuzz build"; fi
+passed=$((passed + fuzz_passed))
+failed=$((failed + fuzz_failed))
 
 echo
 echo "tests: $passed passed, $failed failed"

@@ -11,6 +11,9 @@ public struct DAVConfiguration: Sendable {
     public var proxyPrefix: String
     /// Largest accepted resource (vCard or file) in bytes; advertised as `max-resource-size`.
     public var maxResourceSize: Int
+    /// 10 MiB: cards with a phone's full-resolution photo (a 4-7 MB JPEG, a third more as
+    /// base64) still fit. Listings never hold such bodies whole (`pageBodyLimit`).
+    public static let defaultMaxResourceSize = 10 << 20
     /// Largest PROPFIND/PROPPATCH/REPORT/MKCOL body the engine parses, in bytes.
     public var maxXMLBodySize: Int
     /// Bytes a user may store in total; nil means no quota.
@@ -32,12 +35,19 @@ public struct DAVConfiguration: Sendable {
     /// first chunk from mmap, then raises its mmap threshold past the chunk size, so later
     /// chunks come from (and go back to) the heap.
     public var streamChunkSize: Int
+    /// Card bodies up to this size are read with their page of a listing (multiget, sync,
+    /// query, PROPFIND); a bigger one is left in the store and read alone when its response
+    /// is written, then escaped and sent a chunk at a time. 64 KB keeps nearly every card in
+    /// its page (a contact photo as phones sync it is 10-60 KB), while a page of 250 or 1000
+    /// cards can never hold several 10 MB photos at once (plus the page read ahead).
+    public var pageBodyLimit: Int
     /// WebDAV-Push: advertised and accepted when set (`DAVPushConfiguration`).
     public var push: DAVPushConfiguration?
 
-    public init(basePath: String = "/dav", proxyPrefix: String = "", maxResourceSize: Int = 1 << 20,
+    public init(basePath: String = "/dav", proxyPrefix: String = "", maxResourceSize: Int = DAVConfiguration.defaultMaxResourceSize,
                 maxXMLBodySize: Int = 4 << 20, quotaBytes: Int64? = nil, publicBaseURL: URL? = nil,
-                sequentialLockTokens: Bool = false, listingPageSize: Int = 1000, streamChunkSize: Int = 256 << 10) {
+                sequentialLockTokens: Bool = false, listingPageSize: Int = 1000, streamChunkSize: Int = 256 << 10,
+                pageBodyLimit: Int = 64 << 10) {
         self.basePath = Self.normalized(basePath)
         var prefix = Self.normalized(proxyPrefix)
         if prefix.isEmpty, let path = publicBaseURL?.path { prefix = Self.normalized(path) }
@@ -49,6 +59,7 @@ public struct DAVConfiguration: Sendable {
         self.sequentialLockTokens = sequentialLockTokens
         self.listingPageSize = max(listingPageSize, 1)
         self.streamChunkSize = max(streamChunkSize, 1)
+        self.pageBodyLimit = max(pageBodyLimit, 0)
     }
 
     /// "/dav/" -> "/dav", "dav" -> "/dav", "/" -> "".

@@ -3,6 +3,9 @@ public enum XMLNamespace {
     public static let dav = "DAV:"
     public static let carddav = "urn:ietf:params:xml:ns:carddav"
     public static let calendarServer = "http://calendarserver.org/ns/"
+    /// The namespace of `xml:lang` and `xml:space`: bound to `xml` in every document and
+    /// never declared (a declaration of it, or another prefix for it, is not well-formed).
+    public static let xml = "http://www.w3.org/XML/1998/namespace"
 
     /// Prefixes declared on every document's root element: `d:`, `card:`, `cs:`.
     public static let standardPrefixes: [(prefix: String, uri: String)] = [
@@ -59,6 +62,16 @@ public struct XMLWriter: Sendable {
     public mutating func discardBytes() {
         detachOpenNames()
         bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// The same, but a buffer that grew past `capacity` (one 10 MB card written whole) is
+    /// let go and replaced by one of `capacity`, so a streamed answer does not keep the
+    /// biggest card's size for the rest of its chunks.
+    public mutating func discardBytes(keepingCapacityUpTo capacity: Int) {
+        guard bytes.capacity > capacity else { return discardBytes() }
+        detachOpenNames()
+        bytes = []
+        bytes.reserveCapacity(capacity)
     }
 
     /// Copies the qualified names of the open elements out of `bytes` before those are
@@ -190,6 +203,7 @@ public struct XMLWriter: Sendable {
     /// when there is none; nil for no namespace (no default namespace is ever declared).
     private mutating func resolvePrefix(_ namespace: String, declarations: inout [(uri: String, prefix: String)]) -> String? {
         if namespace.isEmpty { return nil }
+        if namespace == XMLNamespace.xml { return "xml" }
         if let known = prefix(for: namespace, pending: declarations) { return known }
         let fresh = unboundPreferredPrefix(for: namespace, pending: declarations) ?? {
             generatedPrefixes += 1

@@ -1,3 +1,4 @@
+import DAV
 import RoloStore
 import Foundation
 import Logging
@@ -75,12 +76,14 @@ public struct ServerConfiguration: Sendable {
 
 /// Request body caps, enforced while the body streams in so nothing oversized is buffered.
 public struct RequestLimits: Sendable {
-    /// Largest resource a PUT may store (advertised as CARDDAV:max-resource-size).
+    /// Largest resource a PUT may store (advertised as CARDDAV:max-resource-size). 10 MiB
+    /// by default: a phone's high-resolution contact photo, base64-encoded, passes 1 MiB.
     public var maxResourceSize: Int
-    /// Largest body of any other method (PROPFIND, REPORT, PROPPATCH, MKCOL, LOCK...).
+    /// Largest body of any other method (PROPFIND, REPORT, PROPPATCH, MKCOL, LOCK...): XML
+    /// that is parsed whole, so it keeps its own, smaller cap.
     public var maxRequestBodySize: Int
 
-    public init(maxResourceSize: Int = 1 << 20, maxRequestBodySize: Int = 4 << 20) {
+    public init(maxResourceSize: Int = DAVConfiguration.defaultMaxResourceSize, maxRequestBodySize: Int = 4 << 20) {
         self.maxResourceSize = maxResourceSize
         self.maxRequestBodySize = maxRequestBodySize
     }

@@ -61,6 +61,13 @@ public protocol RoloStore: Sendable {
     func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo]
     /// One page of `allResources`, bodies included, the same way.
     func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource]
+    /// `resources(collectionID:names:)` for a listing: a body bigger than `bodyLimit` bytes
+    /// stays in the store (`StoredResource.bodyLeftOut`), so a page of a multiget or sync
+    /// holds small bodies only, and a card with a 10 MB photo is read alone when its turn
+    /// comes. A default implementation reads every body and drops the big ones.
+    func resources(collectionID: Int64, names: [String], bodyLimit: Int) async throws -> [StoredResource]
+    /// `allResources(collectionID:after:limit:)` leaving bodies over `bodyLimit` in the store, the same way.
+    func allResources(collectionID: Int64, after name: String?, limit: Int, bodyLimit: Int) async throws -> [StoredResource]
     func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo?
     /// The user's collection at `path` and, when it has one, its member resource `name`
     /// (without the body): what resolving a member's path needs (PUT, DELETE, PROPFIND),
@@ -226,6 +233,14 @@ extension RoloStore {
         Self.page(of: try await allResources(collectionID: collectionID), name: \.info.name, after: name, limit: limit)
     }
 
+    public func resources(collectionID: Int64, names: [String], bodyLimit: Int) async throws -> [StoredResource] {
+        try await resources(collectionID: collectionID, names: names).map { $0.leavingOutBody(over: bodyLimit) }
+    }
+
+    public func allResources(collectionID: Int64, after name: String?, limit: Int, bodyLimit: Int) async throws -> [StoredResource] {
+        try await allResources(collectionID: collectionID, after: name, limit: limit).map { $0.leavingOutBody(over: bodyLimit) }
+    }
+
     /// The `limit` rows whose names follow `cursor` in UTF-8 byte order.
     private static func page<Row>(of rows: [Row], name: (Row) -> String, after cursor: String?,
                                   limit: Int) -> [Row] {
@@ -336,11 +351,19 @@ public struct ResourceInfo: Sendable, Hashable {
 
 public struct StoredResource: Sendable, Hashable {
     public var info: ResourceInfo
-    /// The bytes exactly as the client sent them.
+    /// The bytes exactly as the client sent them; empty when `bodyLeftOut`.
     public var data: Data
+    /// A listing read left the body in the store, being bigger than the read's `bodyLimit`;
+    /// `resource(collectionID:name:)` reads it.
+    public var bodyLeftOut: Bool
 
-    public init(info: ResourceInfo, data: Data) {
-        self.info = info; self.data = data
+    public init(info: ResourceInfo, data: Data, bodyLeftOut: Bool = false) {
+        self.info = info; self.data = data; self.bodyLeftOut = bodyLeftOut
+    }
+
+    /// The same resource without its body when that is bigger than `limit` bytes.
+    public func leavingOutBody(over limit: Int) -> StoredResource {
+        data.count > limit ? StoredResource(info: info, data: Data(), bodyLeftOut: true) : self
     }
 }
 

@@ -29,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: String?
     @Option(help: "text or json: one JSON object per line (env ROLO_LOG_FORMAT, default text).")
     var logFormat: String?
-    @Option(help: "Largest vCard a client may PUT, in bytes (env ROLO_MAX_RESOURCE_SIZE, default 1048576).")
+    @Option(help: "Largest vCard a client may PUT, in bytes (env ROLO_MAX_RESOURCE_SIZE, default 10485760).")
     var maxResourceSize: Int?
     @Option(help: "Largest other request body, in bytes (env ROLO_MAX_REQUEST_SIZE, default 4194304).")
     var maxRequestSize: Int?

@@ -42,7 +42,7 @@ import Testing
         let types = book.value(of: "{urn:ietf:params:xml:ns:carddav}supported-address-data")?.children
             .map { "\($0.attribute("content-type") ?? "") \($0.attribute("version") ?? "")" }
         #expect(types == ["text/vcard 3.0", "text/vcard 4.0", "application/vcard+json 4.0"])
-        #expect(book.value(of: "{urn:ietf:params:xml:ns:carddav}max-resource-size")?.text == "1048576")
+        #expect(book.value(of: "{urn:ietf:params:xml:ns:carddav}max-resource-size")?.text == "10485760")
         let privileges = book.value(of: "{DAV:}current-user-privilege-set")?.children.flatMap { $0.children.map(\.name) } ?? []
         #expect(Set(privileges).isSuperset(of: ["read", "write", "write-properties", "write-content", "bind", "unbind"]))
         let reports = book.value(of: "{DAV:}supported-report-set")?.children.flatMap { $0.children.flatMap { $0.children.map(\.name) } } ?? []

@@ -63,6 +63,21 @@ private func randomElement(_ rng: inout SplitMix64, depth: Int) -> XMLElement {
         }
     }
 
+    /// Found by fuzzing (`xml` target): an `xml:lang` attribute (a dead property set by
+    /// PROPPATCH or an extended MKCOL) was written with a generated prefix declared for the
+    /// XML namespace, which no parser accepts, so the property's PROPFIND answer was broken.
+    @Test func xmlNamespaceAttributesKeepTheXmlPrefix() throws {
+        let body = #"<d:p xmlns:d="DAV:"><d:v xml:lang="fr" xml:space="preserve">texte</d:v><xml:odd>x</xml:odd></d:p>"#
+        let parsed = try XMLDocumentParser.parse(body)
+        #expect(parsed.children[0].attribute("lang", namespace: XMLNamespace.xml) == "fr")
+        let written = parsed.xmlString
+        #expect(written.contains(#"xml:lang="fr""#) && !written.contains("xmlns:x0"))
+        #expect(try XMLDocumentParser.parse(written) == parsed)
+        var replay = XMLWriter()
+        replay.element(XMLNamespace.dav, "prop") { $0.deadProperty(parsed.namespace, parsed.name, innerXML: parsed.innerXML) }
+        #expect(try XMLDocumentParser.parse(replay.bytes).children.first?.children == parsed.children)
+    }
+
     @Test func mutatedDocumentsParseOrFailCleanly() {
         let seed = Array("""
             <?xml version="1.0" encoding="utf-8"?>

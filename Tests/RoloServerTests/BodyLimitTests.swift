@@ -8,7 +8,7 @@ import Testing
 
     @Test func oversizedPutWithExpectIsRefusedBeforeUpload() async throws {
         try await TestServer.with { server in
-            let big = Data(repeating: UInt8(ascii: "a"), count: 3 << 20)
+            let big = Data(repeating: UInt8(ascii: "a"), count: 11 << 20)
             let response = try await server.request(
                 "PUT", "/dav/addressbooks/alice/default/big.vcf",
                 headers: ["Content-Type": "text/vcard", "Expect": "100-continue"], body: big,
@@ -22,7 +22,7 @@ import Testing
 
     @Test func oversizedChunkedPutIsRefusedWith413() async throws {
         try await TestServer.with { server in
-            let big = Data(repeating: UInt8(ascii: "a"), count: 2 << 20)
+            let big = Data(repeating: UInt8(ascii: "a"), count: 11 << 20)
             let response = try await server.request(
                 "PUT", "/dav/addressbooks/alice/default/big.vcf",
                 headers: ["Content-Type": "text/vcard", "Transfer-Encoding": "chunked", "Expect": ""], body: big)

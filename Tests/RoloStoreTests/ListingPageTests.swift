@@ -39,6 +39,31 @@ import Testing
         #expect(withBodies.allSatisfy { String(decoding: $0.data, as: UTF8.self).contains("BEGIN:VCARD") })
     }
 
+    /// A listing's body limit: bodies over it come back empty and marked, the rest whole,
+    /// in named reads and in pages alike (the SQL's CASE, which never loads a big body).
+    @Test func bodiesOverTheLimitStayInTheStore() async throws {
+        let fixture = try await Self.fixture()
+        defer { fixture.close() }
+        let big = Data(("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:big\r\nFN:Big\r\nNOTE:" + String(repeating: "x", count: 5000)
+            + "\r\nEND:VCARD\r\n").utf8)
+        _ = try await fixture.store.putResource(collectionID: fixture.book.id, name: "big", data: big, contentType: "text/vcard",
+                                                card: CardMetadata(uid: "big", kind: "individual", indexEntries: [], members: []),
+                                                precondition: .none)
+        let limit = big.count - 1
+        let named = try await fixture.store.resources(collectionID: fixture.book.id, names: ["big", "a", "日本"], bodyLimit: limit)
+        let paged = try await fixture.store.allResources(collectionID: fixture.book.id, after: nil, limit: 100, bodyLimit: limit)
+        #expect(named.count == 3 && paged.count == Self.names.count + 1)
+        for card in named + paged {
+            let isBig = card.info.name == "big"
+            #expect(card.bodyLeftOut == isBig && card.data.isEmpty == isBig, "\(card.info.name)")
+            if isBig { #expect(card.info.size == big.count) }
+        }
+        // At the limit the body is still read; the full read always has it.
+        let atLimit = try await fixture.store.resources(collectionID: fixture.book.id, names: ["big"], bodyLimit: big.count)
+        #expect(atLimit.first?.data == big && atLimit.first?.bodyLeftOut == false)
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "big")?.data == big)
+    }
+
     @Test func infosByNameAreTheResourcesWithoutBodies() async throws {
         let fixture = try await Self.fixture()
         defer { fixture.close() }

@@ -128,15 +128,23 @@ extension DAVService {
         if includeBody { request.tally?.fullDownload(book: book.id) }
         let reads = includeBody ? CardReads(request, book: book.id, withBodies: true) : nil
         let chunkSize = configuration.streamChunkSize
+        // Big bodies (a phone's full-size photo) stay out of the pages and are read one at a
+        // time as they are written, like a multiget's.
         var pages = PrefetchingPages(BookPages(store: store, collectionID: book.id, withBodies: true,
-                                               pageSize: max(configuration.listingPageSize / 4, 1)))
+                                               pageSize: max(configuration.listingPageSize / 4, 1),
+                                               bodyLimit: configuration.pageBodyLimit))
+        let store = self.store
+        let body: @Sendable (StoredResource) async throws -> Data = { card in
+            guard card.bodyLeftOut else { return card.data }
+            return try await store.resource(collectionID: book.id, name: card.info.name)?.data ?? Data()
+        }
         var document = AddressBookDocument(form)
         var out: [UInt8] = []
         out.reserveCapacity(chunkSize + chunkSize / 4)
         var page = try await pages.nextPage()[...]
         while out.count < chunkSize {
             while out.count < chunkSize, let card = page.popFirst() {
-                document.append(card: card.data, to: &out)
+                document.append(card: try await body(card), to: &out)
                 reads?.count(1)
             }
             if out.count >= chunkSize { break }
@@ -163,7 +171,7 @@ extension DAVService {
                         out.removeAll(keepingCapacity: true)
                     }
                     while out.count < chunkSize, let card = page.popFirst() {
-                        document.append(card: card.data, to: &out)
+                        document.append(card: try await body(card), to: &out)
                         reads?.count(1)
                     }
                     if out.count >= chunkSize { continue }

@@ -48,7 +48,8 @@ extension DAVService {
         }
         // The row writer knows cards only (their content type is fixed).
         let rows = collection.kind == .addressBook ? CardResponseWriter(properties, withBodies: false) : nil
-        let pages = BookPages(store: store, collectionID: collection.id, withBodies: false, pageSize: configuration.listingPageSize)
+        let pages = BookPages(store: store, collectionID: collection.id, withBodies: false, pageSize: configuration.listingPageSize,
+                              bodyLimit: configuration.pageBodyLimit)
         // A member's href is its collection's plus its name: the prefix is escaped once.
         let memberPrefix = EscapedHref(collectionHref)
         let writer: ItemWriter<StoredResource>

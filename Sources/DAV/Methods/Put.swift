@@ -28,11 +28,12 @@ enum Put {
     }
 
     /// The one card a PUT body must hold, validated, or the CardDAV precondition it breaks.
-    /// The body's bytes are checked and parsed where they are, without a copy.
+    /// The body's bytes are checked and parsed where they are, without a copy (a String
+    /// made only to validate them was a second 10 MB for a card with a big photo).
     static func validatedCard(_ body: Data) throws(DAVError) -> VCard {
         let parsed = body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Result<[VCard], DAVError> in
             let bytes = raw.assumingMemoryBound(to: UInt8.self)
-            guard String(validating: bytes, as: UTF8.self) != nil else {
+            guard isValidUTF8(bytes) else {
                 return .failure(invalid("The vCard is not valid UTF-8."))
             }
             do throws(VCardError) {
@@ -77,6 +78,12 @@ enum Put {
         let bytes = Data(VCardWriter.write(card).utf8)
         // The written text must read back as a card a vCard PUT would take.
         return (try validatedCard(bytes), bytes)
+    }
+
+    /// UTF-8 validation in place (`UTF8Span`); older Apple systems make a String of it.
+    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if #available(macOS 26.0, *) { return (try? UTF8Span(validating: bytes.span)) != nil }
+        return String(validating: bytes, as: UTF8.self) != nil
     }
 
     static func invalid(_ message: String) -> DAVError {

@@ -40,20 +40,22 @@ extension DAVService {
         // next page's read overlap the writing of this one (`PrefetchingPages`).
         let pageSize = properties.wantsBodies ? max(configuration.listingPageSize / 4, 1) : configuration.listingPageSize
         let pages = MultigetPages(store: store, targets: requested, books: books, withBodies: properties.wantsBodies,
-                                  pageSize: pageSize)
+                                  pageSize: pageSize, bodyLimit: configuration.pageBodyLimit)
         let rows = CardResponseWriter(properties, withBodies: true)
         let credential = request.credential
         let writer: ItemWriter<MultigetPages.Card>
         if let rows {
             // Pages hold only cards of books that exist.
-            writer = .rows { item, multistatus in
-                multistatus.add(card: item.card.info, body: item.card.data, href: item.href, writer: rows)
+            writer = .rows { [books] item, multistatus in
+                multistatus.add(card: item.card.info, body: item.card.data,
+                                storedBody: books[item.book].flatMap { item.card.storedBody(in: $0.id) },
+                                href: item.href, writer: rows)
             }
         } else {
             writer = .generic { [self, books] item, multistatus in
                 guard let book = books[item.book] else { return }
-                try await addCard(item.card.info, body: item.card.data, in: book, href: item.href, rows: nil,
-                                  properties: properties, credential: credential, to: &multistatus)
+                try await addCard(item.card.info, body: item.card.data, bodyLeftOut: item.card.bodyLeftOut, in: book,
+                                  href: item.href, rows: nil, properties: properties, credential: credential, to: &multistatus)
             }
         }
         let reads = books.compactMap { $0 }.first.flatMap { CardReads(request, book: $0.id, withBodies: properties.wantsBodies) }
@@ -161,12 +163,14 @@ struct MultigetPages: ListingPages {
     let books: [CollectionInfo?]
     let withBodies: Bool
     let pageSize: Int
+    let bodyLimit: Int
     private var position = 0
     private(set) var notFound: [String] = []
     var isFinished: Bool { position >= targets.count }
 
-    init(store: any RoloStore, targets: [Target], books: [CollectionInfo?], withBodies: Bool, pageSize: Int) {
+    init(store: any RoloStore, targets: [Target], books: [CollectionInfo?], withBodies: Bool, pageSize: Int, bodyLimit: Int) {
         self.store = store; self.targets = targets; self.books = books; self.withBodies = withBodies; self.pageSize = pageSize
+        self.bodyLimit = bodyLimit
     }
 
     mutating func nextPage() async throws -> [Card] {
@@ -177,7 +181,8 @@ struct MultigetPages: ListingPages {
         var found: [Int: [String: StoredResource]] = [:]
         for (position, names) in namesByBook {
             guard let book = books[position] else { continue }
-            found[position] = try await NamedCardReader(store: store, collectionID: book.id, withBodies: withBodies).read(names)
+            found[position] = try await NamedCardReader(store: store, collectionID: book.id, withBodies: withBodies,
+                                                     bodyLimit: bodyLimit).read(names)
         }
         var cards: [Card] = []
         cards.reserveCapacity(chunk.count)

@@ -28,7 +28,8 @@ extension DAVService {
             var names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
             let truncated = limit.map { names.count > $0 } ?? false
             if let limit, truncated { names = Array(names.prefix(limit)) }
-            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
+            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
+                                        bodyLimit: configuration.pageBodyLimit)
             let pages = NamedCardPages(cards, names: names, pageSize: pageSize)
             return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { _, multistatus in
                 if truncated { multistatus.addTruncation(href: bookHref) }
@@ -38,14 +39,17 @@ extension DAVService {
             // The cards that may match (a param-filter, several text-matches on one property),
             // in name order like the book, each parsed and matched exactly.
             let names = try await store.query(collectionID: book.id, predicate: candidates, limit: nil)
-            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: true)
-            let pages = MatchingCardPages(NamedCardPages(cards, names: names, pageSize: pageSize), filter: filter, limit: limit)
+            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: true,
+                                        bodyLimit: configuration.pageBodyLimit)
+            let pages = MatchingCardPages(NamedCardPages(cards, names: names, pageSize: pageSize), store: store,
+                                          collectionID: book.id, filter: filter, limit: limit)
             return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { pages, multistatus in
                 if pages.truncated { multistatus.addTruncation(href: bookHref) }
             })
         }
-        let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize),
-                                      filter: filter, limit: limit)
+        let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize,
+                                                bodyLimit: configuration.pageBodyLimit),
+                                      store: store, collectionID: book.id, filter: filter, limit: limit)
         return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { pages, multistatus in
             if pages.truncated { multistatus.addTruncation(href: bookHref) }
         })
@@ -71,24 +75,43 @@ extension DAVService {
 /// Stops after `limit` matches, noting whether another one follows (`truncated`).
 struct MatchingCardPages<Cards: ListingPages>: ListingPages where Cards.Item == StoredResource {
     private var book: Cards
+    /// Where a body left out of a page (`StoredResource.bodyLeftOut`) is read from.
+    let store: any RoloStore
+    let collectionID: Int64
     let filter: AddressbookFilter
     let limit: Int?
     private var matched = 0
     private(set) var truncated = false
     var isFinished: Bool { truncated || book.isFinished }
 
-    init(_ book: Cards, filter: AddressbookFilter, limit: Int?) {
-        self.book = book; self.filter = filter; self.limit = limit
+    init(_ book: Cards, store: any RoloStore, collectionID: Int64, filter: AddressbookFilter, limit: Int?) {
+        self.book = book; self.store = store; self.collectionID = collectionID; self.filter = filter; self.limit = limit
     }
 
     mutating func nextPage() async throws -> [StoredResource] {
         var matches: [StoredResource] = []
         for stored in try await book.nextPage() {
-            guard let card = try? VCardParser.parse([UInt8](stored.data)).first, filter.matches(card) else { continue }
+            guard try await isMatch(stored) else { continue }
             if let limit, matched == limit { truncated = true; break }
             matched += 1
             matches.append(stored)
         }
         return matches
+    }
+
+    /// Whether the card matches. A body left in the store is read for the test and let go
+    /// (the writer reads it again), so a page never holds several big bodies.
+    private func isMatch(_ stored: StoredResource) async throws -> Bool {
+        var data = stored.data
+        if stored.bodyLeftOut {
+            guard let full = try await store.resource(collectionID: collectionID, name: stored.info.name) else { return false }
+            data = full.data
+        }
+        // Parsed where the bytes are: a [UInt8] copy of each body cost as much as a big card.
+        let card = data.withUnsafeBytes { raw in
+            try? VCardParser.parse(raw.assumingMemoryBound(to: UInt8.self)).first
+        }
+        guard let card else { return false }
+        return filter.matches(card)
     }
 }

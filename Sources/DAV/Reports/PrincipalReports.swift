@@ -146,7 +146,8 @@ extension DAVService {
                 }
             }
             let pages = MatchingMemberPages(
-                BookPages(store: store, collectionID: collection.id, withBodies: withBodies, pageSize: configuration.listingPageSize)
+                BookPages(store: store, collectionID: collection.id, withBodies: withBodies, pageSize: configuration.listingPageSize,
+                          bodyLimit: configuration.pageBodyLimit)
             ) { card in try await namesMe(.object(collection, card.info, nil)) }
             return try await pagedMultistatus(Multistatus(), pages: pages, writer: writer,
                                               reads: CardReads(request, book: collection.id, withBodies: withBodies))

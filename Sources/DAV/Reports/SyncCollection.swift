@@ -28,7 +28,7 @@ extension DAVService {
             let syncToken = SyncToken(collectionID: book.id, seq: book.syncSeq).description
             // Bodies are read only when address-data is asked for.
             let pages = BookPages(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
-                                  pageSize: configuration.listingPageSize)
+                                  pageSize: configuration.listingPageSize, bodyLimit: configuration.pageBodyLimit)
             let writer: ItemWriter<StoredResource> = memberWriter(in: book, collectionHref: memberPrefix, rows: rows,
                                                                   properties: properties, credential: credential) { $0 }
             return try await pagedMultistatus(Multistatus(), pages: pages, syncToken: syncToken, writer: writer, reads: reads)
@@ -48,7 +48,8 @@ extension DAVService {
             throw invalidToken
         }
         let initial = token.isEmpty
-        let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies)
+        let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
+                                    bodyLimit: configuration.pageBodyLimit)
         let pages = ChangePages(cards, changes: changeSet.changes, pageSize: configuration.listingPageSize)
         let syncToken = SyncToken(collectionID: book.id, seq: changeSet.newSeq).description
         let hrefs = self.hrefs
@@ -56,7 +57,8 @@ extension DAVService {
         if let rows {
             writer = .rows { item, multistatus in
                 if let card = item.card {
-                    multistatus.add(card: card.info, body: card.data, memberOf: memberPrefix, writer: rows)
+                    multistatus.add(card: card.info, body: card.data, storedBody: card.storedBody(in: book.id),
+                                    memberOf: memberPrefix, writer: rows)
                     reads?.count(1)
                 } else if !initial {
                     multistatus.add(href: hrefs.member(item.change.name, ofCollectionHref: bookHref), status: 404)
@@ -65,7 +67,8 @@ extension DAVService {
         } else {
             writer = .generic { [self] item, multistatus in
                 if let card = item.card {
-                    try await addMember(card.info, body: card.data, in: book, collectionHref: memberPrefix, rows: nil,
+                    try await addMember(card.info, body: card.data, bodyLeftOut: card.bodyLeftOut, in: book,
+                                        collectionHref: memberPrefix, rows: nil,
                                         properties: properties, credential: credential, to: &multistatus)
                     reads?.count(1)
                 } else if !initial {

@@ -56,23 +56,31 @@ struct CardResponseWriter: Sendable {
     private static let propStart = Array("</d:href><d:propstat><d:prop>".utf8)
     private static let responseEnd = Array("</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>".utf8)
 
+    /// Called where a body left in the store goes (inside `address-data`), with the
+    /// markup written so far: `Multistatus` splits the answer there.
+    typealias StoredBodyMark = (inout XMLWriter) -> Void
+
     /// The card's whole response; `body` is its stored vCard (unused unless asked for).
-    func write(_ card: ResourceInfo, body: Data, href: String, into xml: inout XMLWriter) {
+    /// When the body was left in the store, `storedBody` marks its place instead.
+    func write(_ card: ResourceInfo, body: Data, href: String, into xml: inout XMLWriter,
+               storedBody: StoredBodyMark? = nil) {
         xml.raw(bytes: Self.responseStart)
         xml.text(href)
-        writeProperties(of: card, body: body, into: &xml)
+        writeProperties(of: card, body: body, into: &xml, storedBody: storedBody)
     }
 
     /// The same for a card listed in its collection: the href is the collection's, escaped
     /// once per request, then the card's percent-encoded name, which needs no escaping.
-    func write(_ card: ResourceInfo, body: Data, memberOf collection: EscapedHref, into xml: inout XMLWriter) {
+    func write(_ card: ResourceInfo, body: Data, memberOf collection: EscapedHref, into xml: inout XMLWriter,
+               storedBody: StoredBodyMark? = nil) {
         xml.raw(bytes: Self.responseStart)
         xml.raw(bytes: collection.bytes)
         xml.raw(PercentEncoding.encodeSegment(card.name))
-        writeProperties(of: card, body: body, into: &xml)
+        writeProperties(of: card, body: body, into: &xml, storedBody: storedBody)
     }
 
-    private func writeProperties(of card: ResourceInfo, body: Data, into xml: inout XMLWriter) {
+    private func writeProperties(of card: ResourceInfo, body: Data, into xml: inout XMLWriter,
+                                 storedBody: StoredBodyMark?) {
         xml.raw(bytes: Self.propStart)
         for (column, open, close, empty) in columns {
             switch column {
@@ -81,7 +89,11 @@ struct CardResponseWriter: Sendable {
             case .contentLength: Self.write(text: String(card.size), open, close, empty, into: &xml)
             case .lastModified: Self.write(text: HTTPDate.rfc1123(card.modified), open, close, empty, into: &xml)
             case .addressData:
-                if body.isEmpty {
+                if let storedBody {
+                    xml.raw(bytes: open)
+                    storedBody(&xml)
+                    xml.raw(bytes: close)
+                } else if body.isEmpty {
                     xml.raw(bytes: empty)
                 } else {
                     xml.raw(bytes: open)
@@ -105,6 +117,22 @@ struct CardResponseWriter: Sendable {
     }
 }
 
+/// A card body its page left in the store (`DAVConfiguration.pageBodyLimit`): read, escaped
+/// and sent a slice at a time when its response goes out (`Multistatus.send`).
+struct StoredBody: Sendable {
+    let collectionID: Int64
+    let name: String
+    /// The size the page read, counted against the chunk being filled.
+    let size: Int
+}
+
+extension StoredResource {
+    /// Where to read the body from when the page left it out; nil when `data` holds it.
+    func storedBody(in collectionID: Int64) -> StoredBody? {
+        bodyLeftOut ? StoredBody(collectionID: collectionID, name: info.name, size: info.size) : nil
+    }
+}
+
 /// A collection's href XML-escaped once, for the member hrefs of a listing.
 struct EscapedHref: Sendable {
     let href: String
@@ -121,22 +149,38 @@ struct EscapedHref: Sendable {
 extension DAVService {
     /// One card's response: from its row when `rows` can write every asked property, else
     /// through the property registry. `body` is nil when the caller did not load it.
-    func addCard(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, href: String, rows: CardResponseWriter?,
-                 properties: PropertyRequest, credential: Credential, to multistatus: inout Multistatus) async throws {
+    /// `bodyLeftOut`: the page left the body in the store (`StoredResource.bodyLeftOut`).
+    func addCard(_ card: ResourceInfo, body: Data?, bodyLeftOut: Bool = false, in book: CollectionInfo, href: String,
+                 rows: CardResponseWriter?, properties: PropertyRequest, credential: Credential,
+                 to multistatus: inout Multistatus) async throws {
         if let rows {
-            multistatus.add(card: card, body: body ?? Data(), href: href, writer: rows)
+            let stored = bodyLeftOut ? StoredBody(collectionID: book.id, name: card.name, size: card.size) : nil
+            multistatus.add(card: card, body: body ?? Data(), storedBody: stored, href: href, writer: rows)
         } else {
+            let body = bodyLeftOut ? try await leftOutBody(of: card, in: book) : body
             try await addGenericCard(card, body: body, in: book, href: href, properties: properties, credential: credential, to: &multistatus)
         }
     }
 
+    /// A body the page left in the store, for the generic path (a converted or trimmed
+    /// `address-data` needs the whole card parsed anyway). One card at a time.
+    private func leftOutBody(of card: ResourceInfo, in book: CollectionInfo) async throws -> Data {
+        guard let stored = try await store.resource(collectionID: book.id, name: card.name) else {
+            throw DAVError(500, message: "The card \(card.name) went away while the answer was written.")
+        }
+        return stored.data
+    }
+
     /// The same for a card listed in its collection (`collectionHref`), the href built only
     /// when the generic path needs it as a String.
-    func addMember(_ card: ResourceInfo, body: Data?, in book: CollectionInfo, collectionHref: EscapedHref, rows: CardResponseWriter?,
+    func addMember(_ card: ResourceInfo, body: Data?, bodyLeftOut: Bool = false, in book: CollectionInfo,
+                   collectionHref: EscapedHref, rows: CardResponseWriter?,
                    properties: PropertyRequest, credential: Credential, to multistatus: inout Multistatus) async throws {
         if let rows {
-            multistatus.add(card: card, body: body ?? Data(), memberOf: collectionHref, writer: rows)
+            let stored = bodyLeftOut ? StoredBody(collectionID: book.id, name: card.name, size: card.size) : nil
+            multistatus.add(card: card, body: body ?? Data(), storedBody: stored, memberOf: collectionHref, writer: rows)
         } else {
+            let body = bodyLeftOut ? try await leftOutBody(of: card, in: book) : body
             try await addGenericCard(card, body: body, in: book, href: hrefs.member(card.name, ofCollectionHref: collectionHref.href),
                                      properties: properties, credential: credential, to: &multistatus)
         }
@@ -150,13 +194,14 @@ extension DAVService {
         if let rows {
             return .rows { item, multistatus in
                 let card = card(item)
-                multistatus.add(card: card.info, body: card.data, memberOf: collectionHref, writer: rows)
+                multistatus.add(card: card.info, body: card.data, storedBody: card.storedBody(in: book.id),
+                                memberOf: collectionHref, writer: rows)
             }
         }
         return .generic { [self] item, multistatus in
             let card = card(item)
-            try await addMember(card.info, body: card.data, in: book, collectionHref: collectionHref, rows: nil,
-                                properties: properties, credential: credential, to: &multistatus)
+            try await addMember(card.info, body: card.data, bodyLeftOut: card.bodyLeftOut, in: book, collectionHref: collectionHref,
+                                rows: nil, properties: properties, credential: credential, to: &multistatus)
         }
     }
 

@@ -128,7 +128,8 @@ extension DAVService {
                 pages.cancel()
                 throw error
             }
-            if multistatus.pendingByteCount >= chunkSize { break }
+            // A body left in the store is read while the answer is sent: streamed.
+            if multistatus.pendingByteCount >= chunkSize || multistatus.holdsStoredBodies { break }
             if pages.isFinished {
                 tail(pages.base, &multistatus)
                 return multistatusResponse(multistatus.finish(syncToken: syncToken))
@@ -138,15 +139,14 @@ extension DAVService {
         let start = multistatus
         let remaining = pages
         let firstPage = page
-        let stream = DAVBodyStream { write in
+        let stream = DAVBodyStream { [self] write in
             var multistatus = start
             var pages = remaining
             var page = firstPage
             do {
                 while true {
-                    if multistatus.pendingByteCount >= chunkSize {
-                        try await write(multistatus.pendingBytes)
-                        multistatus.discardPending()
+                    if multistatus.pendingByteCount >= chunkSize || multistatus.holdsStoredBodies {
+                        try await multistatus.send(chunkSize: chunkSize, read: readStoredBody, write: write)
                     }
                     let before = page.count
                     try await writer.write(&page, into: &multistatus, until: chunkSize)
@@ -160,9 +160,25 @@ extension DAVService {
                 throw error
             }
             tail(pages.base, &multistatus)
+            if multistatus.holdsStoredBodies {
+                try await multistatus.send(chunkSize: chunkSize, read: readStoredBody, write: write)
+            }
             try await write(multistatus.finishBytes(syncToken: syncToken))
         }
         return DAVResponse(status: 207, headers: [("Content-Type", Self.multistatusContentType)], streamedBody: stream)
+    }
+}
+
+extension DAVService {
+    /// A body a page left in the store, read when its response is sent. A card changed
+    /// since its page was read gives its new body (its response still names the ETag the
+    /// page read, so the client's next sync fetches it again); a card deleted meanwhile has
+    /// no body to give, and the answer is aborted like any store failure while streaming.
+    func readStoredBody(_ body: StoredBody) async throws -> Data {
+        guard let stored = try await store.resource(collectionID: body.collectionID, name: body.name) else {
+            throw DAVError(500, message: "The card \(body.name) was deleted while the answer was sent.")
+        }
+        return stored.data
     }
 }
 
@@ -183,23 +199,26 @@ struct CardReads: Sendable {
     func count(_ cards: Int) { tally.read(cards, book: book) }
 }
 
-/// The cards of a book in name order, `pageSize` at a time, with their bodies or without.
+/// The cards of a book in name order, `pageSize` at a time, with their bodies or without;
+/// a body over `bodyLimit` bytes is left in the store (`StoredResource.bodyLeftOut`).
 struct BookPages: ListingPages {
     let store: any RoloStore
     let collectionID: Int64
     let withBodies: Bool
     let pageSize: Int
+    let bodyLimit: Int
     private var lastName: String?
     private(set) var isFinished = false
 
-    init(store: any RoloStore, collectionID: Int64, withBodies: Bool, pageSize: Int) {
+    init(store: any RoloStore, collectionID: Int64, withBodies: Bool, pageSize: Int, bodyLimit: Int) {
         self.store = store; self.collectionID = collectionID; self.withBodies = withBodies; self.pageSize = pageSize
+        self.bodyLimit = bodyLimit
     }
 
     mutating func nextPage() async throws -> [StoredResource] {
         let page: [StoredResource]
         if withBodies {
-            page = try await store.allResources(collectionID: collectionID, after: lastName, limit: pageSize)
+            page = try await store.allResources(collectionID: collectionID, after: lastName, limit: pageSize, bodyLimit: bodyLimit)
         } else {
             page = try await store.listResources(collectionID: collectionID, after: lastName, limit: pageSize)
                 .map { StoredResource(info: $0, data: Data()) }
@@ -231,17 +250,19 @@ struct NamedCardPages: ListingPages {
     }
 }
 
-/// Reads named cards of a book, with their bodies only when the answer carries them.
+/// Reads named cards of a book, with their bodies only when the answer carries them (and
+/// then only those up to `bodyLimit` bytes: see `DAVConfiguration.pageBodyLimit`).
 struct NamedCardReader: Sendable {
     let store: any RoloStore
     let collectionID: Int64
     let withBodies: Bool
+    let bodyLimit: Int
 
     /// The cards found, by name (bodies empty unless `withBodies`).
     func read(_ names: [String]) async throws -> [String: StoredResource] {
         guard !names.isEmpty else { return [:] }
         let found = withBodies
-            ? try await store.resources(collectionID: collectionID, names: names)
+            ? try await store.resources(collectionID: collectionID, names: names, bodyLimit: bodyLimit)
             : try await store.resourceInfos(collectionID: collectionID, names: names).map { StoredResource(info: $0, data: Data()) }
         var byName: [String: StoredResource] = [:]
         byName.reserveCapacity(found.count)

@@ -57,7 +57,7 @@ struct ResourceStatements {
         }
         guard db.changesCount > 0 else { return false }
         let resourceID = db.lastInsertedRowID
-        try insertBody.run { row in row.add(resourceID); row.add(write.data) }
+        try insertBody.run(blob: write.data) { row, body in row.add(resourceID); row.add(inPlace: body) }
         try writeRows(of: write, resourceID: resourceID, collectionID: collectionID, seq: seq, now: now)
         return true
     }
@@ -68,7 +68,7 @@ struct ResourceStatements {
             row.add(write.contentType); row.add(write.etag); row.add(write.data.count); row.add(now); row.add(seq)
             row.add(write.card?.uid); row.add(write.card?.kind); row.add(id)
         }
-        try updateBody.run { row in row.add(write.data); row.add(id) }
+        try updateBody.run(blob: write.data) { row, body in row.add(inPlace: body); row.add(id) }
         try deleteEntries.run { row in row.add(id) }
         try deletePendingEntries.run { row in row.add(id) }
         // New entries replace the card's trigram row at the merge (OR REPLACE); only a card

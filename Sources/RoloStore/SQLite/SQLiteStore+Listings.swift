@@ -13,6 +13,19 @@ extension SQLiteStore {
                         row: { Self.storedResource(from: $0) })
     }
 
+    public func resources(collectionID: Int64, names: [String], bodyLimit: Int) async throws -> [StoredResource] {
+        try named(names, in: collectionID, columns: Self.bodyColumns(upTo: bodyLimit), from: Self.withBodies,
+                  row: { Self.storedResource(from: $0, limited: true) })
+    }
+
+    /// The info columns, then the body when it is at most `limit` bytes, else NULL. SQLite
+    /// evaluates the CASE before it loads the column, so a big body's overflow pages are
+    /// never read. The limit is a constant of the deployment, so the statement's text
+    /// takes it as a literal and stays one of a few prepared shapes.
+    static func bodyColumns(upTo limit: Int) -> String {
+        "\(infoColumns), CASE WHEN size <= \(max(limit, 0)) THEN data END"
+    }
+
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
         try named(names, in: collectionID, columns: Self.infoColumns, from: "resources", row: { Self.resourceInfo(from: $0) })
     }
@@ -72,6 +85,11 @@ extension SQLiteStore {
 
     public func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource] {
         try await bodyPage(of: collectionID, after: name, limit: limit)
+    }
+
+    public func allResources(collectionID: Int64, after name: String?, limit: Int, bodyLimit: Int) async throws -> [StoredResource] {
+        try await page(of: collectionID, after: name, limit: limit, columns: Self.bodyColumns(upTo: bodyLimit),
+                       from: Self.withBodies, row: { Self.storedResource(from: $0, limited: true) })
     }
 
     private func infoPage(of collectionID: Int64, after name: String?, limit: Int?) async throws -> [ResourceInfo] {

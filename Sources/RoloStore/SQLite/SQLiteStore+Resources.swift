@@ -127,6 +127,12 @@ extension SQLiteStore {
     static func storedResource(from row: some ColumnSource) -> StoredResource {
         StoredResource(info: resourceInfo(from: row), data: row.data(6))
     }
+
+    /// Reads `bodyColumns(upTo:)`: a NULL body is one left in the store.
+    static func storedResource(from row: ColumnReader, limited: Bool) -> StoredResource {
+        guard limited, row.isNull(6) else { return storedResource(from: row) }
+        return StoredResource(info: resourceInfo(from: row), data: Data(), bodyLeftOut: true)
+    }
 }
 
 extension WritePrecondition {

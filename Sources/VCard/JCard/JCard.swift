@@ -328,9 +328,9 @@ enum JCardDecoding {
         case "text":
             return VCardEscaping.escape(text)
         case "date", "time", "date-time", "date-and-or-time", "timestamp":
-            return JCardDates.basic(text)
+            return JCardDates.basic(text, type: type)
         case "utc-offset":
-            return text.replacingOccurrences(":", with: "")
+            return JCardDates.basicOffset(text)
         default:
             if text.utf8.contains(where: { $0 < 0x20 && $0 != Byte.tab }) {
                 throw VCardError("\(place): a \(type) value holds a control character")
@@ -341,88 +341,126 @@ enum JCardDecoding {
 }
 
 /// Dates and times between vCard 4.0's basic form (`19850412`, `--0412`, `T102200Z`,
-/// `-0500`) and jCard's extended form (`1985-04-12`, `--04-12`, `T10:22:00Z`, `-05:00`).
-/// Values that are not in the expected form are passed through unchanged.
+/// `-0500`) and jCard's extended form (`1985-04-12`, `--04-12`, `T10:22:00Z`, `-05:00`),
+/// RFC 6350 §4.3 and RFC 7095 §3.5. Only a value that follows the grammar of its form
+/// is converted; anything else passes through unchanged, so text that is no date (a
+/// client's free-form BDAY) survives a jCard round trip (found by fuzzing: `:` was
+/// dropped from any value).
 enum JCardDates {
+    /// Basic -> extended; unchanged when `raw` is not a basic date, time or date-time.
     static func extended(_ raw: String, type: String) -> String {
-        let value = raw.trimmingASCIISpaces()
-        if let t = value.firstIndex(of: "T") {
-            let date = String(value[..<t])
-            let time = String(value[value.index(after: t)...])
-            return (date.isEmpty ? "" : extendedDate(date)) + "T" + extendedTime(time)
-        }
-        if type == "time" { return extendedTime(value) }
-        return extendedDate(value)
+        convert(raw, type: type, toExtended: true) ?? raw
     }
 
-    static func extendedDate(_ value: String) -> String {
-        let bytes = Array(value.utf8)
-        func digits(_ range: Range<Int>) -> Bool { bytes[range].allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
-        if bytes.count == 8, digits(0..<8) {  // YYYYMMDD
-            return String(decoding: bytes[0..<4], as: UTF8.self) + "-" + String(decoding: bytes[4..<6], as: UTF8.self) + "-"
-                + String(decoding: bytes[6..<8], as: UTF8.self)
-        }
-        if bytes.count == 6, bytes[0] == 0x2D, bytes[1] == 0x2D, digits(2..<6) {  // --MMDD
-            return "--" + String(decoding: bytes[2..<4], as: UTF8.self) + "-" + String(decoding: bytes[4..<6], as: UTF8.self)
-        }
-        return value
+    /// Extended -> basic; unchanged when `value` is not an extended date, time or date-time.
+    static func basic(_ value: String, type: String) -> String {
+        convert(value, type: type, toExtended: false) ?? value
     }
 
-    /// `HHMMSS`, `HHMM`, `HH`, `-MMSS`, `--SS`, each with an optional `Z` or `±HH[MM]` zone.
-    static func extendedTime(_ value: String) -> String {
-        var bytes = Array(value.utf8)
-        var dashes = 0
-        while dashes < bytes.count, dashes < 2, bytes[dashes] == 0x2D { dashes += 1 }
-        var end = dashes
-        while end < bytes.count, bytes[end] >= 0x30, bytes[end] <= 0x39 { end += 1 }
-        let digits = Array(bytes[dashes..<end])
-        let zone = Array(bytes[end...])
-        bytes.removeAll()
-        guard digits.count % 2 == 0, digits.count <= 6, !digits.contains(0x3A) else { return value }
-        var out = String(repeating: "-", count: dashes)
-        var index = 0
-        while index < digits.count {
-            if index > 0 { out += ":" }
-            out += String(decoding: digits[index..<(index + 2)], as: UTF8.self)
-            index += 2
-        }
-        return out + extendedOffset(String(decoding: zone, as: UTF8.self))
-    }
-
-    /// `-0500` -> `-05:00`; `Z`, `-05` and already extended offsets unchanged.
+    /// `-0500` -> `-05:00`; `Z`, `-05` and anything else unchanged.
     static func extendedOffset(_ value: String) -> String {
-        let bytes = Array(value.utf8)
-        guard bytes.count == 5, bytes[0] == 0x2B || bytes[0] == 0x2D,
-              bytes[1...].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return value }
-        return String(decoding: bytes[0..<3], as: UTF8.self) + ":" + String(decoding: bytes[3..<5], as: UTF8.self)
+        zone(Array(value.utf8)[...], toExtended: true).map { String(decoding: $0, as: UTF8.self) } ?? value
     }
 
-    /// Extended -> basic: `-` inside a complete date and every `:` go.
-    static func basic(_ value: String) -> String {
-        guard value.utf8.contains(0x2D) || value.utf8.contains(0x3A) else { return value }
-        var datePart = value
-        var timePart: String?
-        if let t = value.firstIndex(of: "T") {
-            datePart = String(value[..<t])
-            timePart = String(value[value.index(after: t)...])
-        }
-        if timePart == nil, value.contains(":") {
-            return value.replacingOccurrences(":", with: "")  // a time (type "time")
-        }
-        var out = basicDate(datePart)
-        if let timePart { out += "T" + timePart.replacingOccurrences(":", with: "") }
-        return out
+    /// `-05:00` -> `-0500`; anything else unchanged.
+    static func basicOffset(_ value: String) -> String {
+        zone(Array(value.utf8)[...], toExtended: false).map { String(decoding: $0, as: UTF8.self) } ?? value
     }
 
-    private static func basicDate(_ value: String) -> String {
+    private static func convert(_ value: String, type: String, toExtended: Bool) -> String? {
         let bytes = Array(value.utf8)
-        if bytes.count == 10, bytes[4] == 0x2D, bytes[7] == 0x2D {  // YYYY-MM-DD
-            return String(decoding: bytes[0..<4] + bytes[5..<7] + bytes[8..<10], as: UTF8.self)
+        let converted: [UInt8]?
+        if let t = bytes.firstIndex(of: 0x54) {  // T: [date] "T" time
+            guard let time = time(bytes[(t + 1)...], toExtended: toExtended) else { return nil }
+            let datePart = bytes[..<t]
+            if datePart.isEmpty { return String(decoding: [0x54] + time, as: UTF8.self) }
+            guard let date = date(datePart, toExtended: toExtended, complete: true) else { return nil }
+            converted = date + [0x54] + time
+        } else if type == "time" {
+            converted = time(bytes[...], toExtended: toExtended)
+        } else {
+            converted = date(bytes[...], toExtended: toExtended, complete: false)
         }
-        if bytes.count == 7, bytes[0] == 0x2D, bytes[1] == 0x2D, bytes[4] == 0x2D {  // --MM-DD
-            return "--" + String(decoding: bytes[2..<4] + bytes[5..<7], as: UTF8.self)
+        return converted.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func isDigits(_ bytes: ArraySlice<UInt8>) -> Bool {
+        !bytes.isEmpty && bytes.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
+    /// The pieces of `bytes` cut at `lengths` when each is all digits and nothing is left.
+    private static func fields(_ bytes: ArraySlice<UInt8>, _ lengths: [Int], separator: UInt8?) -> [ArraySlice<UInt8>]? {
+        var parts: [ArraySlice<UInt8>] = []
+        var index = bytes.startIndex
+        for (number, length) in lengths.enumerated() {
+            if number > 0, let separator {
+                guard index < bytes.endIndex, bytes[index] == separator else { return nil }
+                index += 1
+            }
+            guard index + length <= bytes.endIndex, isDigits(bytes[index..<(index + length)]) else { return nil }
+            parts.append(bytes[index..<(index + length)])
+            index += length
         }
-        return value
+        return index == bytes.endIndex ? parts : nil
+    }
+
+    /// A date: `YYYYMMDD`/`YYYY-MM-DD`, `YYYY-MM`, `YYYY`, `--MMDD`/`--MM-DD`, `--MM`,
+    /// `---DD`; `complete` (before a `T`) allows only the forms with a day.
+    private static func date(_ bytes: ArraySlice<UInt8>, toExtended: Bool, complete: Bool) -> [UInt8]? {
+        let dash: UInt8 = 0x2D
+        let from: UInt8? = toExtended ? nil : dash
+        let to: [UInt8] = toExtended ? [dash] : []
+        if let p = fields(bytes, [4, 2, 2], separator: from) { return Array(p[0]) + to + Array(p[1]) + to + Array(p[2]) }
+        if bytes.starts(with: [dash, dash, dash]) {
+            return fields(bytes.dropFirst(3), [2], separator: nil).map { _ in Array(bytes) }
+        }
+        if bytes.starts(with: [dash, dash]) {
+            if let p = fields(bytes.dropFirst(2), [2, 2], separator: from) { return [dash, dash] + Array(p[0]) + to + Array(p[1]) }
+            if !complete, fields(bytes.dropFirst(2), [2], separator: nil) != nil { return Array(bytes) }
+            return nil
+        }
+        if !complete, fields(bytes, [4, 2], separator: dash) != nil || fields(bytes, [4], separator: nil) != nil {
+            return Array(bytes)
+        }
+        return nil
+    }
+
+    /// A time: `HH[MM[SS]]` (extended `HH[:MM[:SS]]`), `-MM[SS]` (`-MM[:SS]`), `--SS`,
+    /// with an optional zone.
+    private static func time(_ bytes: ArraySlice<UInt8>, toExtended: Bool) -> [UInt8]? {
+        let colon: UInt8 = 0x3A
+        let from: UInt8? = toExtended ? nil : colon
+        let to: [UInt8] = toExtended ? [colon] : []
+        var dashes = 0
+        while dashes < 2, bytes.dropFirst(dashes).first == 0x2D { dashes += 1 }
+        let rest = bytes.dropFirst(dashes)
+        // The clock part ends where the zone starts: Z, + or - after the first digit.
+        let end = rest.firstIndex { $0 == 0x5A || $0 == 0x2B || $0 == 0x2D } ?? rest.endIndex
+        let clock = rest[..<end]
+        guard let zone = zone(rest[end...], toExtended: toExtended) else { return nil }
+        let counts: [[Int]] = switch dashes {
+        case 0: [[2, 2, 2], [2, 2], [2]]
+        case 1: [[2, 2], [2]]
+        default: [[2]]
+        }
+        for lengths in counts {
+            guard let parts = fields(clock, lengths, separator: from) else { continue }
+            var out = [UInt8](repeating: 0x2D, count: dashes)
+            for (number, part) in parts.enumerated() { out += (number > 0 ? to : []) + Array(part) }
+            return out + zone
+        }
+        return nil
+    }
+
+    /// A zone: empty, `Z`, `±HH`, `±HHMM` (extended `±HH:MM`).
+    private static func zone(_ bytes: ArraySlice<UInt8>, toExtended: Bool) -> [UInt8]? {
+        guard let sign = bytes.first else { return [] }
+        if sign == 0x5A { return bytes.count == 1 ? [sign] : nil }
+        guard sign == 0x2B || sign == 0x2D else { return nil }
+        let rest = bytes.dropFirst()
+        if fields(rest, [2], separator: nil) != nil { return Array(bytes) }
+        guard let p = fields(rest, [2, 2], separator: toExtended ? nil : 0x3A) else { return nil }
+        return [sign] + Array(p[0]) + (toExtended ? [0x3A] : []) + Array(p[1])
     }
 }
 

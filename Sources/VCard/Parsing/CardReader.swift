@@ -302,7 +302,7 @@ struct CardReader {
             candidate = lookahead.next()
             blankLines += 1
         }
-        guard let line = candidate, !isPropertyLine(line) else { return nil }
+        guard let line = candidate, !isPropertyLine(line, followedBy: lookahead) else { return nil }
         return (blankLines, line)
     }
 
@@ -311,27 +311,32 @@ struct CardReader {
     }
 
     /// `[group.]NAME[;params]:` where NAME is a property vCard defines or an `X-` name.
-    private func isPropertyLine(_ line: PhysicalLine) -> Bool {
-        var index = line.start
-        var nameStart = line.start
-        while index < line.end {
-            let byte = bytes[index]
-            if byte == Byte.colon || byte == Byte.semicolon { break }
+    /// The line is read with the folded lines after it (`following`): a long parameter
+    /// list folded before its `:` (found by fuzzing) is still a property, not a
+    /// continuation glued onto the value before it.
+    private func isPropertyLine(_ line: PhysicalLine, followedBy following: PhysicalLineIterator) -> Bool {
+        var logical = FoldedBytes(bytes: bytes, line: line, following: following)
+        var name: [UInt8] = []
+        while let byte = logical.next() {
+            if byte == Byte.colon || byte == Byte.semicolon {
+                guard !name.isEmpty else { return false }
+                if byte == Byte.semicolon {
+                    var sawColon = false
+                    while !sawColon, let byte = logical.next() { sawColon = byte == Byte.colon }
+                    if !sawColon { return false }
+                }
+                let upper = String(decoding: name.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+                return upper.hasPrefix("X-") || KnownProperties.names.contains(upper)
+            }
             if byte == Byte.dot {
-                nameStart = index + 1
+                name.removeAll(keepingCapacity: true)
             } else if !ContentLineParser.isNameByte(byte) {
                 return false
+            } else {
+                name.append(byte)
             }
-            index += 1
         }
-        guard index < line.end, nameStart < index else { return false }
-        if bytes[index] == Byte.semicolon {
-            var colon = index
-            while colon < line.end, bytes[colon] != Byte.colon { colon += 1 }
-            if colon == line.end { return false }
-        }
-        let name = ContentLineParser.upperASCII(bytes, nameStart..<index)
-        return name.hasPrefix("X-") || KnownProperties.names.contains(name)
+        return false
     }
 
     private func endsWithEquals(_ folded: Bool, _ first: PhysicalLine) -> Bool {
@@ -339,40 +344,96 @@ struct CardReader {
         return !first.isEmpty && bytes[first.end - 1] == Byte.equals
     }
 
+    /// Whether `line`, with the lines folded onto it, has a ':': a property whose colon
+    /// sits on a folded line is no line of a 2.1 base64 block (found by fuzzing).
     private func containsColon(_ line: PhysicalLine) -> Bool {
-        for index in line.start..<line.end where bytes[index] == Byte.colon { return true }
-        return false
+        var logical = FoldedBytes(bytes: bytes, line: line, following: lines)
+        while let byte = logical.next(), byte != Byte.colon {}
+        return logical.sawColon
     }
 
-    /// Whether the name/parameter part (before the first ':') mentions `token`, case-insensitively.
+    /// Whether the line's parameters declare the transfer encoding `token`: a 2.1 bare
+    /// parameter (`;BASE64`) or a value of ENCODING (`;ENCODING=QUOTED-PRINTABLE`). The
+    /// token anywhere else (a property named BASE64, a value `X-A=NOTBASE64`) used to count
+    /// too, and joined the next lines onto the value (found by fuzzing).
     private func declares(_ folded: Bool, _ first: PhysicalLine, _ token: StaticString) -> Bool {
         if folded {
-            return scratch.withUnsafeBufferPointer { Self.headerContains($0, token) }
+            return scratch.withUnsafeBufferPointer { Self.parametersDeclare($0, token) }
         }
-        return Self.headerContains(UnsafeBufferPointer(rebasing: bytes[first.start..<first.end]), token)
+        return Self.parametersDeclare(UnsafeBufferPointer(rebasing: bytes[first.start..<first.end]), token)
     }
 
-    private static func headerContains(_ line: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
-        var headerEnd = 0
-        while headerEnd < line.count, line[headerEnd] != Byte.colon { headerEnd += 1 }
-        let length = token.utf8CodeUnitCount
-        guard headerEnd >= length else { return false }
-        let tokenStart = token.utf8Start
-        var start = 0
-        while start + length <= headerEnd {
-            var matches = true
-            for offset in 0..<length {
-                var byte = line[start + offset]
-                if byte >= 0x61 && byte <= 0x7A { byte -= 0x20 }
-                if byte != tokenStart[offset] {
-                    matches = false
-                    break
-                }
+    private static func parametersDeclare(_ line: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount)
+        func isToken(_ range: Range<Int>) -> Bool {
+            var range = range
+            if range.count >= 2, line[range.lowerBound] == Byte.dquote, line[range.upperBound - 1] == Byte.dquote {
+                range = (range.lowerBound + 1)..<(range.upperBound - 1)
             }
-            if matches { return true }
-            start += 1
+            return range.count == expected.count && zip(range, expected).allSatisfy { index, upper in
+                let byte = line[index]
+                return (byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte) == upper
+            }
+        }
+        var index = 0
+        while index < line.count, line[index] != Byte.semicolon, line[index] != Byte.colon { index += 1 }
+        while index < line.count, line[index] == Byte.semicolon {
+            index += 1
+            let start = index
+            var equals: Int?
+            var quoted = false
+            while index < line.count {
+                let byte = line[index]
+                if byte == Byte.dquote {
+                    quoted.toggle()
+                } else if !quoted, byte == Byte.semicolon || byte == Byte.colon {
+                    break
+                } else if !quoted, byte == Byte.equals, equals == nil {
+                    equals = index
+                }
+                index += 1
+            }
+            guard let equals else {
+                if isToken(start..<index) { return true }
+                continue
+            }
+            let name = Array(UnsafeBufferPointer(rebasing: line[start..<equals])).map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }
+            guard name.elementsEqual("ENCODING".utf8) else { continue }
+            var valueStart = equals + 1
+            for position in (equals + 1)...index where position == index || line[position] == Byte.comma {
+                if isToken(valueStart..<position) { return true }
+                valueStart = position + 1
+            }
         }
         return false
+    }
+}
+
+/// The bytes of a physical line and of the lines folded onto it (RFC 6350 §3.2: a line
+/// that starts with a space or TAB continues the one before, without that first byte).
+private struct FoldedBytes {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var line: PhysicalLine
+    var index: Int
+    var following: PhysicalLineIterator
+
+    init(bytes: UnsafeBufferPointer<UInt8>, line: PhysicalLine, following: PhysicalLineIterator) {
+        self.bytes = bytes; self.line = line; self.index = line.start; self.following = following
+    }
+
+    /// Set once `next()` has returned a ':'.
+    private(set) var sawColon = false
+
+    mutating func next() -> UInt8? {
+        while index >= line.end {
+            guard let next = following.next(), !next.isEmpty,
+                  bytes[next.start] == Byte.space || bytes[next.start] == Byte.tab else { return nil }
+            line = next
+            index = next.start + 1
+        }
+        defer { index += 1 }
+        if bytes[index] == Byte.colon { sawColon = true }
+        return bytes[index]
     }
 }
 

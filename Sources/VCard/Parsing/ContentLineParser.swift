@@ -69,7 +69,7 @@ enum ContentLineParser {
             guard position < count else {
                 throw VCardError("content line has no ':' after its parameters", line: context.lineNumber)
             }
-            let parameterName = upperASCII(line, parameterStart..<position)
+            var parameterName = upperASCII(line, parameterStart..<position)
             if parameterName.isEmpty {
                 throw VCardError("empty parameter name in \(name)", line: context.lineNumber)
             }
@@ -77,6 +77,18 @@ enum ContentLineParser {
                 parameters.append(bareToken(parameterName))
                 context.sawV21Shape = true
                 continue
+            }
+            // A parameter name is a token (RFC 6350 §3.3), like a property name: anything
+            // else could not be written as jCard, or read back from it (found by fuzzing).
+            // Lenient reading forgives spaces around it and drops what is still no name.
+            var keepParameter = true
+            if !parameterName.utf8.allSatisfy(isNameByte) {
+                guard context.lenient else {
+                    throw VCardError("invalid parameter name \"\(parameterName)\" in \(name) (expected letters, digits or '-')",
+                                     line: context.lineNumber)
+                }
+                parameterName = parameterName.trimmingASCIISpaces()
+                keepParameter = !parameterName.isEmpty && parameterName.utf8.allSatisfy(isNameByte)
             }
             position += 1
             var values: [String] = []
@@ -118,7 +130,7 @@ enum ContentLineParser {
                 }
                 break
             }
-            parameters.append(VCardParameter(upperName: parameterName, values: values))
+            if keepParameter { parameters.append(VCardParameter(upperName: parameterName, values: values)) }
         }
         guard position < count, line[position] == Byte.colon else {
             throw VCardError("content line has no ':' between name and value", line: context.lineNumber)

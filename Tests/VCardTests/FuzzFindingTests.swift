@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import VCard
+
+/// One test per finding of the libFuzzer targets (Fuzz/RoloFuzz, Docs/testing.md), each
+/// with the input shrunk to what shows it, so the fix stays fixed.
+@Suite struct FuzzFindingTests {
+    static func parse(_ text: String, _ mode: VCardParseMode) throws -> [VCard] {
+        try VCardParser.parse(Array(text.utf8), mode: mode)
+    }
+
+    /// The properties as (group, name, parameters, value): line numbers aside.
+    static func content(_ cards: [VCard]) -> [[String]] {
+        cards.map { card in
+            card.properties.map { "\($0.group ?? "").\($0.name) \($0.parameters.map { "\($0.name)=\($0.values)" }) \($0.rawValue)" }
+        }
+    }
+
+    /// `vcard` target: a parameter list folded before its `:` is a property. Lenient
+    /// reading took its first line, which has no `:`, for an unindented continuation and
+    /// glued the whole property onto the value before it.
+    @Test func propertyFoldedBeforeItsColonIsNotAContinuation() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nADR;TYPE=HOME:;;Street 1;Town;;;\r\n"
+            + "PHOTO;ENCODING=b;TYPE=JPEG\r\n :AAAA\r\nNOTE;LANGUAGE=en;\r\n X-A=b\r\n\t:text\r\nEND:VCARD\r\n"
+        let strict = try Self.parse(text, .strict)
+        #expect(strict[0].properties.map(\.name) == ["VERSION", "FN", "ADR", "PHOTO", "NOTE"])
+        #expect(Self.content(try Self.parse(text, .lenient)) == Self.content(strict))
+        // An unindented line that is no property still continues the value.
+        let continued = try Self.parse("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nNOTE:one\r\ntwo; three\r\nEND:VCARD\r\n", .lenient)
+        #expect(continued[0].first("NOTE")?.text == "one\ntwo; three")
+    }
+
+    /// `jcard` target: a parameter name that is no token (`LANG;\u{FF}REF=2`) was read, then
+    /// written as a jCard that jCard reading refuses. Strict reading now refuses it like a
+    /// bad property name; lenient reading trims spaces around it and drops what is left.
+    @Test func parameterNamesAreTokens() throws {
+        let bad: [UInt8] = Array("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nLANG;".utf8) + [0xFF]
+            + Array("REF=2;TYPE=work:en\r\nTEL; TYPE =cell:1\r\nEND:VCARD\r\n".utf8)
+        #expect(throws: VCardError.self) { try VCardParser.parse(bad, mode: .strict) }
+        do {
+            _ = try VCardParser.parse(bad, mode: .strict)
+        } catch {
+            #expect(error.message.contains("invalid parameter name") && error.line == 4)
+        }
+        let card = try #require(try VCardParser.parse(bad, mode: .lenient).first)
+        #expect(card.first("LANG")?.parameters == [VCardParameter(name: "TYPE", values: ["work"])])
+        #expect(card.first("TEL")?.parameters == [VCardParameter(name: "TYPE", values: ["cell"])])
+        let back = try JCard.decode(JCard.encode([card]))
+        #expect(back.first?.properties.map(\.parameters) == card.properties.map(\.parameters))
+        // Bare 2.1 tokens are values, not names, and stay as they were.
+        let v21 = try VCardParser.parse("BEGIN:VCARD\r\nVERSION:2.1\r\nN:A;B\r\nTEL;CELL;X-ODD*TOKEN:1\r\nEND:VCARD\r\n", mode: .strict)
+        #expect(v21[0].first("TEL")?.types == ["CELL", "X-ODD*TOKEN"])
+    }
+
+    /// `vcard` target: the 2.1 base64-block and quoted-printable soft-break rules looked
+    /// for BASE64 or QUOTED-PRINTABLE anywhere before the `:`, so a property named
+    /// X-BASE64 (or a value such as `X-A=QUOTED-PRINTABLE-LIKE`) glued the next line onto
+    /// its value, and a base64 block swallowed a property whose `:` was on a folded line.
+    @Test func transferEncodingsAreReadFromTheParametersOnly() throws {
+        let named = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nX-BASE64:\r\nN;X-LONG=aaaaaaaaaaaa\r\n :Doe;John;;;\r\n"
+            + "NOTE;X-MODE=QUOTED-PRINTABLE-LIKE:ends with=\r\nTEL:1\r\nEND:VCARD\r\n"
+        for mode in [VCardParseMode.strict, .lenient] {
+            let card = try #require(try Self.parse(named, mode).first)
+            #expect(card.properties.map(\.name) == ["VERSION", "FN", "X-BASE64", "N", "NOTE", "TEL"], "\(mode)")
+            #expect(card.first("X-BASE64")?.rawValue == "" && card.first("NOTE")?.rawValue == "ends with=")
+        }
+        // The 2.1 shapes still join: a BASE64 block (bare or ENCODING=) up to a blank line
+        // or the next property, and a quoted-printable soft break.
+        let v21 = "BEGIN:VCARD\r\nVERSION:2.1\r\nN:A;B\r\nPHOTO;TYPE=JPEG;ENCODING=BASE64:AAAA\r\nBBBB\r\n\r\n"
+            + "LOGO;BASE64:CCCC\r\nDDDD\r\nNOTE;X-A=1\r\n :text\r\n"
+            + "TITLE;ENCODING=QUOTED-PRINTABLE:one=\r\ntwo\r\nEND:VCARD\r\n"
+        let card = try #require(try Self.parse(v21, .strict).first)
+        #expect(card.first("PHOTO")?.rawValue == "AAAABBBB")
+        #expect(card.first("LOGO")?.rawValue == "CCCCDDDD")
+        #expect(card.first("NOTE")?.rawValue == "text")
+        #expect(card.first("TITLE")?.rawValue == "onetwo")
+    }
+
+    /// `jcard` target: turning jCard's extended dates into vCard's basic ones dropped
+    /// every `:` of any date-typed value, so a BDAY of free text lost characters on the
+    /// way through jCard. Only values in a date or time form are converted now.
+    @Test func jCardConvertsOnlyRealDates() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nBDAY:circa 1970: spring\r\n"
+            + "ANNIVERSARY:20090808T1430-0500\r\nDEATHDATE:--0203\r\nX-T;VALUE=time:-0530Z\r\n"
+            + "REV:20240105T101512Z\r\nTZ;VALUE=utc-offset:-0500\r\nX-OFF;VALUE=utc-offset:UTC+1:30\r\nEND:VCARD\r\n"
+        let card = try #require(try Self.parse(text, .strict).first)
+        let json = JCard.encode(card)
+        for fragment in ["\"circa 1970: spring\"", "\"2009-08-08T14:30-05:00\"", "\"--02-03\"", "\"-05:30Z\"",
+                         "\"2024-01-05T10:15:12Z\"", "\"-05:00\"", "\"UTC+1:30\""] {
+            #expect(json.contains(fragment), "\(fragment) in \(json)")
+        }
+        let back = try #require(try JCard.decode(json).first)
+        #expect(back.properties.map(\.rawValue) == card.properties.map(\.rawValue))
+    }
+}
+
