@@ -92,5 +92,17 @@ import VCard
         let back = try #require(try JCard.decode(json).first)
         #expect(back.properties.map(\.rawValue) == card.properties.map(\.rawValue))
     }
+
+    /// `vcard` target: a VERSION line with a group or parameters kept them, but the writer
+    /// prints `VERSION:x`, so writing and reading back changed the card.
+    @Test func versionIsReadWithoutGroupOrParameters() throws {
+        let text = "BEGIN:VCARD\r\nitem1.VERSION;TYPE=x;X-A=\"b\":3.0\r\nFN:A\r\nN:A;;;;\r\nEND:VCARD\r\n"
+        for mode in [VCardParseMode.strict, .lenient] {
+            let card = try #require(try Self.parse(text, mode).first)
+            let version = try #require(card.first("VERSION"))
+            #expect(version.group == nil && version.parameters.isEmpty && version.rawValue == "3.0" && version.line == 2)
+            #expect(Self.content(try Self.parse(VCardWriter.write(card), .strict)) == Self.content([card]))
+        }
+    }
 }
 

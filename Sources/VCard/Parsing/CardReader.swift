@@ -149,11 +149,12 @@ struct CardReader {
                 }
                 card.version = version
                 card.versionValue = value
-                // Kept as the version it names (`4.0 ` reads as 4.0), which is what the
-                // writer prints: a parse → write → parse round trip is then the identity.
-                var canonical = property
-                canonical.rawValue = version.rawValue
-                card.properties.append(canonical)
+                // Kept as the version it names (`4.0 ` reads as 4.0), without group or
+                // parameters, which is what the writer prints: a parse → write → parse
+                // round trip is then the identity (a VERSION with parameters broke it:
+                // found by fuzzing).
+                card.properties.append(VCardProperty(group: nil, upperName: "VERSION", parameters: [],
+                                                     rawValue: version.rawValue, line: property.line))
                 open = card
                 continue
             default:
