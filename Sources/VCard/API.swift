@@ -66,6 +66,15 @@ public enum VCardWriter {
         for card in cards { CardWriter.append(card, to: &out) }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// Writes one content line the way `write` writes it inside a card: upper-case name,
+    /// parameters quoted where needed, folded at 75 octets, ending in CRLF. For editors that
+    /// patch a stored card line by line (`CardPatch`) and keep every other line's bytes.
+    public static func write(_ property: VCardProperty) -> [UInt8] {
+        var out: [UInt8] = []
+        CardWriter.append(property, to: &out)
+        return out
+    }
 }
 
 public enum VCardConverter {
