@@ -59,8 +59,11 @@ let package = Package(
         ),
         // DAV request-body parsing and multistatus writing.
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
+        // What the store keeps of a card beside its bytes (index entries, list row), read
+        // from the vCard: every write path (DAV, import, the web UI) uses it.
+        .target(name: "CardIndexing", dependencies: ["VCard", "Contacts", "RoloStore"]),
         // WebDAV/CardDAV protocol engine: no HTTP framework, no SQL.
-        .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard", "WebPush"]),
+        .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard", "WebPush", "CardIndexing"]),
         // WebDAV-Push message crypto (RFC 8291 aes128gcm, RFC 8292 VAPID) and push-URL checks. No I/O.
         .target(name: "WebPush", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // WebDAV-Push delivery: POSTs encrypted messages to push services.
@@ -75,7 +78,7 @@ let package = Package(
         ]),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "DAV", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
+            "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -108,7 +111,8 @@ let package = Package(
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
-        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard"]),
+        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard", "CardIndexing"]),
+        .testTarget(name: "CardIndexingTests", dependencies: ["CardIndexing", "VCard", "RoloStore"]),
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [

@@ -61,7 +61,7 @@ struct PushNotifierService: Service {
     let runtime: PushRuntime
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown { await runtime.notifier.run() }
+        await cancelWhenGracefulShutdown { await runtime.notifier.run() }
         try? await runtime.sender.shutdown()
     }
 }

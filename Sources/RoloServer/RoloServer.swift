@@ -83,13 +83,15 @@ public struct RoloServer: Sendable {
         makeService(recorder: nil, onRunning: onRunning)
     }
 
-    /// The HTTP service, and beside it the access recorder that must flush when it stops
-    /// and the push notifier.
+    /// The HTTP service, and beside it the access recorder that must flush when it stops,
+    /// the store's upkeep and the push notifier.
     func makeServices(onRunning: @escaping @Sendable (Int) async -> Void) -> [any Service] {
         let recorder = AccessRecorder(store: store, interval: configuration.accessHistoryFlushInterval,
                                       retention: configuration.accessRetention, logger: logger)
         let pushService: [any Service] = push.map { [PushNotifierService(runtime: $0)] } ?? []
-        return [makeService(recorder: recorder, onRunning: onRunning), recorder] + pushService
+        let upkeep = StoreUpkeep(store: store, trashRetention: .seconds(30 * 86_400), sessionIdleLimit: .seconds(2 * 3600),
+                                 sessionLifetime: .seconds(7 * 86_400), logger: logger)
+        return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
 
     func makeService(recorder: AccessRecorder?, onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {

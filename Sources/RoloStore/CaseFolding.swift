@@ -20,4 +20,15 @@ public enum CaseFolding {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return ascii(text) }
         return text.lowercased().decomposedStringWithCompatibilityMapping
     }
+
+    /// What a person's search compares: the Unicode fold without its combining marks, so
+    /// "jose" finds "José" and "muller" finds "Müller" (the fold decomposed them). Used for
+    /// `CardListingFields.searchText` and the words searched in it, never for DAV collations.
+    public static func search(_ text: String) -> String {
+        let folded = unicode(text)
+        guard !folded.utf8.allSatisfy({ $0 < 0x80 }) else { return folded }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: folded.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark })
+        return String(scalars)
+    }
 }

@@ -70,13 +70,17 @@ public struct UserAccount: Sendable, Hashable {
     /// The account password no longer opens DAV; only app passwords do.
     public var appPasswordsOnly: Bool
     public var admin: Bool
+    /// An admin turned the account off: no password, app password or session opens it,
+    /// and its shares stay as they are.
+    public var disabled: Bool
     /// Moves whenever the set of collections in the user's home changes (own books created
     /// or deleted, mounts added, removed or renamed): the home's ctag, so clients list again.
     public var homeSeq: Int64
 
-    public init(name: String, displayName: String?, email: String?, appPasswordsOnly: Bool, admin: Bool, homeSeq: Int64) {
+    public init(name: String, displayName: String?, email: String?, appPasswordsOnly: Bool, admin: Bool,
+                disabled: Bool = false, homeSeq: Int64) {
         self.name = name; self.displayName = displayName; self.email = email
-        self.appPasswordsOnly = appPasswordsOnly; self.admin = admin; self.homeSeq = homeSeq
+        self.appPasswordsOnly = appPasswordsOnly; self.admin = admin; self.disabled = disabled; self.homeSeq = homeSeq
     }
 }
 
@@ -86,8 +90,12 @@ public struct UserAccountUpdate: Sendable, Hashable {
     public var email: String??
     public var appPasswordsOnly: Bool?
     public var admin: Bool?
-    public init(displayName: String?? = nil, email: String?? = nil, appPasswordsOnly: Bool? = nil, admin: Bool? = nil) {
+    /// Disabling also ends the user's web sessions.
+    public var disabled: Bool?
+    public init(displayName: String?? = nil, email: String?? = nil, appPasswordsOnly: Bool? = nil, admin: Bool? = nil,
+                disabled: Bool? = nil) {
         self.displayName = displayName; self.email = email; self.appPasswordsOnly = appPasswordsOnly; self.admin = admin
+        self.disabled = disabled
     }
 }
 

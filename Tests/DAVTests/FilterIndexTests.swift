@@ -1,3 +1,4 @@
+import CardIndexing
 import Testing
 import RoloStore
 @testable import DAV

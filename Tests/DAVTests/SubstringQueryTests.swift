@@ -1,4 +1,5 @@
 @testable import DAV
+import CardIndexing
 import DAVXML
 import Foundation
 import RoloStore

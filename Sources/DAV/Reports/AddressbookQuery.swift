@@ -1,3 +1,4 @@
+import CardIndexing
 import DAVXML
 import Foundation
 import RoloStore

@@ -1,3 +1,4 @@
+import CardIndexing
 import Crypto
 import DAV
 import Foundation

@@ -17,6 +17,8 @@ struct ResourceStatements {
     private let insertEntry: Statement
     private let insertMember: Statement
     private let recordChange: Statement
+    private let deleteListing: Statement
+    private let insertListing: Statement
 
     init(_ db: Database) throws {
         self.db = db
@@ -46,6 +48,12 @@ struct ResourceStatements {
             """)
         insertMember = try db.cachedStatement(sql: "INSERT INTO group_members (resource_id, collection_id, member_uid) VALUES (?, ?, ?)")
         recordChange = try db.cachedStatement(sql: SQLiteStore.recordChangeSQL)
+        deleteListing = try db.cachedStatement(sql: "DELETE FROM card_listings WHERE resource_id = ?")
+        insertListing = try db.cachedStatement(sql: """
+            INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name, organization,
+                                       email, phone, has_photo, search_text)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
     }
 
     /// Inserts a new resource with its rows; false (and nothing written) when the book
@@ -75,6 +83,7 @@ struct ResourceStatements {
         // left without entries needs its row dropped there.
         if write.entries.isEmpty { try markTrigramsStale.run { row in row.add(id) } }
         try deleteMembers.run { row in row.add(id) }
+        try deleteListing.run { row in row.add(id) }
         try writeRows(of: write, resourceID: id, collectionID: collectionID, seq: seq, now: now)
     }
 
@@ -83,6 +92,13 @@ struct ResourceStatements {
             try insertEntry.run { row in
                 row.add(resourceID); row.add(position); row.add(collectionID); row.add(entry.property)
                 row.add(entry.unicode); row.add(entry.ascii); row.add(entry.verbatim)
+            }
+        }
+        if let card = write.card, let listing = card.listing {
+            try insertListing.run { row in
+                row.add(collectionID); row.add(card.kind == "group"); row.add(listing.sortKey); row.add(write.name)
+                row.add(resourceID); row.add(listing.displayName); row.add(listing.organization); row.add(listing.email)
+                row.add(listing.phone); row.add(listing.hasPhoto); row.add(listing.searchText)
             }
         }
         for member in write.card?.members ?? [] {

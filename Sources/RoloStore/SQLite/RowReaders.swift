@@ -120,7 +120,7 @@ final class RowReader {
                 """
             case .appPassword: """
                 SELECT a.id, a.secret_hash, a.read_only, a.all_books, a.revoked IS NOT NULL, u.name
-                FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE a.public_id = ?
+                FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE a.public_id = ? AND u.disabled = 0
                 """
             case .appPasswordBooks: "SELECT group_concat(collection_id) FROM app_password_books WHERE app_password_id = ?"
             }

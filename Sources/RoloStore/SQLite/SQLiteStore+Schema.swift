@@ -339,6 +339,65 @@ extension SQLiteStore {
                 END;
                 """)
         }
+        migrator.registerMigration("v9-web") { db in
+            // The web UI (issue 19). card_listings: a card's list row, written with the card
+            // (`CardMetadata.listing`), clustered by (book, group or not, sort key, name) so a
+            // page of a list, a letter jump or a search in sort order reads consecutive rows
+            // and never a card. Cards stored before v9 get theirs from
+            // `backfillCardListings`, which needs a vCard parser the store does not have.
+            // trash: cards the web UI deleted, merged away or replaced in a merge, kept 30
+            // days to put back. web_sessions: signed-in browsers, shared by every process and
+            // ended with their user. users.disabled: an admin's switch.
+            try db.execute(sql: """
+                CREATE TABLE card_listings (
+                    collection_id INTEGER NOT NULL,
+                    is_group INTEGER NOT NULL,
+                    sort_key TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    resource_id INTEGER NOT NULL UNIQUE,
+                    display_name TEXT NOT NULL,
+                    organization TEXT,
+                    email TEXT,
+                    phone TEXT,
+                    has_photo INTEGER NOT NULL,
+                    search_text TEXT NOT NULL,
+                    PRIMARY KEY (collection_id, is_group, sort_key, name)
+                ) WITHOUT ROWID;
+                DROP TRIGGER resources_delete_index;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                    DELETE FROM card_index_pending WHERE resource_id = OLD.id;
+                    INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (OLD.id);
+                    DELETE FROM card_listings WHERE resource_id = OLD.id;
+                END;
+                CREATE TABLE trash (
+                    id INTEGER PRIMARY KEY,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    batch TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    uid TEXT NOT NULL,
+                    display_name TEXT NOT NULL,
+                    etag TEXT NOT NULL,
+                    replaced_by TEXT,
+                    content_type TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    trashed REAL NOT NULL,
+                    user TEXT
+                );
+                CREATE INDEX trash_collection ON trash(collection_id, trashed);
+                CREATE INDEX trash_batch ON trash(batch);
+                CREATE TABLE web_sessions (
+                    token_hash TEXT PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    csrf_token TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    last_seen REAL NOT NULL
+                );
+                CREATE INDEX web_sessions_user ON web_sessions(user_id);
+                ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

@@ -4,10 +4,11 @@ import GRDB
 extension SQLiteStore {
     // MARK: Accounts
 
-    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq"
+    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled"
 
     static func account(from row: Row) -> UserAccount {
-        UserAccount(name: row[0], displayName: row[1], email: row[2], appPasswordsOnly: row[3], admin: row[4], homeSeq: row[5])
+        UserAccount(name: row[0], displayName: row[1], email: row[2], appPasswordsOnly: row[3], admin: row[4], disabled: row[6],
+                    homeSeq: row[5])
     }
 
     public func account(name: String) async throws -> UserAccount? {
@@ -31,6 +32,13 @@ extension SQLiteStore {
             }
             if let admin = update.admin {
                 try db.execute(sql: "UPDATE users SET admin = ? WHERE name = ?", arguments: [admin, name])
+            }
+            if let disabled = update.disabled {
+                try db.execute(sql: "UPDATE users SET disabled = ? WHERE name = ?", arguments: [disabled, name])
+                if disabled {
+                    try db.execute(sql: "DELETE FROM web_sessions WHERE user_id = (SELECT id FROM users WHERE name = ?)",
+                                   arguments: [name])
+                }
             }
         }
     }

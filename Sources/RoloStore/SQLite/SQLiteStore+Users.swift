@@ -25,12 +25,17 @@ extension SQLiteStore {
         try await pool.write { db in
             try db.execute(sql: "UPDATE users SET password_hash = ? WHERE name = ?", arguments: [hash, user])
             if db.changesCount == 0 { throw StoreError.noSuchUser }
+            // A new password signs every browser out.
+            try db.execute(sql: "DELETE FROM web_sessions WHERE user_id = (SELECT id FROM users WHERE name = ?)",
+                           arguments: [user])
         }
     }
 
     public func verifyPassword(user: String, password: String) async throws -> Bool {
+        // A disabled account's hash is still checked, so the answer takes as long.
         let hash = try await pool.read { db in
-            try String.fetchOne(db, sql: "SELECT password_hash FROM users WHERE name = ?", arguments: [user])
+            try Row.fetchOne(db, sql: "SELECT password_hash, disabled FROM users WHERE name = ?", arguments: [user])
+                .map { row -> String? in row[1] ? nil : row[0] } ?? nil
         }
         guard let hash else {
             _ = Bcrypt.verify(password, hash: Self.decoyHash)

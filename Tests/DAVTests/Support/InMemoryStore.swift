@@ -338,6 +338,27 @@ actor InMemoryStore: RoloStore {
     func recordPushOutcome(id: String, _ outcome: PushOutcome) async throws {}
     func prunePushRegistrations() async throws -> Int { 0 }
 
+    // The web UI's lists, trash and sessions: not used by the DAV engine (they run on SQLite).
+    func cardListings(collectionID: Int64, filter: ListingFilter, search: [String], from position: ListingPosition,
+                      limit: Int) async throws -> ListingPage { ListingPage(rows: [], previous: nil, next: nil) }
+    func cardListings(collectionID: Int64, names: [String]) async throws -> [CardListing] { [] }
+    func cardCount(collectionID: Int64, filter: ListingFilter, search: [String], cap: Int) async throws -> Int { 0 }
+    func backfillCardListings(_ listing: @Sendable (Data) -> CardListingFields?) async throws -> Int { 0 }
+    func duplicateCandidates(collectionID: Int64, limit: Int) async throws -> [[String]] { [] }
+    func applyCardBatch(collectionID: Int64, writes: [CardBatchWrite]) async throws -> CardBatchResult {
+        throw StoreError.invalid("batches are not kept in memory")
+    }
+    func trash(collectionID: Int64, limit: Int) async throws -> [TrashedCard] { [] }
+    func trashedCard(id: Int64) async throws -> (card: TrashedCard, data: Data, contentType: String)? { nil }
+    func trash(batch: String) async throws -> [TrashedCard] { [] }
+    func purgeTrash(olderThan date: Date) async throws -> Int { 0 }
+    func createWebSession(tokenHash: String, user: String, csrfToken: String) async throws {}
+    func webSession(tokenHash: String) async throws -> WebSession? { nil }
+    func touchWebSession(tokenHash: String) async throws {}
+    func deleteWebSession(tokenHash: String) async throws {}
+    func deleteWebSessions(user: String) async throws {}
+    func pruneWebSessions(idleSince: Date, createdBefore: Date) async throws -> Int { 0 }
+
     func eraseAll() async throws {
         passwords = [:]; profiles = [:]; collections = [:]; entries = [:]; changeLog = [:]; oldestValidSeq = [:]; dead = [:]
         nextID = 1

@@ -12,7 +12,7 @@ extension CardMetadata {
     /// by scanning the cards, with the same result. `NOTE` and `ADR` are left out: long
     /// free text that clients do not search, yet about a fifth of a card's index entries
     /// and more of their bytes, each a b-tree leaf written at a random place on every PUT.
-    static let indexedProperties: Set<String> = ["FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "UID", "CATEGORIES",
+    public static let indexedProperties: Set<String> = ["FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "UID", "CATEGORIES",
                                                  "TITLE", "URL", "KIND", "X-ADDRESSBOOKSERVER-KIND"]
 
     /// Index rows for a card; `rolo import` uses it too, so imported cards index like PUTs.
@@ -21,6 +21,7 @@ extension CardMetadata {
         let entries = card.properties.lazy
             .filter { Self.indexedProperties.contains($0.name) }
             .map { IndexEntry(property: $0.name, value: $0.text) }
-        self.init(uid: identity.uid ?? "", kind: identity.kind.rawValue, indexEntries: Array(entries), members: identity.members)
+        self.init(uid: identity.uid ?? "", kind: identity.kind.rawValue, indexEntries: Array(entries), members: identity.members,
+                  listing: CardListingFields(card: card))
     }
 }

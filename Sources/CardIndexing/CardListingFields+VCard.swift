@@ -1,0 +1,70 @@
+import Contacts
+import RoloStore
+import VCard
+
+extension CardListingFields {
+    /// A card's list row: written with the card by every write path (PUT, import, the web
+    /// UI), so lists and searches never parse cards.
+    public init(card: VCard) {
+        var name: String?
+        var structuredName: String?
+        var organization: String?
+        var email: String?
+        var phone: String?
+        var hasPhoto = false
+        var searched: [String] = []
+        for property in card.properties {
+            switch property.name {
+            case "FN":
+                let text = property.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                if name == nil, !text.isEmpty { name = text }
+                searched.append(text)
+            case "N":
+                // Given and additional names first, the way a person says the name.
+                let parts = property.components
+                let ordered = [1, 2, 0, 3, 4].compactMap { parts.indices.contains($0) ? parts[$0] : nil }
+                let text = ordered.filter { !$0.isEmpty }.joined(separator: " ")
+                if structuredName == nil, !text.isEmpty { structuredName = text }
+                searched.append(text)
+            case "ORG":
+                let text = property.components.filter { !$0.isEmpty }.joined(separator: " ")
+                if organization == nil, !text.isEmpty { organization = text }
+                searched.append(text)
+            case "EMAIL":
+                if email == nil, !property.text.isEmpty { email = property.text }
+                searched.append(property.text)
+            case "TEL":
+                let text = property.text.hasPrefix("tel:") ? String(property.text.dropFirst(4)) : property.text
+                if phone == nil, !text.isEmpty { phone = text }
+                searched.append(text)
+                searched.append(text.filter(\.isNumber))
+            case "NICKNAME", "CATEGORIES":
+                searched.append(contentsOf: property.listValues)
+            case "PHOTO":
+                hasPhoto = hasPhoto || Self.isInlineImage(property)
+            default:
+                break
+            }
+        }
+        let displayName = name ?? structuredName ?? organization ?? email ?? phone ?? ""
+        self.init(displayName: displayName, sortKey: Self.sortKey(displayName), organization: organization,
+                  email: email, phone: phone, hasPhoto: hasPhoto,
+                  searchText: searched.filter { !$0.isEmpty }.map(CaseFolding.search).joined(separator: "\n"))
+    }
+
+    /// The folded name without leading punctuation or spaces ("'Bob" sorts with B); a card
+    /// without any name sorts last.
+    public static func sortKey(_ displayName: String) -> String {
+        let folded = CaseFolding.search(displayName)
+        let key = folded.drop { !($0.isLetter || $0.isNumber) }
+        return key.isEmpty ? "\u{10FFFF}" : String(key)
+    }
+
+    /// An inline photo (a `data:` URI or base64), the only kind the web UI shows: a remote
+    /// URI is never fetched.
+    static func isInlineImage(_ property: VCardProperty) -> Bool {
+        if property.rawValue.prefix(5).lowercased() == "data:" { return true }
+        let encoding = property.parameters.first { $0.name == "ENCODING" }?.values.first?.uppercased()
+        return encoding == "B" || encoding == "BASE64"
+    }
+}

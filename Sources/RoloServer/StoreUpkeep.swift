@@ -1,0 +1,56 @@
+import CardIndexing
+import Foundation
+import Logging
+import RoloStore
+import ServiceLifecycle
+import VCard
+
+/// Store housekeeping that needs the server's knowledge of vCards or its clock: gives cards
+/// stored before schema v9 their list rows (once, at start: the store cannot parse
+/// vCards), and every hour empties trash older than `trashRetention` and ends web sessions
+/// idle or old past their limits.
+struct StoreUpkeep: Service {
+    let store: any RoloStore
+    let trashRetention: Duration
+    let sessionIdleLimit: Duration
+    let sessionLifetime: Duration
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            let given = try await store.backfillCardListings(Self.listing(of:))
+            if given > 0 { logger.info("list rows given to cards stored before the web UI", metadata: ["cards": "\(given)"]) }
+        } catch {
+            logger.error("list rows not backfilled", metadata: ["error": "\(error)"])
+        }
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            await tidy()
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(3600)) }
+        }
+    }
+
+    /// A card's list row, read leniently: a card a client once stored is listed even if it
+    /// breaks a rule the strict parser enforces today.
+    @Sendable static func listing(of data: Data) -> CardListingFields? {
+        guard let card = try? VCardParser.parse(Array(data), mode: .lenient).first else { return nil }
+        return CardListingFields(card: card)
+    }
+
+    func tidy() async {
+        let now = Date()
+        do {
+            try await store.purgeTrash(olderThan: now.addingTimeInterval(-trashRetention.seconds))
+            try await store.pruneWebSessions(idleSince: now.addingTimeInterval(-sessionIdleLimit.seconds),
+                                             createdBefore: now.addingTimeInterval(-sessionLifetime.seconds))
+        } catch {
+            logger.error("trash or sessions not tidied", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as `Date` arithmetic takes it.
+    var seconds: TimeInterval {
+        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
+    }
+}

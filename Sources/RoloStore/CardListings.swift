@@ -1,0 +1,96 @@
+import Foundation
+
+/// What a list row shows of a card, and the text a list search looks in. The caller
+/// computes it from the vCard when it writes the card (the store never parses vCards), and
+/// the store keeps it beside the card: a list page of 50 rows reads 50 of these rows, in
+/// order, and no card (issue 19: the web UI at 50 000 contacts).
+public struct CardListingFields: Sendable, Hashable {
+    /// FN, or a name made of N, ORG or EMAIL when the card has no FN.
+    public var displayName: String
+    /// What the list sorts by and jumps to a letter by: the display name case-folded
+    /// (`CaseFolding.search`), with leading punctuation dropped.
+    public var sortKey: String
+    public var organization: String?
+    /// The first e-mail address and phone number, as written.
+    public var email: String?
+    public var phone: String?
+    /// The card has an inline photo (the list then asks for a thumbnail; never a remote one).
+    public var hasPhoto: Bool
+    /// Names, nickname, organisation, e-mail addresses, phone numbers and their digits
+    /// alone, categories, folded by `CaseFolding.search`: one line a list search finds
+    /// substrings in.
+    public var searchText: String
+
+    public init(displayName: String, sortKey: String, organization: String?, email: String?, phone: String?,
+                hasPhoto: Bool, searchText: String) {
+        self.displayName = displayName; self.sortKey = sortKey; self.organization = organization
+        self.email = email; self.phone = phone; self.hasPhoto = hasPhoto; self.searchText = searchText
+    }
+}
+
+/// A card as a list shows it.
+public struct CardListing: Sendable, Hashable {
+    public var name: String
+    public var uid: String
+    /// "individual", "group", "org"... as in `CardMetadata.kind`.
+    public var kind: String
+    public var etag: String
+    public var fields: CardListingFields
+
+    public init(name: String, uid: String, kind: String, etag: String, fields: CardListingFields) {
+        self.name = name; self.uid = uid; self.kind = kind; self.etag = etag; self.fields = fields
+    }
+}
+
+/// A place in a book's list: rows sort by (sortKey, name), so a page starts strictly after
+/// (or, going back, ends strictly before) a cursor and no row is skipped or shown twice
+/// however the book changes between pages. A letter jump is the cursor ("m", "").
+public struct ListingCursor: Sendable, Hashable {
+    public var sortKey: String
+    public var name: String
+    public init(sortKey: String, name: String) { self.sortKey = sortKey; self.name = name }
+}
+
+/// Which cards of a book a list shows.
+public enum ListingFilter: Sendable, Hashable {
+    /// Every card that is not a group.
+    case contacts
+    /// The group cards (`KIND:group`, `X-ADDRESSBOOKSERVER-KIND:group`).
+    case groups
+    /// Members of the group card `name` (by the UIDs its MEMBER properties list).
+    case groupMembers(name: String)
+    /// Cards whose CATEGORIES hold this value (case-insensitively).
+    case category(String)
+}
+
+/// One page of a list, with the cursors of the pages on either side (nil at an end).
+public struct ListingPage: Sendable, Hashable {
+    public var rows: [CardListing]
+    public var previous: ListingCursor?
+    public var next: ListingCursor?
+    public init(rows: [CardListing], previous: ListingCursor?, next: ListingCursor?) {
+        self.rows = rows; self.previous = previous; self.next = next
+    }
+}
+
+/// Where a page of a list starts.
+public enum ListingPosition: Sendable, Hashable {
+    case first
+    /// The rows after the cursor.
+    case after(ListingCursor)
+    /// The rows before the cursor (a "previous page" link).
+    case before(ListingCursor)
+}
+
+extension CardListingFields {
+    /// The folded, trimmed words of a list search, for `RoloStore.cardListings`; the store
+    /// looks for each one in `searchText`. Digits of a phone-looking word are searched
+    /// without its punctuation, the way `searchText` keeps phone numbers.
+    public static func searchWords(_ text: String) -> [String] {
+        text.split(whereSeparator: \.isWhitespace).map { word in
+            let folded = CaseFolding.search(String(word))
+            let isPhoneLike = folded.allSatisfy { $0.isNumber || "+-().".contains($0) } && folded.contains(where: \.isNumber)
+            return isPhoneLike ? folded.filter(\.isNumber) : folded
+        }.filter { !$0.isEmpty }
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import GRDB
+
+/// Lists for the web UI from `card_listings` (schema v9): pages in (sort key, name) order
+/// over the table's own clustering, searches as `instr` on the folded search text read in
+/// that order, so a common word fills its page after a few hundred rows and a rare one
+/// costs one pass over the book's rows, never a card.
+extension SQLiteStore {
+    static let listingColumns = """
+        l.name, r.uid, r.kind, r.etag, l.display_name, l.sort_key, l.organization, l.email, l.phone, l.has_photo, l.search_text
+        """
+
+    public func cardListings(collectionID: Int64, filter: ListingFilter, search: [String], from position: ListingPosition,
+                             limit: Int) async throws -> ListingPage {
+        let limit = max(1, limit)
+        var arguments = StatementArguments()
+        var condition = Self.listingCondition(collectionID: collectionID, filter: filter, search: search, arguments: &arguments)
+        let descending: Bool
+        switch position {
+        case .first:
+            descending = false
+        case .after(let cursor):
+            condition += " AND (l.sort_key, l.name) > (?, ?)"
+            arguments += [cursor.sortKey, cursor.name]
+            descending = false
+        case .before(let cursor):
+            condition += " AND (l.sort_key, l.name) < (?, ?)"
+            arguments += [cursor.sortKey, cursor.name]
+            descending = true
+        }
+        let order = descending ? "l.sort_key DESC, l.name DESC" : "l.sort_key, l.name"
+        arguments += [limit + 1]
+        let sql = """
+            SELECT \(Self.listingColumns) FROM card_listings l JOIN resources r ON r.id = l.resource_id
+            WHERE \(condition) ORDER BY \(order) LIMIT ?
+            """
+        let fetchArguments = arguments
+        var rows = try await pool.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: fetchArguments).map(Self.cardListing(from:))
+        }
+        let more = rows.count > limit
+        if more { rows.removeLast() }
+        if descending { rows.reverse() }
+        let first = rows.first.map { ListingCursor(sortKey: $0.fields.sortKey, name: $0.name) }
+        let last = rows.last.map { ListingCursor(sortKey: $0.fields.sortKey, name: $0.name) }
+        switch position {
+        case .first: return ListingPage(rows: rows, previous: nil, next: more ? last : nil)
+        case .after: return ListingPage(rows: rows, previous: first, next: more ? last : nil)
+        case .before: return ListingPage(rows: rows, previous: more ? first : nil, next: last)
+        }
+    }
+
+    public func cardListings(collectionID: Int64, names: [String]) async throws -> [CardListing] {
+        guard !names.isEmpty else { return [] }
+        return try await pool.read { db in
+            var found: [CardListing] = []
+            // Bounded IN lists: SQLite's variable limit is far above a page, but not unbounded.
+            for chunk in stride(from: 0, to: names.count, by: 500).map({ names[$0..<min($0 + 500, names.count)] }) {
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                found += try Row.fetchAll(db, sql: """
+                    SELECT \(Self.listingColumns) FROM card_listings l JOIN resources r ON r.id = l.resource_id
+                    WHERE r.collection_id = ? AND r.name IN (\(marks))
+                    """, arguments: StatementArguments([collectionID] + Array(chunk))).map(Self.cardListing(from:))
+            }
+            return found
+        }
+    }
+
+    public func cardCount(collectionID: Int64, filter: ListingFilter, search: [String], cap: Int) async throws -> Int {
+        var arguments = StatementArguments()
+        let condition = Self.listingCondition(collectionID: collectionID, filter: filter, search: search, arguments: &arguments)
+        arguments += [max(cap, 0)]
+        let sql = """
+            SELECT count(*) FROM (SELECT 1 FROM card_listings l JOIN resources r ON r.id = l.resource_id
+                                  WHERE \(condition) LIMIT ?)
+            """
+        let fetchArguments = arguments
+        return try await pool.read { db in try Int.fetchOne(db, sql: sql, arguments: fetchArguments) ?? 0 }
+    }
+
+    /// The WHERE clause over `card_listings l JOIN resources r` for a filter and search words.
+    static func listingCondition(collectionID: Int64, filter: ListingFilter, search: [String],
+                                 arguments: inout StatementArguments) -> String {
+        var condition = "l.collection_id = ? AND l.is_group = ?"
+        arguments += [collectionID, filter == .groups]
+        switch filter {
+        case .contacts, .groups:
+            break
+        case .groupMembers(let name):
+            condition += """
+                 AND r.uid IN (SELECT m.member_uid FROM group_members m JOIN resources g ON g.id = m.resource_id
+                               WHERE g.collection_id = ? AND g.name = ?)
+                """
+            arguments += [collectionID, name]
+        case .category(let category):
+            condition += """
+                 AND l.resource_id IN (
+                    SELECT resource_id FROM card_index WHERE collection_id = ? AND property = 'CATEGORIES' AND value_unicode = ?
+                    UNION ALL
+                    SELECT resource_id FROM card_index_pending WHERE collection_id = ? AND property = 'CATEGORIES' AND value_unicode = ?)
+                """
+            let folded = CaseFolding.unicode(category)
+            arguments += [collectionID, folded, collectionID, folded]
+        }
+        for word in search {
+            condition += " AND instr(l.search_text, ?) > 0"
+            arguments += [word]
+        }
+        return condition
+    }
+
+    static func cardListing(from row: Row) -> CardListing {
+        CardListing(name: row[0], uid: row[1] ?? "", kind: row[2] ?? "individual", etag: row[3],
+                    fields: CardListingFields(displayName: row[4], sortKey: row[5], organization: row[6], email: row[7],
+                                              phone: row[8], hasPhoto: row[9], searchText: row[10]))
+    }
+
+    public func backfillCardListings(_ listing: @Sendable (Data) -> CardListingFields?) async throws -> Int {
+        var after: Int64 = 0
+        var given = 0
+        while true {
+            let batch = try await pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT r.id, r.collection_id, r.name, r.kind, r.etag, b.data FROM resources r
+                    JOIN collections c ON c.id = r.collection_id JOIN resource_bodies b ON b.resource_id = r.id
+                    WHERE r.id > ? AND c.kind = 'addressbook'
+                      AND NOT EXISTS (SELECT 1 FROM card_listings l WHERE l.resource_id = r.id)
+                    ORDER BY r.id LIMIT 500
+                    """, arguments: [after])
+            }
+            guard let last = batch.last else { return given }
+            after = last[0]
+            let rows: [(id: Int64, collectionID: Int64, name: String, isGroup: Bool, etag: String, fields: CardListingFields)] =
+                batch.compactMap { row in
+                    guard let fields = listing(row[5]) else { return nil }
+                    return (row[0], row[1], row[2], (row[3] as String?) == "group", row[4], fields)
+                }
+            let rowsToWrite = rows
+            given += try await pool.write { db in
+                var written = 0
+                for row in rowsToWrite {
+                    // Only the version that was read: a card replaced meanwhile has its row.
+                    try db.execute(sql: """
+                        INSERT OR IGNORE INTO card_listings (collection_id, is_group, sort_key, name, resource_id,
+                            display_name, organization, email, phone, has_photo, search_text)
+                        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM resources WHERE id = ? AND etag = ?
+                        """, arguments: [row.collectionID, row.isGroup, row.fields.sortKey, row.name, row.id,
+                                         row.fields.displayName, row.fields.organization, row.fields.email,
+                                         row.fields.phone, row.fields.hasPhoto, row.fields.searchText, row.id, row.etag])
+                    written += db.changesCount
+                }
+                return written
+            }
+        }
+    }
+
+    public func duplicateCandidates(collectionID: Int64, limit: Int) async throws -> [[String]] {
+        // (key, name) pairs: a folded e-mail address, a phone number's last 9 digits (so
+        // "+44 20 7946 0958" and "020 7946 0958" meet), a normalised name.
+        let pairs: [(String, String)] = try await pool.read { db in
+            var pairs: [(String, String)] = []
+            let values = try Row.fetchCursor(db, sql: """
+                SELECT i.property, i.value_unicode, r.name FROM (
+                    SELECT resource_id, property, value_unicode FROM card_index
+                    WHERE collection_id = ?1 AND property IN ('EMAIL', 'TEL')
+                    UNION ALL
+                    SELECT resource_id, property, value_unicode FROM card_index_pending
+                    WHERE collection_id = ?1 AND property IN ('EMAIL', 'TEL')) i
+                JOIN resources r ON r.id = i.resource_id
+                """, arguments: [collectionID])
+            while let row = try values.next() {
+                let property: String = row[0], value: String = row[1], name: String = row[2]
+                if property == "EMAIL" {
+                    let address = value.trimmingCharacters(in: .whitespaces)
+                    if address.contains("@") { pairs.append(("e:" + address, name)) }
+                } else {
+                    let digits = value.filter(\.isNumber)
+                    if digits.count >= 7 { pairs.append(("t:" + String(digits.suffix(9)), name)) }
+                }
+            }
+            let names = try Row.fetchCursor(db, sql: """
+                SELECT sort_key, name FROM card_listings WHERE collection_id = ? AND is_group = 0
+                """, arguments: [collectionID])
+            while let row = try names.next() {
+                let key: String = row[0]
+                let words = key.split(whereSeparator: { !($0.isLetter || $0.isNumber) })
+                if !words.isEmpty, key != "\u{10FFFF}" { pairs.append(("n:" + words.joined(separator: " "), row[1])) }
+            }
+            return pairs
+        }
+        return Self.connectedGroups(pairs, limit: limit)
+    }
+
+    /// Names linked by any shared key, as groups of two or more (union-find), each sorted,
+    /// the groups in order of their first name.
+    static func connectedGroups(_ pairs: [(key: String, name: String)], limit: Int) -> [[String]] {
+        var parent: [String: String] = [:]
+        func root(_ name: String) -> String {
+            var current = name
+            while let next = parent[current], next != current { current = next }
+            parent[name] = current
+            return current
+        }
+        var firstByKey: [String: String] = [:]
+        for (key, name) in pairs {
+            if parent[name] == nil { parent[name] = name }
+            if let first = firstByKey[key] {
+                let a = root(first), b = root(name)
+                if a != b { parent[max(a, b)] = min(a, b) }
+            } else {
+                firstByKey[key] = name
+            }
+        }
+        var groups: [String: [String]] = [:]
+        for name in parent.keys { groups[root(name), default: []].append(name) }
+        return groups.values.filter { $0.count > 1 }.map { $0.sorted() }
+            .sorted { $0[0].utf8.lexicographicallyPrecedes($1[0].utf8) }.prefix(max(limit, 0)).map { $0 }
+    }
+}

@@ -1,0 +1,61 @@
+import CardIndexing
+import RoloStore
+import Testing
+import VCard
+
+@Suite struct CardListingFieldsTests {
+    static func fields(_ text: String) throws -> CardListingFields {
+        CardListingFields(card: try VCardParser.parse(text.replacingOccurrences(of: "\n", with: "\r\n"))[0])
+    }
+
+    @Test func aListRowHoldsTheNameTheFirstValuesAndAFoldedSearchLine() throws {
+        let fields = try Self.fields("""
+            BEGIN:VCARD
+            VERSION:3.0
+            FN:José Müller
+            N:Müller;José;;;
+            NICKNAME:Pepe
+            ORG:ACME;Sales
+            item1.TEL:+1 (555) 010-9999
+            item1.X-ABLabel:Boat
+            TEL:555 0100
+            EMAIL:Jose@Example.com
+            CATEGORIES:Family,Work
+            PHOTO;ENCODING=b;TYPE=JPEG:/9j/4AAQ
+            END:VCARD
+
+            """)
+        #expect(fields.displayName == "José Müller")
+        #expect(fields.sortKey == "jose muller")
+        #expect(fields.organization == "ACME Sales")
+        #expect(fields.email == "Jose@Example.com" && fields.phone == "+1 (555) 010-9999")
+        #expect(fields.hasPhoto)
+        let lines = fields.searchText.split(separator: "\n").map(String.init)
+        for expected in ["jose muller", "pepe", "acme sales", "jose@example.com", "15550109999", "family", "work"] {
+            #expect(lines.contains(expected), "\(expected)")
+        }
+    }
+
+    @Test func aCardWithoutFNIsNamedFromNThenOrgThenEmailAndOneWithNothingSortsLast() throws {
+        #expect(try Self.fields("BEGIN:VCARD\nVERSION:3.0\nN:Lee;Dora;;;\nFN:\nEND:VCARD\n").displayName == "Dora Lee")
+        #expect(try Self.fields("BEGIN:VCARD\nVERSION:4.0\nORG:Initech\nEND:VCARD\n").displayName == "Initech")
+        let nothing = try Self.fields("BEGIN:VCARD\nVERSION:4.0\nUID:x\nEND:VCARD\n")
+        #expect(nothing.displayName == "" && nothing.sortKey == "\u{10FFFF}")
+        #expect(CardListingFields.sortKey("'Bob") == "bob")
+        // A remote photo is no photo to the list: it is never fetched.
+        #expect(try !Self.fields("BEGIN:VCARD\nVERSION:4.0\nFN:A\nPHOTO:https://example.com/a.jpg\nEND:VCARD\n").hasPhoto)
+    }
+
+    @Test func searchWordsFoldLikeTheSearchLineAndKeepPhoneDigits() {
+        #expect(CardListingFields.searchWords("  ANN  Müller ") == ["ann", "muller"])
+        #expect(CardListingFields.searchWords("+1 (555) 010-9999") == ["1", "555", "0109999"])
+        #expect(CardListingFields.searchWords("555-0100") == ["5550100"])
+    }
+
+    @Test func cardMetadataCarriesTheListingRow() throws {
+        let card = try VCardParser.parse("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:g1\r\nKIND:group\r\nFN:Friends\r\nMEMBER:urn:uuid:a\r\nEND:VCARD\r\n")[0]
+        let metadata = CardMetadata(card: card)
+        #expect(metadata.kind == "group" && metadata.members == ["a"])
+        #expect(metadata.listing?.displayName == "Friends")
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import GRDB
+import Testing
+@testable import RoloStore
+
+/// The store side of the web UI (schema v9): list pages and searches from listing rows,
+/// batches with the trash, sessions and disabled accounts.
+@Suite struct WebStoreTests {
+    /// A listing like `CardListingFields(card:)` makes, from a name, e-mail and phone.
+    static func fields(_ name: String, email: String? = nil, phone: String? = nil, categories: [String] = []) -> CardListingFields {
+        let searched = [name, email, phone, phone?.filter(\.isNumber)].compactMap { $0 } + categories
+        return CardListingFields(displayName: name, sortKey: CaseFolding.search(name), organization: nil, email: email,
+                                 phone: phone, hasPhoto: false,
+                                 searchText: searched.map(CaseFolding.search).joined(separator: "\n"))
+    }
+
+    static func metadata(uid: String, name: String, email: String? = nil, phone: String? = nil, kind: String = "individual",
+                         members: [String] = [], categories: [String] = []) -> CardMetadata {
+        var entries = [IndexEntry(property: "UID", value: uid), IndexEntry(property: "FN", value: name)]
+        if let email { entries.append(IndexEntry(property: "EMAIL", value: email)) }
+        if let phone { entries.append(IndexEntry(property: "TEL", value: phone)) }
+        entries += categories.map { IndexEntry(property: "CATEGORIES", value: $0) }
+        return CardMetadata(uid: uid, kind: kind, indexEntries: entries, members: members,
+                            listing: fields(name, email: email, phone: phone, categories: categories))
+    }
+
+    @discardableResult
+    static func put(_ fixture: StoreFixture, _ name: String, _ fn: String, email: String? = nil, phone: String? = nil,
+                    kind: String = "individual", members: [String] = [], categories: [String] = [],
+                    precondition: WritePrecondition = .none) async throws -> PutResult {
+        try await fixture.store.putResource(
+            collectionID: fixture.book.id, name: name, data: Data(vcard(uid: name, fn: fn).utf8),
+            contentType: "text/vcard", card: metadata(uid: name, name: fn, email: email, phone: phone, kind: kind,
+                                                      members: members, categories: categories),
+            precondition: precondition)
+    }
+
+    @Test func pagesWalkTheBookInNameOrderBothWaysWithoutSkippingOrRepeating() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let names = (0..<23).map { String(format: "Person %02d", $0) }
+        for (index, name) in names.shuffled().enumerated() { try await Self.put(fixture, "c\(index).vcf", name) }
+        try await Self.put(fixture, "g.vcf", "Friends", kind: "group")
+        var seen: [String] = []
+        var page = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .contacts, search: [],
+                                                        from: .first, limit: 10)
+        #expect(page.previous == nil)
+        seen += page.rows.map(\.fields.displayName)
+        while let next = page.next {
+            page = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .contacts, search: [],
+                                                        from: .after(next), limit: 10)
+            seen += page.rows.map(\.fields.displayName)
+        }
+        #expect(seen == names)
+        // Back from the last page: the rows before it, and a cursor further back.
+        let back = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .contacts, search: [],
+                                                        from: .before(try #require(page.previous)), limit: 10)
+        #expect(back.rows.map(\.fields.displayName) == Array(names[10..<20]))
+        #expect(back.previous != nil && back.next != nil)
+        // A letter jump; the groups are a list of their own.
+        let jump = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .contacts, search: [],
+                                                        from: .after(ListingCursor(sortKey: "person 2", name: "")), limit: 10)
+        #expect(jump.rows.map(\.fields.displayName) == Array(names[20...]))
+        let groups = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .groups, search: [],
+                                                          from: .first, limit: 10)
+        #expect(groups.rows.map(\.name) == ["g.vcf"] && groups.rows[0].kind == "group")
+        #expect(try await fixture.store.cardCount(collectionID: fixture.book.id, filter: .contacts, search: [], cap: 1000) == 23)
+        #expect(try await fixture.store.cardCount(collectionID: fixture.book.id, filter: .contacts, search: [], cap: 5) == 5)
+    }
+
+    @Test func searchFindsSubstringsDigitsAndAccentsAndEveryWord() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await Self.put(fixture, "joanne.vcf", "Joanne Müller", email: "jo@example.com", phone: "+1 (555) 010-9999")
+        try await Self.put(fixture, "ann.vcf", "Ann Smith", email: "ann@other.org")
+        try await Self.put(fixture, "bob.vcf", "Bob", phone: "555 0100")
+        func find(_ text: String) async throws -> [String] {
+            try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .contacts,
+                                                 search: CardListingFields.searchWords(text), from: .first, limit: 50)
+                .rows.map(\.name)
+        }
+        #expect(try await find("ann") == ["ann.vcf", "joanne.vcf"])
+        #expect(try await find("ANN smi") == ["ann.vcf"])
+        #expect(try await find("muller") == ["joanne.vcf"])
+        #expect(try await find("5550109") == ["joanne.vcf"])
+        #expect(try await find("(555) 010") == ["bob.vcf", "joanne.vcf"])
+        #expect(try await find("other.org") == ["ann.vcf"])
+        #expect(try await find("%") == [])
+        #expect(try await fixture.store.cardCount(collectionID: fixture.book.id, filter: .contacts,
+                                                  search: CardListingFields.searchWords("ann"), cap: 1000) == 2)
+    }
+
+    @Test func groupAndCategoryFiltersListTheirMembers() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await Self.put(fixture, "a.vcf", "Alice", categories: ["Family"])
+        try await Self.put(fixture, "b.vcf", "Bob")
+        try await Self.put(fixture, "c.vcf", "Carol", categories: ["family", "Work"])
+        try await Self.put(fixture, "g.vcf", "Friends", kind: "group", members: ["b.vcf", "c.vcf"])
+        let members = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .groupMembers(name: "g.vcf"),
+                                                           search: [], from: .first, limit: 10)
+        #expect(members.rows.map(\.name) == ["b.vcf", "c.vcf"])
+        let family = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .category("FAMILY"),
+                                                          search: [], from: .first, limit: 10)
+        #expect(family.rows.map(\.name) == ["a.vcf", "c.vcf"])
+    }
+
+    @Test func aReplacedOrDeletedCardLeavesNoStaleRow() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await Self.put(fixture, "a.vcf", "Zed")
+        try await Self.put(fixture, "a.vcf", "Abe")
+        try await Self.put(fixture, "b.vcf", "Bea")
+        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "b.vcf", precondition: .none)
+        let page = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .contacts, search: [],
+                                                        from: .first, limit: 10)
+        #expect(page.rows.map(\.fields.displayName) == ["Abe"])
+        #expect(try await fixture.store.cardListings(collectionID: fixture.book.id, names: ["a.vcf", "b.vcf"]).map(\.name) == ["a.vcf"])
+    }
+
+    @Test func duplicateCandidatesShareAnEmailAPhoneOrAName() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await Self.put(fixture, "a.vcf", "Ann Smith", email: "Ann@Example.com")
+        try await Self.put(fixture, "b.vcf", "A. Smith", email: "ann@example.com")
+        try await Self.put(fixture, "c.vcf", "Carl", phone: "+44 20 7946 0958")
+        try await Self.put(fixture, "d.vcf", "Carl Jones", phone: "020 7946 0958")
+        try await Self.put(fixture, "e.vcf", "Dora  Lee")
+        try await Self.put(fixture, "f.vcf", "dora lee")
+        try await Self.put(fixture, "g.vcf", "Unique Person", email: "unique@example.com")
+        let groups = try await fixture.store.duplicateCandidates(collectionID: fixture.book.id, limit: 10)
+        #expect(groups == [["a.vcf", "b.vcf"], ["c.vcf", "d.vcf"], ["e.vcf", "f.vcf"]])
+    }
+
+    @Test func aTrashedCardIsADeleteToSyncAndComesBackWhole() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let put = try await Self.put(fixture, "a.vcf", "Ann")
+        let before = try #require(try await fixture.store.resource(collectionID: fixture.book.id, name: "a.vcf"))
+        // A stale ETag changes nothing.
+        await #expect(throws: StoreError.preconditionFailed) {
+            try await fixture.store.applyCardBatch(collectionID: fixture.book.id,
+                                                   writes: [.trash(name: "a.vcf", precondition: .ifMatch(["\"old\""]), reason: .deleted)])
+        }
+        #expect(try await fixture.store.trash(collectionID: fixture.book.id, limit: 10).isEmpty)
+        let deleted = try await fixture.store.applyCardBatch(
+            collectionID: fixture.book.id, writes: [.trash(name: "a.vcf", precondition: .ifMatch([put.etag]), reason: .deleted)])
+        let changes = try await fixture.store.changes(collectionID: fixture.book.id, since: put.seq, limit: nil)
+        #expect(changes.changes == [ChangeSet.Change(name: "a.vcf", deleted: true, seq: deleted.seq)])
+        let trashed = try #require(try await fixture.store.trash(collectionID: fixture.book.id, limit: 10).first)
+        #expect(trashed.name == "a.vcf" && trashed.displayName == "Ann" && trashed.reason == .deleted && trashed.etag == put.etag)
+        let kept = try #require(try await fixture.store.trashedCard(id: trashed.id))
+        #expect(kept.data == before.data)
+
+        let restored = try await fixture.store.applyCardBatch(collectionID: fixture.book.id, writes: [
+            .put(name: trashed.name, data: kept.data, contentType: kept.contentType,
+                 card: Self.metadata(uid: "a.vcf", name: "Ann"), precondition: .ifNoneMatchAny, keepPrevious: false),
+            .dropTrashed(id: trashed.id),
+        ])
+        #expect(restored.etags["a.vcf"] == put.etag)
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "a.vcf")?.data == before.data)
+        #expect(try await fixture.store.trash(collectionID: fixture.book.id, limit: 10).isEmpty)
+        #expect(try await fixture.store.purgeTrash(olderThan: Date().addingTimeInterval(60)) == 0)
+    }
+
+    @Test func aMergeIsOneBatchThatUndoesAsOne() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let a = try await Self.put(fixture, "a.vcf", "Ann", email: "ann@example.com")
+        let b = try await Self.put(fixture, "b.vcf", "Ann S", phone: "555 0100")
+        let aBefore = try #require(try await fixture.store.resource(collectionID: fixture.book.id, name: "a.vcf")).data
+        let merged = Data(vcard(uid: "a.vcf", fn: "Ann Merged").utf8)
+        // A failing write anywhere in the batch leaves everything as it was.
+        await #expect(throws: StoreError.notFound) {
+            try await fixture.store.applyCardBatch(collectionID: fixture.book.id, writes: [
+                .put(name: "a.vcf", data: merged, contentType: "text/vcard", card: Self.metadata(uid: "a.vcf", name: "Ann Merged"),
+                     precondition: .ifMatch([a.etag]), keepPrevious: true),
+                .trash(name: "missing.vcf", precondition: .none, reason: .merged),
+            ])
+        }
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "a.vcf")?.data == aBefore)
+        #expect(try await fixture.store.trash(collectionID: fixture.book.id, limit: 10).isEmpty)
+
+        let merge = try await fixture.store.applyCardBatch(collectionID: fixture.book.id, writes: [
+            .put(name: "a.vcf", data: merged, contentType: "text/vcard", card: Self.metadata(uid: "a.vcf", name: "Ann Merged"),
+                 precondition: .ifMatch([a.etag]), keepPrevious: true),
+            .trash(name: "b.vcf", precondition: .ifMatch([b.etag]), reason: .merged),
+        ])
+        #expect(merge.seq == b.seq + 2)
+        let entries = try await fixture.store.trash(batch: merge.batch)
+        #expect(entries.map(\.reason) == [.replaced, .merged])
+        #expect(entries[0].replacedBy == merge.etags["a.vcf"])
+
+        // Undo: each entry back, the survivor only if no phone changed it since.
+        var undo: [CardBatchWrite] = []
+        for entry in entries {
+            let kept = try #require(try await fixture.store.trashedCard(id: entry.id))
+            let precondition: WritePrecondition = entry.reason == .replaced ? .ifMatch([entry.replacedBy!]) : .ifNoneMatchAny
+            undo.append(.put(name: entry.name, data: kept.data, contentType: kept.contentType,
+                             card: Self.metadata(uid: entry.uid, name: entry.displayName), precondition: precondition,
+                             keepPrevious: false))
+            undo.append(.dropTrashed(id: entry.id))
+        }
+        try await fixture.store.applyCardBatch(collectionID: fixture.book.id, writes: undo)
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "a.vcf")?.data == aBefore)
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "b.vcf") != nil)
+        #expect(try await fixture.store.trash(collectionID: fixture.book.id, limit: 10).isEmpty)
+    }
+
+    @Test func sessionsEndWithAPasswordChangeADisableAndTheirUser() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let store = fixture.store
+        try await store.createWebSession(tokenHash: "h1", user: "alice", csrfToken: "c1")
+        let session = try #require(try await store.webSession(tokenHash: "h1"))
+        #expect(session.user == "alice" && session.csrfToken == "c1")
+        try await store.setPassword(user: "alice", password: "new")
+        #expect(try await store.webSession(tokenHash: "h1") == nil)
+
+        try await store.createWebSession(tokenHash: "h2", user: "alice", csrfToken: "c2")
+        try await store.updateAccount(name: "alice", UserAccountUpdate(disabled: true))
+        #expect(try await store.webSession(tokenHash: "h2") == nil)
+        #expect(try await store.account(name: "alice")?.disabled == true)
+        #expect(try await store.verifyPassword(user: "alice", password: "new") == false)
+        let token = try await store.createAppPassword(user: "alice", name: "phone", readOnly: false, books: nil)
+        #expect(try store.checkAppPassword(user: "alice", secret: token.secret) == nil)
+        try await store.updateAccount(name: "alice", UserAccountUpdate(disabled: false))
+        #expect(try await store.verifyPassword(user: "alice", password: "new"))
+        #expect(try store.checkAppPassword(user: "alice", secret: token.secret) != nil)
+
+        try await store.createWebSession(tokenHash: "h3", user: "alice", csrfToken: "c3")
+        #expect(try await store.pruneWebSessions(idleSince: Date().addingTimeInterval(-60),
+                                                 createdBefore: Date().addingTimeInterval(-60)) == 0)
+        #expect(try await store.pruneWebSessions(idleSince: Date().addingTimeInterval(60), createdBefore: .distantPast) == 1)
+        try await store.createWebSession(tokenHash: "h4", user: "alice", csrfToken: "c4")
+        try await store.deleteUser(name: "alice")
+        #expect(try await store.webSession(tokenHash: "h4") == nil)
+    }
+
+    /// A v8 database (the schema before the web UI) upgrades in place: cards, ETags and
+    /// sync tokens as they were, and lists once the backfill gave the cards their rows.
+    @Test func aVersion8DatabaseUpgradesAndBackfillsItsListings() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v9-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("v8.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteStore.migrator.migrate(queue, upTo: "v8-push")
+        try await queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO users (id, name, password_hash, created) VALUES (1, 'alice', 'x', 0);
+                INSERT INTO collections (id, owner_id, parent_id, path, kind, sync_seq, created, modified)
+                    VALUES (1, 1, NULL, 'default', 'addressbook', 2, 0, 0);
+                """)
+            for (id, fn) in [(1, "Zoë"), (2, "Anna")] {
+                let body = Data(vcard(uid: "u\(id)", fn: fn).utf8)
+                try db.execute(sql: """
+                    INSERT INTO resources (id, collection_id, name, content_type, etag, size, modified, seq, uid, kind)
+                    VALUES (?, 1, ?, 'text/vcard', ?, ?, 0, ?, ?, 'individual')
+                    """, arguments: [id, "c\(id).vcf", ETag.of(body), body.count, id, "u\(id)"])
+                try db.execute(sql: "INSERT INTO resource_bodies (resource_id, data) VALUES (?, ?)", arguments: [id, body])
+                try db.execute(sql: "INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (1, ?, ?, 0, 0)",
+                               arguments: [id, "c\(id).vcf"])
+            }
+        }
+        try queue.close()
+
+        let store = try SQLiteStore(path: path, bcryptCost: 4)
+        defer { try? store.close() }
+        let stored = try #require(try await store.resource(collectionID: 1, name: "c1.vcf"))
+        #expect(stored.info.etag == ETag.of(Data(vcard(uid: "u1", fn: "Zoë").utf8)))
+        #expect(try await store.changes(collectionID: 1, since: 1, limit: nil).changes.map(\.name) == ["c2.vcf"])
+        #expect(try await store.account(name: "alice")?.disabled == false)
+        #expect(try await store.cardListings(collectionID: 1, filter: .contacts, search: [], from: .first, limit: 10).rows.isEmpty)
+        let given = try await store.backfillCardListings { data in
+            let text = String(decoding: data, as: UTF8.self)
+            guard let line = text.split(separator: "\r\n").first(where: { $0.hasPrefix("FN:") }) else { return nil }
+            return Self.fields(String(line.dropFirst(3)))
+        }
+        #expect(given == 2)
+        #expect(try await store.backfillCardListings { _ in nil } == 0)
+        let page = try await store.cardListings(collectionID: 1, filter: .contacts, search: [], from: .first, limit: 10)
+        #expect(page.rows.map(\.fields.displayName) == ["Anna", "Zoë"])
+        #expect(page.rows.map(\.etag) == [ETag.of(Data(vcard(uid: "u2", fn: "Anna").utf8)), stored.info.etag])
+    }
+}
