@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         // Outbound POSTs to push services (WebDAV-Push).
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
+        // The web UI's templates (embedded in the binary as string literals, see RoloWeb).
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // vCard 2.1/3.0/4.0 parse, write, convert, validate. No dependencies.
@@ -60,8 +62,11 @@ let package = Package(
         // DAV request-body parsing and multistatus writing.
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
         // What the store keeps of a card beside its bytes (index entries, list row), read
-        // from the vCard: every write path (DAV, import, the web UI) uses it.
-        .target(name: "CardIndexing", dependencies: ["VCard", "Contacts", "RoloStore"]),
+        // from the vCard: every write path (DAV, import, the web UI) uses it; and
+        // `CardImporter`, the one bulk path from .vcf bytes to stored cards.
+        .target(name: "CardIndexing", dependencies: [
+            "VCard", "Contacts", "RoloStore", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // WebDAV/CardDAV protocol engine: no HTTP framework, no SQL.
         .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard", "WebPush", "CardIndexing"]),
         // WebDAV-Push message crypto (RFC 8291 aes128gcm, RFC 8292 VAPID) and push-URL checks. No I/O.
@@ -76,9 +81,15 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
+        // The web UI at /web/: server-rendered pages over the store, no HTTP framework, no DAV, no SQL.
+        .target(name: "RoloWeb", dependencies: [
+            "RoloStore", "VCard", "Contacts", "CardIndexing",
+            .product(name: "Mustache", package: "swift-mustache"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], exclude: ["Templates", "Static"]),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
+            "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -92,7 +103,7 @@ let package = Package(
             "RoloServer", "RoloStore", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "RoloTesting", "DAV", "Contacts", "VCard", "WebPush",
+            "RoloServer", "RoloStore", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -116,7 +127,7 @@ let package = Package(
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
-            "RoloServer", "RoloStore", "DAV", "LoopbackSockets", "PushTestSupport", "WebPush",
+            "RoloServer", "RoloStore", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -133,6 +144,7 @@ let package = Package(
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets"], exclude: ["Fixtures"]),
+        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "Contacts", "VCard", "CardIndexing"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import CardIndexing
 import ArgumentParser
 import DAV
 import Foundation

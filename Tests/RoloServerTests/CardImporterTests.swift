@@ -1,3 +1,4 @@
+import CardIndexing
 import Foundation
 import RoloServer
 import RoloStore

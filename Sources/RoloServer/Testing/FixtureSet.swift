@@ -1,3 +1,4 @@
+import CardIndexing
 import DAV
 import Foundation
 import RoloStore

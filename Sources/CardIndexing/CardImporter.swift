@@ -1,6 +1,5 @@
 import CardIndexing
 import Crypto
-import DAV
 import Foundation
 import RoloStore
 import VCard

@@ -1,0 +1,296 @@
+import Foundation
+import RoloStore
+
+/// How the server checks an account password for the web sign-in: the same login throttle
+/// (per client subnet and per account) and failure log as DAV Basic authentication, so
+/// guessing through the web form costs the same as guessing through DAV. RoloServer
+/// injects it; RoloWeb never runs bcrypt itself.
+public typealias WebPasswordCheck = @Sendable (_ user: String, _ password: String, _ remoteAddress: String) async -> WebLoginVerdict
+
+public enum WebLoginVerdict: Sendable, Equatable {
+    case valid
+    /// Wrong user or password: answer after `delay`.
+    case rejected(delay: Duration)
+    /// Too many failures from the client's network: refuse without checking.
+    case throttled(retryAfter: Duration)
+}
+
+/// What the web UI needs to know of the server it runs in.
+public struct WebConfiguration: Sendable {
+    /// What clients see before `/web` (a reverse proxy's prefix, e.g. `/carddav`); empty by default.
+    public var pathPrefix: String
+    /// The server's public URL (`ServerConfiguration.publicURL`): its origin is accepted by
+    /// the Origin check, and app-password profiles name it.
+    public var publicURL: URL?
+    /// The DAV tree's path as clients see it (`/dav`), for profiles and the server address shown.
+    public var davPath: String
+    /// Shown on the admin page.
+    public var version: String
+    /// The SQLite file, for the admin page's database size (nil: not shown).
+    public var databasePath: String?
+    /// A session unused this long ends (2 hours).
+    public var idleTimeout: TimeInterval
+    /// A session ends this long after sign-in, used or not (7 days).
+    public var absoluteTimeout: TimeInterval
+    /// Largest .vcf upload (50 MB).
+    public var maxImportSize: Int
+    /// Largest request body of any other form (a photo upload, before the browser's resize: 10 MB).
+    public var maxFormSize: Int
+    /// Largest photo stored in a card by the editor (256 KB).
+    public var maxStoredPhotoSize: Int
+    /// Largest card the store takes (the DAV limit).
+    public var maxCardSize: Int
+
+    public init(pathPrefix: String = "", publicURL: URL? = nil, davPath: String = "/dav", version: String = "dev",
+                databasePath: String? = nil, idleTimeout: TimeInterval = 2 * 3600, absoluteTimeout: TimeInterval = 7 * 86_400,
+                maxImportSize: Int = 50 << 20, maxFormSize: Int = 12 << 20, maxStoredPhotoSize: Int = 256 << 10,
+                maxCardSize: Int = 10 << 20) {
+        self.pathPrefix = pathPrefix; self.publicURL = publicURL; self.davPath = davPath; self.version = version
+        self.databasePath = databasePath; self.idleTimeout = idleTimeout; self.absoluteTimeout = absoluteTimeout
+        self.maxImportSize = maxImportSize; self.maxFormSize = maxFormSize; self.maxStoredPhotoSize = maxStoredPhotoSize
+        self.maxCardSize = maxCardSize
+    }
+}
+
+/// The web UI at `/web/`: server-rendered pages over the store for people (contacts,
+/// privacy) and admins (users, health). Framework-free like the DAV engine: the server
+/// hands it a `WebRequest` and sends back the `WebResponse`. See Docs/web-ui.md for the
+/// URLs and forms, and Docs/architecture.md for how it fits.
+///
+/// Every answer carries a strict Content-Security-Policy (no inline script or style),
+/// `Referrer-Policy: same-origin` and `nosniff`. A session cookie (never accepted by DAV)
+/// signs a browser in; every POST needs the session's CSRF token and a same-origin
+/// `Origin`/`Sec-Fetch-Site`; no GET changes anything.
+public struct WebApp: Sendable {
+    public static let prefix = "/web"
+
+    let store: any RoloStore
+    let configuration: WebConfiguration
+    let checkPassword: WebPasswordCheck
+    let renderer: Renderer
+    let assets: StaticAssets
+
+    public init(store: any RoloStore, configuration: WebConfiguration = WebConfiguration(),
+                checkPassword: @escaping WebPasswordCheck) throws {
+        self.store = store
+        self.configuration = configuration
+        self.checkPassword = checkPassword
+        self.renderer = try Renderer()
+        self.assets = StaticAssets()
+    }
+
+    /// Whether the server should hand this path to the web UI.
+    public static func handles(path: String) -> Bool {
+        path == prefix || path.hasPrefix(prefix + "/")
+    }
+
+    /// A browser asking for `/` (its `Accept` lists `text/html`) is sent to the web UI; DAV
+    /// clients, which never ask for HTML, are not.
+    public static func wantsRedirectToUI(method: String, path: String, accept: String?) -> Bool {
+        guard method == "GET" || method == "HEAD", path == "/" || path.isEmpty, let accept else { return false }
+        return accept.lowercased().contains("text/html")
+    }
+
+    /// The largest body a request to `path` may bring (checked before it is read).
+    public func maxBodySize(method: String, path: String) -> Int {
+        guard method == "POST" else { return 0 }
+        return path.hasSuffix("/import") ? configuration.maxImportSize : configuration.maxFormSize
+    }
+
+    /// The URL prefix of every page as the browser sees it.
+    var base: String { configuration.pathPrefix + Self.prefix }
+
+    public func handle(_ request: WebRequest) async -> WebResponse {
+        var response: WebResponse
+        do {
+            response = try await route(request)
+        } catch let error as WebError {
+            response = errorPage(error, request: request)
+        } catch {
+            response = errorPage(.internal("\(error)"), request: request)
+        }
+        Self.addSecurityHeaders(&response)
+        if request.method == "HEAD" { response.body = .bytes(Data()) }
+        return response
+    }
+
+    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+        + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    static func addSecurityHeaders(_ response: inout WebResponse) {
+        response.setHeader("Content-Security-Policy", contentSecurityPolicy)
+        response.setHeader("Referrer-Policy", "same-origin")
+        response.setHeader("X-Content-Type-Options", "nosniff")
+        response.setHeader("X-Frame-Options", "DENY")
+        if response.header("Cache-Control") == nil { response.setHeader("Cache-Control", "no-store") }
+    }
+
+    // MARK: Routing
+
+    private func route(_ request: WebRequest) async throws -> WebResponse {
+        let rest = String(request.path.dropFirst(Self.prefix.count))
+        let segments = rest.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let method = request.method == "HEAD" ? "GET" : request.method
+        switch (method, segments.first) {
+        case ("GET", "static"):
+            return staticAsset(segments.dropFirst().joined(separator: "/"))
+        case ("GET", "login"):
+            return loginPage(request, error: nil)
+        case ("POST", "login"):
+            return try await signIn(request)
+        case (_, _) where method != "GET" && method != "POST":
+            return WebResponse(status: 405, headers: [("Allow", "GET, HEAD, POST")])
+        default:
+            break
+        }
+        guard let session = try await session(for: request) else {
+            if method == "GET", !request.wantsFragment {
+                return .redirect(base + "/login?next=" + URLs.queryEscape(request.path + queryString(request)))
+            }
+            return WebResponse.plain("Sign in first.", status: 401)
+        }
+        var context = PageContext(request: request, session: session, app: self)
+        if method == "POST" {
+            let form = try parseForm(request)
+            guard checkCSRF(request, form: form, session: session.session) else {
+                throw WebError.forbidden("This form is out of date or came from another site. Reload the page and try again.")
+            }
+            context.form = form
+        }
+        switch (method, segments.first) {
+        case ("POST", "logout"):
+            return try await signOut(context)
+        case ("GET", nil):
+            return try await home(context)
+        case (_, "b") where segments.count >= 2:
+            return try await bookRoute(context, slug: segments[1], rest: Array(segments.dropFirst(2)), method: method)
+        case (_, "privacy"):
+            return try await privacyRoute(context, rest: Array(segments.dropFirst()), method: method)
+        case (_, "admin"):
+            return try await adminRoute(context, rest: Array(segments.dropFirst()), method: method)
+        default:
+            throw WebError.notFound
+        }
+    }
+
+    private func bookRoute(_ context: PageContext, slug: String, rest: [String], method: String) async throws -> WebResponse {
+        guard let book = try await book(slug: slug, user: context.user) else { throw WebError.notFound }
+        var context = context
+        context.book = book
+        switch (method, rest.first, rest.count) {
+        case ("GET", nil, _): return try await listPage(context)
+        case ("GET", "new", 1): return try await newContactPage(context)
+        case ("POST", "new", 1): return try await createContact(context)
+        case ("GET", "c", 2): return try await contactPage(context, name: rest[1])
+        case ("GET", "c", 3) where rest[2] == "edit": return try await editPage(context, name: rest[1])
+        case ("POST", "c", 3) where rest[2] == "edit": return try await saveContact(context, name: rest[1])
+        case ("GET", "c", 3) where rest[2] == "photo": return try await photo(context, name: rest[1])
+        case ("POST", "c", 3) where rest[2] == "delete": return try await deleteContact(context, name: rest[1])
+        case ("GET", "c", 3) where rest[2] == "groups": return try await membershipPage(context, name: rest[1])
+        case ("POST", "c", 3) where rest[2] == "groups": return try await saveMembership(context, name: rest[1])
+        case ("GET", "trash", 1): return try await trashPage(context)
+        case ("POST", "trash", 2) where rest[1] == "restore": return try await restore(context)
+        case ("POST", "undo", 1): return try await undo(context)
+        case ("GET", "duplicates", 1): return try await duplicatesPage(context)
+        case ("GET", "merge", 1): return try await mergePage(context)
+        case ("POST", "merge", 1): return try await merge(context)
+        case ("GET", "import", 1): return try await importPage(context)
+        case ("POST", "import", 1): return try await importCards(context)
+        case ("GET", "export", 1): return try await export(context)
+        default: throw WebError.notFound
+        }
+    }
+
+    private func staticAsset(_ name: String) -> WebResponse {
+        guard let asset = assets.asset(named: name) else { return .plain("Not found.", status: 404) }
+        return WebResponse(status: 200, headers: [("Content-Type", asset.contentType),
+                                                  ("Cache-Control", "public, max-age=31536000, immutable")],
+                           body: .bytes(Data(asset.bytes)))
+    }
+
+    private func queryString(_ request: WebRequest) -> String {
+        request.query.isEmpty ? "" : "?" + request.query.map { URLs.queryEscape($0.name) + "=" + URLs.queryEscape($0.value) }
+            .joined(separator: "&")
+    }
+
+    // MARK: Forms and CSRF
+
+    func parseForm(_ request: WebRequest) throws -> FormData {
+        do {
+            return try FormData.parse(body: request.body, contentType: request.header("content-type"))
+        } catch {
+            throw WebError.badRequest("The form could not be read.")
+        }
+    }
+
+    /// The session's token (form field `csrf` or header `X-CSRF-Token`) and a same-origin request.
+    func checkCSRF(_ request: WebRequest, form: FormData, session: WebSession) -> Bool {
+        guard OriginCheck.allows(fetchSite: request.header("sec-fetch-site"), origin: request.header("origin"),
+                                 expected: expectedOrigins(request)) else { return false }
+        guard let token = form["csrf"].flatMap({ $0.isEmpty ? nil : $0 }) ?? request.header("x-csrf-token") else { return false }
+        return Tokens.constantTimeEquals(token, session.csrfToken)
+    }
+
+    func expectedOrigins(_ request: WebRequest) -> [String] {
+        var origins: [String] = []
+        if let own = OriginCheck.origin(host: request.header("host"), secure: request.isSecure) { origins.append(own) }
+        if let url = configuration.publicURL, let scheme = url.scheme, let host = url.host {
+            origins.append("\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? ""))
+        }
+        return origins
+    }
+
+    // MARK: Errors
+
+    func errorPage(_ error: WebError, request: WebRequest) -> WebResponse {
+        if request.wantsFragment || request.path.hasSuffix("/photo") {
+            return .plain(error.message, status: error.status)
+        }
+        let model: [String: Any] = [
+            "title": error.heading, "heading": error.heading, "message": error.message, "back": base + "/",
+            "base": base, "assets": assetModel, "bodyClass": "error-page",
+        ]
+        return .html(renderer.render("error", model), status: error.status)
+    }
+
+    var assetModel: [String: Any] {
+        ["css": base + "/static/" + assets.css.fileName, "js": base + "/static/" + assets.js.fileName]
+    }
+}
+
+/// Why a page cannot be shown; each becomes an error page with its status.
+enum WebError: Error {
+    case notFound
+    case forbidden(String)
+    case badRequest(String)
+    case tooLarge(String)
+    case `internal`(String)
+
+    var status: Int {
+        switch self {
+        case .notFound: 404
+        case .forbidden: 403
+        case .badRequest: 400
+        case .tooLarge: 413
+        case .internal: 500
+        }
+    }
+
+    var heading: String {
+        switch self {
+        case .notFound: "Not found"
+        case .forbidden: "Not allowed"
+        case .badRequest: "Cannot do that"
+        case .tooLarge: "Too large"
+        case .internal: "Something went wrong"
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .notFound: "There is nothing here, or it is not yours to see."
+        case .forbidden(let text), .badRequest(let text), .tooLarge(let text): text
+        case .internal: "The server could not answer. Try again; if it keeps happening, tell the administrator."
+        }
+    }
+}
