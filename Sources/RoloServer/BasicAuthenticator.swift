@@ -2,6 +2,7 @@ import DAV
 import Foundation
 import Logging
 import RoloStore
+import RoloWeb
 
 /// HTTP Basic authentication: the user's name with an app password (`rolo_…`, checked by
 /// keyed hash on every request) or the account password (bcrypt, with a cache of recent
@@ -111,5 +112,30 @@ struct BasicAuthenticator: Sendable {
         let user = String(text[..<colon])
         guard !user.isEmpty else { return nil }
         return (user, String(text[text.index(after: colon)...]))
+    }
+}
+
+extension BasicAuthenticator {
+    /// The web UI's sign-in (`WebPasswordCheck`): the account password only (an app
+    /// password never signs a browser in), through the same throttle, failure log and
+    /// blocking-work executor as a DAV login. A success is not cached: it makes a session.
+    func checkWebLogin(user: String, password: String, remoteAddress: String) async -> WebLoginVerdict {
+        let client = ClientAddress.subnet(of: remoteAddress)
+        if throttle.mayBlock, let retryAfter = throttle.retryAfter(subnet: client.key) {
+            failureLog.record(user: user, address: client.address, reason: .throttled)
+            return .throttled(retryAfter: retryAfter)
+        }
+        let valid = await withTaskExecutorPreference(BlockingWorkExecutor.shared) { [store] in
+            (try? await store.verifyPassword(user: user, password: password)) ?? false
+        }
+        guard valid else {
+            switch await rejection(user: user, client: client) {
+            case .throttled(let retryAfter): return .throttled(retryAfter: retryAfter)
+            case .rejected(let delay): return .rejected(delay: delay)
+            default: return .rejected(delay: .zero)
+            }
+        }
+        throttle.recordSuccess(subnet: client.key)
+        return .valid
     }
 }

@@ -3,9 +3,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import RoloWeb
 
 extension HTTPField.Name {
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
 }
 
 /// The protocol engine as the server calls it: one DAV request in, one response out.
@@ -25,6 +27,8 @@ struct RoloResponder: HTTPResponder {
     let recorder: AccessRecorder?
     /// `/api/`: shares, app passwords and history of the signed-in user, as JSON.
     let api: AccountAPI
+    /// `/web/`: the web UI, which signs browsers in with its own session cookie. Nil: no UI.
+    let web: WebApp?
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -38,7 +42,8 @@ struct RoloResponder: HTTPResponder {
         let response: Response
         do {
             if let path = Self.decodedPath(request.uri.path) {
-                response = try await route(request, method: method, path: path, remote: remote, user: &user)
+                response = try await route(request, method: method, path: path, remote: remote,
+                                           peer: { context.remoteAddress }, user: &user)
             } else {
                 response = Self.plain(.badRequest, "The path is not percent-encoded UTF-8, or encodes '/' or NUL in a name.\n")
             }
@@ -51,7 +56,7 @@ struct RoloResponder: HTTPResponder {
         return response
     }
 
-    private func route(_ request: Request, method: String, path: String, remote: () -> String,
+    private func route(_ request: Request, method: String, path: String, remote: () -> String, peer: () -> String,
                        user: inout String) async throws -> Response {
         switch (method, path) {
         case (_, "/.well-known/carddav"), (_, "/.well-known/carddav/"):
@@ -67,6 +72,19 @@ struct RoloResponder: HTTPResponder {
                             body: ResponseBody(byteBuffer: ByteBuffer(string: await accessLog.metrics.exposition())))
         default:
             break
+        }
+        // The web UI handles its own paths entirely (its session cookie opens nothing else),
+        // and a browser asking for `/` goes there; DAV clients never ask for HTML.
+        if let web {
+            if WebApp.handles(path: path) {
+                return try await webResponse(request, path: path, web: web, remote: remote(), peer: peer())
+            }
+            if WebApp.wantsRedirectToUI(method: method, path: path, accept: request.headers[.accept]) {
+                var headers = HTTPFields()
+                headers[.location] = configuration.publicPathPrefix + WebApp.prefix + "/"
+                headers[.vary] = "Accept"
+                return Response(status: .seeOther, headers: headers)
+            }
         }
 
         let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],
@@ -112,6 +130,52 @@ struct RoloResponder: HTTPResponder {
         return Self.response(from: davResponse, forHead: method == "HEAD") {
             recorder.record(credential, counts: tally.counts, address: address, userAgent: userAgent)
         }
+    }
+
+    /// Hands a `/web/` request to the web UI: its body within the UI's limit for the path,
+    /// whether the browser came over TLS (the public URL is https, or a trusted proxy says
+    /// so), and the answer back as HTTP (streamed for an export).
+    private func webResponse(_ request: Request, path: String, web: WebApp, remote: String, peer: String) async throws -> Response {
+        let method = request.method.rawValue
+        let limit = web.maxBodySize(method: method, path: path)
+        guard let body = try await collectBody(request, limit: limit) else {
+            return Self.plain(.contentTooLarge, "Request body larger than \(limit) bytes.\n")
+        }
+        var headers = Self.lowercasedHeaders(request.headers)
+        if let authority = request.head.authority { headers["host"] = authority }
+        let query = request.uri.query.map { WebRequest.parseQuery($0) } ?? []
+        let webRequest = WebRequest(method: method, path: path, query: query, headers: headers, body: body,
+                                    remoteAddress: remote, isSecure: isSecure(request, peer: peer))
+        let answer = await web.handle(webRequest)
+        var fields = HTTPFields()
+        for (name, value) in answer.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let status = HTTPResponse.Status(code: answer.status, reasonPhrase: Self.reasonPhrase(answer.status))
+        switch answer.body {
+        case .bytes(let data):
+            return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        case .stream(let next):
+            return Response(status: status, headers: fields, body: ResponseBody { writer in
+                var buffer = ByteBuffer()
+                while let chunk = try await next() {
+                    buffer.clear(minimumCapacity: chunk.count)
+                    buffer.writeBytes(chunk)
+                    try await writer.write(buffer)
+                }
+                try await writer.finish(nil)
+            })
+        }
+    }
+
+    /// The browser reached the server over TLS: the public URL says https, or the request
+    /// came through a trusted proxy that says `X-Forwarded-Proto: https`.
+    private func isSecure(_ request: Request, peer: String) -> Bool {
+        if configuration.publicURL?.scheme?.lowercased() == "https" { return true }
+        guard configuration.trustedProxies.contains(peer),
+              let proto = request.headers[.xForwardedProto]?.split(separator: ",").last?
+                .trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return proto == "https"
     }
 
     /// The query string's parameters, percent-decoded (the last of a repeated name wins).

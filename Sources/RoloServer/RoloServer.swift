@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import RoloStore
+import RoloWeb
 import ServiceLifecycle
 
 /// The Rolo HTTP server: Hummingbird configured for DAV (every method, streaming body
@@ -104,7 +105,8 @@ public struct RoloServer: Sendable {
             handler: handler,
             accessLog: accessLog,
             recorder: recorder,
-            api: AccountAPI(store: store))
+            api: AccountAPI(store: store),
+            web: makeWebApp(authenticator: authenticator))
         let limits = configuration.limits
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
@@ -131,6 +133,26 @@ public struct RoloServer: Sendable {
             date: date,
             logger: logger,
             onRunning: onRunning)
+    }
+}
+
+extension RoloServer {
+    /// The web UI, signing in through the DAV authenticator's throttle; nil (no UI, and `/`
+    /// is never redirected) when it is turned off or its templates do not parse.
+    func makeWebApp(authenticator: BasicAuthenticator) -> WebApp? {
+        guard configuration.webUI else { return nil }
+        let web = WebConfiguration(
+            pathPrefix: configuration.publicPathPrefix, publicURL: configuration.publicURL,
+            davPath: configuration.basePath, version: RoloVersion.current, databasePath: configuration.databasePath,
+            maxCardSize: configuration.limits.maxResourceSize)
+        do {
+            return try WebApp(store: store, configuration: web) { user, password, remote in
+                await authenticator.checkWebLogin(user: user, password: password, remoteAddress: remote)
+            }
+        } catch {
+            logger.error("web UI off: its templates do not parse", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 }
 

@@ -43,6 +43,8 @@ public struct ServerConfiguration: Sendable {
     public var accessRetention: AccessRetention = .default
     /// WebDAV-Push (on when `publicURL` is set, unless turned off).
     public var push = PushSettings()
+    /// The web UI at `/web/` (and `/` redirecting browsers there); on by default.
+    public var webUI = true
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",
