@@ -115,7 +115,7 @@ extension WebApp {
     /// "Card 12 (Ann Example)": the card's place in the file and its FN, for the summary.
     static func importLabel(_ block: [UInt8], index: Int) -> String {
         let text = String(decoding: block.prefix(4096), as: UTF8.self)
-        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+        for line in text.split(whereSeparator: \.isNewline) {
             let upper = line.uppercased()
             if upper.hasPrefix("FN:") || upper.hasPrefix("FN;") {
                 guard let colon = line.firstIndex(of: ":") else { break }

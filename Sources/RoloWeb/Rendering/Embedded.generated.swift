@@ -38,7 +38,7 @@ enum EmbeddedTemplates {
 <section aria-labelledby="user-delete-heading" class="card-section danger-zone">
   <h2 id="user-delete-heading">Delete the user</h2>
   <p>Deletes {{name}} with every address book, card and app password. This cannot be undone.</p>
-  <form method="post" action="{{userURL}}/delete" class="stack" data-testid="delete-user-form">
+  <form method="post" action="{{userURL}}/delete" class="stack" id="delete-user-form" data-testid="delete-user-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <p><label for="confirm-name">Type the user name to confirm</label><input id="confirm-name" name="confirm" required autocomplete="off" data-testid="delete-confirm"></p>
     <p><label for="admin-password">Your password</label><input id="admin-password" name="password" type="password" required autocomplete="current-password" data-testid="delete-admin-password"></p>
@@ -70,7 +70,7 @@ enum EmbeddedTemplates {
     {{#users}}<tr data-testid="user-row"><th scope="row"><a href="{{href}}">{{name}}</a></th><td>{{role}}</td><td>{{state}}</td><td>{{books}}</td><td>{{size}}</td></tr>{{/users}}
     </tbody>
   </table>
-  <form method="post" action="{{base}}/admin/users" class="stack" data-testid="create-user-form">
+  <form method="post" action="{{base}}/admin/users" class="stack" id="create-user-form" data-testid="create-user-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <h3>New user</h3>
     <p><label for="new-user">User name</label><input id="new-user" name="user" required autocomplete="off" autocapitalize="none" data-testid="new-user-name"></p>
@@ -440,7 +440,7 @@ enum EmbeddedTemplates {
 <section class="membership" aria-labelledby="membership-heading" data-testid="membership">
   <h2 id="membership-heading">Groups of {{displayName}}</h2>
   {{#error}}<p class="error" role="alert">{{.}}</p>{{/error}}
-  <form method="post" action="{{action}}" class="stack" data-testid="membership-form">
+  <form method="post" action="{{action}}" class="stack" id="membership-form" data-testid="membership-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <input type="hidden" name="etag" value="{{etag}}">
     <fieldset>
@@ -474,7 +474,7 @@ enum EmbeddedTemplates {
         ("merge", ##"""
 <h1>Merge contacts</h1>
 {{#error}}<p class="error" role="alert">{{.}}</p>{{/error}}
-<form method="get" action="{{formAction}}" class="stack" data-testid="survivor-form">
+<form method="get" action="{{formAction}}" class="stack" id="survivor-form" data-testid="survivor-form">
   {{#cards}}<input type="hidden" name="c" value="{{name}}">{{/cards}}
   <fieldset>
     <legend>Which contact stays?</legend>
@@ -485,7 +485,7 @@ enum EmbeddedTemplates {
     <button type="submit" class="secondary">Use this one</button>
   </fieldset>
 </form>
-<form method="post" action="{{formAction}}" class="stack" data-testid="merge-form">
+<form method="post" action="{{formAction}}" class="stack" id="merge-form" data-testid="merge-form">
   <input type="hidden" name="csrf" value="{{csrf}}">
   <input type="hidden" name="survivor" value="{{survivor}}">
   {{#cards}}<input type="hidden" name="c" value="{{name}}"><input type="hidden" name="etag" value="{{etag}}">{{/cards}}
@@ -581,7 +581,7 @@ enum EmbeddedTemplates {
     </tbody>
   </table>
   {{/hasTokens}}
-  <form method="post" action="{{base}}/privacy/tokens" class="stack" data-testid="token-form">
+  <form method="post" action="{{base}}/privacy/tokens" class="stack" id="token-form" data-testid="token-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <h3>New app password</h3>
     <p><label for="token-name">Device name</label><input id="token-name" name="name" required autocomplete="off" placeholder="Anna's iPhone" data-testid="token-name"></p>
@@ -649,7 +649,7 @@ enum EmbeddedTemplates {
   </ul>
   {{/hasGiven}}
   {{^hasGiven}}<p class="muted">You share no book.</p>{{/hasGiven}}
-  <form method="post" action="{{base}}/privacy/shares" class="stack" data-testid="share-form">
+  <form method="post" action="{{base}}/privacy/shares" class="stack" id="share-form" data-testid="share-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <h3>Share a book</h3>
     <p><label for="share-book">Book</label><select id="share-book" name="book">{{#ownBooks}}<option value="{{slug}}">{{name}}</option>{{/ownBooks}}</select></p>
@@ -800,6 +800,7 @@ enum EmbeddedStatic {
   }
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 html, body { margin: 0; padding: 0; }
 body {
   background: var(--bg);

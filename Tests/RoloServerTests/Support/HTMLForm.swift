@@ -8,9 +8,7 @@ struct HTMLForm {
     var fields: [(name: String, value: String)]
 
     init?(in html: String, id: String) {
-        guard let start = html.range(of: "<form"), html.range(of: "id=\"\(id)\"") != nil else { return nil }
-        _ = start
-        guard let idRange = html.range(of: "id=\"\(id)\""),
+        guard let idRange = html.range(of: " id=\"\(id)\""),
               let formStart = html[..<idRange.lowerBound].range(of: "<form", options: .backwards),
               let formEnd = html[idRange.upperBound...].range(of: "</form>") else { return nil }
         let form = String(html[formStart.lowerBound..<formEnd.lowerBound])

@@ -13,8 +13,18 @@ final class WebHarness: @unchecked Sendable {
     let folder: URL
     var cookies: [String: String] = [:]
     var csrf = ""
+    /// This browser made the store (and closes it); a second browser shares it.
+    let ownsStore: Bool
+
+    init(store: SQLiteStore, app: WebApp) async throws {
+        self.store = store
+        self.app = app
+        folder = FileManager.default.temporaryDirectory
+        ownsStore = false
+    }
 
     init() async throws {
+        ownsStore = true
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-web-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         store = try SQLiteStore(path: folder.appendingPathComponent("rolo.sqlite").path, bcryptCost: 4)
@@ -28,6 +38,7 @@ final class WebHarness: @unchecked Sendable {
     }
 
     deinit {
+        guard ownsStore else { return }
         try? store.close()
         try? FileManager.default.removeItem(at: folder)
     }
@@ -99,4 +110,96 @@ enum FormDataTestEncoding {
     static func escape(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
     }
+}
+
+extension WebHarness {
+    /// A `multipart/form-data` POST (the editor and the import send these).
+    @discardableResult
+    func postMultipart(_ path: String, _ fields: [(String, String)], files: [(name: String, filename: String, type: String, data: Data)] = [],
+                       headers: [String: String] = [:]) async -> WebResponse {
+        let boundary = "----rolo\(UUID().uuidString)"
+        var body = Data()
+        for (name, value) in fields + [("csrf", csrf)] {
+            body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8))
+        }
+        for file in files {
+            body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.name)\"; filename=\"\(file.filename)\"\r\nContent-Type: \(file.type)\r\n\r\n".utf8))
+            body.append(file.data)
+            body.append(Data("\r\n".utf8))
+        }
+        body.append(Data("--\(boundary)--\r\n".utf8))
+        var all = headers
+        all["content-type"] = "multipart/form-data; boundary=\(boundary)"
+        return await send("POST", path, headers: all, body: body)
+    }
+
+    /// The fields the page's form `id` would submit (see `PageForm`).
+    func form(_ html: String, id: String) throws -> PageForm {
+        try #require(PageForm(in: html, id: id), "no form \(id)")
+    }
+}
+
+/// The fields a browser would submit from a form of the page (markup as the web UI writes it).
+struct PageForm {
+    var action: String
+    var fields: [(String, String)]
+
+    init?(in html: String, id: String) {
+        guard let idRange = html.range(of: " id=\"\(id)\""),
+              let formStart = html[..<idRange.lowerBound].range(of: "<form", options: .backwards),
+              let formEnd = html[idRange.upperBound...].range(of: "</form>") else { return nil }
+        let form = String(html[formStart.lowerBound..<formEnd.lowerBound])
+        let openTag = String(form[..<(form.firstIndex(of: ">") ?? form.endIndex)])
+        action = Self.attribute("action", in: openTag).map(Self.unescape) ?? ""
+        fields = []
+        let regex = try! NSRegularExpression(pattern: #"<(input|select|textarea)\b([^>]*)>"#)
+        let text = form as NSString
+        for match in regex.matches(in: form, range: NSRange(location: 0, length: text.length)) {
+            let tag = text.substring(with: match.range(at: 1)), attributes = text.substring(with: match.range(at: 2))
+            guard let name = Self.attribute("name", in: attributes).map(Self.unescape) else { continue }
+            let after = text.substring(from: match.range.location + match.range.length)
+            switch tag {
+            case "input":
+                let type = Self.attribute("type", in: attributes) ?? "text"
+                if type == "file" { continue }
+                if (type == "checkbox" || type == "radio") && !attributes.contains(" checked") { continue }
+                fields.append((name, Self.attribute("value", in: attributes).map(Self.unescape) ?? ""))
+            case "select":
+                let body = String(after[..<(after.range(of: "</select>")?.lowerBound ?? after.endIndex)])
+                let options = body.components(separatedBy: "<option").dropFirst()
+                let chosen = options.first { $0.contains(" selected") } ?? options.first
+                fields.append((name, chosen.flatMap { Self.attribute("value", in: $0) }.map(Self.unescape) ?? ""))
+            default:
+                fields.append((name, Self.unescape(String(after[..<(after.range(of: "</textarea>")?.lowerBound ?? after.endIndex)]))))
+            }
+        }
+    }
+
+    static func attribute(_ name: String, in tag: String) -> String? {
+        guard let range = tag.range(of: " \(name)=\"") else { return nil }
+        let rest = tag[range.upperBound...]
+        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    func values(_ name: String) -> [String] { fields.filter { $0.0 == name }.map(\.1) }
+
+    mutating func set(_ name: String, at index: Int = 0, to value: String) {
+        var seen = 0
+        for position in fields.indices where fields[position].0 == name {
+            if seen == index { fields[position].1 = value; return }
+            seen += 1
+        }
+        fields.append((name, value))
+    }
+
+    mutating func remove(_ name: String) { fields.removeAll { $0.0 == name } }
+
+    /// Without the csrf field: the harness adds the session's.
+    var submitted: [(String, String)] { fields.filter { $0.0 != "csrf" } }
 }
