@@ -65,6 +65,9 @@ struct ServeCommand: AsyncParsableCommand {
     var accessHistoryDailyDays: Int?
     @Option(help: "on or off: WebDAV-Push, which needs --public-url (env ROLO_PUSH, default on).")
     var push: String?
+    @Option(name: .customLong("web-ui"),
+            help: "on or off: the web UI at /web/, where browsers asking for / are sent (env ROLO_WEB_UI, default on).")
+    var webUI: String?
     @Option(name: .customLong("push-subject"),
             help: "VAPID contact sent to push services, mailto: or https: (env ROLO_PUSH_SUBJECT, default the public URL).")
     var pushSubject: String?
@@ -133,6 +136,11 @@ struct ServeCommand: AsyncParsableCommand {
             loginThrottle: try loginThrottle(settings))
         configuration.accessRetention = try accessRetention(settings)
         configuration.push = try pushSettings(settings)
+        switch settings.string(webUI, env: "ROLO_WEB_UI", key: "web_ui") ?? "on" {
+        case "on": configuration.webUI = true
+        case "off": configuration.webUI = false
+        case let other: throw ValidationError("web_ui must be on or off (got \(other)).")
+        }
         return configuration
     }
 

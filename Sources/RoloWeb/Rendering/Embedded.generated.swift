@@ -688,7 +688,7 @@ enum EmbeddedTemplates {
         ("rows", ##"""
 {{#list.rows}}
 <li class="row{{#current}} current{{/current}}" data-name="{{name}}" data-testid="contact-row">
-  <input type="checkbox" name="c" value="{{name}}" id="select-{{id}}" aria-label="Select {{displayName}}" class="select">
+  <input type="checkbox" name="c" value="{{name}}" aria-label="Select {{displayName}}" class="select">
   <a href="{{href}}" class="row-link"{{#current}} aria-current="page"{{/current}}>
     {{#photoURL}}<img src="{{.}}" alt="" width="40" height="40" loading="lazy" decoding="async" class="avatar">{{/photoURL}}
     {{^photoURL}}<span class="avatar initials" aria-hidden="true">{{initials}}</span>{{/photoURL}}
