@@ -106,7 +106,7 @@ import RoloStore
         #expect(file.integer("max_request_size") == 4096)
         #expect(file.integer("sqlite_readers") == 2)
         #expect(file.integer("login_window_seconds") == 600)
-        #expect(Set(ConfigFile.keys.keys).count == 27)
+        #expect(Set(ConfigFile.keys.keys).count == 28)
     }
 
     @Test func pushSettingsComeFromFlagsOrFileAndAreChecked() async throws {
@@ -131,6 +131,20 @@ import RoloStore
             let command = try ServeCommand.parse(bad)
             #expect(throws: (any Error).self, "\(bad)") { try command.configurationFromOptions(command.settings()) }
         }
+    }
+
+    @Test func theWebUIIsOnUnlessTurnedOff() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-web-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try ServeCommand.parse([]).configurationFromOptions(LayeredSettings(file: ConfigFile())).webUI)
+        let off = try ServeCommand.parse(["--web-ui", "off"])
+        #expect(try off.configurationFromOptions(off.settings()).webUI == false)
+        let config = try Self.writeConfig("web_ui = \"off\"\n", in: folder)
+        let fromFile = try ServeCommand.parse(["--config", config])
+        #expect(try fromFile.configurationFromOptions(fromFile.settings()).webUI == false)
+        let bad = try ServeCommand.parse(["--web-ui", "maybe"])
+        #expect(throws: (any Error).self) { try bad.configurationFromOptions(bad.settings()) }
     }
 
     @Test func loginThrottleComesFromFlagsOrFileAndIsChecked() async throws {
