@@ -111,7 +111,7 @@ let package = Package(
         ]),
 
         // Benchmarks (figures, not tests): swift run -c release RoloBench vcard|store
-        .executableTarget(name: "RoloBench", dependencies: ["VCard", "Contacts", "RoloStore"]),
+        .executableTarget(name: "RoloBench", dependencies: ["VCard", "Contacts", "RoloStore", "CardIndexing"]),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize fuzzer); in a plain
         // build, a tool that replays saved inputs through the same checks.
         .executableTarget(name: "RoloFuzz", dependencies: ["VCard", "DAVXML", "DAV"], path: "Fuzz/RoloFuzz"),

@@ -215,7 +215,7 @@ private func peakResidentMiB() -> Int {
 }
 
 /// A realistic card of about 600 bytes with the properties the DAV layer indexes.
-private func generatedCard(_ index: Int, edit: String = "") -> CardImport {
+func generatedCard(_ index: Int, edit: String = "") -> CardImport {
     let first = ["Anna", "Zoë", "Élodie", "Bob", "Jürgen", "Chen", "Fatima", "Oskar"][index % 8]
     let fn = "\(first) Smith \(index)\(edit)"
     let uid = "bench-\(index)-0000-4000-8000-\(String(index, radix: 16))"
@@ -240,9 +240,15 @@ private func generatedCard(_ index: Int, edit: String = "") -> CardImport {
         """
     let entries = [("UID", uid), ("FN", fn), ("N", "Smith \(index);\(first)"), ("EMAIL", email), ("TEL", tel),
                    ("ORG", org), ("CATEGORIES", "friends"), ("CATEGORIES", "bench")]
+    // The list row `CardListingFields(card:)` would give this card, without parsing it.
+    let listing = CardListingFields(
+        displayName: fn, sortKey: CardListingFields.sortKey(fn), organization: org, email: email, phone: tel, hasPhoto: false,
+        searchText: [fn, "\(first) Smith \(index)", email, tel, tel.filter(\.isNumber), org, "friends", "bench"]
+            .map(CaseFolding.search).joined(separator: "\n"))
     return CardImport(name: "\(uid).vcf", data: Data(text.utf8),
                       card: CardMetadata(uid: uid, kind: "individual",
-                                         indexEntries: entries.map { IndexEntry(property: $0.0, value: $0.1) }, members: []))
+                                         indexEntries: entries.map { IndexEntry(property: $0.0, value: $0.1) }, members: [],
+                                         listing: listing))
 }
 
 private func measure(_ body: () async throws -> Void) async rethrows -> Double {

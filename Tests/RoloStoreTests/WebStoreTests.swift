@@ -90,6 +90,48 @@ import Testing
                                                   search: CardListingFields.searchWords("ann"), cap: 1000) == 2)
     }
 
+    /// Past the search window: a common word is paged in list order, a rare one from the
+    /// trigram index, merged or still pending, with the same answers either way.
+    @Test func searchesOfBigBooksPageTheSameFromTheWindowAndFromTheTrigramIndex() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let count = SQLiteStore.searchWindow + 600
+        // Every 40th card is a rare "Xylo"; all are "Common".
+        let cards = (0..<count).map { index in
+            let name = String(format: "Common %05d", index) + (index % 40 == 7 ? " Xylo" : "")
+            return CardImport(name: "c\(index).vcf", data: Data(vcard(uid: "c\(index)", fn: name).utf8),
+                              card: Self.metadata(uid: "c\(index)", name: name))
+        }
+        try await fixture.store.importCards(collectionID: fixture.book.id, cards: cards, batchSize: 1000, progress: nil)
+        // One more after the merge the import did: found while still pending.
+        try await Self.put(fixture, "late.vcf", "Zz Xylo Late")
+        func walk(_ text: String) async throws -> [String] {
+            var names: [String] = []
+            var position = ListingPosition.first
+            while true {
+                let page = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .contacts,
+                                                                search: CardListingFields.searchWords(text), from: position, limit: 50)
+                names += page.rows.map(\.fields.displayName)
+                guard let next = page.next else { return names }
+                position = .after(next)
+            }
+        }
+        let rare = try await walk("xylo")
+        let expected = cards.map { $0.card.listing!.displayName }.filter { $0.hasSuffix("Xylo") } + ["Zz Xylo Late"]
+        #expect(rare == expected)
+        let common = try await walk("common 0")
+        #expect(common.count == count && common == common.sorted())
+        #expect(try await fixture.store.cardCount(collectionID: fixture.book.id, filter: .contacts,
+                                                  search: ["xylo"], cap: 1000) == expected.count)
+        #expect(try await fixture.store.cardCount(collectionID: fixture.book.id, filter: .contacts,
+                                                  search: ["common"], cap: 1000) == 1000)
+        try await fixture.store.mergePendingIndex()
+        #expect(try await walk("xylo") == expected)
+        // A deleted card leaves a stale trigram row: never a row of the list.
+        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "late.vcf", precondition: .none)
+        #expect(try await walk("xylo") == expected.dropLast())
+    }
+
     @Test func groupAndCategoryFiltersListTheirMembers() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }

@@ -10,33 +10,29 @@ extension SQLiteStore {
         l.name, r.uid, r.kind, r.etag, l.display_name, l.sort_key, l.organization, l.email, l.phone, l.has_photo, l.search_text
         """
 
+    /// Rows a search reads in list order before it asks the trigram index instead: a word
+    /// that fills a page within them is common enough that reading on is cheapest.
+    static let searchWindow = 2000
+
     public func cardListings(collectionID: Int64, filter: ListingFilter, search: [String], from position: ListingPosition,
                              limit: Int) async throws -> ListingPage {
         let limit = max(1, limit)
-        var arguments = StatementArguments()
-        var condition = Self.listingCondition(collectionID: collectionID, filter: filter, search: search, arguments: &arguments)
+        var rows: [CardListing]
         let descending: Bool
-        switch position {
-        case .first:
-            descending = false
-        case .after(let cursor):
-            condition += " AND (l.sort_key, l.name) > (?, ?)"
-            arguments += [cursor.sortKey, cursor.name]
-            descending = false
-        case .before(let cursor):
-            condition += " AND (l.sort_key, l.name) < (?, ?)"
-            arguments += [cursor.sortKey, cursor.name]
-            descending = true
-        }
-        let order = descending ? "l.sort_key DESC, l.name DESC" : "l.sort_key, l.name"
-        arguments += [limit + 1]
-        let sql = """
-            SELECT \(Self.listingColumns) FROM card_listings l JOIN resources r ON r.id = l.resource_id
-            WHERE \(condition) ORDER BY \(order) LIMIT ?
-            """
-        let fetchArguments = arguments
-        var rows = try await pool.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: fetchArguments).map(Self.cardListing(from:))
+        if case .before = position { descending = true } else { descending = false }
+        let trigrams = Self.searchTrigramQuery(search)
+        if trigrams == nil {
+            rows = try await listingRows(collectionID: collectionID, filter: filter, search: search, position: position,
+                                         limit: limit + 1, window: nil, candidates: nil)
+        } else {
+            // In list order within a window first: a common word's page is there. A rare
+            // one's is found from the trigram index, whose candidates are then sorted.
+            rows = try await listingRows(collectionID: collectionID, filter: filter, search: search, position: position,
+                                         limit: limit + 1, window: Self.searchWindow, candidates: nil)
+            if rows.count <= limit {
+                rows = try await listingRows(collectionID: collectionID, filter: filter, search: search, position: position,
+                                             limit: limit + 1, window: nil, candidates: trigrams)
+            }
         }
         let more = rows.count > limit
         if more { rows.removeLast() }
@@ -48,6 +44,70 @@ extension SQLiteStore {
         case .after: return ListingPage(rows: rows, previous: first, next: more ? last : nil)
         case .before: return ListingPage(rows: rows, previous: more ? first : nil, next: last)
         }
+    }
+
+    /// Up to `limit` rows from `position` on, in list order. `window` reads at most that
+    /// many of the book's rows (matching or not); `candidates`, an FTS5 query, starts from
+    /// the cards `card_listing_trigrams` finds (and the cards written since its last merge).
+    private func listingRows(collectionID: Int64, filter: ListingFilter, search: [String], position: ListingPosition,
+                             limit: Int, window: Int?, candidates: String?) async throws -> [CardListing] {
+        var arguments = StatementArguments()
+        var source = "card_listings l"
+        if let candidates {
+            // CROSS JOIN keeps SQLite from walking the whole book in order and testing
+            // membership: the few candidates drive, and are sorted afterwards.
+            source = """
+                (SELECT rowid AS id FROM card_listing_trigrams WHERE card_listing_trigrams MATCH ?
+                 UNION SELECT resource_id FROM card_index_pending WHERE collection_id = ?) c
+                CROSS JOIN card_listings l ON l.resource_id = c.id
+                """
+            arguments += [candidates, collectionID]
+        }
+        var condition = Self.listingCondition(collectionID: collectionID, filter: filter,
+                                              search: window == nil ? search : [], arguments: &arguments)
+        let order: String
+        switch position {
+        case .first:
+            order = "l.sort_key, l.name"
+        case .after(let cursor):
+            condition += " AND (l.sort_key, l.name) > (?, ?)"
+            arguments += [cursor.sortKey, cursor.name]
+            order = "l.sort_key, l.name"
+        case .before(let cursor):
+            condition += " AND (l.sort_key, l.name) < (?, ?)"
+            arguments += [cursor.sortKey, cursor.name]
+            order = "l.sort_key DESC, l.name DESC"
+        }
+        var sql = "SELECT l.resource_id, l.name FROM \(source) WHERE \(condition) ORDER BY \(order)"
+        if let window {
+            // The window's rows, then the words tested on them alone.
+            arguments += [window]
+            sql = "SELECT w.resource_id, w.name FROM (\(sql) LIMIT ?) w JOIN card_listings l ON l.resource_id = w.resource_id"
+            var tests: [String] = []
+            for word in search {
+                tests.append("instr(l.search_text, ?) > 0")
+                arguments += [word]
+            }
+            if !tests.isEmpty { sql += " WHERE " + tests.joined(separator: " AND ") }
+            sql += " ORDER BY \(order)"
+        }
+        arguments += [limit]
+        let query = """
+            SELECT \(Self.listingColumns) FROM (\(sql) LIMIT ?) k
+            JOIN card_listings l ON l.resource_id = k.resource_id JOIN resources r ON r.id = l.resource_id
+            ORDER BY \(order)
+            """
+        let fetchArguments = arguments
+        return try await pool.read { db in
+            try Row.fetchAll(db, sql: query, arguments: fetchArguments).map(Self.cardListing(from:))
+        }
+    }
+
+    /// The FTS5 query for the trigrams of every search word of three characters or more;
+    /// nil when there is none (then only reading the list in order can answer).
+    static func searchTrigramQuery(_ words: [String]) -> String? {
+        let parts = words.compactMap(trigramQuery)
+        return parts.isEmpty ? nil : parts.joined(separator: " AND ")
     }
 
     public func cardListings(collectionID: Int64, names: [String]) async throws -> [CardListing] {
@@ -68,17 +128,25 @@ extension SQLiteStore {
 
     public func cardCount(collectionID: Int64, filter: ListingFilter, search: [String], cap: Int) async throws -> Int {
         var arguments = StatementArguments()
+        var source = "card_listings l"
+        // With a searchable word, counting starts from the trigram index's candidates and
+        // stops at the cap; a rare word never reads the whole book.
+        if let candidates = Self.searchTrigramQuery(search) {
+            source = """
+                (SELECT rowid AS id FROM card_listing_trigrams WHERE card_listing_trigrams MATCH ?
+                 UNION SELECT resource_id FROM card_index_pending WHERE collection_id = ?) c
+                CROSS JOIN card_listings l ON l.resource_id = c.id
+                """
+            arguments += [candidates, collectionID]
+        }
         let condition = Self.listingCondition(collectionID: collectionID, filter: filter, search: search, arguments: &arguments)
         arguments += [max(cap, 0)]
-        let sql = """
-            SELECT count(*) FROM (SELECT 1 FROM card_listings l JOIN resources r ON r.id = l.resource_id
-                                  WHERE \(condition) LIMIT ?)
-            """
+        let sql = "SELECT count(*) FROM (SELECT 1 FROM \(source) WHERE \(condition) LIMIT ?)"
         let fetchArguments = arguments
         return try await pool.read { db in try Int.fetchOne(db, sql: sql, arguments: fetchArguments) ?? 0 }
     }
 
-    /// The WHERE clause over `card_listings l JOIN resources r` for a filter and search words.
+    /// The WHERE clause over `card_listings l` for a filter and search words.
     static func listingCondition(collectionID: Int64, filter: ListingFilter, search: [String],
                                  arguments: inout StatementArguments) -> String {
         var condition = "l.collection_id = ? AND l.is_group = ?"
@@ -88,7 +156,8 @@ extension SQLiteStore {
             break
         case .groupMembers(let name):
             condition += """
-                 AND r.uid IN (SELECT m.member_uid FROM group_members m JOIN resources g ON g.id = m.resource_id
+                 AND l.resource_id IN (SELECT r.id FROM group_members m JOIN resources g ON g.id = m.resource_id
+                               JOIN resources r ON r.collection_id = g.collection_id AND r.uid = m.member_uid
                                WHERE g.collection_id = ? AND g.name = ?)
                 """
             arguments += [collectionID, name]
@@ -147,7 +216,10 @@ extension SQLiteStore {
                         """, arguments: [row.collectionID, row.isGroup, row.fields.sortKey, row.name, row.id,
                                          row.fields.displayName, row.fields.organization, row.fields.email,
                                          row.fields.phone, row.fields.hasPhoto, row.fields.searchText, row.id, row.etag])
-                    written += db.changesCount
+                    guard db.changesCount > 0 else { continue }
+                    written += 1
+                    try db.execute(sql: "INSERT OR REPLACE INTO card_listing_trigrams (rowid, text) VALUES (?, ?)",
+                                   arguments: [row.id, row.fields.searchText])
                 }
                 return written
             }

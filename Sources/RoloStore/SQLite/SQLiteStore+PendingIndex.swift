@@ -15,7 +15,7 @@ extension SQLiteStore {
         """
 
     /// Moves every pending entry into `card_index`, and the pending cards' text into
-    /// `card_trigrams` after dropping the rows of cards replaced or deleted since the last
+    /// `card_trigrams` (and their search lines into `card_listing_trigrams`) after dropping the rows of cards replaced or deleted since the last
     /// merge. The writer calls it outside a transaction, where each statement is its own and
     /// SQLite keeps no statement journal: inside one, the INSERT kept a copy of every page it
     /// changed (in memory, with `temp_store = MEMORY`), 20 MB for a merge into a
@@ -28,7 +28,11 @@ extension SQLiteStore {
     static func mergePendingIndex(_ db: Database) throws {
         try db.execute(sql: """
             DELETE FROM card_trigrams WHERE rowid IN (SELECT resource_id FROM card_trigram_stale);
+            DELETE FROM card_listing_trigrams WHERE rowid IN (SELECT resource_id FROM card_trigram_stale);
             DELETE FROM card_trigram_stale;
+            INSERT OR REPLACE INTO card_listing_trigrams (rowid, text)
+                SELECT resource_id, search_text FROM card_listings
+                WHERE resource_id IN (SELECT resource_id FROM card_index_pending);
             INSERT OR IGNORE INTO card_index (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
                 SELECT resource_id, position, collection_id, property, value_unicode, value_ascii, value FROM card_index_pending;
             INSERT OR REPLACE INTO card_trigrams (rowid, text)

@@ -345,6 +345,9 @@ extension SQLiteStore {
             // page of a list, a letter jump or a search in sort order reads consecutive rows
             // and never a card. Cards stored before v9 get theirs from
             // `backfillCardListings`, which needs a vCard parser the store does not have.
+            // card_listing_trigrams: the search lines in an FTS5 trigram table, written at
+            // the pending-index merge like card_trigrams (v7), for searches whose words are
+            // rare in the book (`SQLiteStore.cardListings`).
             // trash: cards the web UI deleted, merged away or replaced in a merge, kept 30
             // days to put back. web_sessions: signed-in browsers, shared by every process and
             // ended with their user. users.disabled: an admin's switch.
@@ -363,6 +366,8 @@ extension SQLiteStore {
                     search_text TEXT NOT NULL,
                     PRIMARY KEY (collection_id, is_group, sort_key, name)
                 ) WITHOUT ROWID;
+                CREATE VIRTUAL TABLE card_listing_trigrams USING fts5(
+                    text, tokenize = 'trigram case_sensitive 1', detail = none, columnsize = 0);
                 DROP TRIGGER resources_delete_index;
                 CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
                     DELETE FROM card_index WHERE resource_id = OLD.id;
