@@ -146,7 +146,7 @@ extension RoloServer {
             davPath: configuration.basePath, version: RoloVersion.current, databasePath: configuration.databasePath,
             maxCardSize: configuration.limits.maxResourceSize)
         do {
-            return try WebApp(store: store, configuration: web) { user, password, remote in
+            return try WebApp(store: store, configuration: web, logError: { [logger] text in logger.error("\(text)") }) { user, password, remote in
                 await authenticator.checkWebLogin(user: user, password: password, remoteAddress: remote)
             }
         } catch {

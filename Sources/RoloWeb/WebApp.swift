@@ -69,11 +69,15 @@ public struct WebApp: Sendable {
     let checkPassword: WebPasswordCheck
     let renderer: Renderer
     let assets: StaticAssets
+    /// Told of every error a page could not handle (the person sees a generic page).
+    let logError: @Sendable (String) -> Void
 
     public init(store: any RoloStore, configuration: WebConfiguration = WebConfiguration(),
+                logError: @escaping @Sendable (String) -> Void = { _ in },
                 checkPassword: @escaping WebPasswordCheck) throws {
         self.store = store
         self.configuration = configuration
+        self.logError = logError
         self.checkPassword = checkPassword
         self.renderer = try Renderer()
         self.assets = StaticAssets()
@@ -107,6 +111,7 @@ public struct WebApp: Sendable {
         } catch let error as WebError {
             response = errorPage(error, request: request)
         } catch {
+            logError("web \(request.method) \(request.path): \(error)")
             response = errorPage(.internal("\(error)"), request: request)
         }
         Self.addSecurityHeaders(&response)
