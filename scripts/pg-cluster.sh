@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the tests, on a free 127.0.0.1 port, in a temporary
+# folder, as a normal user (the server refuses root: as root it runs as `postgres`).
+#
+#   scripts/pg-cluster.sh start [--owner-pid PID]   prints "DIR URL" on one line; URL is
+#                                                   postgresql://rolo@127.0.0.1:PORT/postgres
+#                                                   (superuser rolo, trust authentication)
+#   scripts/pg-cluster.sh stop DIR                  stops it and removes DIR
+#
+# With --owner-pid the cluster stops by itself within a second of that process's end, even
+# if it crashed. Durability is off (fsync, full pages): the data dies with the folder anyway.
+set -euo pipefail
+
+bin_dir() {
+    local dir
+    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+    if [ -z "$dir" ] || [ ! -x "$dir/initdb" ]; then
+        echo "pg-cluster: no PostgreSQL server in /usr/lib/postgresql/*/bin (scripts/install-deps.sh --test installs it)" >&2
+        exit 1
+    fi
+    echo "$dir"
+}
+
+# Runs a server binary as the user that owns the cluster.
+as_owner() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+stop_cluster() {
+    local dir=$1 bin
+    bin=$(bin_dir)
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || \
+            as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
+}
+
+start_cluster() {
+    local owner_pid="" bin dir port
+    if [ "${1:-}" = "--owner-pid" ]; then owner_pid=$2; fi
+    bin=$(bin_dir)
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/rolo-pg.XXXXXX")
+    chmod 700 "$dir"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+    if ! as_owner "$bin/initdb" -D "$dir/data" -U rolo --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1; then
+        cat "$dir/initdb.log" >&2
+        rm -rf "$dir"
+        exit 1
+    fi
+    local started=""
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        if as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" -o \
+            "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+            start >/dev/null 2>&1; then
+            started=yes
+            break
+        fi
+    done
+    if [ -z "$started" ]; then
+        cat "$dir/server.log" >&2 || true
+        rm -rf "$dir"
+        echo "pg-cluster: the server did not start" >&2
+        exit 1
+    fi
+    if [ -n "$owner_pid" ]; then
+        # Detached from the caller's terminal, process group and pipes.
+        setsid bash "$0" watch "$owner_pid" "$dir" </dev/null >/dev/null 2>&1 &
+    fi
+    echo "$dir postgresql://rolo@127.0.0.1:$port/postgres"
+}
+
+case "${1:-}" in
+    start) shift; start_cluster "$@" ;;
+    stop) stop_cluster "$2" ;;
+    watch)
+        while kill -0 "$2" 2>/dev/null; do sleep 1; done
+        stop_cluster "$3"
+        ;;
+    *) echo "usage: $0 start [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
+esac
