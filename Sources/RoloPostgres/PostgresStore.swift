@@ -45,8 +45,10 @@ public final class PostgresStore: RoloStore, Sendable {
     /// Connects, migrates the schema and loads the server's secrets. Throws
     /// `StoreError.unavailable` when the server cannot be reached within the connection timeout.
     public static func open(_ configuration: Configuration, clock: StoreClock = .system,
-                            logger: Logger = Logger(label: "rolo.postgres")) async throws -> PostgresStore {
+                            logger: Logger = PostgresStore.defaultLogger) async throws -> PostgresStore {
         let store = try PostgresStore(configuration: configuration, clock: clock, logger: logger)
+        // Lets the client's run task start before the first lease (which otherwise logs a warning).
+        await Task.yield()
         do {
             try await store.migrate()
             let pepper = try await store.loadPepper()
@@ -58,6 +60,15 @@ public final class PostgresStore: RoloStore, Sendable {
             throw error
         }
         return store
+    }
+
+    /// The client's background log: notices and worse (a failed connection attempt, logged
+    /// at info by postgres-nio at every retry, would fill the log while the server is away;
+    /// the 503 answers say it).
+    public static var defaultLogger: Logger {
+        var logger = Logger(label: "rolo.postgres")
+        logger.logLevel = .notice
+        return logger
     }
 
     /// Closes every connection. Calls made afterwards throw.
