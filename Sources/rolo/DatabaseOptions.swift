@@ -22,6 +22,10 @@ struct DatabaseOptions: ParsableArguments {
             help: "PostgreSQL: seconds a statement may run before it is cancelled, 0 for no limit (env ROLO_DATABASE_STATEMENT_TIMEOUT, default 30).")
     var databaseStatementTimeout: Int?
 
+    @Option(name: .customLong("database-connection-timeout"),
+            help: "PostgreSQL: seconds a request waits for a database connection before it is answered 503 (env ROLO_DATABASE_CONNECTION_TIMEOUT, default 10).")
+    var databaseConnectionTimeout: Int?
+
     var resolvedPath: String { resolvedPath(configured: nil) }
 
     /// Flag, then `ROLO_DATABASE`, then `configured` (the serve config file), then the default.
@@ -54,6 +58,11 @@ struct DatabaseOptions: ParsableArguments {
                                               key: "database_statement_timeout") {
             guard seconds >= 0 else { throw CLIError("database_statement_timeout must be 0 or more (got \(seconds)).") }
             configuration.statementTimeout = seconds == 0 ? nil : .seconds(seconds)
+        }
+        if let seconds = try settings.integer(databaseConnectionTimeout, env: "ROLO_DATABASE_CONNECTION_TIMEOUT",
+                                              key: "database_connection_timeout") {
+            guard seconds >= 1 else { throw CLIError("database_connection_timeout must be at least 1 (got \(seconds)).") }
+            configuration.connectionTimeout = .seconds(seconds)
         }
         configuration.bcryptCost = bcryptCost
         return configuration

@@ -44,8 +44,14 @@ public enum TestPostgres {
             return "/usr/lib/postgresql/\(newest)/bin"
         }
 
-        /// Stops the server at once, as a crash would (`pg_ctl stop -m immediate`); the data stays.
+        /// Stops the server at once, as a crash would (`pg_ctl stop -m immediate`); the data
+        /// stays, but for commits of the last moments (the cluster does not wait for its log:
+        /// run a CHECKPOINT first).
         public func kill() throws { try pgCtl(["stop", "-m", "immediate", "-w"]) }
+
+        /// Shuts the server down as an administrator would (`pg_ctl stop -m fast`): every
+        /// connection is closed, every commit kept.
+        public func shutDown() throws { try pgCtl(["stop", "-m", "fast", "-w"]) }
 
         /// Starts the stopped server again, with the settings it had.
         public func restart() throws {
