@@ -63,7 +63,7 @@ extension PostgresStore {
 
     public func accessHistory(user: String, since date: Date) async throws -> [AccessRecord] {
         let since = Int64(date.timeIntervalSince1970.rounded(.down))
-        return try await read { connection in
+        return try await autocommit { connection in
             guard let userID = try await Self.userID(connection, name: user) else { throw StoreError.noSuchUser }
             var records: [AccessRecord] = []
             for (table, period) in [("access_daily", AccessRecord.Period.day), ("access_hourly", .hour)] {

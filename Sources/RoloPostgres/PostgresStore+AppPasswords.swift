@@ -60,7 +60,7 @@ extension PostgresStore {
     }
 
     public func appPasswords(user: String) async throws -> [AppPassword] {
-        try await read { connection in
+        try await autocommit { connection in
             let rows = try await connection.rows("""
                 SELECT a.id, a.name, a.read_only, a.all_books, a.created, a.last_used, a.last_address, a.last_user_agent,
                        a.revoked
@@ -112,7 +112,7 @@ extension PostgresStore {
     public func checkAppPassword(user: String, secret: String) async throws -> AppPasswordCheck? {
         guard let (publicID, rest) = AppPasswordToken.split(secret) else { return nil }
         let publicIDText = String(publicID)
-        let found = try await read { connection in
+        let found = try await autocommit { connection in
             try await connection.first("""
                 SELECT a.id, a.secret_hash, a.read_only, a.all_books, a.revoked IS NOT NULL, u.name,
                        ARRAY(SELECT collection_id FROM app_password_books WHERE app_password_id = a.id)

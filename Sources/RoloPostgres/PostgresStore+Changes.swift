@@ -14,7 +14,7 @@ extension PostgresStore {
         // One row more than asked tells whether the answer is truncated.
         let fetchLimit: Int64? = limit.map { Int64(max($0, 0)) + 1 }
         let includeDeletions = seq > 0
-        let rows = try await read { connection in
+        let rows = try await autocommit { connection in
             try await connection.rows("""
                 SELECT c.sync_seq, c.min_valid_seq, ch.name, ch.deleted, ch.seq
                 FROM collections c LEFT JOIN LATERAL (

@@ -47,7 +47,7 @@ extension PostgresStore {
     public func collection(owner: String, path: [String]) async throws -> CollectionInfo? {
         guard !path.isEmpty else { return nil }
         let joined = Self.joined(path)
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.first("""
                 SELECT \(unescaped: Self.collectionColumns) FROM users u JOIN collections c ON c.owner_id = u.id
                 WHERE u.name = \(owner) AND c.path = \(joined)
@@ -59,11 +59,11 @@ extension PostgresStore {
     }
 
     public func collection(id: Int64) async throws -> CollectionInfo? {
-        try await read { connection in try await Self.collectionInfo(connection, id: id) }
+        try await autocommit { connection in try await Self.collectionInfo(connection, id: id) }
     }
 
     public func childCollections(owner: String, parentPath: [String]) async throws -> [CollectionInfo] {
-        try await read { connection in
+        try await autocommit { connection in
             guard let ownerID = try await Self.userID(connection, name: owner) else { return [] }
             let rows: [PostgresRow]
             if parentPath.isEmpty {

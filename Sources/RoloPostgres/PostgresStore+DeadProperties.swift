@@ -5,7 +5,7 @@ import RoloStore
 extension PostgresStore {
     public func deadProperties(collectionID: Int64, resource: String?) async throws -> [DeadProperty] {
         let owner = resource ?? ""
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.rows("""
                 SELECT namespace, name, xml FROM dead_properties WHERE collection_id = \(collectionID) AND resource = \(owner)
                 ORDER BY namespace, name

@@ -36,7 +36,7 @@ extension PostgresStore {
                 SELECT collection_id || '/' || name FROM resources WHERE size <> length(data)
                 """),
         ]
-        var problems = try await read { connection in
+        var problems = try await autocommit { connection in
             var problems: [String] = []
             let applied = Set(try await connection.rows("SELECT version FROM schema_migrations").map { try $0.decode(String.self) })
             for migration in Self.migrations where !applied.contains(migration.version) {
@@ -53,7 +53,7 @@ extension PostgresStore {
         var after: (Int64, String) = (0, "")
         while true {
             let (collectionID, name) = after
-            let page = try await read { connection in
+            let page = try await autocommit { connection in
                 try await connection.rows("""
                     SELECT collection_id, name, etag, data FROM resources
                     WHERE (collection_id, name) > (\(collectionID), \(name)) ORDER BY collection_id, name LIMIT 200

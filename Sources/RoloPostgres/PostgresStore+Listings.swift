@@ -52,7 +52,7 @@ extension PostgresStore {
     private func named<Value: Sendable>(_ names: [String], in collectionID: Int64, columns: String,
                                         row makeValue: @escaping @Sendable (inout Columns) throws -> Value) async throws -> [Value] {
         guard !names.isEmpty else { return [] }
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.rows("""
                 SELECT \(unescaped: columns) FROM resources r
                 WHERE r.collection_id = \(collectionID) AND r.name = ANY(\(names)::TEXT[]) ORDER BY r.name
@@ -72,7 +72,7 @@ extension PostgresStore {
         sql.append(" AND r.name > \(sql.bind(name ?? "")) ORDER BY r.name")
         if let limit { sql.append(" LIMIT \(sql.bind(Int64(max(limit, 0))))") }
         let query = sql.query
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.rows(query).map { row in
                 var reader = Columns(row)
                 return try makeValue(&reader)

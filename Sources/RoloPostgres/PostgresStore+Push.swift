@@ -6,7 +6,7 @@ extension PostgresStore {
     static let vapidKeySetting = "push-vapid-key"
 
     public func pushTopic(collectionID: Int64) async throws -> String {
-        let topic = try await read { connection in
+        let topic = try await autocommit { connection in
             try await connection.first("SELECT push_topic FROM collections WHERE id = \(collectionID)")?.decode(String.self)
         }
         guard let topic else { throw StoreError.notFound }
@@ -29,7 +29,7 @@ extension PostgresStore {
     }
 
     private func storedPushKey() async throws -> Data? {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.first("SELECT value FROM settings WHERE key = \(Self.vapidKeySetting)")?.decode(Data.self)
         }
     }
@@ -92,7 +92,7 @@ extension PostgresStore {
 
     public func deletePushRegistration(id: String, user: String) async throws -> Bool {
         let now = self.now
-        return try await read { connection in
+        return try await autocommit { connection in
             try await !connection.rows("""
                 DELETE FROM push_registrations
                 WHERE id = \(id) AND user_id = (SELECT id FROM users WHERE name = \(user)) AND expires > \(now) RETURNING 1
@@ -102,7 +102,7 @@ extension PostgresStore {
 
     public func pushRegistrations(collectionID: Int64) async throws -> [PushRegistration] {
         let now = self.now
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.rows("""
                 \(unescaped: Self.registrationSelect) WHERE p.collection_id = \(collectionID) AND p.expires > \(now) ORDER BY p.created
                 """).map(Self.pushRegistration)
@@ -110,7 +110,7 @@ extension PostgresStore {
     }
 
     public func pushRegistrations(user: String) async throws -> [PushRegistration] {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.rows("""
                 \(unescaped: Self.registrationSelect) WHERE u.name = \(user) ORDER BY p.collection_id, p.created
                 """).map(Self.pushRegistration)
@@ -119,7 +119,7 @@ extension PostgresStore {
 
     public func recordPushOutcome(id: String, _ outcome: PushOutcome) async throws {
         let now = self.now
-        try await read { connection in
+        try await autocommit { connection in
             switch outcome {
             case .delivered:
                 try await connection.execute("""
@@ -140,7 +140,7 @@ extension PostgresStore {
 
     public func prunePushRegistrations() async throws -> Int {
         let now = self.now
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.rows("DELETE FROM push_registrations WHERE expires <= \(now) RETURNING 1").count
         }
     }

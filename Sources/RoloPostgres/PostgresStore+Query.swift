@@ -18,13 +18,13 @@ extension PostgresStore {
         sql.append("SELECT r.name FROM resources r WHERE r.collection_id = \(collection) AND \(condition) ORDER BY r.name")
         if let limit { sql.append(" LIMIT \(sql.bind(Int64(max(limit, 0))))") }
         let query = sql.query
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.rows(query).map { try $0.decode(String.self) }
         }
     }
 
     public func groupMembers(collectionID: Int64, groupName: String) async throws -> [String] {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.rows("""
                 SELECT m.member_uid FROM group_members m JOIN resources r ON r.id = m.resource_id
                 WHERE r.collection_id = \(collectionID) AND r.name = \(groupName) ORDER BY m.position
@@ -34,7 +34,7 @@ extension PostgresStore {
 
     public func groups(collectionID: Int64, containingUID uid: String) async throws -> [String] {
         let uid = uid.withoutNUL
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.rows("""
                 SELECT DISTINCT r.name FROM group_members m JOIN resources r ON r.id = m.resource_id
                 WHERE m.collection_id = \(collectionID) AND md5(m.member_uid) = md5(\(uid)) AND m.member_uid = \(uid)

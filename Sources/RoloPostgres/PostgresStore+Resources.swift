@@ -47,7 +47,7 @@ extension PostgresStore {
     }
 
     public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.first("""
                 SELECT \(unescaped: Self.infoColumns), r.data FROM resources r
                 WHERE r.collection_id = \(collectionID) AND r.name = \(name)
@@ -62,7 +62,7 @@ extension PostgresStore {
     public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
         guard !collectionPath.isEmpty else { return nil }
         let path = Self.joined(collectionPath)
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.first("""
                 SELECT \(unescaped: Self.collectionColumns), \(unescaped: Self.infoColumns), r.data
                 FROM users u JOIN collections c ON c.owner_id = u.id JOIN resources r ON r.collection_id = c.id
@@ -75,7 +75,7 @@ extension PostgresStore {
     }
 
     public func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo? {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.first("""
                 SELECT \(unescaped: Self.infoColumns) FROM resources r WHERE r.collection_id = \(collectionID) AND r.name = \(name)
                 """).map { row in
@@ -89,7 +89,7 @@ extension PostgresStore {
     public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
         guard !path.isEmpty else { return nil }
         let joined = Self.joined(path)
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.first("""
                 SELECT \(unescaped: Self.collectionColumns), \(unescaped: Self.infoColumns)
                 FROM users u JOIN collections c ON c.owner_id = u.id
@@ -104,7 +104,7 @@ extension PostgresStore {
     }
 
     public func resourceName(collectionID: Int64, uid: String) async throws -> String? {
-        try await read { connection in try await Self.resourceName(connection, collectionID: collectionID, uid: uid) }
+        try await autocommit { connection in try await Self.resourceName(connection, collectionID: collectionID, uid: uid) }
     }
 
     // MARK: Helpers shared with import and transfer

@@ -306,7 +306,7 @@ extension PostgresStore {
     /// transaction, under `pg_advisory_lock`, so that processes starting at the same time
     /// migrate once.
     func migrate() async throws {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.execute("SELECT pg_advisory_lock(\(Self.migrationLock))")
             do {
                 try await connection.execute("""
@@ -344,13 +344,13 @@ extension PostgresStore {
 
     /// The versions recorded as applied, in order (for tests and `rolo check`).
     public func appliedMigrations() async throws -> [String] {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.rows("SELECT version FROM schema_migrations ORDER BY version").map { try $0.decode(String.self) }
         }
     }
 
     func hasTrigramIndex() async throws -> Bool {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.first("""
                 SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'card_index_trigrams')
                 """)?.decode(Bool.self) ?? false

@@ -14,7 +14,7 @@ extension PostgresStore {
     }
 
     public func account(name: String) async throws -> UserAccount? {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.first("SELECT \(unescaped: Self.accountColumns) FROM users WHERE name = \(name)").map(Self.account)
         }
     }
@@ -41,7 +41,7 @@ extension PostgresStore {
         // strpos on lower() rather than LIKE: no escaping of % and _ in what the user typed.
         // The columns' "C" collation makes lower() fold ASCII only, as SQLite's does.
         let needle = text.withoutNUL
-        return try await read { connection in
+        return try await autocommit { connection in
             try await connection.rows("""
                 SELECT \(unescaped: Self.accountColumns) FROM users
                 WHERE strpos(lower(name), lower(\(needle)::TEXT COLLATE "C")) > 0
@@ -169,7 +169,7 @@ extension PostgresStore {
     }
 
     public func shares(of user: String) async throws -> [Share] {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.rows("""
                 SELECT \(unescaped: Self.shareColumns) FROM \(unescaped: Self.shareJoins) WHERE o.name = \(user) OR e.name = \(user)
                 ORDER BY o.name, c.path, e.name
@@ -178,7 +178,7 @@ extension PostgresStore {
     }
 
     public func shares(bookID: Int64) async throws -> [Share] {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.rows("""
                 SELECT \(unescaped: Self.shareColumns) FROM \(unescaped: Self.shareJoins) WHERE c.id = \(bookID) ORDER BY e.name
                 """).map(Self.share)
@@ -210,7 +210,7 @@ extension PostgresStore {
     }
 
     public func mount(sharee: String, name: String) async throws -> CollectionInfo? {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.first("""
                 SELECT \(unescaped: Self.mountColumns) FROM \(unescaped: Self.mountJoins)
                 WHERE e.name = \(sharee) AND s.mount_name = \(name) AND s.state = 'accepted'
@@ -219,7 +219,7 @@ extension PostgresStore {
     }
 
     public func mounts(sharee: String) async throws -> [CollectionInfo] {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.rows("""
                 SELECT \(unescaped: Self.mountColumns) FROM \(unescaped: Self.mountJoins)
                 WHERE e.name = \(sharee) AND s.state = 'accepted' ORDER BY s.mount_name
@@ -230,7 +230,7 @@ extension PostgresStore {
     // MARK: Change attribution
 
     public func attributedChanges(collectionID: Int64, limit: Int) async throws -> [AttributedChange] {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.rows("""
                 SELECT ch.name, ch.deleted, ch.seq, ch.at, ch.actor_user,
                        CASE WHEN ch.actor_credential = 0 THEN 'account password' ELSE a.name END

@@ -29,14 +29,14 @@ extension PostgresStore {
 
     public func setPassword(user: String, password: String) async throws {
         let hash = Bcrypt.hash(password, cost: bcryptCost)
-        let changed = try await read { connection in
+        let changed = try await autocommit { connection in
             try await connection.rows("UPDATE users SET password_hash = \(hash) WHERE name = \(user) RETURNING 1").count
         }
         if changed == 0 { throw StoreError.noSuchUser }
     }
 
     public func verifyPassword(user: String, password: String) async throws -> Bool {
-        let hash = try await read { connection in
+        let hash = try await autocommit { connection in
             try await connection.first("SELECT password_hash FROM users WHERE name = \(user)")?.decode(String.self)
         }
         guard let hash else {
@@ -47,7 +47,7 @@ extension PostgresStore {
     }
 
     public func listUsers() async throws -> [String] {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.rows("SELECT name FROM users ORDER BY name").map { try $0.decode(String.self) }
         }
     }
@@ -67,7 +67,7 @@ extension PostgresStore {
     }
 
     public func usedBytes(owner: String) async throws -> Int64 {
-        try await read { connection in
+        try await autocommit { connection in
             try await connection.first("""
                 SELECT COALESCE(SUM(r.size), 0)::BIGINT FROM resources r
                 JOIN collections c ON c.id = r.collection_id
@@ -78,7 +78,7 @@ extension PostgresStore {
     }
 
     public func statistics() async throws -> StoreStatistics {
-        try await read { connection in
+        try await autocommit { connection in
             guard let row = try await connection.first("""
                 SELECT (SELECT COUNT(*) FROM users),
                        (SELECT COUNT(*) FROM collections WHERE kind = 'addressbook'),

@@ -88,9 +88,10 @@ public final class PostgresStore: RoloStore, Sendable {
 
     // MARK: Connections and transactions
 
-    /// Runs `body` on one pooled connection, outside a transaction (single statements, each
-    /// its own snapshot). A connection lost before the body ran is retried once.
-    func read<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+    /// Runs `body` on one pooled connection outside a transaction: each statement its own
+    /// snapshot, a write committed by itself (reads, and writes of one statement). A
+    /// connection found lost is tried once more.
+    func autocommit<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         do {
             return try await leased(body)
         } catch where Self.isConnectionLost(error) {

@@ -92,14 +92,14 @@ import Testing
             await store.close()
             await database.drop()
         }
-        let settings = try await store.read { connection in
+        let settings = try await store.autocommit { connection in
             try await connection.first("SELECT current_setting('statement_timeout'), current_setting('application_name')")?
                 .decode((String, String).self)
         }
         #expect(settings?.0 == "1500ms" && settings?.1 == "rolo")
         // A statement that runs longer is cancelled by the server: the store says unavailable.
         await #expect(throws: StoreError.self) {
-            try await store.read { connection in try await connection.execute("SELECT pg_sleep(3)") }
+            try await store.autocommit { connection in try await connection.execute("SELECT pg_sleep(3)") }
         }
     }
 
@@ -121,7 +121,7 @@ import Testing
                 // the plan takes the index whenever the expressions match.
                 sql.append("EXPLAIN SELECT c.resource_id FROM card_index c WHERE \(test)")
                 let query = sql.query
-                let plan = try await store.read { connection in
+                let plan = try await store.autocommit { connection in
                     try await connection.execute("SET enable_seqscan = off")
                     let lines = try await connection.rows(query).map { try $0.decode(String.self) }
                     try await connection.execute("RESET enable_seqscan")
@@ -151,7 +151,7 @@ import Testing
         try await store.createUser(name: "alice", password: "pw")
         // The throwaway cluster acknowledges commits before their log is written
         // (synchronous_commit off): a checkpoint first, so the crash loses none of them.
-        try await store.read { try await $0.execute("CHECKPOINT") }
+        try await store.autocommit { try await $0.execute("CHECKPOINT") }
         try await TestPostgres.onThread { try cluster.kill() }
 
         let started = ContinuousClock.now

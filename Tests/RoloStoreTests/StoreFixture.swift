@@ -110,19 +110,19 @@ struct StoreFixture: Sendable {
     /// An integer the SQL (the same on both backends) computes.
     func integer(_ sql: String) async throws -> Int64? {
         if let sqlite = sqliteStore { return try await sqlite.pool.read { db in try Int64.fetchOne(db, sql: sql) } }
-        return try await (store as! PostgresStore).read { try await $0.first(PostgresQuery(unsafeSQL: sql))?.decode(Int64?.self) }
+        return try await (store as! PostgresStore).autocommit { try await $0.first(PostgresQuery(unsafeSQL: sql))?.decode(Int64?.self) }
     }
 
     /// The text values of the SQL's first column.
     func texts(_ sql: String) async throws -> [String] {
         if let sqlite = sqliteStore { return try await sqlite.pool.read { db in try String.fetchAll(db, sql: sql) } }
-        return try await (store as! PostgresStore).read { try await $0.rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(String.self) } }
+        return try await (store as! PostgresStore).autocommit { try await $0.rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(String.self) } }
     }
 
     /// The bytes of the SQL's first column.
     func blobs(_ sql: String) async throws -> [Data] {
         if let sqlite = sqliteStore { return try await sqlite.pool.read { db in try Data.fetchAll(db, sql: sql) } }
-        return try await (store as! PostgresStore).read { try await $0.rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(Data.self) } }
+        return try await (store as! PostgresStore).autocommit { try await $0.rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(Data.self) } }
     }
 
     /// Moves SQLite's pending index entries into the value indexes now; PostgreSQL writes
