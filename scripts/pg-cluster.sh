@@ -11,6 +11,14 @@
 # if it crashed. Durability is off (fsync, full pages): the data dies with the folder anyway.
 set -euo pipefail
 
+# Only stdin, stdout and stderr go on to the server: a descriptor the caller left open (a
+# test process's pipes to its other children) would otherwise live as long as the server,
+# and whoever reads that pipe would wait for the server's end.
+for fd in /proc/$$/fd/*; do
+    fd=${fd##*/}
+    case $fd in 0|1|2|255) ;; *) eval "exec $fd>&-" 2>/dev/null || true ;; esac
+done
+
 bin_dir() {
     local dir
     dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
