@@ -60,10 +60,8 @@ let package = Package(
             "RoloStore",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // libxml2 behind a header that does not include libxml2 (ICU clash with Foundation).
         .target(

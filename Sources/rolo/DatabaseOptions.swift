@@ -84,15 +84,20 @@ struct DatabaseOptions: ParsableArguments {
         return .sqlite(try SQLiteStore(path: location, clock: clock, tuning: tuning))
     }
 
-    /// Runs `body` with the store open, closing it afterwards whatever happens.
-    func withStore<T>(_ body: (any RoloStore) async throws -> T) async throws -> T {
+    /// Runs `body` with the store open, then closes a PostgreSQL store (its connections) and,
+    /// with `closingSQLite`, an SQLite one. Closing SQLite checkpoints its log, which waits
+    /// (up to its busy timeout) for a running server's readers: the short admin commands
+    /// leave that to the server and only the bulk ones (import, export) close.
+    func withStore<T>(closingSQLite: Bool = false, _ body: (any RoloStore) async throws -> T) async throws -> T {
         let store = try await openStore()
+        let closes: Bool
+        if case .sqlite = store { closes = closingSQLite } else { closes = true }
         do {
             let result = try await body(store.store)
-            try await store.close()
+            if closes { try await store.close() }
             return result
         } catch {
-            try? await store.close()
+            if closes { try? await store.close() }
             throw error
         }
     }

@@ -20,7 +20,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: "Cards per transaction.") var batchSize = 500
 
     func run() async throws {
-        try await options.withStore { store in
+        try await options.withStore(closingSQLite: true) { store in
             guard let collection = try await store.collection(owner: user, path: [book]),
                   collection.kind == .addressBook else {
                 throw CLIError("No address book \(user)/\(book).")
@@ -75,7 +75,7 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await options.withStore { store in
+        try await options.withStore(closingSQLite: true) { store in
             guard let collection = try await store.collection(owner: user, path: [book]) else {
                 throw CLIError("No address book \(user)/\(book).")
             }
