@@ -73,6 +73,10 @@ import Testing
 
         let check = try await RoloBinary.run(["check", "--database", url])
         #expect(check.status == 0 && check.stdout.hasPrefix("ok: postgresql://"), "\(check.stdout) \(check.stderr)")
+        let export = try await RoloBinary.run(["export", "dana", "default", "--database", url])
+        #expect(export.status == 0 && export.stdout == Self.second, "\(export.stderr)")
+        let backup = try await RoloBinary.run(["backup", "/tmp/rolo-never-\(UUID().uuidString).sqlite", "--database", url])
+        #expect(backup.status != 0 && backup.stderr.contains("pg_dump"), "\(backup.stderr)")
         #expect(await serve.terminate() == 0)
     }
 
