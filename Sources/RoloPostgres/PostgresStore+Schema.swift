@@ -307,6 +307,9 @@ extension PostgresStore {
     /// migrate once.
     func migrate() async throws {
         try await autocommit { connection in
+            // Waiting for another process's migration, or a migration of a big table, may
+            // take longer than the statement timeout the connection has (back at the end).
+            try await connection.execute("SET statement_timeout = 0")
             try await connection.execute("SELECT pg_advisory_lock(\(Self.migrationLock))")
             do {
                 try await connection.execute("""
@@ -336,9 +339,11 @@ extension PostgresStore {
                 }
             } catch {
                 _ = try? await connection.execute("SELECT pg_advisory_unlock(\(Self.migrationLock))")
+                _ = try? await connection.execute("RESET statement_timeout")
                 throw error
             }
             try await connection.execute("SELECT pg_advisory_unlock(\(Self.migrationLock))")
+            try await connection.execute("RESET statement_timeout")
         }
     }
 
