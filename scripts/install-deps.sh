@@ -5,8 +5,9 @@ set -euo pipefail
 packages=(libsqlite3-dev libxml2-dev libcurl4-openssl-dev)
 # fail2ban: only for fail2ban-regex in Tests/interop/fail2ban.sh (it pulls in just python3). On a host
 # running systemd the package also enables its own service, with Debian's default sshd jail.
-# postgresql: the server the store tests start a throwaway cluster of (scripts/pg-cluster.sh).
-[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl fail2ban postgresql)
+# postgresql: the server the store tests start a throwaway cluster of (scripts/pg-cluster.sh);
+# openssl: its self-signed certificate for the TLS test.
+[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl fail2ban postgresql openssl)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0

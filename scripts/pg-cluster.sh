@@ -2,9 +2,12 @@
 # A throwaway PostgreSQL cluster for the tests, on a free 127.0.0.1 port, in a temporary
 # folder, as a normal user (the server refuses root: as root it runs as `postgres`).
 #
-#   scripts/pg-cluster.sh start [--owner-pid PID]   prints "DIR URL" on one line; URL is
+#   scripts/pg-cluster.sh start [--owner-pid PID] [--ssl]
+#                                                   prints "DIR URL" on one line; URL is
 #                                                   postgresql://rolo@127.0.0.1:PORT/postgres
-#                                                   (superuser rolo, trust authentication)
+#                                                   (superuser rolo, trust authentication);
+#                                                   --ssl: TLS on, with a self-signed
+#                                                   certificate for 127.0.0.1 in DIR/server.crt
 #   scripts/pg-cluster.sh stop DIR                  stops it and removes DIR
 #
 # With --owner-pid the cluster stops by itself within a second of that process's end, even
@@ -49,8 +52,14 @@ stop_cluster() {
 }
 
 start_cluster() {
-    local owner_pid="" bin dir port
-    if [ "${1:-}" = "--owner-pid" ]; then owner_pid=$2; fi
+    local owner_pid="" ssl="" bin dir port settings
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --owner-pid) owner_pid=$2; shift 2 ;;
+            --ssl) ssl=yes; shift ;;
+            *) echo "pg-cluster: unknown option $1" >&2; exit 2 ;;
+        esac
+    done
     bin=$(bin_dir)
     dir=$(mktemp -d "${TMPDIR:-/tmp}/rolo-pg.XXXXXX")
     chmod 700 "$dir"
@@ -60,11 +69,19 @@ start_cluster() {
         rm -rf "$dir"
         exit 1
     fi
+    settings="-c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    if [ -n "$ssl" ]; then
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+            -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+            -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1
+        chmod 600 "$dir/server.key"
+        if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/server.key" "$dir/server.crt"; fi
+        settings="$settings -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+    fi
     local started=""
     for _ in 1 2 3 4 5; do
         port=$(free_port)
-        if as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" -o \
-            "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+        if as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" -o "-p $port -k $dir $settings" \
             start >/dev/null 2>&1; then
             started=yes
             break
@@ -90,5 +107,5 @@ case "${1:-}" in
         while kill -0 "$2" 2>/dev/null; do sleep 1; done
         stop_cluster "$3"
         ;;
-    *) echo "usage: $0 start [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 start [--owner-pid PID] [--ssl] | stop DIR" >&2; exit 2 ;;
 esac

@@ -101,47 +101,75 @@ extension PostgresStore {
             return "postgresql \(username)@\(place)/\(database)"
         }
 
-        /// The postgres-nio client configuration.
+        /// The postgres-nio client (pool) configuration.
         public func clientConfiguration() throws -> PostgresClient.Configuration {
             var configuration: PostgresClient.Configuration
             if host.hasPrefix("/") {
-                configuration = .init(unixSocketPath: "\(host)/.s.PGSQL.\(port)", username: username, password: password,
-                                      database: database)
+                configuration = .init(unixSocketPath: socketPath, username: username, password: password, database: database)
             } else {
-                configuration = .init(host: host, port: port, username: username, password: password, database: database,
-                                      tls: try tlsSetting())
+                let tls: PostgresClient.Configuration.TLS = switch tlsConfiguration() {
+                case nil: .disable
+                case let (settings, required)?: required ? .require(settings) : .prefer(settings)
+                }
+                configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
             }
             configuration.options.maximumConnections = max(poolSize, 1)
             configuration.options.connectTimeout = connectionTimeout
-            var parameters = [("application_name", "rolo")]
-            if let statementTimeout {
-                let milliseconds = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
-                parameters.append(("statement_timeout", String(max(milliseconds, 1))))
-            }
-            configuration.options.additionalStartupParameters = parameters
+            configuration.options.additionalStartupParameters = startupParameters
             return configuration
         }
 
-        private func tlsSetting() throws -> PostgresClient.Configuration.TLS {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            if let rootCertificatePath {
-                tls.trustRoots = .file(rootCertificatePath)
+        /// The same settings for one connection of its own (`PostgresStore.open`'s probe).
+        func connectionConfiguration() throws -> PostgresConnection.Configuration {
+            var configuration: PostgresConnection.Configuration
+            if host.hasPrefix("/") {
+                configuration = .init(unixSocketPath: socketPath, username: username, password: password, database: database)
+            } else {
+                let tls: PostgresConnection.Configuration.TLS = switch tlsConfiguration() {
+                case nil: .disable
+                case let (settings, required)?:
+                    required ? .require(try NIOSSLContext(configuration: settings)) : .prefer(try NIOSSLContext(configuration: settings))
+                }
+                configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
             }
-            switch self.tls {
+            let timeout = connectionTimeout.components
+            configuration.options.connectTimeout = .nanoseconds(timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000)
+            configuration.options.additionalStartupParameters = startupParameters
+            return configuration
+        }
+
+        private var socketPath: String { "\(host)/.s.PGSQL.\(port)" }
+
+        /// Settings sent when connecting: the application's name and the statement timeout.
+        private var startupParameters: [(String, String)] {
+            var parameters = [("application_name", "rolo")]
+            if let statementTimeout {
+                let milliseconds = statementTimeout.components.seconds * 1000
+                    + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+                parameters.append(("statement_timeout", String(max(milliseconds, 1))))
+            }
+            return parameters
+        }
+
+        /// TLS as `sslmode` asks for it and whether the connection must have it; nil for none.
+        private func tlsConfiguration() -> (TLSConfiguration, required: Bool)? {
+            var settings = TLSConfiguration.makeClientConfiguration()
+            if let rootCertificatePath { settings.trustRoots = .file(rootCertificatePath) }
+            switch tls {
             case .disable:
-                return .disable
+                return nil
             case .prefer:
-                tls.certificateVerification = .none
-                return .prefer(tls)
+                settings.certificateVerification = .none
+                return (settings, false)
             case .require:
-                tls.certificateVerification = .none
-                return .require(tls)
+                settings.certificateVerification = .none
+                return (settings, true)
             case .verifyCA:
-                tls.certificateVerification = .noHostnameVerification
-                return .require(tls)
+                settings.certificateVerification = .noHostnameVerification
+                return (settings, true)
             case .verifyFull:
-                tls.certificateVerification = .fullVerification
-                return .require(tls)
+                settings.certificateVerification = .fullVerification
+                return (settings, true)
             }
         }
     }

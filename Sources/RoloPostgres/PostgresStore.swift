@@ -50,6 +50,7 @@ public final class PostgresStore: RoloStore, Sendable {
         // Lets the client's run task start before the first lease (which otherwise logs a warning).
         await Task.yield()
         do {
+            try await store.probe()
             try await store.migrate()
             let pepper = try await store.loadPepper()
             store.pepperValue.withLock { $0 = pepper }
@@ -69,6 +70,28 @@ public final class PostgresStore: RoloStore, Sendable {
         var logger = Logger(label: "rolo.postgres")
         logger.logLevel = .notice
         return logger
+    }
+
+    /// One connection of its own, at once: a wrong host, password or certificate is told in
+    /// words, where the pool would keep retrying until the connection timeout.
+    private func probe() async throws {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: try configuration.connectionConfiguration(),
+                                                              id: 0, logger: logger)
+        } catch {
+            throw StoreError.unavailable(Self.describe(error))
+        }
+        try? await connection.close()
+    }
+
+    /// What went wrong, in words: the server's message, else the underlying error (a refused
+    /// connection, a certificate), never the query or its values.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] { return message }
+        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+        return "\(error.code)"
     }
 
     /// Closes every connection. Calls made afterwards throw.
@@ -204,13 +227,13 @@ public final class PostgresStore: RoloStore, Sendable {
                 let state = error.serverInfo?[.sqlState] ?? ""
                 // Connection exceptions, shutdowns, too many connections, statement timeout.
                 if state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "57014"].contains(state) {
-                    return StoreError.unavailable(error.serverInfo?[.message] ?? "server error \(state)")
+                    return StoreError.unavailable(describe(error))
                 }
                 return error
             case .tooManyParameters, .invalidCommandTag, .messageDecodingFailure, .unexpectedBackendMessage:
                 return error
             default:
-                return StoreError.unavailable("\(error.code)")
+                return StoreError.unavailable(describe(error))
             }
         }
         // The pool's own errors (its circuit breaker after failed connection attempts) and

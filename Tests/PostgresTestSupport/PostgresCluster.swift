@@ -25,9 +25,11 @@ public enum TestPostgres {
 
     /// A cluster of the caller's own (for tests that stop and restart their server), stopped
     /// by `stop()` or at the process's end.
-    public static func startCluster() throws -> Cluster {
+    /// With `ssl`, TLS is on, with a self-signed certificate for 127.0.0.1 (`Cluster.certificatePath`).
+    public static func startCluster(ssl: Bool = false) throws -> Cluster {
         let script = repositoryRoot.appendingPathComponent("scripts/pg-cluster.sh").path
-        let output = try run(["/bin/bash", script, "start", "--owner-pid", String(ProcessInfo.processInfo.processIdentifier)])
+        let output = try run(["/bin/bash", script, "start", "--owner-pid", String(ProcessInfo.processInfo.processIdentifier)]
+                             + (ssl ? ["--ssl"] : []))
         let parts = output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { throw TestPostgresError("pg-cluster.sh start said: \(output)") }
         return Cluster(folder: String(parts[0]), url: String(parts[1]))
@@ -37,6 +39,9 @@ public enum TestPostgres {
     public struct Cluster: Sendable {
         public let folder: String
         public let url: String
+
+        /// The server's self-signed certificate, for a cluster started with `ssl`.
+        public var certificatePath: String { "\(folder)/server.crt" }
 
         public var binDirectory: String {
             let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
@@ -53,7 +58,7 @@ public enum TestPostgres {
         /// connection is closed, every commit kept.
         public func shutDown() throws { try pgCtl(["stop", "-m", "fast", "-w"]) }
 
-        /// Starts the stopped server again, with the settings it had.
+        /// Starts the stopped server again (its port, durability off; no TLS).
         public func restart() throws {
             let port = URLComponents(string: url)?.port ?? 5432
             try pgCtl(["start", "-w", "-t", "60", "-l", "\(folder)/server.log", "-o",

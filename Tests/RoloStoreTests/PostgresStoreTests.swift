@@ -137,6 +137,37 @@ import Testing
         #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: octet, limit: nil).isEmpty)
     }
 
+    /// sslmode as libpq reads it: `require` encrypts without checking the certificate,
+    /// `verify-full` checks it against `sslrootcert` and refuses it without, `disable` never
+    /// encrypts. A refusal is told at once, in words.
+    @Test func tlsToTheServerFollowsTheSSLMode() async throws {
+        let cluster = try await TestPostgres.onThread { try TestPostgres.startCluster(ssl: true) }
+        defer { cluster.stop() }
+        func encrypted(_ query: String) async throws -> Bool? {
+            var configuration = try PostgresStore.Configuration(url: cluster.url + query)
+            configuration.poolSize = 1
+            let store = try await PostgresStore.open(configuration)
+            let ssl = try await store.autocommit { connection in
+                try await connection.first("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")?.decode(Bool.self)
+            }
+            await store.close()
+            return ssl
+        }
+        #expect(try await encrypted("?sslmode=require") == true)
+        #expect(try await encrypted("?sslmode=verify-full&sslrootcert=\(cluster.certificatePath)") == true)
+        #expect(try await encrypted("?sslmode=verify-ca&sslrootcert=\(cluster.certificatePath)") == true)
+        #expect(try await encrypted("?sslmode=disable") == false)
+        #expect(try await encrypted("") == true, "prefer, the default, takes TLS when offered")
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await encrypted("?sslmode=verify-full")
+        } throws: { error in
+            guard case StoreError.unavailable(let reason) = error else { return false }
+            return reason.contains("CERTIFICATE_VERIFY_FAILED")
+        }
+        #expect(ContinuousClock.now - started < .seconds(8), "refused at once, not after the connection timeout")
+    }
+
     /// The server stops (as in a crash): calls throw `unavailable` within the connection
     /// timeout instead of hanging; once it is back, the same store works again by itself.
     @Test func aLostServerMakesCallsUnavailableAndTheStoreRecoversByItself() async throws {
