@@ -47,9 +47,8 @@ public final class PostgresStore: RoloStore, Sendable {
     public static func open(_ configuration: Configuration, clock: StoreClock = .system,
                             logger: Logger = PostgresStore.defaultLogger) async throws -> PostgresStore {
         let store = try PostgresStore(configuration: configuration, clock: clock, logger: logger)
-        // Lets the client's run task start before the first lease (which otherwise logs a warning).
-        await Task.yield()
         do {
+            // Also gives the client's run task time to start before the first lease.
             try await store.probe()
             try await store.migrate()
             let pepper = try await store.loadPepper()
