@@ -2,6 +2,7 @@
 import PackageDescription
 
 /// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
+/// RoloPostgres (the PostgreSQL store) depends on RoloStore only; rolo picks a store by the database URL.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
 /// DAV uses WebPush to validate push registrations.
 let package = Package(
@@ -36,6 +37,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         // The web UI's templates (embedded in the binary as string literals, see RoloWeb).
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // The PostgreSQL store (RoloPostgres); NIOSSL for TLS to the database.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
     ],
     targets: [
         // vCard 2.1/3.0/4.0 parse, write, convert, validate. No dependencies.
@@ -52,6 +56,14 @@ let package = Package(
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // The same storage protocol on PostgreSQL (postgres-nio), for several processes on one database.
+        .target(name: "RoloPostgres", dependencies: [
+            "RoloStore",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         ]),
         // libxml2 behind a header that does not include libxml2 (ICU clash with Foundation).
         .target(
@@ -103,7 +115,7 @@ let package = Package(
             "RoloServer", "RoloStore", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "RoloServer", "RoloStore", "RoloPostgres", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -120,14 +132,22 @@ let package = Package(
             "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
         ], exclude: ["Fixtures/RealWorld"]),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
-        .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore"]),
+        // Starts a throwaway PostgreSQL cluster (scripts/pg-cluster.sh) or uses ROLO_TEST_POSTGRES_URL,
+        // and makes a fresh database per test.
+        .target(name: "PostgresTestSupport", dependencies: [
+            "RoloPostgres", "ProcessLaunch", .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/PostgresTestSupport"),
+        .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore", "RoloPostgres", "PostgresTestSupport", "ProcessLaunch"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
         .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard", "CardIndexing"]),
         .testTarget(name: "CardIndexingTests", dependencies: ["CardIndexing", "VCard", "RoloStore"]),
+        // One lock for every child process any test target starts (Foundation's spawn is not safe to overlap).
+        .target(name: "ProcessLaunch", path: "Tests/ProcessLaunch"),
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
-            "RoloServer", "RoloStore", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush",
+            "RoloServer", "RoloStore", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -143,7 +163,8 @@ let package = Package(
         .testTarget(name: "RoloPushTests", dependencies: [
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets"], exclude: ["Fixtures"]),
+        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "Contacts", "VCard", "CardIndexing"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],

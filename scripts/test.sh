@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Rolo test on a Debian machine: installs the Debian and PyPI packages the
-# tests need when they are missing, builds, runs `swift test`, then each interop script
+# tests need when they are missing, builds, starts a throwaway PostgreSQL cluster for the
+# store tests on PostgreSQL (unless ROLO_TEST_POSTGRES_URL names a server), runs
+# `swift test`, stops the cluster, then each interop script
 # in Tests/interop/ (litmus, vdirsyncer, nginx...), then each fuzz target for a short
 # time (scripts/fuzz.sh). Ends with one "N passed, M failed" line.
 set -uo pipefail
@@ -26,10 +28,25 @@ if [ "$build_status" != 0 ]; then
     exit 1
 fi
 
+# One cluster for the whole run (the tests make a database each in it); without it each
+# test process would start its own. If it cannot start, the PostgreSQL tests fail.
+PG_DIR=""
+if [ -z "${ROLO_TEST_POSTGRES_URL:-}" ]; then
+    echo "== PostgreSQL cluster"
+    if cluster=$(bash scripts/pg-cluster.sh start --owner-pid $$); then
+        PG_DIR=${cluster%% *}
+        export ROLO_TEST_POSTGRES_URL=${cluster#* }
+        echo "$ROLO_TEST_POSTGRES_URL"
+    else
+        echo "PostgreSQL did not start: the store tests on PostgreSQL will fail"
+    fi
+fi
+
 LOG="$ROOT/.build/test-output.log"
 echo "== swift test"
 swift test --skip-build 2>&1 | tee "$LOG"
 test_status=${PIPESTATUS[0]}
+if [ -n "$PG_DIR" ]; then bash scripts/pg-cluster.sh stop "$PG_DIR"; fi
 
 # Swift Testing prints one "Test NAME passed/failed after" line per test (and a closing
 # "Test run with N tests" line, not counted); XCTest prints "Test Case '...' passed".

@@ -45,6 +45,10 @@ public struct DAVResponse: Sendable {
         self.status = status; self.headers = headers; self.body = Data(); self.streamedBody = streamedBody
     }
 
+    /// Seconds a client is asked to wait (`Retry-After`) when the store's database cannot be
+    /// reached: the server answers 503 and the store reconnects by itself.
+    public static let unavailableRetryAfter = 5
+
     /// The same response with a streamed body read into `body` (tests, in-process callers).
     public func collected() async throws -> DAVResponse {
         guard let streamedBody else { return self }

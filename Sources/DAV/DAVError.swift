@@ -13,6 +13,8 @@ struct DAVError: Error, Sendable {
     var message: String?
     /// For `DAV:need-privileges`: the resource and the privilege missing on it.
     var missingPrivilege: (href: String, privilege: String)?
+    /// Header fields of the answer besides its content type (`Retry-After` of a 503).
+    var headers: [(String, String)] = []
 
     init(_ status: Int, condition: PropertyName? = nil, conditionHref: String? = nil, message: String? = nil) {
         self.status = status; self.condition = condition
@@ -25,6 +27,13 @@ struct DAVError: Error, Sendable {
     static let conflict = DAVError(409, message: "The parent collection does not exist.")
     static let preconditionFailed = DAVError(412)
 
+    /// 503 with `Retry-After`: the store's database is out of reach for now.
+    static func unavailable(_ reason: String) -> DAVError {
+        var error = DAVError(503, message: "The database is unavailable (\(reason)); try again later.")
+        error.headers = [("Retry-After", String(DAVResponse.unavailableRetryAfter))]
+        return error
+    }
+
     static func precondition(_ status: Int, _ condition: PropertyName, message: String? = nil) -> DAVError {
         DAVError(status, condition: condition, message: message)
     }
@@ -33,13 +42,13 @@ struct DAVError: Error, Sendable {
     var response: DAVResponse {
         guard condition != nil else {
             let text = message ?? XMLWriter.reasonPhrase(status)
-            return DAVResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+            return DAVResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + headers,
                                body: Data((text + "\n").utf8))
         }
         var xml = XMLWriter(reservingCapacity: 256)
         writeErrorElement(into: &xml)
         xml.raw("\n")
-        return DAVResponse(status: status, headers: [("Content-Type", "application/xml; charset=utf-8")],
+        return DAVResponse(status: status, headers: [("Content-Type", "application/xml; charset=utf-8")] + headers,
                            body: Data(xml.bytes))
     }
 
@@ -75,6 +84,7 @@ extension DAVError {
         case .syncTokenTooOld, .invalidSyncToken: self = .precondition(403, .dav("valid-sync-token"))
         case .invalidName(let name): self = DAVError(400, message: "Invalid name: \(name)")
         case .invalid(let reason): self = DAVError(400, message: reason)
+        case .unavailable(let reason): self = .unavailable(reason)
         }
     }
 }

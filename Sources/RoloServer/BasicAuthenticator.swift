@@ -18,6 +18,14 @@ struct BasicAuthenticator: Sendable {
         /// Too many failures from the client's subnet: answer 429 with `Retry-After`. The
         /// password was not checked (no bcrypt), right or wrong.
         case throttled(retryAfter: Duration)
+        /// The store could not be asked (its database is out of reach): answer 503 with
+        /// `Retry-After`, and count no failure.
+        case unavailable
+    }
+
+    /// What a password check found.
+    enum Verdict: Sendable, Equatable {
+        case valid, invalid, unavailable
     }
 
     static let challenge = #"Basic realm="Rolo", charset="UTF-8""#
@@ -26,7 +34,7 @@ struct BasicAuthenticator: Sendable {
     let cache: CredentialCache
     let throttle: LoginThrottle
     let failureLog: AuthFailureLog
-    let checks = SharedPasswordChecks()
+    let checks = SharedPasswordChecks<Verdict>()
 
     init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle(),
          logger: Logger = Logger(label: "rolo")) {
@@ -55,25 +63,41 @@ struct BasicAuthenticator: Sendable {
             return .authenticated(credential)
         }
         guard let (user, password) = Self.parseBasic(authorization) else { return .missingCredentials }
-        if let check = try? store.checkAppPassword(user: user, secret: password) {
+        let appPassword: AppPasswordCheck?
+        do {
+            appPassword = try await store.checkAppPassword(user: user, secret: password)
+        } catch StoreError.unavailable {
+            return .unavailable
+        } catch {
+            appPassword = nil
+        }
+        if let check = appPassword {
             guard !check.revoked else {
                 return await rejection(user: user, client: ClientAddress.subnet(of: remoteAddress()), reason: .revokedToken)
             }
             return .authenticated(Credential(user: user, appPasswordID: check.id, scope: check.scope))
         }
         // bcrypt holds a thread for 70-110 ms: never on an event loop that runs requests.
-        let valid = await checks.result(for: authorization) { [store] in
-            let matches = await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
-                (try? await store.verifyPassword(user: user, password: password)) ?? false
+        let verdict = await checks.result(for: authorization) { [store] () async -> Verdict in
+            do {
+                let matches = try await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
+                    try await store.verifyPassword(user: user, password: password)
+                }
+                // "App passwords only": the account password opens no DAV request.
+                guard matches else { return .invalid }
+                let account = try await store.account(name: user)
+                return account?.appPasswordsOnly != true ? .valid : .invalid
+            } catch StoreError.unavailable {
+                return .unavailable
+            } catch {
+                return .invalid
             }
-            // "App passwords only": the account password opens no DAV request.
-            guard matches else { return false }
-            let account = try? await store.account(name: user)
-            return account?.appPasswordsOnly != true
         }
         let client = ClientAddress.subnet(of: remoteAddress())
-        guard valid else {
-            return await rejection(user: user, client: client)
+        switch verdict {
+        case .valid: break
+        case .invalid: return await rejection(user: user, client: client)
+        case .unavailable: return .unavailable
         }
         let credential = Credential.accountPassword(user)
         cache.insert(authorization: authorization, credential: credential)

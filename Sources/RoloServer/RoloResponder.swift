@@ -95,7 +95,7 @@ struct RoloResponder: HTTPResponder {
             credential = authenticated
             user = authenticated.user
         case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS",
-             .throttled where method == "OPTIONS":
+             .throttled where method == "OPTIONS", .unavailable where method == "OPTIONS":
             credential = .accountPassword("")
             user = ""
         case .missingCredentials:
@@ -105,6 +105,8 @@ struct RoloResponder: HTTPResponder {
             return Self.unauthorized()
         case .throttled(let retryAfter):
             return Self.tooManyRequests(retryAfter: retryAfter)
+        case .unavailable:
+            return Self.unavailable()
         }
 
         let limit = configuration.limits.maxBodySize(forMethod: method)
@@ -116,6 +118,7 @@ struct RoloResponder: HTTPResponder {
                                           credential: credential)
             var headers = HTTPFields()
             if !answer.json.isEmpty { headers[.contentType] = "application/json; charset=utf-8" }
+            if answer.status == 503 { headers[.retryAfter] = String(DAVResponse.unavailableRetryAfter) }
             return Response(status: HTTPResponse.Status(code: answer.status), headers: headers,
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.json)))
         }
@@ -333,6 +336,13 @@ struct RoloResponder: HTTPResponder {
     static func tooManyRequests(retryAfter: Duration) -> Response {
         var response = plain(.tooManyRequests, "Too many failed logins from your network; try again later.\n")
         response.headers[.retryAfter] = String(retryAfterSeconds(retryAfter))
+        return response
+    }
+
+    /// 503 with `Retry-After`: the database could not be reached to check the credentials.
+    static func unavailable() -> Response {
+        var response = plain(.serviceUnavailable, "The database is unavailable; try again later.\n")
+        response.headers[.retryAfter] = String(DAVResponse.unavailableRetryAfter)
         return response
     }
 

@@ -4,12 +4,12 @@ import Synchronization
 /// several connections at once (eight for an import) sends the same header on each before
 /// any check has finished and filled the `CredentialCache`; without sharing, each would run
 /// its own bcrypt (70-110 ms of a core apiece) for one and the same answer.
-final class SharedPasswordChecks: Sendable {
-    private let running = Mutex<[String: Task<Bool, Never>]>([:])
+final class SharedPasswordChecks<Verdict: Sendable>: Sendable {
+    private let running = Mutex<[String: Task<Verdict, Never>]>([:])
 
     /// The result of `check` for `authorization`, joining a check of the same header that
     /// is already running instead of starting another.
-    func result(for authorization: String, _ check: @escaping @Sendable () async -> Bool) async -> Bool {
+    func result(for authorization: String, _ check: @escaping @Sendable () async -> Verdict) async -> Verdict {
         let task = running.withLock { running in
             if let task = running[authorization] { return task }
             let task = Task(operation: check)

@@ -1,12 +1,12 @@
 /// Rules for the names that become URL path segments: users, collections, resources.
-enum Naming {
-    static let maximumBytes = 255
+package enum Naming {
+    package static let maximumBytes = 255
 
     /// Throws `StoreError.invalidName` unless `name` is a safe single path segment: no `/`
     /// (collection paths are stored joined by it) and no control character. User and
     /// collection names appear in logs, configuration and listings, where a line break or
     /// escape sequence would do harm.
-    static func validate(_ name: String, what: String) throws {
+    package static func validate(_ name: String, what: String) throws {
         try validateSegment(name, what: what)
         if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             throw StoreError.invalidName("\(what) name contains a control character")
@@ -17,7 +17,7 @@ enum Naming {
     /// characters are allowed: clients name a card after its UID, and a UID with a line
     /// break (`%0A` in the URL) is real; the name is kept exactly and only ever written out
     /// percent-encoded. NUL is not: no vCard text holds one, and C APIs end strings there.
-    static func validateResource(_ name: String) throws {
+    package static func validateResource(_ name: String) throws {
         try validateSegment(name, what: "resource")
         if name.unicodeScalars.contains("\0") { throw StoreError.invalidName("resource name contains NUL") }
     }

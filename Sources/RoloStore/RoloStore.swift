@@ -2,10 +2,11 @@ import Foundation
 
 /// The storage contract the DAV layer and server speak. It knows users, collections,
 /// resources, ETags, dead properties, a search index and a change log, and nothing of
-/// XML or HTTP. SQLite (`SQLiteStore`) is the embedded implementation; a PostgreSQL one
-/// will implement the same protocol, so every semantic (preconditions checked inside the
-/// write transaction, change-log rows written with the resource, UID uniqueness) is part
-/// of this contract, not an SQLite trick.
+/// XML or HTTP. SQLite (`SQLiteStore`) is the embedded implementation; PostgreSQL
+/// (`PostgresStore`, target RoloPostgres) implements the same protocol, so every semantic
+/// (preconditions checked inside the write transaction, change-log rows written with the
+/// resource, UID uniqueness) is part of this contract, not an SQLite trick. The store tests
+/// run against both.
 public protocol RoloStore: Sendable {
     // MARK: Users
     /// Creates a user (bcrypt-hashed password) and its home with an address book `default`.
@@ -167,8 +168,11 @@ public protocol RoloStore: Sendable {
     /// Revokes the user's live app password `name`; takes effect on its next request.
     func revokeAppPassword(user: String, name: String) async throws
     /// Checks a presented app password (`rolo_<id>_<secret>`) for `user`: nil when it is
-    /// not one, or not theirs, or the secret is wrong. Revoked ones are reported so.
-    func checkAppPassword(user: String, secret: String) throws -> AppPasswordCheck?
+    /// not one, or not theirs, or the secret is wrong. Revoked ones are reported so. Asked on
+    /// every request a device makes with one, so that a revocation takes effect on the next:
+    /// an embedded store answers without suspending (`SQLiteStore`'s is synchronous), a
+    /// network store with a round trip.
+    func checkAppPassword(user: String, secret: String) async throws -> AppPasswordCheck?
 
     // MARK: Access history
     /// Adds tallies to the hourly history and notes where app passwords were last used:
@@ -317,8 +321,8 @@ extension RoloStore {
 /// A store that can look one resource up without waiting: an embedded database read on the
 /// calling thread in microseconds, never queued behind other work. The server answers a
 /// GET of a card through it right on the event loop that read the request, without a task
-/// (see `DAVService.immediateResponse(to:)`). A store whose reads go over a network (the
-/// PostgreSQL one to come) does not adopt it, and its GETs take the ordinary async path.
+/// (see `DAVService.immediateResponse(to:)`). A store whose reads go over a network
+/// (`PostgresStore`) does not adopt it, and its GETs take the ordinary async path.
 public protocol ImmediateResourceReads: Sendable {
     /// What `RoloStore.resource(owner:collectionPath:name:)` answers, read on the calling
     /// thread. It must never block for long: no waiting for a connection, a lock or I/O
@@ -543,4 +547,9 @@ public enum StoreError: Error, Sendable, Hashable {
     /// A request that makes no sense whatever the state: sharing a book with its owner,
     /// a token name used twice, a book that is not one. The text says why.
     case invalid(String)
+    /// The database cannot be reached or answer right now (a lost connection, a restarting
+    /// server, a statement that ran out of time): nothing was changed that the caller can
+    /// tell of, and the same request may succeed later. The server answers 503 with
+    /// `Retry-After`. Only stores that talk to a database server throw it.
+    case unavailable(String)
 }

@@ -144,6 +144,10 @@ public struct NewAppPassword: Sendable {
     public var appPassword: AppPassword
     /// `rolo_<id>_<secret>`: what the device sends as its password.
     public var secret: String
+
+    package init(appPassword: AppPassword, secret: String) {
+        self.appPassword = appPassword; self.secret = secret
+    }
 }
 
 /// What the store knows of a presented app password, for the authenticator.
@@ -152,6 +156,10 @@ public struct AppPasswordCheck: Sendable, Hashable {
     public var user: String
     public var scope: CredentialScope
     public var revoked: Bool
+
+    package init(id: Int64, user: String, scope: CredentialScope, revoked: Bool) {
+        self.id = id; self.user = user; self.scope = scope; self.revoked = revoked
+    }
 }
 
 /// Requests and cards served for one credential on one book in one hour: what the access

@@ -31,29 +31,30 @@ struct AccessCommand: AsyncParsableCommand {
         } else {
             start = Date(timeIntervalSinceNow: -30 * 86_400)
         }
-        let store = try options.openStore()
-        try await store.requireUser(user)
-        var records: [AccessRecord]
-        do {
-            records = try await store.accessHistory(user: user, since: start)
-        } catch {
-            throw CLIError.from(error, notFound: "No user \(user).", noSuchUser: "No user \(user).")
-        }
-        // Newest period first; within one, the user's own rows, then other users', by name.
-        records.sort { a, b in
-            let keyA = (a.user == user ? 0 : 1, a.user, AccessJSON.credentialText(a) ?? "", AccessJSON.bookText(a))
-            let keyB = (b.user == user ? 0 : 1, b.user, AccessJSON.credentialText(b) ?? "", AccessJSON.bookText(b))
-            if a.start != b.start { return a.start > b.start }
-            if a.period != b.period { return a.period == .hour }
-            return keyA < keyB
-        }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            // An empty array as `[]`, not the pretty printer's "[\n\n]".
-            print(records.isEmpty ? "[]" : String(decoding: try encoder.encode(records.map(AccessJSON.init)), as: UTF8.self))
-        } else {
-            printTables(records, since: start)
+        try await options.withStore { store in
+            try await store.requireUser(user)
+            var records: [AccessRecord]
+            do {
+                records = try await store.accessHistory(user: user, since: start)
+            } catch {
+                throw CLIError.from(error, notFound: "No user \(user).", noSuchUser: "No user \(user).")
+            }
+            // Newest period first; within one, the user's own rows, then other users', by name.
+            records.sort { a, b in
+                let keyA = (a.user == user ? 0 : 1, a.user, AccessJSON.credentialText(a) ?? "", AccessJSON.bookText(a))
+                let keyB = (b.user == user ? 0 : 1, b.user, AccessJSON.credentialText(b) ?? "", AccessJSON.bookText(b))
+                if a.start != b.start { return a.start > b.start }
+                if a.period != b.period { return a.period == .hour }
+                return keyA < keyB
+            }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                // An empty array as `[]`, not the pretty printer's "[\n\n]".
+                print(records.isEmpty ? "[]" : String(decoding: try encoder.encode(records.map(AccessJSON.init)), as: UTF8.self))
+            } else {
+                printTables(records, since: start)
+            }
         }
     }
 

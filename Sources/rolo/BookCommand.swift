@@ -15,13 +15,14 @@ struct BookCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            guard try await store.listUsers().contains(user) else { throw CLIError("No user \(user).") }
-            for book in try await store.childCollections(owner: user, parentPath: [])
-            where book.kind == .addressBook {
-                let count = try await store.listResources(collectionID: book.id).count
-                print([book.path.joined(separator: "/"), book.displayName ?? "", "\(count) cards"]
-                    .joined(separator: "\t"))
+            try await options.withStore { store in
+                guard try await store.listUsers().contains(user) else { throw CLIError("No user \(user).") }
+                for book in try await store.childCollections(owner: user, parentPath: [])
+                where book.kind == .addressBook {
+                    let count = try await store.listResources(collectionID: book.id).count
+                    print([book.path.joined(separator: "/"), book.displayName ?? "", "\(count) cards"]
+                        .joined(separator: "\t"))
+                }
             }
         }
     }
@@ -34,17 +35,18 @@ struct BookCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            guard try await store.listUsers().contains(user) else { throw CLIError("No user \(user).") }
-            do {
-                try await store.createCollection(owner: user, path: [book], kind: .addressBook,
-                                                 displayName: displayName, description: nil)
-            } catch StoreError.alreadyExists {
-                throw CLIError("\(user) already has a collection \(book).")
-            } catch StoreError.invalidName(let reason) {
-                throw CLIError("Invalid book name: \(reason)")
+            try await options.withStore { store in
+                guard try await store.listUsers().contains(user) else { throw CLIError("No user \(user).") }
+                do {
+                    try await store.createCollection(owner: user, path: [book], kind: .addressBook,
+                                                     displayName: displayName, description: nil)
+                } catch StoreError.alreadyExists {
+                    throw CLIError("\(user) already has a collection \(book).")
+                } catch StoreError.invalidName(let reason) {
+                    throw CLIError("Invalid book name: \(reason)")
+                }
+                print("Created address book \(user)/\(book).")
             }
-            print("Created address book \(user)/\(book).")
         }
     }
 
@@ -55,12 +57,13 @@ struct BookCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            guard let collection = try await store.collection(owner: user, path: [book]) else {
-                throw CLIError("No address book \(user)/\(book).")
+            try await options.withStore { store in
+                guard let collection = try await store.collection(owner: user, path: [book]) else {
+                    throw CLIError("No address book \(user)/\(book).")
+                }
+                try await store.deleteCollection(id: collection.id)
+                print("Deleted address book \(user)/\(book).")
             }
-            try await store.deleteCollection(id: collection.id)
-            print("Deleted address book \(user)/\(book).")
         }
     }
 }

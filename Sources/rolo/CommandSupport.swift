@@ -18,7 +18,7 @@ extension CLIError {
     }
 }
 
-extension SQLiteStore {
+extension RoloStore {
     /// Throws "No user NAME." when there is none: checked first so the message names who.
     func requireUser(_ name: String) async throws {
         guard try await account(name: name) != nil else { throw CLIError("No user \(name).") }

@@ -1,14 +1,30 @@
 import ArgumentParser
 import Foundation
+import RoloPostgres
 import RoloStore
 
-/// `--database PATH` (falling back to `ROLO_DATABASE`, then `./rolo-data/rolo.sqlite`),
-/// shared by every command that opens the store.
+/// `--database PATH|URL` (falling back to `ROLO_DATABASE`, then `./rolo-data/rolo.sqlite`),
+/// shared by every command that opens the store: a path opens SQLite, a `postgresql://` URL
+/// PostgreSQL, with the PostgreSQL settings beside it.
 struct DatabaseOptions: ParsableArguments {
     static let defaultPath = "./rolo-data/rolo.sqlite"
 
-    @Option(name: .long, help: "SQLite database file (env ROLO_DATABASE, default \(DatabaseOptions.defaultPath)).")
+    @Option(name: .long, help: ArgumentHelp(
+        "SQLite database file, or a postgresql://user:password@host:port/database URL (env ROLO_DATABASE, default \(DatabaseOptions.defaultPath)).",
+        valueName: "path-or-url"))
     var database: String?
+
+    @Option(name: .customLong("database-pool-size"),
+            help: "PostgreSQL: connections this process opens at most (env ROLO_DATABASE_POOL_SIZE, default 10).")
+    var databasePoolSize: Int?
+
+    @Option(name: .customLong("database-statement-timeout"),
+            help: "PostgreSQL: seconds a statement may run before it is cancelled, 0 for no limit (env ROLO_DATABASE_STATEMENT_TIMEOUT, default 30).")
+    var databaseStatementTimeout: Int?
+
+    @Option(name: .customLong("database-connection-timeout"),
+            help: "PostgreSQL: seconds a request waits for a database connection before it is answered 503 (env ROLO_DATABASE_CONNECTION_TIMEOUT, default 10).")
+    var databaseConnectionTimeout: Int?
 
     var resolvedPath: String { resolvedPath(configured: nil) }
 
@@ -17,9 +33,101 @@ struct DatabaseOptions: ParsableArguments {
         database ?? Environment.value("ROLO_DATABASE") ?? configured ?? Self.defaultPath
     }
 
-    /// Opens the store, creating the file and its folder when missing.
-    func openStore(path: String? = nil) throws -> SQLiteStore {
-        try SQLiteStore(path: path ?? resolvedPath)
+    /// The location for messages: a URL without its password.
+    var displayedLocation: String { Self.displayed(resolvedPath) }
+
+    static func displayed(_ location: String) -> String {
+        PostgresStore.Configuration.isDatabaseURL(location) ? PostgresStore.Configuration.redacted(location) : location
+    }
+
+    /// The PostgreSQL settings for `url`: each from its flag, else its variable, else the
+    /// config file (`settings`, for `serve`), else the default.
+    func postgresConfiguration(url: String, settings: LayeredSettings = LayeredSettings(file: ConfigFile()),
+                               bcryptCost: UInt8 = 10) throws -> PostgresStore.Configuration {
+        var configuration: PostgresStore.Configuration
+        do {
+            configuration = try PostgresStore.Configuration(url: url)
+        } catch let error as PostgresStore.ConfigurationError {
+            throw CLIError("Database URL: \(error.description).")
+        }
+        if let size = try settings.integer(databasePoolSize, env: "ROLO_DATABASE_POOL_SIZE", key: "database_pool_size") {
+            guard size >= 1 else { throw CLIError("database_pool_size must be at least 1 (got \(size)).") }
+            configuration.poolSize = size
+        }
+        if let seconds = try settings.integer(databaseStatementTimeout, env: "ROLO_DATABASE_STATEMENT_TIMEOUT",
+                                              key: "database_statement_timeout") {
+            guard seconds >= 0 else { throw CLIError("database_statement_timeout must be 0 or more (got \(seconds)).") }
+            configuration.statementTimeout = seconds == 0 ? nil : .seconds(seconds)
+        }
+        if let seconds = try settings.integer(databaseConnectionTimeout, env: "ROLO_DATABASE_CONNECTION_TIMEOUT",
+                                              key: "database_connection_timeout") {
+            guard seconds >= 1 else { throw CLIError("database_connection_timeout must be at least 1 (got \(seconds)).") }
+            configuration.connectionTimeout = .seconds(seconds)
+        }
+        configuration.bcryptCost = bcryptCost
+        return configuration
+    }
+
+    /// Opens the store `location` names (default: the resolved one), creating an SQLite file
+    /// and its folder when missing, migrating a PostgreSQL database.
+    func openStore(_ location: String? = nil, settings: LayeredSettings = LayeredSettings(file: ConfigFile()),
+                   clock: StoreClock = .system, tuning: SQLiteStore.Tuning = .default) async throws -> OpenedStore {
+        let location = location ?? resolvedPath
+        if PostgresStore.Configuration.isDatabaseURL(location) {
+            let configuration = try postgresConfiguration(url: location, settings: settings)
+            do {
+                return .postgres(try await PostgresStore.open(configuration, clock: clock))
+            } catch StoreError.unavailable(let reason) {
+                throw CLIError("Cannot reach the database \(configuration.description): \(reason).")
+            }
+        }
+        return .sqlite(try SQLiteStore(path: location, clock: clock, tuning: tuning))
+    }
+
+    /// Runs `body` with the store open, then closes a PostgreSQL store (its connections) and,
+    /// with `closingSQLite`, an SQLite one. Closing SQLite checkpoints its log, which waits
+    /// (up to its busy timeout) for a running server's readers: the short admin commands
+    /// leave that to the server and only the bulk ones (import, export) close.
+    func withStore<T>(closingSQLite: Bool = false, _ body: (any RoloStore) async throws -> T) async throws -> T {
+        let store = try await openStore()
+        let closes: Bool
+        if case .sqlite = store { closes = closingSQLite } else { closes = true }
+        do {
+            let result = try await body(store.store)
+            if closes { try await store.close() }
+            return result
+        } catch {
+            if closes { try? await store.close() }
+            throw error
+        }
+    }
+}
+
+/// A store a command opened, of either kind: what it shares (`store`) and how it closes.
+enum OpenedStore {
+    case sqlite(SQLiteStore)
+    case postgres(PostgresStore)
+
+    var store: any RoloStore {
+        switch self {
+        case .sqlite(let store): store
+        case .postgres(let store): store
+        }
+    }
+
+    func close() async throws {
+        switch self {
+        case .sqlite(let store): try store.close()
+        case .postgres(let store): await store.close()
+        }
+    }
+
+    /// Each kind's own check of its invariants (`rolo check`).
+    func integrityCheck() async throws -> [String] {
+        switch self {
+        case .sqlite(let store): try await store.integrityCheck()
+        case .postgres(let store): try await store.integrityCheck()
+        }
     }
 }
 

@@ -21,41 +21,41 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: "Cards per transaction.") var batchSize = 500
 
     func run() async throws {
-        let store = try options.openStore()
-        defer { try? store.close() }
-        guard let collection = try await store.collection(owner: user, path: [book]),
-              collection.kind == .addressBook else {
-            throw CLIError("No address book \(user)/\(book).")
-        }
-        var prepared: [CardImporter.PreparedCard] = [], skipped: [String] = [], invalid: [String] = []
-        let maxSize = DAVConfiguration().maxResourceSize
-        for file in files {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                skipped.append("\(file): cannot be read")
-                continue
+        try await options.withStore(closingSQLite: true) { store in
+            guard let collection = try await store.collection(owner: user, path: [book]),
+                  collection.kind == .addressBook else {
+                throw CLIError("No address book \(user)/\(book).")
             }
-            let cards = CardImporter.cards(in: [UInt8](data))
-            if cards.isEmpty { skipped.append("\(file): no BEGIN:VCARD ... END:VCARD block") }
-            for (index, bytes) in cards.enumerated() {
-                do {
-                    prepared.append(try CardImporter.prepare(bytes, maxSize: maxSize))
-                } catch {
-                    let uid = (try? VCardParser.parse(bytes, mode: .lenient).first?.first("UID")?.text).flatMap { $0 }
-                    invalid.append("\(file) card \(index + 1)\(uid.map { " (UID \($0))" } ?? ""): \(error)")
+            var prepared: [CardImporter.PreparedCard] = [], skipped: [String] = [], invalid: [String] = []
+            let maxSize = DAVConfiguration().maxResourceSize
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    skipped.append("\(file): cannot be read")
+                    continue
+                }
+                let cards = CardImporter.cards(in: [UInt8](data))
+                if cards.isEmpty { skipped.append("\(file): no BEGIN:VCARD ... END:VCARD block") }
+                for (index, bytes) in cards.enumerated() {
+                    do {
+                        prepared.append(try CardImporter.prepare(bytes, maxSize: maxSize))
+                    } catch {
+                        let uid = (try? VCardParser.parse(bytes, mode: .lenient).first?.first("UID")?.text).flatMap { $0 }
+                        invalid.append("\(file) card \(index + 1)\(uid.map { " (UID \($0))" } ?? ""): \(error)")
+                    }
                 }
             }
+            var progress = ImportProgress(total: prepared.count + invalid.count)
+            let counts = try await CardImporter.store(prepared, collectionID: collection.id, in: store,
+                                                      batchSize: batchSize) { done in
+                progress.update(done: done == prepared.count ? done + invalid.count : done)
+            }
+            if prepared.isEmpty { progress.update(done: invalid.count) }
+            (skipped.map { "skipped \($0)" } + invalid.map { "invalid \($0)" })
+                .forEach { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
+            print("Imported \(counts.total) cards into \(user)/\(book) (\(counts.created) new, \(counts.replaced) replaced); "
+                  + "skipped \(skipped.count) files; \(invalid.count) invalid cards.")
+            if !invalid.isEmpty || !skipped.isEmpty { throw ExitCode.failure }
         }
-        var progress = ImportProgress(total: prepared.count + invalid.count)
-        let counts = try await CardImporter.store(prepared, collectionID: collection.id, in: store,
-                                                  batchSize: batchSize) { done in
-            progress.update(done: done == prepared.count ? done + invalid.count : done)
-        }
-        if prepared.isEmpty { progress.update(done: invalid.count) }
-        (skipped.map { "skipped \($0)" } + invalid.map { "invalid \($0)" })
-            .forEach { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
-        print("Imported \(counts.total) cards into \(user)/\(book) (\(counts.created) new, \(counts.replaced) replaced); "
-              + "skipped \(skipped.count) files; \(invalid.count) invalid cards.")
-        if !invalid.isEmpty || !skipped.isEmpty { throw ExitCode.failure }
     }
 }
 
@@ -76,21 +76,21 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try options.openStore()
-        defer { try? store.close() }
-        guard let collection = try await store.collection(owner: user, path: [book]) else {
-            throw CLIError("No address book \(user)/\(book).")
-        }
-        var document = AddressBookDocument(format == .jcard ? .jCard : .vCard)
-        var output: [UInt8] = []
-        for resource in try await store.allResources(collectionID: collection.id) {
-            document.append(card: resource.data, to: &output)
-        }
-        document.finish(into: &output)
-        if let file {
-            try Data(output).write(to: URL(fileURLWithPath: file), options: .atomic)
-        } else {
-            FileHandle.standardOutput.write(Data(output))
+        try await options.withStore(closingSQLite: true) { store in
+            guard let collection = try await store.collection(owner: user, path: [book]) else {
+                throw CLIError("No address book \(user)/\(book).")
+            }
+            var document = AddressBookDocument(format == .jcard ? .jCard : .vCard)
+            var output: [UInt8] = []
+            for resource in try await store.allResources(collectionID: collection.id) {
+                document.append(card: resource.data, to: &output)
+            }
+            document.finish(into: &output)
+            if let file {
+                try Data(output).write(to: URL(fileURLWithPath: file), options: .atomic)
+            } else {
+                FileHandle.standardOutput.write(Data(output))
+            }
         }
     }
 }

@@ -2,21 +2,28 @@ import ArgumentParser
 import Foundation
 import RoloStore
 
-/// `rolo check`: SQLite's integrity checks plus Rolo's own invariants; exit 1 on problems.
+/// `rolo check`: SQLite's integrity checks (on PostgreSQL the applied migrations) plus Rolo's
+/// own invariants; exit 1 on problems.
 struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check", abstract: "Check the database for corruption and broken invariants.")
     @OptionGroup var options: DatabaseOptions
 
     func run() async throws {
-        let store = try options.openStore()
-        let problems = try await store.integrityCheck()
-        try store.close()
+        let store = try await options.openStore()
+        let problems: [String]
+        do {
+            problems = try await store.integrityCheck()
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
         guard problems.isEmpty else {
             problems.forEach { print($0) }
-            throw CLIError("\(problems.count) problem(s) found in \(options.resolvedPath).")
+            throw CLIError("\(problems.count) problem(s) found in \(options.displayedLocation).")
         }
-        print("ok: \(options.resolvedPath)")
+        print("ok: \(options.displayedLocation)")
     }
 }
 
@@ -31,8 +38,15 @@ struct BackupCommand: AsyncParsableCommand {
         guard !FileManager.default.fileExists(atPath: file) else {
             throw CLIError("\(file) already exists.")
         }
-        let store = try options.openStore()
-        try store.backup(to: file)
+        guard case .sqlite(let store) = try await options.openStore() else {
+            throw CLIError("rolo backup copies an SQLite file; back a PostgreSQL database up with pg_dump.")
+        }
+        do {
+            try store.backup(to: file)
+        } catch {
+            try? store.close()
+            throw error
+        }
         try store.close()
         print("Backed up \(options.resolvedPath) to \(file).")
     }

@@ -21,31 +21,32 @@ struct PushCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            try await store.requireUser(user)
-            let registrations = try await store.pushRegistrations(user: user)
-            guard !registrations.isEmpty else {
-                print("\(user) has no push registrations.")
-                return
-            }
-            let credentials = Dictionary(uniqueKeysWithValues: try await store.appPasswords(user: user).map { ($0.id, $0.name) })
-            let now = store.clock.now
-            var table = TextTable([("BOOK", .left), ("PUSH SERVICE", .left), ("CREDENTIAL", .left), ("EXPIRES", .left),
-                                   ("LAST SUCCESS", .left), ("FAILURES", .right)])
-            for registration in registrations {
-                var book = "#\(registration.collectionID)"
-                if let info = try await store.collection(id: registration.collectionID) {
-                    let path = info.path.joined(separator: "/")
-                    book = info.owner == user ? path : "\(path) (\(info.owner))"
+            try await options.withStore { store in
+                try await store.requireUser(user)
+                let registrations = try await store.pushRegistrations(user: user)
+                guard !registrations.isEmpty else {
+                    print("\(user) has no push registrations.")
+                    return
                 }
-                let origin = URL(string: registration.pushResource).flatMap(VAPIDKey.origin(of:)) ?? "?"
-                let credential = registration.credentialID == 0
-                    ? "account password" : credentials[registration.credentialID] ?? "#\(registration.credentialID)"
-                let expires = CLIDate.minute(registration.expires) + (registration.expires <= now ? " (expired)" : "")
-                table.add([book, origin, credential, expires, registration.lastSuccess.map(CLIDate.minute) ?? "never",
-                           String(registration.failures)])
+                let credentials = Dictionary(uniqueKeysWithValues: try await store.appPasswords(user: user).map { ($0.id, $0.name) })
+                let now = store.clock.now
+                var table = TextTable([("BOOK", .left), ("PUSH SERVICE", .left), ("CREDENTIAL", .left), ("EXPIRES", .left),
+                                       ("LAST SUCCESS", .left), ("FAILURES", .right)])
+                for registration in registrations {
+                    var book = "#\(registration.collectionID)"
+                    if let info = try await store.collection(id: registration.collectionID) {
+                        let path = info.path.joined(separator: "/")
+                        book = info.owner == user ? path : "\(path) (\(info.owner))"
+                    }
+                    let origin = URL(string: registration.pushResource).flatMap(VAPIDKey.origin(of:)) ?? "?"
+                    let credential = registration.credentialID == 0
+                        ? "account password" : credentials[registration.credentialID] ?? "#\(registration.credentialID)"
+                    let expires = CLIDate.minute(registration.expires) + (registration.expires <= now ? " (expired)" : "")
+                    table.add([book, origin, credential, expires, registration.lastSuccess.map(CLIDate.minute) ?? "never",
+                               String(registration.failures)])
+                }
+                table.lines().forEach { print($0) }
             }
-            table.lines().forEach { print($0) }
         }
     }
 
@@ -62,11 +63,12 @@ struct PushCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            let key = VAPIDKey()
-            try await store.rotatePushKey(to: key.rawRepresentation)
-            print("New VAPID public key: \(key.publicKeyBase64URL)")
-            print("Every push registration was dropped; restart the server to use the new key.")
+            try await options.withStore { store in
+                let key = VAPIDKey()
+                try await store.rotatePushKey(to: key.rawRepresentation)
+                print("New VAPID public key: \(key.publicKeyBase64URL)")
+                print("Every push registration was dropped; restart the server to use the new key.")
+            }
         }
     }
 }

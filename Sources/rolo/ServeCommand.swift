@@ -292,11 +292,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let clock = TestServerSetup.clock(deterministic: deterministic)
         let tuning = try storeTuning(settings)
-        let store = ephemeral
-            ? try TestServerSetup.ephemeralStore(deterministic: deterministic)
-            : try SQLiteStore(path: configuration.databasePath, clock: clock, tuning: tuning)
+        let opened: OpenedStore = ephemeral
+            ? .sqlite(try TestServerSetup.ephemeralStore(deterministic: deterministic))
+            : try await database.openStore(configuration.databasePath, settings: settings, clock: clock, tuning: tuning)
+        let store = opened.store
         do {
-            configuration.databasePath = store.path
+            if case .sqlite(let sqlite) = opened { configuration.databasePath = sqlite.path }
             configuration.deterministic = deterministic
             let credentials = try await TestServerSetup.populate(store, fixtures: fixtures)
             if !fixtures.isEmpty {
@@ -323,10 +324,10 @@ struct ServeCommand: AsyncParsableCommand {
                 }
             }
         } catch {
-            try? store.close()
+            try? await opened.close()
             throw error
         }
-        try store.close()
+        try await opened.close()
     }
 
     /// Where lines meant for a person go: stdout normally; stderr when stdout carries the JSON

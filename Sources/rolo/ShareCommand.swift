@@ -25,24 +25,25 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            guard owner != sharee else {
-                throw CLIError("Cannot share \(owner)/\(book) with \(sharee): a book cannot be shared with its own owner.")
+            try await options.withStore { store in
+                guard owner != sharee else {
+                    throw CLIError("Cannot share \(owner)/\(book) with \(sharee): a book cannot be shared with its own owner.")
+                }
+                try await store.requireUser(owner)
+                try await store.requireUser(sharee)
+                let existing = try await store.shares(of: owner)
+                    .first { $0.owner == owner && $0.book == book && $0.sharee == sharee }
+                let share: Share
+                do {
+                    share = try await store.shareBook(owner: owner, book: book, with: sharee,
+                                                      access: readWrite ? .readWrite : .readOnly, accepted: accept)
+                } catch {
+                    throw CLIError.from(error, notFound: "No address book \(owner)/\(book).", noSuchUser: "No user \(owner).",
+                                        refused: "Cannot share \(owner)/\(book) with \(sharee)")
+                }
+                print("\(existing == nil ? "Shared" : "Updated the share of") \(owner)/\(book) with \(sharee) "
+                      + "(\(ShareText.access(share.access)), \(ShareText.state(share))).")
             }
-            try await store.requireUser(owner)
-            try await store.requireUser(sharee)
-            let existing = try await store.shares(of: owner)
-                .first { $0.owner == owner && $0.book == book && $0.sharee == sharee }
-            let share: Share
-            do {
-                share = try await store.shareBook(owner: owner, book: book, with: sharee,
-                                                  access: readWrite ? .readWrite : .readOnly, accepted: accept)
-            } catch {
-                throw CLIError.from(error, notFound: "No address book \(owner)/\(book).", noSuchUser: "No user \(owner).",
-                                    refused: "Cannot share \(owner)/\(book) with \(sharee)")
-            }
-            print("\(existing == nil ? "Shared" : "Updated the share of") \(owner)/\(book) with \(sharee) "
-                  + "(\(ShareText.access(share.access)), \(ShareText.state(share))).")
         }
     }
 
@@ -55,21 +56,22 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            try await store.requireUser(sharee)
-            try await store.requireUser(owner)
-            let before = try await store.shares(of: sharee)
-                .first { $0.owner == owner && $0.book == book && $0.sharee == sharee }
-            let share: Share
-            do {
-                share = try await store.acceptShare(sharee: sharee, owner: owner, book: book)
-            } catch {
-                throw CLIError.from(error, notFound: "No share of \(owner)/\(book) with \(sharee).",
-                                    noSuchUser: "No user \(sharee).", refused: "Cannot accept")
+            try await options.withStore { store in
+                try await store.requireUser(sharee)
+                try await store.requireUser(owner)
+                let before = try await store.shares(of: sharee)
+                    .first { $0.owner == owner && $0.book == book && $0.sharee == sharee }
+                let share: Share
+                do {
+                    share = try await store.acceptShare(sharee: sharee, owner: owner, book: book)
+                } catch {
+                    throw CLIError.from(error, notFound: "No share of \(owner)/\(book) with \(sharee).",
+                                        noSuchUser: "No user \(sharee).", refused: "Cannot accept")
+                }
+                let already = before?.state == .accepted ? "already accepted" : "accepted"
+                print("Share of \(owner)/\(book) with \(sharee) \(already): \(sharee) sees it as \(share.mountName) "
+                      + "(\(ShareText.access(share.access))).")
             }
-            let already = before?.state == .accepted ? "already accepted" : "accepted"
-            print("Share of \(owner)/\(book) with \(sharee) \(already): \(sharee) sees it as \(share.mountName) "
-                  + "(\(ShareText.access(share.access))).")
         }
     }
 
@@ -83,15 +85,16 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            try await store.requireUser(owner)
-            try await store.requireUser(sharee)
-            do {
-                try await store.removeShare(owner: owner, book: book, sharee: sharee)
-            } catch {
-                throw CLIError.from(error, notFound: "No share of \(owner)/\(book) with \(sharee).")
+            try await options.withStore { store in
+                try await store.requireUser(owner)
+                try await store.requireUser(sharee)
+                do {
+                    try await store.removeShare(owner: owner, book: book, sharee: sharee)
+                } catch {
+                    throw CLIError.from(error, notFound: "No share of \(owner)/\(book) with \(sharee).")
+                }
+                print("Removed the share of \(owner)/\(book) with \(sharee).")
             }
-            print("Removed the share of \(owner)/\(book) with \(sharee).")
         }
     }
 
@@ -102,22 +105,23 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            try await store.requireUser(user)
-            let shares = try await store.shares(of: user)
-            guard !shares.isEmpty else {
-                print("\(user) has no shares.")
-                return
+            try await options.withStore { store in
+                try await store.requireUser(user)
+                let shares = try await store.shares(of: user)
+                guard !shares.isEmpty else {
+                    print("\(user) has no shares.")
+                    return
+                }
+                var table = TextTable([("BOOK", .left), ("SHAREE", .left), ("ACCESS", .left), ("STATE", .left),
+                                       ("MOUNT", .left)])
+                for share in shares {
+                    var mount = share.mountName
+                    if let name = share.mountDisplayName { mount += " \"\(name)\"" }
+                    table.add(["\(share.owner)/\(share.book)", share.sharee, ShareText.access(share.access),
+                               share.state.rawValue, mount])
+                }
+                table.lines().forEach { print($0) }
             }
-            var table = TextTable([("BOOK", .left), ("SHAREE", .left), ("ACCESS", .left), ("STATE", .left),
-                                   ("MOUNT", .left)])
-            for share in shares {
-                var mount = share.mountName
-                if let name = share.mountDisplayName { mount += " \"\(name)\"" }
-                table.add(["\(share.owner)/\(share.book)", share.sharee, ShareText.access(share.access),
-                           share.state.rawValue, mount])
-            }
-            table.lines().forEach { print($0) }
         }
     }
 }

@@ -24,23 +24,24 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            try await store.requireUser(user)
-            let created: NewAppPassword
-            do {
-                created = try await store.createAppPassword(user: user, name: name, readOnly: readOnly,
-                                                            books: books.isEmpty ? nil : books)
-            } catch {
-                throw CLIError.from(error, notFound: "No user \(user).", noSuchUser: "No user \(user).",
-                                    refused: "Cannot create app password \"\(name)\"")
+            try await options.withStore { store in
+                try await store.requireUser(user)
+                let created: NewAppPassword
+                do {
+                    created = try await store.createAppPassword(user: user, name: name, readOnly: readOnly,
+                                                                books: books.isEmpty ? nil : books)
+                } catch {
+                    throw CLIError.from(error, notFound: "No user \(user).", noSuchUser: "No user \(user).",
+                                        refused: "Cannot create app password \"\(name)\"")
+                }
+                let password = created.appPassword
+                print("Created app password \"\(password.name)\" for \(user): \(TokenText.scope(password)).")
+                if try await store.account(name: user)?.appPasswordsOnly == false {
+                    print("The account password still opens DAV too (rolo user set \(user) --app-passwords-only true to stop that).")
+                }
+                print("Log in as \(user) with this password. It is shown once: Rolo keeps only a keyed hash of it.")
+                print(created.secret)
             }
-            let password = created.appPassword
-            print("Created app password \"\(password.name)\" for \(user): \(TokenText.scope(password)).")
-            if try await store.account(name: user)?.appPasswordsOnly == false {
-                print("The account password still opens DAV too (rolo user set \(user) --app-passwords-only true to stop that).")
-            }
-            print("Log in as \(user) with this password. It is shown once: Rolo keeps only a keyed hash of it.")
-            print(created.secret)
         }
     }
 
@@ -51,25 +52,26 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            try await store.requireUser(user)
-            let passwords = try await store.appPasswords(user: user)
-            guard !passwords.isEmpty else {
-                print("\(user) has no app passwords.")
-                return
-            }
-            var table = TextTable([("NAME", .left), ("SCOPE", .left), ("CREATED", .left), ("LAST USED", .left),
-                                   ("REVOKED", .left)])
-            for password in passwords {
-                var lastUsed = "never"
-                if let date = password.lastUsed {
-                    lastUsed = CLIDate.minute(date)
-                    if let address = password.lastAddress { lastUsed += " from \(address)" }
+            try await options.withStore { store in
+                try await store.requireUser(user)
+                let passwords = try await store.appPasswords(user: user)
+                guard !passwords.isEmpty else {
+                    print("\(user) has no app passwords.")
+                    return
                 }
-                table.add([password.name, TokenText.scope(password), CLIDate.minute(password.created), lastUsed,
-                           password.revoked.map(CLIDate.minute) ?? "-"])
+                var table = TextTable([("NAME", .left), ("SCOPE", .left), ("CREATED", .left), ("LAST USED", .left),
+                                       ("REVOKED", .left)])
+                for password in passwords {
+                    var lastUsed = "never"
+                    if let date = password.lastUsed {
+                        lastUsed = CLIDate.minute(date)
+                        if let address = password.lastAddress { lastUsed += " from \(address)" }
+                    }
+                    table.add([password.name, TokenText.scope(password), CLIDate.minute(password.created), lastUsed,
+                               password.revoked.map(CLIDate.minute) ?? "-"])
+                }
+                table.lines().forEach { print($0) }
             }
-            table.lines().forEach { print($0) }
         }
     }
 
@@ -82,15 +84,16 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let store = try options.openStore()
-            try await store.requireUser(user)
-            do {
-                try await store.revokeAppPassword(user: user, name: name)
-            } catch {
-                throw CLIError.from(error, notFound: "\(user) has no live app password named \"\(name)\".",
-                                    noSuchUser: "No user \(user).")
+            try await options.withStore { store in
+                try await store.requireUser(user)
+                do {
+                    try await store.revokeAppPassword(user: user, name: name)
+                } catch {
+                    throw CLIError.from(error, notFound: "\(user) has no live app password named \"\(name)\".",
+                                        noSuchUser: "No user \(user).")
+                }
+                print("Revoked app password \"\(name)\" of \(user): its next request is refused.")
             }
-            print("Revoked app password \"\(name)\" of \(user): its next request is refused.")
         }
     }
 }

@@ -18,15 +18,16 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let password = try PasswordInput.read(fromStdin: passwordStdin)
-            let store = try options.openStore()
-            do {
-                try await store.createUser(name: name, password: password)
-            } catch StoreError.userExists {
-                throw CLIError("User \(name) already exists.")
-            } catch StoreError.invalidName(let reason) {
-                throw CLIError("Invalid user name: \(reason)")
+            try await options.withStore { store in
+                do {
+                    try await store.createUser(name: name, password: password)
+                } catch StoreError.userExists {
+                    throw CLIError("User \(name) already exists.")
+                } catch StoreError.invalidName(let reason) {
+                    throw CLIError("Invalid user name: \(reason)")
+                }
+                print("Created user \(name).")
             }
-            print("Created user \(name).")
         }
     }
 
@@ -39,13 +40,14 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let password = try PasswordInput.read(fromStdin: passwordStdin, prompt: "New password: ")
-            let store = try options.openStore()
-            do {
-                try await store.setPassword(user: name, password: password)
-            } catch StoreError.noSuchUser, StoreError.notFound {
-                throw CLIError("No user \(name).")
+            try await options.withStore { store in
+                do {
+                    try await store.setPassword(user: name, password: password)
+                } catch StoreError.noSuchUser, StoreError.notFound {
+                    throw CLIError("No user \(name).")
+                }
+                print("Password of \(name) changed (running servers accept the old one until their cache expires, at most 5 minutes).")
             }
-            print("Password of \(name) changed (running servers accept the old one until their cache expires, at most 5 minutes).")
         }
     }
 
@@ -69,24 +71,25 @@ struct UserCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let store = try options.openStore()
-            try await store.requireUser(name)
-            let update = UserAccountUpdate(
-                displayName: displayName.map { $0.isEmpty ? String?.none : $0 },
-                email: email.map { $0.isEmpty ? String?.none : $0 },
-                appPasswordsOnly: appPasswordsOnly, admin: admin)
-            do {
-                try await store.updateAccount(name: name, update)
-            } catch {
-                throw CLIError.from(error, notFound: "No user \(name).", noSuchUser: "No user \(name).")
+            try await options.withStore { store in
+                try await store.requireUser(name)
+                let update = UserAccountUpdate(
+                    displayName: displayName.map { $0.isEmpty ? String?.none : $0 },
+                    email: email.map { $0.isEmpty ? String?.none : $0 },
+                    appPasswordsOnly: appPasswordsOnly, admin: admin)
+                do {
+                    try await store.updateAccount(name: name, update)
+                } catch {
+                    throw CLIError.from(error, notFound: "No user \(name).", noSuchUser: "No user \(name).")
+                }
+                guard let account = try await store.account(name: name) else { throw CLIError("No user \(name).") }
+                print("Updated \(name).")
+                print("display name: \(account.displayName ?? "-")")
+                print("email: \(account.email ?? "-")")
+                print("app passwords only: \(account.appPasswordsOnly)"
+                      + (account.appPasswordsOnly ? " (the account password no longer opens DAV)" : ""))
+                print("admin: \(account.admin)")
             }
-            guard let account = try await store.account(name: name) else { throw CLIError("No user \(name).") }
-            print("Updated \(name).")
-            print("display name: \(account.displayName ?? "-")")
-            print("email: \(account.email ?? "-")")
-            print("app passwords only: \(account.appPasswordsOnly)"
-                  + (account.appPasswordsOnly ? " (the account password no longer opens DAV)" : ""))
-            print("admin: \(account.admin)")
         }
     }
 
@@ -95,7 +98,7 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            for user in try await options.openStore().listUsers() { print(user) }
+            for user in try await options.withStore({ try await $0.listUsers() }) { print(user) }
         }
     }
 
@@ -107,7 +110,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                try await options.openStore().deleteUser(name: name)
+                try await options.withStore { try await $0.deleteUser(name: name) }
             } catch StoreError.noSuchUser, StoreError.notFound {
                 throw CLIError("No user \(name).")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessLaunch
 
 /// The one way these tests run the built `rolo` binary (found next to the test bundle in
 /// .build/<config>/): to completion with `RoloBinary.run`, or in the background with
@@ -206,11 +207,8 @@ func propfindStatus(port: Int, path: String, user: String, password: String) asy
                           "http://127.0.0.1:\(port)\(path)"])
 }
 
-/// Foundation's `Process.run()` one at a time: with many tests spawning children in
-/// parallel on a loaded machine, a CI run crashed inside `Process.run()` itself (a bad
-/// read in its memcpy), so concurrent launches are what this file never makes.
-private let processLaunchLock = NSLock()
-
+/// Foundation's `Process.run()` one at a time, with every other test target's spawns
+/// (`ProcessLaunch`): concurrent launches crashed inside `Process.run()` itself.
 func launch(_ process: Process) throws {
-    try processLaunchLock.withLock { try process.run() }
+    try launchSerialized(process)
 }

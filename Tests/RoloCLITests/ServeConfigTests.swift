@@ -81,6 +81,9 @@ import RoloStore
             host = "127.0.0.1"
             port = 8801
             database = "/tmp/x.sqlite"
+            database_pool_size = 6
+            database_statement_timeout = 12
+            database_connection_timeout = 3
             base_path = "/dav"
             proxy_prefix = "/carddav"
             public_url = "https://example.org/carddav"
@@ -106,7 +109,32 @@ import RoloStore
         #expect(file.integer("max_request_size") == 4096)
         #expect(file.integer("sqlite_readers") == 2)
         #expect(file.integer("login_window_seconds") == 600)
-        #expect(Set(ConfigFile.keys.keys).count == 28)
+        #expect(file.integer("database_pool_size") == 6)
+        #expect(Set(ConfigFile.keys.keys).count == 31)
+    }
+
+    /// The PostgreSQL settings come from the flag, else the variable, else the config file.
+    @Test func databaseSettingsForPostgreSQLComeFromFlagsOrTheFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let settings = LayeredSettings(file: try ConfigFile(path: Self.writeConfig("""
+            database = "postgresql://rolo:s%40cret@db.example:6543/rolo?sslmode=require"
+            database_pool_size = 6
+            database_statement_timeout = 0
+            database_connection_timeout = 3
+            """, in: folder)))
+        let url = try #require(settings.file.string("database"))
+        let fromFile = try DatabaseOptions.parse([]).postgresConfiguration(url: url, settings: settings)
+        #expect(fromFile.host == "db.example" && fromFile.port == 6543 && fromFile.password == "s@cret" && fromFile.tls == .require)
+        #expect(fromFile.poolSize == 6 && fromFile.statementTimeout == nil && fromFile.connectionTimeout == .seconds(3))
+        let fromFlags = try DatabaseOptions.parse(["--database-pool-size", "2", "--database-statement-timeout", "5"])
+            .postgresConfiguration(url: url, settings: settings)
+        #expect(fromFlags.poolSize == 2 && fromFlags.statementTimeout == .seconds(5))
+        #expect(throws: CLIError.self) { try DatabaseOptions.parse(["--database-pool-size", "0"]).postgresConfiguration(url: url) }
+        #expect(throws: CLIError.self) { try DatabaseOptions.parse([]).postgresConfiguration(url: "postgresql://db.example/rolo") }
+        #expect(DatabaseOptions.displayed("postgresql://rolo:secret@db/rolo") == "postgresql://rolo:***@db/rolo")
+        #expect(DatabaseOptions.displayed("/var/lib/rolo/rolo.sqlite") == "/var/lib/rolo/rolo.sqlite")
     }
 
     @Test func pushSettingsComeFromFlagsOrFileAndAreChecked() async throws {

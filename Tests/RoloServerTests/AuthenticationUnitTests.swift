@@ -77,7 +77,7 @@ import DAV
     /// A client opening eight connections at once sends the same header on each: one
     /// bcrypt answers all eight, and a later check (after the first has finished) runs again.
     @Test func concurrentChecksOfOneHeaderShareOneRunAndOthersRunTheirOwn() async {
-        let checks = SharedPasswordChecks()
+        let checks = SharedPasswordChecks<Bool>()
         let runs = Mutex([String: Int]())
         let arrived = Atomic(0)
         let check = { @Sendable (header: String, valid: Bool) async -> Bool in

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import RoloStore
 
-@Suite struct ChangeLogTests {
-    @Test func changesListTheLatestStatePerNameInSeqOrder() async throws {
-        let fixture = try await StoreFixture.make()
+@Suite(.closesStores) struct ChangeLogTests {
+    @Test(arguments: StoreBackend.allCases)
+    func changesListTheLatestStatePerNameInSeqOrder(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.put("a.vcf")                                      // 1
@@ -26,8 +27,9 @@ import Testing
         #expect(none.changes.isEmpty && none.newSeq == 6)
     }
 
-    @Test func initialSyncLeavesOutDeletions() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func initialSyncLeavesOutDeletions(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         try await fixture.put("a.vcf")
         try await fixture.put("b.vcf")
@@ -36,8 +38,9 @@ import Testing
         #expect(initial.changes.map(\.name) == ["b.vcf"])
     }
 
-    @Test func deleteThenRecreateShowsAsPut() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func deleteThenRecreateShowsAsPut(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.put("a.vcf")
@@ -47,8 +50,9 @@ import Testing
         #expect(changes.changes == [.init(name: "a.vcf", deleted: false, seq: 3)])
     }
 
-    @Test func limitTruncatesAndTheNewSeqContinues() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func limitTruncatesAndTheNewSeqContinues(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         for index in 0..<5 { try await fixture.put("c\(index).vcf") }
         let first = try await fixture.store.changes(collectionID: fixture.book.id, since: 0, limit: 2)
@@ -57,8 +61,9 @@ import Testing
         #expect(!second.truncated && second.changes.map(\.name) == ["c2.vcf", "c3.vcf", "c4.vcf"] && second.newSeq == 5)
     }
 
-    @Test func futureTokenIsInvalid() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func futureTokenIsInvalid(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         try await fixture.put("a.vcf")
         await #expect(throws: StoreError.invalidSyncToken) {
@@ -69,8 +74,9 @@ import Testing
         }
     }
 
-    @Test func compactionMakesTokensBeforeDroppedTombstonesTooOld() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func compactionMakesTokensBeforeDroppedTombstonesTooOld(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.put("a.vcf")                                                        // 1
@@ -86,11 +92,12 @@ import Testing
         let fromThree = try await fixture.store.changes(collectionID: id, since: 3, limit: nil)
         #expect(fromThree.changes.map(\.name) == ["c.vcf"])
         #expect(try await fixture.store.changes(collectionID: id, since: 0, limit: nil).changes.map(\.name) == ["b.vcf", "c.vcf"])
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
     }
 
-    @Test func compactionKeepsRecentTombstones() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func compactionKeepsRecentTombstones(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         try await fixture.put("a.vcf")
         try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
@@ -99,8 +106,9 @@ import Testing
         #expect(changes.changes == [.init(name: "a.vcf", deleted: true, seq: 2)])
     }
 
-    @Test func plainCollectionsLogChangesToo() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func plainCollectionsLogChangesToo(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let files = try await fixture.store.createCollection(owner: "alice", path: ["files"], kind: .plain,
                                                              displayName: nil, description: nil)

@@ -1,11 +1,11 @@
 import Foundation
-import GRDB
 import Testing
 @testable import RoloStore
 
-@Suite struct CollectionTests {
-    @Test func collectionsNestOnlyAsPlainUnderPlain() async throws {
-        let fixture = try await StoreFixture.make()
+@Suite(.closesStores) struct CollectionTests {
+    @Test(arguments: StoreBackend.allCases)
+    func collectionsNestOnlyAsPlainUnderPlain(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         let files = try await store.createCollection(owner: "alice", path: ["files"], kind: .plain,
@@ -38,8 +38,9 @@ import Testing
         #expect(try await store.childCollections(owner: "alice", parentPath: ["files"]).map(\.id) == [sub.id])
     }
 
-    @Test func collectionNamesAreValidated() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func collectionNamesAreValidated(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         for bad in ["", ".", "..", "a/b", "x\0y", String(repeating: "é", count: 200)] {
             await #expect(throws: StoreError.self) {
@@ -50,8 +51,9 @@ import Testing
         #expect(try await fixture.store.childCollections(owner: "alice", parentPath: []).count == 1)
     }
 
-    @Test func updateSetsClearsOrKeepsEachField() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func updateSetsClearsOrKeepsEachField(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.store.updateCollection(id: id, displayName: .some("Work"), description: .some("team"))
@@ -64,8 +66,9 @@ import Testing
         }
     }
 
-    @Test func deletingNestedPlainCollectionsCascadesToEverythingBelow() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func deletingNestedPlainCollectionsCascadesToEverythingBelow(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         let top = try await store.createCollection(owner: "alice", path: ["a"], kind: .plain, displayName: nil, description: nil)
@@ -82,19 +85,18 @@ import Testing
         for collection in [top, middle, bottom] {
             #expect(try await store.collection(id: collection.id) == nil)
         }
-        let rows = try await store.pool.read { db in
-            try Int.fetchOne(db, sql: """
-                SELECT (SELECT COUNT(*) FROM resources) + (SELECT COUNT(*) FROM changes)
-                     + (SELECT COUNT(*) FROM dead_properties) + (SELECT COUNT(*) FROM collections WHERE kind = 'plain')
-                """)
-        }
+        let rows = try await fixture.integer("""
+            SELECT (SELECT COUNT(*) FROM resources) + (SELECT COUNT(*) FROM changes)
+                 + (SELECT COUNT(*) FROM dead_properties) + (SELECT COUNT(*) FROM collections WHERE kind = 'plain')
+            """)
         #expect(rows == 0)
-        #expect(try await store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
         await #expect(throws: StoreError.notFound) { try await store.deleteCollection(id: top.id) }
     }
 
-    @Test func usedBytesSumsTheOwnersResources() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func usedBytesSumsTheOwnersResources(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let first = try await fixture.put("a.vcf")
         try await fixture.put("b.vcf")

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessLaunch
 import Testing
 @testable import RoloStore
 
@@ -33,7 +34,7 @@ private func expectedBody(_ index: Int) -> Data {
             process.arguments = ["store-crash-writer", path, String(writers)]
             let output = Pipe()
             process.standardOutput = output
-            try process.run()
+            try launchSerialized(process)
             try await Task.sleep(for: .milliseconds(Int.random(in: 100...600) + 150 * round))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

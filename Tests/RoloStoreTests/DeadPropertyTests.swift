@@ -2,12 +2,13 @@ import Foundation
 import Testing
 @testable import RoloStore
 
-@Suite struct DeadPropertyTests {
+@Suite(.closesStores) struct DeadPropertyTests {
     let color = PropertyName(namespace: "http://apple.com/ns/ical/", name: "calendar-color")
     let note = PropertyName(namespace: "urn:example", name: "note")
 
-    @Test func propertiesAreSetReplacedAndRemovedPerOwner() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func propertiesAreSetReplacedAndRemovedPerOwner(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         let id = fixture.book.id
@@ -26,8 +27,9 @@ import Testing
         #expect(try await store.deadProperties(collectionID: id, resource: "a.vcf") == [DeadProperty(name: note, xmlValue: "card note")])
     }
 
-    @Test func resourcePropertiesSurviveAPutAndGoWithADelete() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func resourcePropertiesSurviveAPutAndGoWithADelete(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.put("a.vcf")

@@ -34,7 +34,7 @@ private final class WriterGate: Sendable {
     @Test func theWriterSyncsEveryCommitAndKeepsSavepointJournalsInMemory() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
-        let (synchronous, tempStore) = try await fixture.store.pool.write { db in
+        let (synchronous, tempStore) = try await fixture.sqlite.pool.write { db in
             (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try Int.fetchOne(db, sql: "PRAGMA temp_store"))
         }
         #expect(synchronous == 2)
@@ -56,7 +56,7 @@ private final class WriterGate: Sendable {
         #expect(results.values.filter(\.created).count == count)
         #expect(Set(results.values.map(\.seq)) == Set(1...Int64(count)), "seqs 1...count, each once")
 
-        let stored = try await fixture.store.allResources(collectionID: fixture.book.id)
+        let stored = try await fixture.sqlite.allResources(collectionID: fixture.book.id)
         #expect(stored.count == count)
         for resource in stored {
             let result = try #require(results[resource.info.name])
@@ -64,18 +64,18 @@ private final class WriterGate: Sendable {
             #expect(resource.info.seq == result.seq)
             #expect(resource.info.etag == ETag.of(resource.data))
         }
-        let changes = try await fixture.store.changes(collectionID: fixture.book.id, since: 0, limit: nil)
+        let changes = try await fixture.sqlite.changes(collectionID: fixture.book.id, since: 0, limit: nil)
         #expect(Dictionary(uniqueKeysWithValues: changes.changes.map { ($0.name, $0.seq) })
                 == results.mapValues(\.seq))
         #expect(changes.newSeq == Int64(count))
-        #expect(fixture.store.groupCommit.batchCount < count, "concurrent puts shared transactions")
+        #expect(fixture.sqlite.groupCommit.batchCount < count, "concurrent puts shared transactions")
     }
 
     @Test func queuedWritesCommitTogetherInArrivalOrder() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
-        let batchesBefore = fixture.store.groupCommit.batchCount
-        let gate = WriterGate(fixture.store)
+        let batchesBefore = fixture.sqlite.groupCommit.batchCount
+        let gate = WriterGate(fixture.sqlite)
         var tasks: [Task<PutResult, any Error>] = []
         for index in 0..<10 {
             tasks.append(await gate.queue { try await fixture.put("o\(index).vcf") })
@@ -85,7 +85,7 @@ private final class WriterGate: Sendable {
         for task in tasks { seqs.append(try await task.value.seq) }
         #expect(seqs == Array(1...10))
         // One transaction for the ten puts.
-        #expect(fixture.store.groupCommit.batchCount == batchesBefore + 1)
+        #expect(fixture.sqlite.groupCommit.batchCount == batchesBefore + 1)
     }
 
     /// After a burst of writes and a quiet moment the writer checkpoints the write-ahead
@@ -96,19 +96,19 @@ private final class WriterGate: Sendable {
         let threshold = GroupCommit.IdleCheckpoint().afterWrites
         for index in 0..<(threshold - 1) { try await fixture.put("q\(index).vcf") }
         try await Task.sleep(for: .milliseconds(400))
-        #expect(fixture.store.groupCommit.idleCheckpointCount == 0, "fewer writes than the threshold")
+        #expect(fixture.sqlite.groupCommit.idleCheckpointCount == 0, "fewer writes than the threshold")
 
         try await fixture.put("last.vcf")
         let deadline = ContinuousClock.now + .seconds(5)
-        while fixture.store.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
+        while fixture.sqlite.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(fixture.store.groupCommit.idleCheckpointCount == 1)
+        #expect(fixture.sqlite.groupCommit.idleCheckpointCount == 1)
         // The count starts again: a few more writes do not checkpoint again.
         try await fixture.put("after.vcf")
         try await Task.sleep(for: .milliseconds(400))
-        #expect(fixture.store.groupCommit.idleCheckpointCount == 1)
-        #expect(try await fixture.store.allResources(collectionID: fixture.book.id).count == threshold + 1)
+        #expect(fixture.sqlite.groupCommit.idleCheckpointCount == 1)
+        #expect(try await fixture.sqlite.allResources(collectionID: fixture.book.id).count == threshold + 1)
     }
 
     /// A closed store's pending idle checkpoint finds no connection and does nothing.
@@ -117,34 +117,34 @@ private final class WriterGate: Sendable {
         for index in 0..<GroupCommit.IdleCheckpoint().afterWrites { try await fixture.put("c\(index).vcf") }
         fixture.close()
         try await Task.sleep(for: .milliseconds(300))
-        #expect(fixture.store.groupCommit.idleCheckpointCount == 0)
+        #expect(fixture.sqlite.groupCommit.idleCheckpointCount == 0)
     }
 
     @Test func aBatchTakesAtMostItsLimitOfWrites() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         let limit = SQLiteStore.Tuning.default.maximumWritesPerCommit
-        let batchesBefore = fixture.store.groupCommit.batchCount
-        let gate = WriterGate(fixture.store)
+        let batchesBefore = fixture.sqlite.groupCommit.batchCount
+        let gate = WriterGate(fixture.sqlite)
         var tasks: [Task<PutResult, any Error>] = []
         for index in 0..<(limit * 2 + 1) {
             tasks.append(await gate.queue { try await fixture.put("l\(index).vcf") })
         }
         gate.open()
         for task in tasks { _ = try await task.value }
-        #expect(fixture.store.groupCommit.batchCount == batchesBefore + 3)
+        #expect(fixture.sqlite.groupCommit.batchCount == batchesBefore + 3)
     }
 
     @Test func aFailedPreconditionInABatchFailsAloneWhileTheOthersCommit() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         let original = try await fixture.put("b.vcf", fn: "Original")
-        let gate = WriterGate(fixture.store)
+        let gate = WriterGate(fixture.sqlite)
         let first = await gate.queue { try await fixture.put("a.vcf") }
         let stale = await gate.queue { try await fixture.put("b.vcf", fn: "Lost", precondition: .ifMatch(["\"stale\""])) }
         let creation = await gate.queue { try await fixture.put("b.vcf", fn: "Also lost", precondition: .ifNoneMatchAny) }
         let last = await gate.queue { try await fixture.put("c.vcf") }
-        let deleteOfMissing = await gate.queue { try await fixture.store.deleteResource(
+        let deleteOfMissing = await gate.queue { try await fixture.sqlite.deleteResource(
             collectionID: fixture.book.id, name: "missing.vcf", precondition: .none) }
         let matching = await gate.queue { try await fixture.put("b.vcf", fn: "Updated", precondition: .ifMatch([original.etag])) }
         gate.open()
@@ -156,9 +156,9 @@ private final class WriterGate: Sendable {
         await #expect(throws: StoreError.notFound) { try await deleteOfMissing.value }
         #expect(try await matching.value.seq == 4)
 
-        let b = try #require(try await fixture.store.resource(collectionID: fixture.book.id, name: "b.vcf"))
+        let b = try #require(try await fixture.sqlite.resource(collectionID: fixture.book.id, name: "b.vcf"))
         #expect(String(decoding: b.data, as: UTF8.self).contains("FN:Updated"))
-        let changes = try await fixture.store.changes(collectionID: fixture.book.id, since: 1, limit: nil)
+        let changes = try await fixture.sqlite.changes(collectionID: fixture.book.id, since: 1, limit: nil)
         #expect(changes.changes.map(\.name) == ["a.vcf", "c.vcf", "b.vcf"])
         #expect(changes.newSeq == 4)
     }
@@ -167,7 +167,7 @@ private final class WriterGate: Sendable {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         // Queued in one batch: the first in arrival order wins.
-        let gate = WriterGate(fixture.store)
+        let gate = WriterGate(fixture.sqlite)
         let winner = await gate.queue { try await fixture.put("one.vcf", uid: "shared") }
         let loser = await gate.queue { try await fixture.put("two.vcf", uid: "shared") }
         gate.open()
@@ -190,7 +190,7 @@ private final class WriterGate: Sendable {
             for (_, error) in outcomes where error != nil {
                 #expect(error as? StoreError == .uidConflict(existingName: winners.first ?? ""), "round \(round)")
             }
-            #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "race-\(round)") == winners.first)
+            #expect(try await fixture.sqlite.resourceName(collectionID: fixture.book.id, uid: "race-\(round)") == winners.first)
         }
     }
 
@@ -198,26 +198,26 @@ private final class WriterGate: Sendable {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         try await fixture.put("kept.vcf", fn: "Kept")
-        let before = try await fixture.store.collection(id: fixture.book.id)
-        let gate = WriterGate(fixture.store)
+        let before = try await fixture.sqlite.collection(id: fixture.book.id)
+        let gate = WriterGate(fixture.sqlite)
         let put = await gate.queue { try await fixture.put("new.vcf") }
         let update = await gate.queue { try await fixture.put("kept.vcf", fn: "Changed") }
         // A change row of a book that does not exist, its foreign key checked only at COMMIT.
         let saboteur = await gate.queue {
-            try await fixture.store.groupCommit.write(bytes: 0) { db in
+            try await fixture.sqlite.groupCommit.write(bytes: 0) { db in
                 try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
                 try db.execute(sql: "INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (999999, 1, 'x', 0, 0)")
             }
         }
-        let delete = await gate.queue { try await fixture.store.deleteResource(
+        let delete = await gate.queue { try await fixture.sqlite.deleteResource(
             collectionID: fixture.book.id, name: "kept.vcf", precondition: .none) }
         gate.open()
 
         for outcome in [await put.result.map { _ in }, await update.result.map { _ in }, await saboteur.result, await delete.result] {
             #expect(throws: DatabaseError.self) { try outcome.get() }
         }
-        #expect(try await fixture.store.collection(id: fixture.book.id) == before)
-        let stored = try await fixture.store.allResources(collectionID: fixture.book.id)
+        #expect(try await fixture.sqlite.collection(id: fixture.book.id) == before)
+        let stored = try await fixture.sqlite.allResources(collectionID: fixture.book.id)
         #expect(stored.map(\.info.name) == ["kept.vcf"])
         #expect(String(decoding: stored[0].data, as: UTF8.self).contains("FN:Kept"))
 

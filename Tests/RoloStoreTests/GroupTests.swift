@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import RoloStore
 
-@Suite struct GroupTests {
-    @Test func membershipIsQueryableBothWaysForBothGroupStyles() async throws {
-        let fixture = try await StoreFixture.make()
+@Suite(.closesStores) struct GroupTests {
+    @Test(arguments: StoreBackend.allCases)
+    func membershipIsQueryableBothWaysForBothGroupStyles(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         // vCard 4 KIND:group + MEMBER and Apple's X-ADDRESSBOOKSERVER-MEMBER arrive alike:
         // the caller extracts member UIDs without their urn:uuid: prefix.
@@ -18,8 +19,9 @@ import Testing
         #expect(try await fixture.store.groups(collectionID: id, containingUID: "u9").isEmpty)
     }
 
-    @Test func rewritingOrDeletingAGroupUpdatesMembership() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func rewritingOrDeletingAGroupUpdatesMembership(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.put("g.vcf", uid: "g", members: ["a", "b"], kind: "group")

@@ -2,14 +2,15 @@ import Foundation
 import Testing
 @testable import RoloStore
 
-@Suite struct ImportTests {
+@Suite(.closesStores) struct ImportTests {
     static func card(_ name: String, uid: String, fn: String) -> CardImport {
         CardImport(name: name, data: Data(vcard(uid: uid, fn: fn).utf8),
                    card: CardMetadata(uid: uid, kind: "individual", indexEntries: [IndexEntry(property: "FN", value: fn)], members: []))
     }
 
-    @Test func importWritesEveryCardInBatchesAndReportsProgress() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func importWritesEveryCardInBatchesAndReportsProgress(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let cards = (0..<250).map { Self.card("c\($0).vcf", uid: "u\($0)", fn: "Person \($0)") }
         let reports = Reports()
@@ -21,11 +22,12 @@ import Testing
                                                   predicate: .textMatch(property: "FN", text: "person 249", collation: .asciiCasemap,
                                                                         match: .equals, negate: false), limit: nil)
         #expect(found == ["c249.vcf"])
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
     }
 
-    @Test func importReplacesSameNameAndMovesAnExistingUID() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func importReplacesSameNameAndMovesAnExistingUID(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.put("same.vcf", uid: "s")
@@ -40,11 +42,12 @@ import Testing
         let changes = try await fixture.store.changes(collectionID: id, since: 2, limit: nil)
         #expect(changes.changes.map(\.name) == ["same.vcf", "old-name.vcf", "new-name.vcf"])
         #expect(changes.changes.map(\.deleted) == [false, true, false])
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
     }
 
-    @Test func withinOneBatchALaterCardReplacesAnEarlierOneWithItsNameOrUID() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func withinOneBatchALaterCardReplacesAnEarlierOneWithItsNameOrUID(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.store.importCards(collectionID: id, cards: [
@@ -60,11 +63,12 @@ import Testing
         let changes = try await fixture.store.changes(collectionID: id, since: 0, limit: nil)
         #expect(changes.changes.map(\.name) == ["a.vcf", "b2.vcf"])
         #expect(try await fixture.store.collection(id: id)?.syncSeq == 5)
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
     }
 
-    @Test func batchesPreparedAheadAreWrittenInOrder() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func batchesPreparedAheadAreWrittenInOrder(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         // Enough cards per batch to be prepared in parallel chunks, and several batches.
         let cards = (0..<3000).map { Self.card("c\($0).vcf", uid: "u\($0 % 2500)", fn: "Person \($0)") }
@@ -74,11 +78,12 @@ import Testing
         #expect(listed.count == 2500)
         #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "u7") == "c2507.vcf")
         #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "u600") == "c600.vcf")
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
     }
 
-    @Test func anInvalidNameImportsNothing() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func anInvalidNameImportsNothing(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         await #expect(throws: StoreError.self) {
             try await fixture.store.importCards(collectionID: fixture.book.id,

@@ -10,13 +10,13 @@ import Testing
         try await fixture.put("a.vcf")
         try await fixture.put("b.vcf")
         try await fixture.put("c.vcf")
-        #expect(try await fixture.store.integrityCheck() == [])
-        try await fixture.store.pool.write { db in
+        #expect(try await fixture.sqlite.integrityCheck() == [])
+        try await fixture.sqlite.pool.write { db in
             try db.execute(sql: "DELETE FROM resource_bodies WHERE resource_id = (SELECT id FROM resources WHERE name = 'c.vcf')")
             try db.execute(sql: "UPDATE resource_bodies SET data = X'00' WHERE resource_id = (SELECT id FROM resources WHERE name = 'a.vcf')")
             try db.execute(sql: "DELETE FROM changes WHERE name = 'b.vcf'")
         }
-        let problems = try await fixture.store.integrityCheck()
+        let problems = try await fixture.sqlite.integrityCheck()
         #expect(problems.contains { $0.hasPrefix("ETag differs") && $0.hasSuffix("a.vcf") })
         #expect(problems.contains { $0.hasPrefix("size differs") })
         #expect(problems.contains { $0.hasPrefix("resource without its change row") && $0.hasSuffix("b.vcf") })
@@ -30,14 +30,14 @@ import Testing
         defer { fixture.close() }
         try await fixture.put("a.vcf", extra: [IndexEntry(property: "EMAIL", value: "a@example.com")])
         try await fixture.put("b.vcf")
-        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
-        let counts = try await fixture.store.pool.read { db in
+        try await fixture.sqlite.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
+        let counts = try await fixture.sqlite.pool.read { db in
             try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM \(SQLiteStore.allIndexEntries) GROUP BY resource_id ORDER BY resource_id")
         }
         #expect(counts == [2])
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.sqlite.integrityCheck() == [])
         // Orphans in either table of entries (merged and pending).
-        try await fixture.store.pool.write { db in
+        try await fixture.sqlite.pool.write { db in
             for (table, resource) in [("card_index", 999), ("card_index_pending", 998)] {
                 try db.execute(sql: """
                     INSERT INTO \(table) (resource_id, position, collection_id, property, value_unicode) VALUES (?, 0, ?, 'FN', 'x')
@@ -45,7 +45,7 @@ import Testing
             }
         }
         // The merged orphan has no trigram row either (schema v7).
-        #expect(Set(try await fixture.store.integrityCheck())
+        #expect(Set(try await fixture.sqlite.integrityCheck())
             == ["index row of a missing resource: 999", "index row of a missing resource: 998",
                 "merged index row missing from the trigram index: 999"])
     }
@@ -56,7 +56,7 @@ import Testing
         try await fixture.put("a.vcf", fn: "Backed up")
         let target = FileManager.default.temporaryDirectory
             .appendingPathComponent("rolo-backup-\(UUID().uuidString)/copy.sqlite").path
-        try fixture.store.backup(to: target)
+        try fixture.sqlite.backup(to: target)
         let copy = try SQLiteStore(path: target, bcryptCost: 4)
         defer {
             try? copy.close()

@@ -3,22 +3,22 @@ import GRDB
 @testable import RoloStore
 import Testing
 
-/// Keyset pages of a book on a real SQLite file: every resource exactly once, in byte order,
+/// Keyset pages of a book, on each backend: every resource exactly once, in byte order,
 /// whatever the page size, and the named lookups with and without bodies agreeing.
-@Suite struct ListingPageTests {
+@Suite(.closesStores) struct ListingPageTests {
     /// Names whose byte order differs from Swift's String order ("e\u{301}" and "é" are
     /// equal Strings but different bytes).
     static let names = ["b", "a", "Z", "é", "e\u{301}", "日本", "a b", "a%b", "ab", "0"]
 
-    static func fixture() async throws -> StoreFixture {
-        let fixture = try await StoreFixture.make()
+    static func fixture(_ backend: StoreBackend) async throws -> StoreFixture {
+        let fixture = try await StoreFixture.make(backend)
         for (index, name) in names.enumerated() { try await fixture.put(name, uid: "uid-\(index)") }
         return fixture
     }
 
-    @Test(arguments: [1, 3, 10, 50])
-    func pagesCoverEveryResourceOnceInByteOrder(pageSize: Int) async throws {
-        let fixture = try await Self.fixture()
+    @Test(arguments: StoreBackend.allCases, [1, 3, 10, 50])
+    func pagesCoverEveryResourceOnceInByteOrder(_ backend: StoreBackend, pageSize: Int) async throws {
+        let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
         var listed: [String] = []
         var withBodies: [StoredResource] = []
@@ -41,8 +41,9 @@ import Testing
 
     /// A listing's body limit: bodies over it come back empty and marked, the rest whole,
     /// in named reads and in pages alike (the SQL's CASE, which never loads a big body).
-    @Test func bodiesOverTheLimitStayInTheStore() async throws {
-        let fixture = try await Self.fixture()
+    @Test(arguments: StoreBackend.allCases)
+    func bodiesOverTheLimitStayInTheStore(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
         let big = Data(("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:big\r\nFN:Big\r\nNOTE:" + String(repeating: "x", count: 5000)
             + "\r\nEND:VCARD\r\n").utf8)
@@ -64,8 +65,9 @@ import Testing
         #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "big")?.data == big)
     }
 
-    @Test func infosByNameAreTheResourcesWithoutBodies() async throws {
-        let fixture = try await Self.fixture()
+    @Test(arguments: StoreBackend.allCases)
+    func infosByNameAreTheResourcesWithoutBodies(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
         let asked = ["é", "missing", "a%b", "日本"]
         let infos = try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: asked)
@@ -78,8 +80,9 @@ import Testing
     /// Named reads share statements padded to a power of two: a read of fewer names after
     /// one of more (8 then 5 share the statement for 8) must not find the names the earlier
     /// one left bound.
-    @Test func aSmallerNamedReadFindsOnlyItsOwnNames() async throws {
-        let fixture = try await Self.fixture()
+    @Test(arguments: StoreBackend.allCases)
+    func aSmallerNamedReadFindsOnlyItsOwnNames(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
         let eight = Array(Self.names.prefix(8))
         for asked in [["b", "missing", "a", "0", "also missing"], ["missing", "nope", "none", "no", "never"]] {
@@ -96,7 +99,7 @@ import Testing
     /// The listing statements read the covering index alone: no table lookup per row (the
     /// reason for `resources_listing`), and the bodies joined by the rowid it carries.
     @Test func listingsAndNamedLookupsReadTheCoveringIndexWithoutTheTable() async throws {
-        let fixture = try await Self.fixture()
+        let fixture = try await Self.fixture(.sqlite)
         defer { fixture.close() }
         let page: StatementArguments = [1, "a", 10]
         let named: StatementArguments = [1, "a", "b", "c"]
@@ -107,7 +110,7 @@ import Testing
             (SQLiteStore.namedSQL(columns: "\(SQLiteStore.infoColumns), data", from: SQLiteStore.withBodies, count: 3), named),
         ]
         for (sql, arguments) in statements {
-            let plan = try await fixture.store.pool.read { db in
+            let plan = try await fixture.sqlite.pool.read { db in
                 try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
             }
             let resources = plan.filter { $0.contains(" resources ") || $0.hasSuffix(" resources") }

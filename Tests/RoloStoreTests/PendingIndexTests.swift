@@ -25,21 +25,21 @@ import Testing
         let fixture = try await StoreFixture.make(tuning: SQLiteStore.Tuning(pendingIndexEntries: 10))
         defer { fixture.close() }
         for index in 0..<4 { try await fixture.put("c\(index).vcf", fn: "Person \(index)") }
-        #expect(try await Self.counts(fixture.store) == (merged: 0, pending: 8))
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 0, pending: 8))
         try await fixture.put("c4.vcf", fn: "Person 4")
         // The writer merges right after the batch, once its callers are answered.
         let deadline = ContinuousClock.now + .seconds(5)
-        while try await Self.counts(fixture.store).pending > 0, ContinuousClock.now < deadline {
+        while try await Self.counts(fixture.sqlite).pending > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
-        #expect(try await Self.counts(fixture.store) == (merged: 10, pending: 0), "merged after the batch")
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 10, pending: 0), "merged after the batch")
         try await fixture.put("c5.vcf", fn: "Person 5")
-        #expect(try await Self.counts(fixture.store) == (merged: 10, pending: 2))
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 10, pending: 2))
         for index in 0..<6 {
-            #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("person \(index)"), limit: nil)
+            #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: Self.fn("person \(index)"), limit: nil)
                 == ["c\(index).vcf"])
         }
-        #expect(try await fixture.store.integrityCheck().isEmpty)
+        #expect(try await fixture.sqlite.integrityCheck().isEmpty)
     }
 
     @Test func aQuietMomentAfterABurstMergesEverythingPending() async throws {
@@ -48,11 +48,11 @@ import Testing
         let burst = GroupCommit.IdleCheckpoint().afterWrites
         for index in 0..<burst { try await fixture.put("c\(index).vcf", fn: "Person \(index)") }
         let deadline = ContinuousClock.now + .seconds(5)
-        while fixture.store.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
+        while fixture.sqlite.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(try await Self.counts(fixture.store) == (merged: 2 * burst, pending: 0))
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("person 42"), limit: nil)
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 2 * burst, pending: 0))
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: Self.fn("person 42"), limit: nil)
             == ["c42.vcf"])
     }
 
@@ -61,18 +61,18 @@ import Testing
         defer { fixture.close() }
         try await fixture.put("a.vcf", fn: "Old Name")
         try await fixture.put("b.vcf", fn: "Bea")
-        try await fixture.store.mergePendingIndex()
+        try await fixture.sqlite.mergePendingIndex()
         // a's old entries are merged, its new ones pending.
         try await fixture.put("a.vcf", fn: "New Name")
-        #expect(try await Self.counts(fixture.store) == (merged: 2, pending: 2))
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("old name"), limit: nil).isEmpty)
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("new name"), limit: nil) == ["a.vcf"])
-        #expect(try await fixture.store.integrityCheck().isEmpty)
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 2, pending: 2))
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: Self.fn("old name"), limit: nil).isEmpty)
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: Self.fn("new name"), limit: nil) == ["a.vcf"])
+        #expect(try await fixture.sqlite.integrityCheck().isEmpty)
         // b merged, a pending: both deletes remove their entries.
-        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
-        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "b.vcf", precondition: .none)
-        #expect(try await Self.counts(fixture.store) == (merged: 0, pending: 0))
-        #expect(try await fixture.store.integrityCheck().isEmpty)
+        try await fixture.sqlite.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
+        try await fixture.sqlite.deleteResource(collectionID: fixture.book.id, name: "b.vcf", precondition: .none)
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 0, pending: 0))
+        #expect(try await fixture.sqlite.integrityCheck().isEmpty)
     }
 
     /// `defined` and `not defined` look in both tables: a card with the property merged
@@ -81,13 +81,13 @@ import Testing
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         try await fixture.put("merged.vcf", extra: [IndexEntry(property: "EMAIL", value: "m@example.com")])
-        try await fixture.store.mergePendingIndex()
+        try await fixture.sqlite.mergePendingIndex()
         try await fixture.put("pending.vcf", extra: [IndexEntry(property: "EMAIL", value: "p@example.com")])
         try await fixture.put("none.vcf")
         let book = fixture.book.id
-        #expect(try await fixture.store.query(collectionID: book, predicate: .defined(property: "EMAIL"), limit: nil)
+        #expect(try await fixture.sqlite.query(collectionID: book, predicate: .defined(property: "EMAIL"), limit: nil)
             == ["merged.vcf", "pending.vcf"])
-        #expect(try await fixture.store.query(collectionID: book, predicate: .notDefined(property: "EMAIL"), limit: nil)
+        #expect(try await fixture.sqlite.query(collectionID: book, predicate: .notDefined(property: "EMAIL"), limit: nil)
             == ["none.vcf"])
     }
 
@@ -99,7 +99,7 @@ import Testing
         let store = try SQLiteStore(path: path, bcryptCost: 4)
         try await store.createUser(name: "alice", password: "secret")
         let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
-        let fixture = StoreFixture(store: store, book: book)
+        let fixture = StoreFixture(sqlite: store, book: book)
         for index in 0..<3 { try await fixture.put("c\(index).vcf") }
         #expect(try await Self.counts(store) == (merged: 0, pending: 6))
         try store.close()
@@ -116,15 +116,15 @@ import Testing
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         try await fixture.put("a.vcf", fn: "Ann")
-        try await fixture.store.mergePendingIndex()
-        #expect(try await fixture.store.integrityCheck().isEmpty)
-        try await fixture.store.pool.write { db in
+        try await fixture.sqlite.mergePendingIndex()
+        #expect(try await fixture.sqlite.integrityCheck().isEmpty)
+        try await fixture.sqlite.pool.write { db in
             try db.execute(sql: "INSERT INTO card_index_pending SELECT * FROM card_index")
         }
-        #expect(try await fixture.store.integrityCheck().contains { $0.hasPrefix("index rows both merged and pending") })
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.fn("ann"), limit: nil) == ["a.vcf"])
-        try await fixture.store.mergePendingIndex()
-        #expect(try await Self.counts(fixture.store) == (merged: 2, pending: 0))
-        #expect(try await fixture.store.integrityCheck().isEmpty)
+        #expect(try await fixture.sqlite.integrityCheck().contains { $0.hasPrefix("index rows both merged and pending") })
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: Self.fn("ann"), limit: nil) == ["a.vcf"])
+        try await fixture.sqlite.mergePendingIndex()
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 2, pending: 0))
+        #expect(try await fixture.sqlite.integrityCheck().isEmpty)
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import RoloStore
 
-@Suite struct PreconditionRaceTests {
-    @Test func exactlyOneOfTwoRacingIfMatchPutsWins() async throws {
-        let fixture = try await StoreFixture.make()
+@Suite(.closesStores) struct PreconditionRaceTests {
+    @Test(arguments: StoreBackend.allCases)
+    func exactlyOneOfTwoRacingIfMatchPutsWins(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         for round in 0..<40 {
             let base = try await fixture.put("race.vcf", fn: "Base \(round)")
@@ -30,8 +31,9 @@ import Testing
         }
     }
 
-    @Test func exactlyOneOfTwoRacingCreatesWins() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func exactlyOneOfTwoRacingCreatesWins(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         for round in 0..<40 {
             let wins = await withTaskGroup(of: Int.self) { group in

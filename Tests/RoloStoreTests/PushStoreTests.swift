@@ -12,7 +12,7 @@ final class ManualClock: Sendable {
     var storeClock: StoreClock { StoreClock { [self] in now } }
 }
 
-@Suite struct PushStoreTests {
+@Suite(.closesStores) struct PushStoreTests {
     static let key = Data([0x04] + Array(repeating: 7, count: 64))
     static let secret = Data(repeating: 9, count: 16)
 
@@ -22,15 +22,14 @@ final class ManualClock: Sendable {
                                 publicKey: Self.key, authSecret: Self.secret, expires: expires)
     }
 
-    static func fixture(clock: ManualClock) async throws -> StoreFixture {
-        let store = try SQLiteStore.temporary(bcryptCost: 4, clock: clock.storeClock)
-        try await store.createUser(name: "alice", password: "secret")
-        return StoreFixture(store: store, book: try #require(try await store.collection(owner: "alice", path: ["default"])))
+    static func fixture(_ backend: StoreBackend, clock: ManualClock) async throws -> StoreFixture {
+        try await StoreFixture.make(backend, clock: clock.storeClock)
     }
 
-    @Test func registeringTheSamePushResourceAgainRenewsTheSameRow() async throws {
+    @Test(arguments: StoreBackend.allCases)
+    func registeringTheSamePushResourceAgainRenewsTheSameRow(_ backend: StoreBackend) async throws {
         let clock = ManualClock()
-        let fixture = try await Self.fixture(clock: clock)
+        let fixture = try await Self.fixture(backend, clock: clock)
         defer { fixture.close() }
         let store = fixture.store
         let first = try await store.registerPush(request(fixture, expires: clock.now.addingTimeInterval(86_400)), limit: 5)
@@ -48,9 +47,10 @@ final class ManualClock: Sendable {
         #expect(try await store.pushRegistrations(collectionID: fixture.book.id).count == 2)
     }
 
-    @Test func aUserHasABoundedNumberOfLiveRegistrationsPerBook() async throws {
+    @Test(arguments: StoreBackend.allCases)
+    func aUserHasABoundedNumberOfLiveRegistrationsPerBook(_ backend: StoreBackend) async throws {
         let clock = ManualClock()
-        let fixture = try await Self.fixture(clock: clock)
+        let fixture = try await Self.fixture(backend, clock: clock)
         defer { fixture.close() }
         for index in 0..<3 {
             try await fixture.store.registerPush(request(fixture, resource: "https://push.example/\(index)",
@@ -70,9 +70,10 @@ final class ManualClock: Sendable {
         #expect(try await fixture.store.pushRegistrations(collectionID: fixture.book.id).count == 2)
     }
 
-    @Test func expiredRegistrationsAreNeitherListedNorDeletableAndArePruned() async throws {
+    @Test(arguments: StoreBackend.allCases)
+    func expiredRegistrationsAreNeitherListedNorDeletableAndArePruned(_ backend: StoreBackend) async throws {
         let clock = ManualClock()
-        let fixture = try await Self.fixture(clock: clock)
+        let fixture = try await Self.fixture(backend, clock: clock)
         defer { fixture.close() }
         let store = fixture.store
         let registration = try await store.registerPush(request(fixture, expires: clock.now.addingTimeInterval(60)), limit: 5)
@@ -84,9 +85,10 @@ final class ManualClock: Sendable {
         #expect(try await store.pushRegistrations(user: "alice").isEmpty)
     }
 
-    @Test func onlyItsOwnerDeletesARegistration() async throws {
+    @Test(arguments: StoreBackend.allCases)
+    func onlyItsOwnerDeletesARegistration(_ backend: StoreBackend) async throws {
         let clock = ManualClock()
-        let fixture = try await Self.fixture(clock: clock)
+        let fixture = try await Self.fixture(backend, clock: clock)
         defer { fixture.close() }
         let store = fixture.store
         try await store.createUser(name: "mallory", password: "pw")
@@ -96,9 +98,10 @@ final class ManualClock: Sendable {
         #expect(try await store.deletePushRegistration(id: registration.id, user: "alice") == false)
     }
 
-    @Test func registrationsGoWithTheirBookShareUserAndCredential() async throws {
+    @Test(arguments: StoreBackend.allCases)
+    func registrationsGoWithTheirBookShareUserAndCredential(_ backend: StoreBackend) async throws {
         let clock = ManualClock()
-        let fixture = try await Self.fixture(clock: clock)
+        let fixture = try await Self.fixture(backend, clock: clock)
         defer { fixture.close() }
         let store = fixture.store
         let later = clock.now.addingTimeInterval(600)
@@ -122,8 +125,9 @@ final class ManualClock: Sendable {
         #expect(try await store.pushRegistrations(user: "alice").isEmpty)
     }
 
-    @Test func topicsAreRandomStableAcrossRenamesAndDistinct() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func topicsAreRandomStableAcrossRenamesAndDistinct(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         let topic = try await store.pushTopic(collectionID: fixture.book.id)
@@ -136,9 +140,10 @@ final class ManualClock: Sendable {
         await #expect(throws: StoreError.notFound) { try await store.pushTopic(collectionID: 999) }
     }
 
-    @Test func theVAPIDKeyIsMadeOnceAndRotatingItDropsEveryRegistration() async throws {
+    @Test(arguments: StoreBackend.allCases)
+    func theVAPIDKeyIsMadeOnceAndRotatingItDropsEveryRegistration(_ backend: StoreBackend) async throws {
         let clock = ManualClock()
-        let fixture = try await Self.fixture(clock: clock)
+        let fixture = try await Self.fixture(backend, clock: clock)
         defer { fixture.close() }
         let store = fixture.store
         let made = try await store.pushKey { Data(repeating: 1, count: 32) }
@@ -149,9 +154,10 @@ final class ManualClock: Sendable {
         #expect(try await store.pushRegistrations(user: "alice").isEmpty)
     }
 
-    @Test func outcomesAreRecordedAndGoneDeletes() async throws {
+    @Test(arguments: StoreBackend.allCases)
+    func outcomesAreRecordedAndGoneDeletes(_ backend: StoreBackend) async throws {
         let clock = ManualClock()
-        let fixture = try await Self.fixture(clock: clock)
+        let fixture = try await Self.fixture(backend, clock: clock)
         defer { fixture.close() }
         let store = fixture.store
         let registration = try await store.registerPush(request(fixture, expires: clock.now.addingTimeInterval(600)), limit: 5)
@@ -168,8 +174,9 @@ final class ManualClock: Sendable {
         #expect(try await store.pushRegistrations(user: "alice").isEmpty)
     }
 
-    @Test func committedWritesArePublishedWithTheirSeqAndTheRequestsExclusion() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func committedWritesArePublishedWithTheirSeqAndTheRequestsExclusion(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let feed = fixture.store.bookChanges
         try await fixture.put("before.vcf")

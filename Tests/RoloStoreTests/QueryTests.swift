@@ -2,11 +2,11 @@ import Foundation
 import Testing
 @testable import RoloStore
 
-@Suite struct QueryTests {
+@Suite(.closesStores) struct QueryTests {
     /// élodie.vcf (FN "ÉLODIE Durand", EMAIL elodie@example.com), bob.vcf (FN "bob smith",
     /// NICKNAME "Bobby"), zoe.vcf (FN "Zoë 100%_done", no EMAIL).
-    static func populated() async throws -> StoreFixture {
-        let fixture = try await StoreFixture.make()
+    static func populated(_ backend: StoreBackend) async throws -> StoreFixture {
+        let fixture = try await StoreFixture.make(backend)
         try await fixture.put("elodie.vcf", fn: "ÉLODIE Durand", extra: [IndexEntry(property: "EMAIL", value: "Elodie@Example.com")])
         try await fixture.put("bob.vcf", fn: "bob smith", extra: [IndexEntry(property: "NICKNAME", value: "Bobby"),
                                                                   IndexEntry(property: "EMAIL", value: "bob@work.example"),
@@ -24,16 +24,18 @@ import Testing
         .textMatch(property: "FN", text: text, collation: collation, match: match, negate: negate)
     }
 
-    @Test func asciiCasemapFoldsOnlyASCIILetters() async throws {
-        let fixture = try await Self.populated()
+    @Test(arguments: StoreBackend.allCases)
+    func asciiCasemapFoldsOnlyASCIILetters(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.populated(backend)
         defer { fixture.close() }
         #expect(try await names(fixture, fn("élodie durand", .asciiCasemap, .equals)).isEmpty)
         #expect(try await names(fixture, fn("Élodie durand", .asciiCasemap, .equals)) == ["elodie.vcf"])
         #expect(try await names(fixture, fn("BOB", .asciiCasemap, .startsWith)) == ["bob.vcf"])
     }
 
-    @Test func unicodeCasemapFoldsEveryLetter() async throws {
-        let fixture = try await Self.populated()
+    @Test(arguments: StoreBackend.allCases)
+    func unicodeCasemapFoldsEveryLetter(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.populated(backend)
         defer { fixture.close() }
         #expect(try await names(fixture, fn("élodie durand", .unicodeCasemap, .equals)) == ["elodie.vcf"])
         #expect(try await names(fixture, fn("élodie", .unicodeCasemap, .startsWith)) == ["elodie.vcf"])
@@ -42,8 +44,9 @@ import Testing
         #expect(try await names(fixture, fn("ZOË", .unicodeCasemap, .contains)) == ["zoe.vcf"])
     }
 
-    @Test func octetComparesExactBytes() async throws {
-        let fixture = try await Self.populated()
+    @Test(arguments: StoreBackend.allCases)
+    func octetComparesExactBytes(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.populated(backend)
         defer { fixture.close() }
         #expect(try await names(fixture, fn("bob smith", .octet, .equals)) == ["bob.vcf"])
         #expect(try await names(fixture, fn("Bob smith", .octet, .equals)).isEmpty)
@@ -54,8 +57,9 @@ import Testing
         #expect(try await names(fixture, fn("Bob", .octet, .startsWith, negate: true)) == ["bob.vcf", "elodie.vcf", "zoe.vcf"])
     }
 
-    @Test func eachMatchTypeIncludingLikeWildcardsLiterally() async throws {
-        let fixture = try await Self.populated()
+    @Test(arguments: StoreBackend.allCases)
+    func eachMatchTypeIncludingLikeWildcardsLiterally(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.populated(backend)
         defer { fixture.close() }
         #expect(try await names(fixture, fn("smi", .asciiCasemap, .contains)) == ["bob.vcf"])
         #expect(try await names(fixture, fn("DURAND", .unicodeCasemap, .endsWith)) == ["elodie.vcf"])
@@ -64,8 +68,9 @@ import Testing
         #expect(try await names(fixture, fn("", .asciiCasemap, .contains)) == ["bob.vcf", "elodie.vcf", "zoe.vcf"])
     }
 
-    @Test func negateMatchesCardsHavingSomeValueThatDoesNotMatch() async throws {
-        let fixture = try await Self.populated()
+    @Test(arguments: StoreBackend.allCases)
+    func negateMatchesCardsHavingSomeValueThatDoesNotMatch(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.populated(backend)
         defer { fixture.close() }
         #expect(try await names(fixture, fn("bob", .asciiCasemap, .contains, negate: true)) == ["elodie.vcf", "zoe.vcf"])
         // bob has two emails, one of which does not contain "work": it matches negated.
@@ -73,8 +78,9 @@ import Testing
         #expect(try await names(fixture, notWork) == ["bob.vcf", "elodie.vcf"])
     }
 
-    @Test func definedNotDefinedAllAnyAndLimit() async throws {
-        let fixture = try await Self.populated()
+    @Test(arguments: StoreBackend.allCases)
+    func definedNotDefinedAllAnyAndLimit(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.populated(backend)
         defer { fixture.close() }
         #expect(try await names(fixture, .defined(property: "email")) == ["bob.vcf", "elodie.vcf"])
         #expect(try await names(fixture, .notDefined(property: "EMAIL")) == ["zoe.vcf"])
@@ -85,8 +91,9 @@ import Testing
         #expect(try await names(fixture, .all([]), limit: 2) == ["bob.vcf", "elodie.vcf"])
     }
 
-    @Test func replacedCardsAreReindexed() async throws {
-        let fixture = try await Self.populated()
+    @Test(arguments: StoreBackend.allCases)
+    func replacedCardsAreReindexed(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.populated(backend)
         defer { fixture.close() }
         try await fixture.put("bob.vcf", fn: "Robert")
         #expect(try await names(fixture, fn("bob", .asciiCasemap, .contains)).isEmpty)
@@ -96,8 +103,9 @@ import Testing
 
     /// "é" precomposed folds to itself under ASCII but to "e\u{301}" under Unicode: equal as
     /// Swift strings, different as bytes, so the ASCII fold must be kept apart.
-    @Test func asciiCasemapKeepsNonASCIIBytesThatUnicodeFoldingChanges() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func asciiCasemapKeepsNonASCIIBytesThatUnicodeFoldingChanges(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         try await fixture.put("precomposed.vcf", fn: "Caf\u{E9} Noir")
         try await fixture.put("decomposed.vcf", fn: "Cafe\u{301} Noir")
@@ -111,9 +119,9 @@ import Testing
     }
 
     @Test func prefixUpperBoundIsTheNextStringAfterAllExtensions() {
-        #expect(SQLiteStore.prefixUpperBound("ab") == "ac")
-        #expect(SQLiteStore.prefixUpperBound("a\u{10FFFF}") == "b")
-        #expect(SQLiteStore.prefixUpperBound("\u{D7FF}") == "\u{E000}")
-        #expect(SQLiteStore.prefixUpperBound("\u{10FFFF}") == nil)
+        #expect(TextBounds.prefixUpperBound("ab") == "ac")
+        #expect(TextBounds.prefixUpperBound("a\u{10FFFF}") == "b")
+        #expect(TextBounds.prefixUpperBound("\u{D7FF}") == "\u{E000}")
+        #expect(TextBounds.prefixUpperBound("\u{10FFFF}") == nil)
     }
 }

@@ -13,11 +13,11 @@ import Testing
     @Test func afterEachBatchTheAnchorHoldsTheNewestSnapshotAndReadsSeeTheWrite() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
-        #expect(fixture.store.readAnchor.isHolding)
+        #expect(fixture.sqlite.readAnchor.isHolding)
         for index in 0..<5 {
             try await fixture.put("c\(index).vcf", fn: "Person \(index)")
-            #expect(fixture.store.readAnchor.isHolding)
-            let found = try fixture.store.resourceImmediately(owner: "alice", collectionPath: ["default"], name: "c\(index).vcf")
+            #expect(fixture.sqlite.readAnchor.isHolding)
+            let found = try fixture.sqlite.resourceImmediately(owner: "alice", collectionPath: ["default"], name: "c\(index).vcf")
             #expect(found?.resource.info.name == "c\(index).vcf")
         }
     }
@@ -30,15 +30,15 @@ import Testing
         defer { fixture.close() }
         for index in 0..<GroupCommit.IdleCheckpoint().afterWrites { try await fixture.put("c\(index).vcf") }
         let deadline = ContinuousClock.now + .seconds(5)
-        while fixture.store.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
+        while fixture.sqlite.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(fixture.store.groupCommit.idleCheckpointCount == 1)
-        let before = Self.logSize(fixture.store)
+        #expect(fixture.sqlite.groupCommit.idleCheckpointCount == 1)
+        let before = Self.logSize(fixture.sqlite)
         #expect(before > 0)
         for index in 0..<3 { try await fixture.put("after\(index).vcf") }
-        #expect(Self.logSize(fixture.store) == before, "the commits wrote over the copied log")
-        #expect(fixture.store.readAnchor.isHolding)
+        #expect(Self.logSize(fixture.sqlite) == before, "the commits wrote over the copied log")
+        #expect(fixture.sqlite.readAnchor.isHolding)
     }
 
     /// During a burst, SQLite's automatic checkpoint copies the log and a later commit
@@ -48,18 +48,18 @@ import Testing
         let fixture = try await StoreFixture.make(tuning: SQLiteStore.Tuning(checkpointBytes: 64 << 10))
         defer { fixture.close() }
         for index in 0..<300 { try await fixture.put("c\(index).vcf", fn: "Person \(index)") }
-        #expect(Self.logSize(fixture.store) < 1 << 20)
+        #expect(Self.logSize(fixture.sqlite) < 1 << 20)
     }
 
     @Test func aTruncatingCheckpointIsNotHeldUpByTheAnchor() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         for index in 0..<10 { try await fixture.put("c\(index).vcf") }
-        #expect(fixture.store.readAnchor.isHolding)
+        #expect(fixture.sqlite.readAnchor.isHolding)
         let started = ContinuousClock.now
-        try await fixture.store.checkpoint()
+        try await fixture.sqlite.checkpoint()
         #expect(ContinuousClock.now - started < .seconds(2), "no wait for the busy timeout")
-        #expect(Self.logSize(fixture.store) == 0)
-        #expect(fixture.store.readAnchor.isHolding)
+        #expect(Self.logSize(fixture.sqlite) == 0)
+        #expect(fixture.sqlite.readAnchor.isHolding)
     }
 }

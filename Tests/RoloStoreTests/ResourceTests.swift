@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import RoloStore
 
-@Suite struct ResourceTests {
-    @Test func putStoresBytesVerbatimWithAStrongContentETag() async throws {
-        let fixture = try await StoreFixture.make()
+@Suite(.closesStores) struct ResourceTests {
+    @Test(arguments: StoreBackend.allCases)
+    func putStoresBytesVerbatimWithAStrongContentETag(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         // CRLF, a trailing space and an odd byte order must all come back unchanged.
         let bytes = Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Zoë \r\nUID:u1\r\nEND:VCARD\r\n".utf8)
@@ -22,8 +23,9 @@ import Testing
         #expect(stored.info.seq == result.seq)
     }
 
-    @Test func replacingChangesETagAndSeqButNotCreation() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func replacingChangesETagAndSeqButNotCreation(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let first = try await fixture.put("a.vcf", fn: "One")
         let second = try await fixture.put("a.vcf", fn: "Two")
@@ -34,8 +36,9 @@ import Testing
         #expect(try await fixture.store.listResources(collectionID: fixture.book.id).count == 1)
     }
 
-    @Test func preconditionsAreHonouredOnPut() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func preconditionsAreHonouredOnPut(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         await #expect(throws: StoreError.preconditionFailed) { try await fixture.put("a.vcf", precondition: .ifMatchAny) }
         await #expect(throws: StoreError.preconditionFailed) { try await fixture.put("a.vcf", precondition: .ifMatch(["\"x\""])) }
@@ -52,8 +55,9 @@ import Testing
         #expect(try await fixture.store.collection(id: fixture.book.id)?.syncSeq == 4)
     }
 
-    @Test func uidBelongingToAnotherNameIsAConflictNamingTheOwner() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func uidBelongingToAnotherNameIsAConflictNamingTheOwner(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         try await fixture.put("first.vcf", uid: "same-uid")
         await #expect(throws: StoreError.uidConflict(existingName: "first.vcf")) {
@@ -68,8 +72,9 @@ import Testing
         #expect(try await fixture.store.resourceName(collectionID: fixture.book.id, uid: "same-uid") == "second.vcf")
     }
 
-    @Test func sameUIDInAnotherBookIsNoConflict() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func sameUIDInAnotherBookIsNoConflict(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let other = try await fixture.store.createCollection(owner: "alice", path: ["work"], kind: .addressBook,
                                                              displayName: nil, description: nil)
@@ -80,8 +85,9 @@ import Testing
         #expect(try await fixture.store.resourceName(collectionID: other.id, uid: "u") == "b.vcf")
     }
 
-    @Test func multigetListAndAllReturnWhatExists() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func multigetListAndAllReturnWhatExists(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         for index in 0..<1_200 { try await fixture.put(String(format: "c%04d.vcf", index)) }
         let names = (0..<1_300).map { String(format: "c%04d.vcf", $0) }
@@ -96,8 +102,9 @@ import Testing
         #expect(try await fixture.store.resourceInfo(collectionID: fixture.book.id, name: "nope.vcf") == nil)
     }
 
-    @Test func lookupByPathFindsTheResourceWithItsBookInOneRead() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func lookupByPathFindsTheResourceWithItsBookInOneRead(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         try await fixture.put("a.vcf", fn: "Ann")
         try await fixture.store.createUser(name: "bob", password: "secret")
@@ -113,8 +120,9 @@ import Testing
         #expect(try await fixture.store.resource(owner: "alice", collectionPath: [], name: "a.vcf") == nil)
     }
 
-    @Test func deleteHonoursPreconditionsAndReportsMissing() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func deleteHonoursPreconditionsAndReportsMissing(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let put = try await fixture.put("a.vcf")
         let id = fixture.book.id
@@ -133,8 +141,9 @@ import Testing
 
     /// A card named after a UID with a line break (or any control character) is kept under
     /// exactly that name; NUL and '/' are refused.
-    @Test func resourceNamesKeepControlCharactersExactly() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func resourceNamesKeepControlCharactersExactly(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let names = ["a\nb.vcf", "tab\t.vcf", "cr\r\n.vcf", "bell\u{07}\u{7F}.vcf", "%41.vcf"]
         for (index, name) in names.enumerated() { _ = try await fixture.put(name, uid: "u\(index)") }
@@ -148,8 +157,9 @@ import Testing
         await #expect(throws: StoreError.self) { try await fixture.store.createUser(name: "eve\n", password: "pw") }
     }
 
-    @Test func invalidNamesAndMissingCollectionsAreRefused() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func invalidNamesAndMissingCollectionsAreRefused(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         for bad in ["", "..", "a/b.vcf"] {
             await #expect(throws: StoreError.self) { try await fixture.put(bad, uid: "u") }

@@ -41,7 +41,7 @@ import Testing
     @Test func eachLookupSeesTheLatestCommittedWrite() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
-        let store = fixture.store
+        let store = fixture.sqlite
         for version in 1...5 {
             let written = try await fixture.put("ann.vcf", uid: "u1", fn: "Ann \(version)")
             let located = try #require(try await store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf"))
@@ -62,7 +62,7 @@ import Testing
     @Test func collectionMemberAgreesWithTheTwoLookups() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
-        let store = fixture.store
+        let store = fixture.sqlite
         let missing = try #require(try await store.collectionMember(owner: "alice", path: ["default"], name: "ann.vcf"))
         #expect(missing.collection == (try await store.collection(owner: "alice", path: ["default"])))
         #expect(missing.resource == nil)
@@ -88,7 +88,7 @@ import Testing
     @Test func lookupsFindNothingOnceTheBookOrItsOwnerIsDeleted() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
-        let store = fixture.store
+        let store = fixture.sqlite
         try await fixture.put("ann.vcf")
         let other = try await store.createCollection(owner: "alice", path: ["work"], kind: .addressBook,
                                                      displayName: nil, description: nil)
@@ -112,7 +112,7 @@ import Testing
     @Test func lookupsWhileCardsAreRewrittenAlwaysReturnAWholeCommittedCard() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
-        let store = fixture.store
+        let store = fixture.sqlite
         let names = (0..<4).map { "card\($0).vcf" }
         for name in names { try await fixture.put(name, uid: name) }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -141,10 +141,10 @@ import Testing
     @Test func lookupsAfterCloseThrowInsteadOfUsingClosedConnections() async throws {
         let fixture = try await StoreFixture.make()
         try await fixture.put("ann.vcf")
-        #expect(try await fixture.store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf") != nil)
+        #expect(try await fixture.sqlite.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf") != nil)
         fixture.close()
         await #expect(throws: DatabaseError.self) {
-            try await fixture.store.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf")
+            try await fixture.sqlite.resource(owner: "alice", collectionPath: ["default"], name: "ann.vcf")
         }
     }
 }

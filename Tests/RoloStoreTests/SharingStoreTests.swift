@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import RoloStore
 
-@Suite struct SharingStoreTests {
+@Suite(.closesStores) struct SharingStoreTests {
     @Test func aVersion5DatabaseUpgradesKeepingEveryCardETagAndSyncToken() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v5-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -39,8 +39,9 @@ import Testing
         #expect(try await store.shares(of: "alice").isEmpty)
     }
 
-    @Test func aShareIsInvisibleUntilAcceptedAndGoesAtOnceWhenRemoved() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func aShareIsInvisibleUntilAcceptedAndGoesAtOnceWhenRemoved(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         try await store.createUser(name: "bob", password: "pw")
@@ -76,8 +77,9 @@ import Testing
         #expect(try await store.resource(collectionID: fixture.book.id, name: "ann.vcf") != nil)
     }
 
-    @Test func badSharesAreRefusedAndChangeNothing() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func badSharesAreRefusedAndChangeNothing(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         try await store.createUser(name: "bob", password: "pw")
@@ -100,8 +102,9 @@ import Testing
         #expect(try await store.shares(of: "alice").isEmpty)
     }
 
-    @Test func deletingASharedBookRemovesItsMountsAndMovesTheShareesHome() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func deletingASharedBookRemovesItsMountsAndMovesTheShareesHome(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         try await store.createUser(name: "bob", password: "pw")
@@ -113,8 +116,9 @@ import Testing
         #expect(try await store.account(name: "bob")!.homeSeq > before)
     }
 
-    @Test func appPasswordsAreCheckedByKeyedHashScopedAndRevocable() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func appPasswordsAreCheckedByKeyedHashScopedAndRevocable(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         try await store.createUser(name: "bob", password: "pw")
@@ -123,16 +127,16 @@ import Testing
         #expect(phone.appPassword.scope == CredentialScope(readOnly: true, books: [fixture.book.id]))
         #expect(phone.appPassword.bookNames == ["default"])
 
-        let check = try #require(try store.checkAppPassword(user: "alice", secret: phone.secret))
+        let check = try #require(try await store.checkAppPassword(user: "alice", secret: phone.secret))
         #expect(check.scope.readOnly && check.scope.books == [fixture.book.id] && !check.revoked)
         // Someone else's name, a wrong secret, a malformed one: not an app password.
-        #expect(try store.checkAppPassword(user: "bob", secret: phone.secret) == nil)
+        #expect(try await store.checkAppPassword(user: "bob", secret: phone.secret) == nil)
         var wrong = phone.secret
         wrong.removeLast(); wrong.append(phone.secret.last == "0" ? "1" : "0")
-        #expect(try store.checkAppPassword(user: "alice", secret: wrong) == nil)
-        #expect(try store.checkAppPassword(user: "alice", secret: "secret") == nil)
+        #expect(try await store.checkAppPassword(user: "alice", secret: wrong) == nil)
+        #expect(try await store.checkAppPassword(user: "alice", secret: "secret") == nil)
         // Only the hash is stored.
-        let stored: [Data] = try await store.pool.read { db in try Data.fetchAll(db, sql: "SELECT secret_hash FROM app_passwords") }
+        let stored = try await fixture.blobs("SELECT secret_hash FROM app_passwords")
         #expect(stored.count == 1 && !stored[0].isEmpty && String(decoding: stored[0], as: UTF8.self) != phone.secret)
 
         await #expect(throws: StoreError.invalid("alice already has an app password named Phone")) {
@@ -142,18 +146,19 @@ import Testing
             try await store.createAppPassword(user: "alice", name: "Laptop", readOnly: false, books: ["nope"])
         }
         let laptop = try await store.createAppPassword(user: "alice", name: "Laptop", readOnly: false, books: nil)
-        #expect(try store.checkAppPassword(user: "alice", secret: laptop.secret)?.scope == .full)
+        #expect(try await store.checkAppPassword(user: "alice", secret: laptop.secret)?.scope == .full)
 
         try await store.revokeAppPassword(user: "alice", name: "Phone")
-        #expect(try store.checkAppPassword(user: "alice", secret: phone.secret)?.revoked == true)
+        #expect(try await store.checkAppPassword(user: "alice", secret: phone.secret)?.revoked == true)
         let listed = try await store.appPasswords(user: "alice")
         #expect(listed.map(\.name) == ["Phone", "Laptop"] && listed[0].revoked != nil && listed[1].revoked == nil)
         // A revoked password's name can be used again.
         _ = try await store.createAppPassword(user: "alice", name: "Phone", readOnly: false, books: nil)
     }
 
-    @Test func theHistoryCountsPerCredentialBookAndHourAndRollsUpIntoDays() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func theHistoryCountsPerCredentialBookAndHourAndRollsUpIntoDays(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         try await store.createUser(name: "bob", password: "pw")
@@ -189,8 +194,9 @@ import Testing
         #expect(try await store.accessHistory(user: "alice", since: Date(timeIntervalSince1970: 0)).isEmpty)
     }
 
-    @Test func eachChangeRecordsWhichUserAndCredentialMadeIt() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func eachChangeRecordsWhichUserAndCredentialMadeIt(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         let phone = try await store.createAppPassword(user: "alice", name: "Phone", readOnly: false, books: nil)

@@ -4,11 +4,12 @@ import Testing
 
 /// The injected clock: a fixed one stamps every user, collection, resource and change row
 /// with its instant, and leaves other stores on wall-clock time.
-@Suite struct StoreClockTests {
-    @Test func aFixedClockStampsCollectionsResourcesAndImports() async throws {
+@Suite(.closesStores) struct StoreClockTests {
+    @Test(arguments: StoreBackend.allCases)
+    func aFixedClockStampsCollectionsResourcesAndImports(_ backend: StoreBackend) async throws {
         let epoch = StoreClock.deterministicEpoch
-        let store = try SQLiteStore.temporary(clock: .fixed())
-        defer { try? store.close() }
+        let (store, cleanup) = try await StoreFixture.openStore(backend, clock: .fixed())
+        defer { StoreCleanups.schedule(cleanup) }
         try await store.createUser(name: "ann", password: "pw")
         let book = try #require(try await store.collection(owner: "ann", path: ["default"]))
         #expect(book.created == epoch && book.modified == epoch)
@@ -25,9 +26,10 @@ import Testing
         #expect(try await store.collection(id: book.id)?.modified == epoch)
     }
 
-    @Test func theSystemClockIsTheDefault() async throws {
-        let store = try SQLiteStore.temporary()
-        defer { try? store.close() }
+    @Test(arguments: StoreBackend.allCases)
+    func theSystemClockIsTheDefault(_ backend: StoreBackend) async throws {
+        let (store, cleanup) = try await StoreFixture.openStore(backend)
+        defer { StoreCleanups.schedule(cleanup) }
         let before = Date()
         try await store.createUser(name: "ann", password: "pw")
         let book = try #require(try await store.collection(owner: "ann", path: ["default"]))

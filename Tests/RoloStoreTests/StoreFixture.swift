@@ -1,20 +1,88 @@
 import Foundation
+import GRDB
+import PostgresNIO
+import PostgresTestSupport
+@testable import RoloPostgres
 @testable import RoloStore
+import Synchronization
+import Testing
 
-/// A store on a real SQLite file in a fresh temporary folder, with user "alice" and her
-/// address book `default`. Tests call `close()` when done.
-struct StoreFixture {
-    let store: SQLiteStore
+/// The implementations of `RoloStore` the semantic suites run against, each test once per
+/// backend (`@Test(arguments: StoreBackend.allCases)`): the same assertions, so both keep the
+/// same semantics.
+enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+}
+
+/// A store with user "alice" and her address book `default`: SQLite on a real file in a
+/// fresh temporary folder, or PostgreSQL on a fresh database of the test server
+/// (`TestDatabase`). Tests call `close()` when done (a `defer`); suites carry the
+/// `.closesStores` trait, which waits for a PostgreSQL store's database to be dropped.
+struct StoreFixture: Sendable {
+    let backend: StoreBackend
+    let store: any RoloStore
     let book: CollectionInfo
+    private let cleanup: @Sendable () async -> Void
 
-    static func make(tuning: SQLiteStore.Tuning = .default) async throws -> StoreFixture {
-        let store = try SQLiteStore.temporary(bcryptCost: 4, tuning: tuning)
-        try await store.createUser(name: "alice", password: "secret")
-        let book = try await store.collection(owner: "alice", path: ["default"])!
-        return StoreFixture(store: store, book: book)
+    /// The SQLite store, for tests of SQLite's own machinery.
+    var sqlite: SQLiteStore { store as! SQLiteStore }
+    /// The SQLite store, nil on another backend (for SQLite-only checks inside shared tests).
+    var sqliteStore: SQLiteStore? { store as? SQLiteStore }
+
+    /// A fixture on an SQLite store the test opened and closes itself.
+    init(sqlite store: SQLiteStore, book: CollectionInfo) {
+        self.init(backend: .sqlite, store: store, book: book, cleanup: {})
     }
 
-    func close() { try? store.close() }
+    private init(backend: StoreBackend, store: any RoloStore, book: CollectionInfo, cleanup: @escaping @Sendable () async -> Void) {
+        self.backend = backend; self.store = store; self.book = book; self.cleanup = cleanup
+    }
+
+    static func make(_ backend: StoreBackend = .sqlite, tuning: SQLiteStore.Tuning = .default,
+                     clock: StoreClock = .system) async throws -> StoreFixture {
+        let (store, cleanup) = try await openStore(backend, tuning: tuning, clock: clock)
+        do {
+            try await store.createUser(name: "alice", password: "secret")
+            let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
+            return StoreFixture(backend: backend, store: store, book: book, cleanup: cleanup)
+        } catch {
+            await cleanup()
+            throw error
+        }
+    }
+
+    /// An empty store of `backend` and what closes it.
+    static func openStore(_ backend: StoreBackend, tuning: SQLiteStore.Tuning = .default,
+                          clock: StoreClock = .system) async throws -> (any RoloStore, @Sendable () async -> Void) {
+        switch backend {
+        case .sqlite:
+            let store = try SQLiteStore.temporary(bcryptCost: 4, clock: clock, tuning: tuning)
+            return (store, { try? store.close() })
+        case .postgres:
+            let database = try await TestDatabase.create()
+            do {
+                let store = try await PostgresStore.open(try database.configuration(), clock: clock)
+                return (store, {
+                    await store.close()
+                    await database.drop()
+                })
+            } catch {
+                await database.drop()
+                throw error
+            }
+        }
+    }
+
+    /// Closes the store: at once for SQLite; for PostgreSQL when the test ends (the
+    /// `.closesStores` trait waits for it), or in the background without the trait.
+    func close() {
+        if let sqlite = sqliteStore {
+            try? sqlite.close()
+            return
+        }
+        StoreCleanups.schedule(cleanup)
+    }
 
     @discardableResult
     func put(_ name: String, uid: String? = nil, fn: String = "Someone", extra: [IndexEntry] = [],
@@ -29,8 +97,84 @@ struct StoreFixture {
                                members: members),
             precondition: precondition)
     }
+
+    /// Each backend's own check of its invariants.
+    func integrityCheck() async throws -> [String] {
+        switch store {
+        case let store as SQLiteStore: try await store.integrityCheck()
+        case let store as PostgresStore: try await store.integrityCheck()
+        default: []
+        }
+    }
+
+    /// An integer the SQL (the same on both backends) computes.
+    func integer(_ sql: String) async throws -> Int64? {
+        if let sqlite = sqliteStore { return try await sqlite.pool.read { db in try Int64.fetchOne(db, sql: sql) } }
+        return try await (store as! PostgresStore).autocommit { try await $0.first(PostgresQuery(unsafeSQL: sql))?.decode(Int64?.self) }
+    }
+
+    /// The text values of the SQL's first column.
+    func texts(_ sql: String) async throws -> [String] {
+        if let sqlite = sqliteStore { return try await sqlite.pool.read { db in try String.fetchAll(db, sql: sql) } }
+        return try await (store as! PostgresStore).autocommit { try await $0.rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(String.self) } }
+    }
+
+    /// The bytes of the SQL's first column.
+    func blobs(_ sql: String) async throws -> [Data] {
+        if let sqlite = sqliteStore { return try await sqlite.pool.read { db in try Data.fetchAll(db, sql: sql) } }
+        return try await (store as! PostgresStore).autocommit { try await $0.rows(PostgresQuery(unsafeSQL: sql)).map { try $0.decode(Data.self) } }
+    }
+
+    /// Moves SQLite's pending index entries into the value indexes now; PostgreSQL writes
+    /// its index with each card, so there is nothing to do.
+    func mergePendingIndex() async throws {
+        try await sqliteStore?.mergePendingIndex()
+    }
 }
 
 func vcard(uid: String, fn: String) -> String {
     "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:\(uid)\r\nFN:\(fn)\r\nEND:VCARD\r\n"
+}
+
+/// The cleanups of the stores a test opened, run when it ends (`.closesStores`).
+final class StoreCleanups: Sendable {
+    private let pending = Mutex<[@Sendable () async -> Void]>([])
+
+    @TaskLocal static var current: StoreCleanups?
+
+    /// Runs `cleanup` when the current test ends, or in the background outside one.
+    static func schedule(_ cleanup: @escaping @Sendable () async -> Void) {
+        if let current {
+            current.pending.withLock { $0.append(cleanup) }
+        } else {
+            Task { await cleanup() }
+        }
+    }
+
+    func runAll() async {
+        for cleanup in pending.withLock({ pending in defer { pending = [] }; return pending }) { await cleanup() }
+    }
+}
+
+/// Closes the PostgreSQL stores of each test case when it ends, so that its database is
+/// dropped (and its slot on the test server freed) before the next tests take their turn.
+struct ClosesStoresTrait: TestTrait, SuiteTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(for test: Test, testCase: Test.Case?,
+                      performing function: @Sendable () async throws -> Void) async throws {
+        guard testCase != nil else { return try await function() }
+        let cleanups = StoreCleanups()
+        do {
+            try await StoreCleanups.$current.withValue(cleanups) { try await function() }
+        } catch {
+            await cleanups.runAll()
+            throw error
+        }
+        await cleanups.runAll()
+    }
+}
+
+extension Trait where Self == ClosesStoresTrait {
+    static var closesStores: Self { ClosesStoresTrait() }
 }

@@ -6,7 +6,8 @@ import Testing
 /// contains and ends-with of three or more characters go through `card_trigrams` (schema v7)
 /// and an exact check of each candidate; shorter needles scan. Both must give the answers
 /// the collations define, wherever the entries are (pending, merged, replaced, deleted).
-@Suite struct SubstringIndexTests {
+/// On PostgreSQL the same answers come through the pg_trgm index (`PostgresStore+Query`).
+@Suite(.closesStores) struct SubstringIndexTests {
     static func contains(_ text: String, _ collation: IndexPredicate.Collation = .unicodeCasemap,
                          match: IndexPredicate.MatchType = .contains, negate: Bool = false,
                          property: String = "NICKNAME") -> IndexPredicate {
@@ -46,7 +47,7 @@ import Testing
         var arguments = StatementArguments([fixture.book.id])
         let condition = SQLiteStore.sql(for: Self.contains("anna"), collectionID: fixture.book.id, arguments: &arguments)
         let bound = arguments
-        let plan = try await fixture.store.pool.read { db in
+        let plan = try await fixture.sqlite.pool.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT r.name FROM resources r WHERE +r.collection_id = ? AND \(condition)",
                              arguments: bound).map { $0["detail"] as String }
         }
@@ -77,9 +78,12 @@ import Testing
 
     enum State: CaseIterable { case pending, merged, replacedAndDeleted }
 
-    @Test(arguments: State.allCases)
-    func answersAgreeWithTheCollationsForShortAndLongNeedles(state: State) async throws {
-        let fixture = try await StoreFixture.make()
+    /// PostgreSQL has no pending entries: its states are "just written" and "rewritten".
+    static let cases: [(StoreBackend, State)] = State.allCases.map { (.sqlite, $0) } + [(.postgres, .pending), (.postgres, .replacedAndDeleted)]
+
+    @Test(arguments: cases)
+    func answersAgreeWithTheCollationsForShortAndLongNeedles(_ backend: StoreBackend, state: State) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         var values: [String: [String]] = [:]
         for card in 0..<24 {
@@ -88,11 +92,11 @@ import Testing
             try await fixture.put("c\(card).vcf", extra: mine.map { IndexEntry(property: "NICKNAME", value: $0) }
                                   + [IndexEntry(property: "EMAIL", value: "joanne@example.com")])
         }
-        // PUTs leave the trigram index alone; the merge writes a row per card.
-        let trigramRows = { try await fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_trigrams") } }
-        #expect(try await trigramRows() == 0)
-        if state != .pending {
-            try await fixture.store.mergePendingIndex()
+        // PUTs leave SQLite's trigram index alone; the merge writes a row per card.
+        let trigramRows = { try await fixture.sqlite.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_trigrams") } }
+        if backend == .sqlite { #expect(try await trigramRows() == 0) }
+        if backend == .sqlite && state != .pending {
+            try await fixture.mergePendingIndex()
             #expect(try await trigramRows() == 24)
         }
         if state == .replacedAndDeleted {
@@ -111,7 +115,7 @@ import Testing
             }
             values["new.vcf"] = ["Joanna"]
             try await fixture.put("new.vcf", extra: [IndexEntry(property: "NICKNAME", value: "Joanna")])
-            #expect(try await fixture.store.integrityCheck() == [])
+            #expect(try await fixture.integrityCheck() == [])
         }
         var checked = 0
         for text in Self.needles {
@@ -130,14 +134,14 @@ import Testing
             }
         }
         #expect(checked == Self.needles.count * 12 && checked > 2000)
-        if state == .replacedAndDeleted {
+        if backend == .sqlite && state == .replacedAndDeleted {
             // The merge drops the stale rows and the answers stay the same.
-            try await fixture.store.mergePendingIndex()
-            let stale = try await fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_trigram_stale") }
+            try await fixture.mergePendingIndex()
+            let stale = try await fixture.sqlite.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_trigram_stale") }
             #expect(stale == 0)
-            #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.contains("joann"), limit: nil)
+            #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: Self.contains("joann"), limit: nil)
                 == values.filter { $0.value.contains { $0.lowercased().contains("joann") } }.keys.sorted())
-            #expect(try await fixture.store.integrityCheck() == [])
+            #expect(try await fixture.integrityCheck() == [])
         }
     }
 
@@ -148,19 +152,19 @@ import Testing
         defer { fixture.close() }
         try await fixture.put("a.vcf", fn: "Annabelle")
         try await fixture.put("b.vcf", fn: "Bartholomew")
-        try await fixture.store.mergePendingIndex()
-        let oldID = try await fixture.store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM resources WHERE name = 'b.vcf'") }
-        try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "b.vcf", precondition: .none)
+        try await fixture.mergePendingIndex()
+        let oldID = try await fixture.sqlite.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM resources WHERE name = 'b.vcf'") }
+        try await fixture.sqlite.deleteResource(collectionID: fixture.book.id, name: "b.vcf", precondition: .none)
         try await fixture.put("c.vcf", fn: "Cordelia")
-        let newID = try await fixture.store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM resources WHERE name = 'c.vcf'") }
+        let newID = try await fixture.sqlite.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM resources WHERE name = 'c.vcf'") }
         #expect(oldID == newID, "SQLite reuses the largest rowid once it is free")
         let fn = { (text: String) in Self.contains(text, property: "FN") }
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: fn("tholo"), limit: nil).isEmpty)
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: fn("rdeli"), limit: nil) == ["c.vcf"])
-        try await fixture.store.mergePendingIndex()
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: fn("tholo"), limit: nil).isEmpty)
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: fn("rdeli"), limit: nil) == ["c.vcf"])
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: fn("tholo"), limit: nil).isEmpty)
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: fn("rdeli"), limit: nil) == ["c.vcf"])
+        try await fixture.mergePendingIndex()
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: fn("tholo"), limit: nil).isEmpty)
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: fn("rdeli"), limit: nil) == ["c.vcf"])
+        #expect(try await fixture.integrityCheck() == [])
     }
 
     /// A card replaced by one with no index entries leaves no trigram row after the merge.
@@ -168,15 +172,15 @@ import Testing
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         try await fixture.put("a.vcf", fn: "Annabelle")
-        try await fixture.store.mergePendingIndex()
-        _ = try await fixture.store.putResource(collectionID: fixture.book.id, name: "a.vcf", data: Data("BEGIN:VCARD\r\nEND:VCARD\r\n".utf8),
+        try await fixture.mergePendingIndex()
+        _ = try await fixture.sqlite.putResource(collectionID: fixture.book.id, name: "a.vcf", data: Data("BEGIN:VCARD\r\nEND:VCARD\r\n".utf8),
                                                 contentType: "text/vcard", card: nil, precondition: .none)
-        #expect(try await fixture.store.integrityCheck() == [])
-        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: Self.contains("belle", property: "FN"), limit: nil).isEmpty)
-        try await fixture.store.mergePendingIndex()
-        let rows = try await fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_trigrams") }
+        #expect(try await fixture.integrityCheck() == [])
+        #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: Self.contains("belle", property: "FN"), limit: nil).isEmpty)
+        try await fixture.mergePendingIndex()
+        let rows = try await fixture.sqlite.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM card_trigrams") }
         #expect(rows == 0)
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
     }
 
     @Test func theIntegrityCheckFindsAMissingRowATextThatLacksAValueAndALeakedRow() async throws {
@@ -184,27 +188,27 @@ import Testing
         defer { fixture.close() }
         try await fixture.put("a.vcf", fn: "Élodie Durand")
         try await fixture.put("b.vcf", fn: "Bob")
-        try await fixture.store.mergePendingIndex()
-        #expect(try await fixture.store.integrityCheck() == [])
-        let ids: [Int64] = try await fixture.store.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM resources ORDER BY name") }
+        try await fixture.mergePendingIndex()
+        #expect(try await fixture.integrityCheck() == [])
+        let ids: [Int64] = try await fixture.sqlite.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM resources ORDER BY name") }
 
-        try await fixture.store.pool.write { db in try db.execute(sql: "DELETE FROM card_trigrams WHERE rowid = ?", arguments: [ids[0]]) }
-        #expect(try await fixture.store.integrityCheck() == ["merged index row missing from the trigram index: \(ids[0])"])
+        try await fixture.sqlite.pool.write { db in try db.execute(sql: "DELETE FROM card_trigrams WHERE rowid = ?", arguments: [ids[0]]) }
+        #expect(try await fixture.integrityCheck() == ["merged index row missing from the trigram index: \(ids[0])"])
 
         // The ASCII fold ("Élodie durand") is what i;ascii-casemap needles are looked up by.
-        try await fixture.store.pool.write { db in
+        try await fixture.sqlite.pool.write { db in
             try db.execute(sql: "INSERT INTO card_trigrams (rowid, text) VALUES (?, ?)",
                            arguments: [ids[0], "\(ids[0])\n\(CaseFolding.unicode("Élodie Durand"))"])
         }
-        #expect(try await fixture.store.integrityCheck() == ["merged index row missing from the trigram index: \(ids[0])"])
+        #expect(try await fixture.integrityCheck() == ["merged index row missing from the trigram index: \(ids[0])"])
 
-        try await fixture.store.pool.write { db in
+        try await fixture.sqlite.pool.write { db in
             try db.execute(sql: "DELETE FROM card_trigrams WHERE rowid = ?", arguments: [ids[0]])
             try db.execute(sql: "INSERT INTO card_trigrams (rowid, text) SELECT resource_id, \(SQLiteStore.trigramText) FROM card_index WHERE resource_id = ?",
                            arguments: [ids[0]])
             try db.execute(sql: "INSERT INTO card_trigrams (rowid, text) VALUES (999, 'left behind')")
         }
-        #expect(try await fixture.store.integrityCheck() == ["trigram row of a card without merged entries, not marked stale: 999"])
+        #expect(try await fixture.integrityCheck() == ["trigram row of a card without merged entries, not marked stale: 999"])
     }
 
     /// FTS5's own check: an index that no longer agrees with the text it stores.
@@ -212,11 +216,11 @@ import Testing
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         try await fixture.put("a.vcf", fn: "Annabelle")
-        try await fixture.store.mergePendingIndex()
-        try await fixture.store.pool.write { db in
+        try await fixture.mergePendingIndex()
+        try await fixture.sqlite.pool.write { db in
             try db.execute(sql: "UPDATE card_trigrams_content SET c0 = c0 || ' and more'")
         }
-        let problems = try await fixture.store.integrityCheck()
+        let problems = try await fixture.integrityCheck()
         #expect(problems.count == 1 && problems[0].hasPrefix("trigram index: "), "\(problems)")
     }
 }

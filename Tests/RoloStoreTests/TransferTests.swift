@@ -3,14 +3,15 @@ import Testing
 @testable import RoloStore
 
 /// COPY and MOVE of one resource as one transaction: both places change together or not at all.
-@Suite struct TransferTests {
+@Suite(.closesStores) struct TransferTests {
     static func card(_ uid: String, fn: String = "Someone") -> (data: Data, card: CardMetadata) {
         (Data(vcard(uid: uid, fn: fn).utf8),
          CardMetadata(uid: uid, kind: "individual", indexEntries: [IndexEntry(property: "UID", value: uid)], members: []))
     }
 
-    @Test func renameWithinABookMovesBytesAndDeadPropertiesAndLogsBoth() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func renameWithinABookMovesBytesAndDeadPropertiesAndLogsBoth(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let put = try await fixture.put("a.vcf", uid: "same")
         let colour = DeadProperty(name: PropertyName(namespace: "urn:x", name: "colour"), xmlValue: "<x:colour xmlns:x=\"urn:x\">red</x:colour>")
@@ -27,11 +28,12 @@ import Testing
         let changes = try await fixture.store.changes(collectionID: fixture.book.id, since: put.seq, limit: nil)
         #expect(changes.changes.map(\.name) == ["a.vcf", "b.vcf"])
         #expect(changes.changes.map(\.deleted) == [true, false])
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
     }
 
-    @Test func aUIDConflictInTheTargetChangesNeitherBook() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func aUIDConflictInTheTargetChangesNeitherBook(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let work = try await fixture.store.createCollection(owner: "alice", path: ["work"], kind: .addressBook,
                                                             displayName: nil, description: nil)
@@ -56,8 +58,9 @@ import Testing
         #expect(try await fixture.store.collection(id: work.id)?.syncSeq == workSeq)
     }
 
-    @Test func aChangedSourceIsAPreconditionFailure() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func aChangedSourceIsAPreconditionFailure(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let first = try await fixture.put("a.vcf", uid: "a", fn: "First")
         try await fixture.put("a.vcf", uid: "a", fn: "Second")

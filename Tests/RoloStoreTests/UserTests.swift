@@ -1,11 +1,11 @@
 import Foundation
-import GRDB
 import Testing
 @testable import RoloStore
 
-@Suite struct UserTests {
-    @Test func createdUserVerifiesOnlyItsOwnPasswordAndGetsADefaultBook() async throws {
-        let fixture = try await StoreFixture.make()
+@Suite(.closesStores) struct UserTests {
+    @Test(arguments: StoreBackend.allCases)
+    func createdUserVerifiesOnlyItsOwnPasswordAndGetsADefaultBook(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
         #expect(try await store.verifyPassword(user: "alice", password: "secret"))
@@ -17,18 +17,18 @@ import Testing
         #expect(try await store.listUsers() == ["alice"])
     }
 
-    @Test func passwordHashIsBcryptNotThePassword() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func passwordHashIsBcryptNotThePassword(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
-        let hash = try await fixture.store.pool.read { db in
-            try String.fetchOne(db, sql: "SELECT password_hash FROM users WHERE name = 'alice'")
-        }
+        let hash = try await fixture.texts("SELECT password_hash FROM users WHERE name = 'alice'").first
         #expect(hash?.hasPrefix("$2") == true)
         #expect(hash?.contains("secret") == false)
     }
 
-    @Test func setPasswordReplacesTheOldOne() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func setPasswordReplacesTheOldOne(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         try await fixture.store.setPassword(user: "alice", password: "new one")
         #expect(try await fixture.store.verifyPassword(user: "alice", password: "new one"))
@@ -38,8 +38,9 @@ import Testing
         }
     }
 
-    @Test func duplicateAndInvalidUserNamesAreRefused() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func duplicateAndInvalidUserNamesAreRefused(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         await #expect(throws: StoreError.userExists) {
             try await fixture.store.createUser(name: "alice", password: "x")
@@ -50,19 +51,19 @@ import Testing
         #expect(try await fixture.store.listUsers() == ["alice"])
     }
 
-    @Test func deletingAUserRemovesEverythingTheyOwn() async throws {
-        let fixture = try await StoreFixture.make()
+    @Test(arguments: StoreBackend.allCases)
+    func deletingAUserRemovesEverythingTheyOwn(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         try await fixture.put("a.vcf")
         try await fixture.store.createUser(name: "bob", password: "pw")
         try await fixture.store.deleteUser(name: "alice")
         #expect(try await fixture.store.listUsers() == ["bob"])
         #expect(try await fixture.store.collection(id: fixture.book.id) == nil)
-        let leftovers = try await fixture.store.pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM resources) + (SELECT COUNT(*) FROM card_index) + (SELECT COUNT(*) FROM changes)")
-        }
+        let leftovers = try await fixture.integer(
+            "SELECT (SELECT COUNT(*) FROM resources) + (SELECT COUNT(*) FROM card_index) + (SELECT COUNT(*) FROM changes)")
         #expect(leftovers == 0)
-        #expect(try await fixture.store.integrityCheck() == [])
+        #expect(try await fixture.integrityCheck() == [])
         await #expect(throws: StoreError.noSuchUser) { try await fixture.store.deleteUser(name: "alice") }
     }
 }

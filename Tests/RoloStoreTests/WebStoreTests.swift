@@ -126,7 +126,7 @@ import Testing
                                                   search: ["xylo"], cap: 1000) == expected.count)
         #expect(try await fixture.store.cardCount(collectionID: fixture.book.id, filter: .contacts,
                                                   search: ["common"], cap: 1000) == 1000)
-        try await fixture.store.mergePendingIndex()
+        try await fixture.sqlite.mergePendingIndex()
         #expect(try await walk("xylo") == expected)
         // A deleted card leaves a stale trigram row: never a row of the list.
         try await fixture.store.deleteResource(collectionID: fixture.book.id, name: "late.vcf", precondition: .none)
@@ -272,10 +272,10 @@ import Testing
         #expect(try await store.account(name: "alice")?.disabled == true)
         #expect(try await store.verifyPassword(user: "alice", password: "new") == false)
         let token = try await store.createAppPassword(user: "alice", name: "phone", readOnly: false, books: nil)
-        #expect(try store.checkAppPassword(user: "alice", secret: token.secret) == nil)
+        #expect(try await store.checkAppPassword(user: "alice", secret: token.secret) == nil)
         try await store.updateAccount(name: "alice", UserAccountUpdate(disabled: false))
         #expect(try await store.verifyPassword(user: "alice", password: "new"))
-        #expect(try store.checkAppPassword(user: "alice", secret: token.secret) != nil)
+        #expect(try await store.checkAppPassword(user: "alice", secret: token.secret) != nil)
 
         try await store.createWebSession(tokenHash: "h3", user: "alice", csrfToken: "c3")
         #expect(try await store.pruneWebSessions(idleSince: Date().addingTimeInterval(-60),

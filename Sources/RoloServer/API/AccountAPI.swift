@@ -44,6 +44,9 @@ struct AccountAPI: Sendable {
             return Self.error(404, "No such user.")
         } catch StoreError.invalid(let reason), StoreError.invalidName(let reason) {
             return Self.error(400, reason.prefix(1).uppercased() + reason.dropFirst() + ".")
+        } catch StoreError.unavailable {
+            // The responder adds `Retry-After`.
+            return Self.error(503, "The database is unavailable; try again later.")
         } catch {
             return Self.error(500, "Internal error.")
         }

@@ -2,16 +2,16 @@
 /// verbatim value only where they differ from it (nil otherwise). Most values are ASCII or
 /// already folded, so most rows stay short and out of the ASCII index: one b-tree insert
 /// fewer per entry on import.
-struct FoldedIndexEntry: Sendable {
-    var property: String
+package struct FoldedIndexEntry: Sendable {
+    package var property: String
     /// `i;unicode-casemap` fold.
-    var unicode: String
+    package var unicode: String
     /// `i;ascii-casemap` fold, nil when byte-equal to `unicode`.
-    var ascii: String?
+    package var ascii: String?
     /// The value verbatim, nil when byte-equal to its ASCII fold.
-    var verbatim: String?
+    package var verbatim: String?
 
-    init(_ entry: IndexEntry) {
+    package init(_ entry: IndexEntry) {
         let ascii = CaseFolding.ascii(entry.value)
         let unicode = CaseFolding.unicode(entry.value)
         property = entry.property
@@ -20,4 +20,10 @@ struct FoldedIndexEntry: Sendable {
         self.ascii = ascii.utf8.elementsEqual(unicode.utf8) ? nil : ascii
         verbatim = entry.value.utf8.elementsEqual(ascii.utf8) ? nil : entry.value
     }
+
+    /// The `i;ascii-casemap` fold, stored or not.
+    package var asciiFold: String { ascii ?? unicode }
+
+    /// The value verbatim, stored or not.
+    package var value: String { verbatim ?? ascii ?? unicode }
 }

@@ -10,16 +10,15 @@ extension SQLiteStore {
             if let pepper = try Data.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'app-password-pepper'") {
                 return pepper
             }
-            let pepper = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+            let pepper = AppPasswordToken.newPepper()
             try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('app-password-pepper', ?)", arguments: [pepper])
             return pepper
         }
     }
 
-    /// A keyed hash, not bcrypt: the secret has 160 random bits, nothing to stretch, and it
-    /// is checked on every request a device makes.
+    /// The keyed hash of a secret (`AppPasswordToken.hash`) under this database's pepper.
     func secretHash(_ secret: some StringProtocol) -> Data {
-        Data(HMAC<SHA256>.authenticationCode(for: Data(secret.utf8), using: SymmetricKey(data: pepper)))
+        AppPasswordToken.hash(secret, pepper: pepper)
     }
 
     public func createAppPassword(user: String, name: String, readOnly: Bool, books: [String]?) async throws -> NewAppPassword {
@@ -27,8 +26,7 @@ extension SQLiteStore {
         guard !trimmed.isEmpty, trimmed.utf8.count <= 200 else { throw StoreError.invalid("an app password needs a name (1-200 bytes)") }
         // The history calls the account password so; no app password may look like it.
         guard trimmed.lowercased() != "account password" else { throw StoreError.invalid("\"account password\" names the account's own password") }
-        let publicID = Self.randomHex(bytes: 4)
-        let secret = Self.randomHex(bytes: 20)
+        let (publicID, secret) = AppPasswordToken.make()
         let hash = secretHash(secret)
         let id = try await pool.write { db -> Int64 in
             guard let userID = try Self.userID(db, name: user) else { throw StoreError.noSuchUser }
@@ -61,7 +59,7 @@ extension SQLiteStore {
             return id
         }
         guard let created = try await appPasswords(user: user).first(where: { $0.id == id }) else { throw StoreError.notFound }
-        return NewAppPassword(appPassword: created, secret: "rolo_\(publicID)_\(secret)")
+        return NewAppPassword(appPassword: created, secret: AppPasswordToken.format(publicID: publicID, secret: secret))
     }
 
     public func appPasswords(user: String) async throws -> [AppPassword] {
@@ -103,16 +101,14 @@ extension SQLiteStore {
     /// Two reads on a row reader, on the calling thread: the server asks on every request
     /// a device makes with it, so that a revocation takes effect on the next one.
     public func checkAppPassword(user: String, secret: String) throws -> AppPasswordCheck? {
-        guard let (publicID, rest) = Self.splitToken(secret) else { return nil }
+        guard let (publicID, rest) = AppPasswordToken.split(secret) else { return nil }
         let found = try readOnCallingThread(.appPassword, bind: { $0.add(String(publicID)) }) { row in
             (id: row.int64(0), hash: row.data(1), readOnly: row.int64(2) != 0, allBooks: row.int64(3) != 0,
              revoked: row.int64(4) != 0, user: row.text(5))
         }
         guard let found, found.user == user else { return nil }
         let expected = secretHash(rest)
-        // Constant time: the comparison must not tell how many leading bytes were right.
-        guard expected.count == found.hash.count,
-              zip(expected, found.hash).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else { return nil }
+        guard AppPasswordToken.hashesMatch(expected, found.hash) else { return nil }
         var books: Set<Int64>?
         if !found.allBooks {
             let list = try readOnCallingThread(.appPasswordBooks, bind: { $0.add(found.id) }) { $0.optionalText(0) }
@@ -120,21 +116,5 @@ extension SQLiteStore {
         }
         return AppPasswordCheck(id: found.id, user: found.user, scope: CredentialScope(readOnly: found.readOnly, books: books),
                                 revoked: found.revoked)
-    }
-
-    /// `rolo_<8 hex>_<40 hex>` split into its id and secret; nil for anything else.
-    static func splitToken(_ token: String) -> (Substring, Substring)? {
-        guard token.hasPrefix("rolo_") else { return nil }
-        let parts = token.dropFirst(5).split(separator: "_", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].utf8.count == 8, parts[1].utf8.count == 40 else { return nil }
-        return (parts[0], parts[1])
-    }
-
-    static func randomHex(bytes: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<bytes).map { _ in
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            return String(byte >> 4, radix: 16) + String(byte & 0x0F, radix: 16)
-        }.joined()
     }
 }

@@ -61,7 +61,7 @@ extension SQLiteStore {
             // An expired registration of the same book makes room rather than counting.
             try db.execute(sql: "DELETE FROM push_registrations WHERE collection_id = ? AND user_id = ? AND expires <= ?",
                            arguments: [request.collectionID, userID, now])
-            let id = Self.newRegistrationID()
+            let id = StoreRandom.token128()
             try db.execute(sql: """
                 INSERT INTO push_registrations (id, user_id, collection_id, credential_id, push_resource, public_key,
                     auth_secret, expires, created)
@@ -141,11 +141,5 @@ extension SQLiteStore {
         return PushRegistration(id: row[0], user: row[1], collectionID: row[2], credentialID: row[3], pushResource: row[4],
                                 publicKey: row[5], authSecret: row[6], expires: date(7)!, created: date(8)!,
                                 lastSuccess: date(9), failures: row[10], firstFailure: date(11), retryAfter: date(12))
-    }
-
-    /// 128 random bits in hex: the registration URL is the only thing that names it, so it
-    /// must not be guessable.
-    private static func newRegistrationID() -> String {
-        SymmetricKey(size: .bits128).withUnsafeBytes { bytes in bytes.map { String(format: "%02x", $0) }.joined() }
     }
 }

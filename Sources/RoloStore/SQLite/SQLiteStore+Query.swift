@@ -212,7 +212,7 @@ extension SQLiteStore {
             arguments += [text]
             return "instr(\(column), ?) > 0"
         case .startsWith:
-            guard let upper = prefixUpperBound(text) else {
+            guard let upper = TextBounds.prefixUpperBound(text) else {
                 arguments += [text, text]
                 return "substr(\(column), 1, length(?)) = ?"
             }
@@ -222,22 +222,5 @@ extension SQLiteStore {
             arguments += [text, text]
             return "substr(\(column), -length(?)) = ?"
         }
-    }
-
-    /// The smallest string greater than every string starting with `prefix` (its last
-    /// scalar incremented: UTF-8 byte order is code point order), nil when none exists.
-    static func prefixUpperBound(_ prefix: String) -> String? {
-        var scalars = Array(prefix.unicodeScalars)
-        while let last = scalars.popLast() {
-            var value = last.value + 1
-            if value == 0xD800 { value = 0xE000 }
-            if let next = Unicode.Scalar(value) {
-                var result = String.UnicodeScalarView()
-                result.append(contentsOf: scalars)
-                result.append(next)
-                return String(result)
-            }
-        }
-        return nil
     }
 }

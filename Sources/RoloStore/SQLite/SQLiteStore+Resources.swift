@@ -138,7 +138,7 @@ extension SQLiteStore {
 extension WritePrecondition {
     /// Throws `StoreError.preconditionFailed` unless the resource's current state (its ETag,
     /// nil when absent) satisfies the precondition (RFC 9110 section 13.1).
-    func check(currentETag: String?) throws {
+    package func check(currentETag: String?) throws {
         let satisfied: Bool
         switch self {
         case .none: satisfied = true

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessLaunch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +27,8 @@ func runProcess(_ executable: String, _ arguments: [String], stdin: Data? = nil,
 }
 
 enum ChildProcess {
-    private static let spawnLock = NSLock()
+    /// Shared with every test target's spawns (`ProcessLaunch`).
+    private static var spawnLock: NSLock { childSpawnLock }
 
     struct Failure: Error, CustomStringConvertible {
         var call: String

@@ -1,0 +1,63 @@
+import Foundation
+import PostgresNIO
+import RoloStore
+
+extension PostgresStore {
+    /// The log keeps one row per name, its latest change, so "the latest state of each name
+    /// changed after seq" is a range scan on (collection, seq). A token `s` stays valid until
+    /// a tombstone newer than `s` is compacted away (`min_valid_seq`). Seq 0 (a client that
+    /// holds nothing) is always valid and is not told about deletions. One statement, so the
+    /// collection's seq and its change rows come from one snapshot; writes to a book commit
+    /// in seq order (each holds the book's row lock until its commit), so a snapshot that
+    /// shows seq n shows every change up to n.
+    public func changes(collectionID: Int64, since seq: Int64, limit: Int?) async throws -> ChangeSet {
+        // One row more than asked tells whether the answer is truncated.
+        let fetchLimit: Int64? = limit.map { Int64(max($0, 0)) + 1 }
+        let includeDeletions = seq > 0
+        let rows = try await autocommit { connection in
+            try await connection.rows("""
+                SELECT c.sync_seq, c.min_valid_seq, ch.name, ch.deleted, ch.seq
+                FROM collections c LEFT JOIN LATERAL (
+                    SELECT name, deleted, seq FROM changes
+                    WHERE collection_id = c.id AND seq > \(seq) AND (\(includeDeletions) OR NOT deleted)
+                    ORDER BY seq LIMIT \(fetchLimit)
+                ) ch ON true
+                WHERE c.id = \(collectionID)
+                ORDER BY ch.seq
+                """)
+        }
+        guard let first = rows.first else { throw StoreError.notFound }
+        let (current, minimumValid) = try first.decode((Int64, Int64).self)
+        if seq < 0 || seq > current { throw StoreError.invalidSyncToken }
+        if seq > 0 && seq < minimumValid { throw StoreError.syncTokenTooOld }
+        var changes: [ChangeSet.Change] = []
+        for row in rows {
+            var columns = Columns(row, from: 2)
+            guard !columns.nextIsNull else { continue }
+            changes.append(ChangeSet.Change(name: try columns.next(String.self), deleted: try columns.next(Bool.self),
+                                            seq: try columns.next(Int64.self)))
+        }
+        if let limit, changes.count > limit {
+            changes.removeLast(changes.count - limit)
+            return ChangeSet(changes: changes, newSeq: changes.last?.seq ?? seq, truncated: true)
+        }
+        return ChangeSet(changes: changes, newSeq: current, truncated: false)
+    }
+
+    public func compactChanges(olderThan date: Date) async throws {
+        let cutoff = date.timeIntervalSince1970
+        try await transaction { connection in
+            try await connection.execute("""
+                UPDATE collections c SET min_valid_seq = GREATEST(c.min_valid_seq, dropped.seq)
+                FROM (SELECT collection_id, MAX(seq) AS seq FROM changes WHERE deleted AND at < \(cutoff) GROUP BY collection_id) dropped
+                WHERE c.id = dropped.collection_id
+                """)
+            // Only what the tokens' bound now covers: a tombstone committed between the two
+            // statements stays for the next compaction.
+            try await connection.execute("""
+                DELETE FROM changes ch USING collections c
+                WHERE c.id = ch.collection_id AND ch.deleted AND ch.at < \(cutoff) AND ch.seq <= c.min_valid_seq
+                """)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+extension PostgresStore {
+    /// Where the database is and how to use it: what `postgresql://` URLs say, the pool's
+    /// size and the time limits. Made from a URL (`init(url:)`) and then adjusted.
+    public struct Configuration: Sendable {
+        /// How TLS to the server is used, named as libpq's `sslmode` names it.
+        public enum TLSMode: String, Sendable, CaseIterable {
+            /// Never.
+            case disable
+            /// When the server offers it, without checking its certificate (libpq's default).
+            case prefer
+            /// Always, without checking the certificate.
+            case require
+            /// Always, the certificate checked against the trusted roots (`sslrootcert`, else
+            /// the system's), not the host name.
+            case verifyCA = "verify-ca"
+            /// Always, the certificate and the host name checked.
+            case verifyFull = "verify-full"
+        }
+
+        /// A TCP host name or address, or the folder of the server's Unix socket (starts with `/`).
+        public var host: String
+        public var port: Int
+        public var username: String
+        public var password: String?
+        public var database: String
+        public var tls: TLSMode
+        /// PEM file of the certificate authorities to trust (`sslrootcert`); nil for the system's.
+        public var rootCertificatePath: String?
+        /// Connections to the server this process opens at most.
+        public var poolSize: Int
+        /// Longest a statement may run before the server cancels it (`statement_timeout`);
+        /// nil for no limit. A store call cut short throws `StoreError.unavailable`.
+        public var statementTimeout: Duration?
+        /// Longest a store call waits for a connection (while the server is unreachable or
+        /// every connection busy) before it throws `StoreError.unavailable`.
+        public var connectionTimeout: Duration
+        /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
+        public var bcryptCost: UInt8
+
+        public init(host: String, port: Int = 5432, username: String, password: String?, database: String,
+                    tls: TLSMode = .prefer, rootCertificatePath: String? = nil, poolSize: Int = 10,
+                    statementTimeout: Duration? = .seconds(30), connectionTimeout: Duration = .seconds(10),
+                    bcryptCost: UInt8 = 10) {
+            self.host = host; self.port = port; self.username = username; self.password = password
+            self.database = database; self.tls = tls; self.rootCertificatePath = rootCertificatePath
+            self.poolSize = poolSize; self.statementTimeout = statementTimeout
+            self.connectionTimeout = connectionTimeout; self.bcryptCost = bcryptCost
+        }
+
+        /// Whether `location` names a PostgreSQL database (`postgresql://` or `postgres://`)
+        /// rather than an SQLite file.
+        public static func isDatabaseURL(_ location: String) -> Bool {
+            let lowered = location.lowercased()
+            return lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://")
+        }
+
+        /// Reads `postgresql://user:password@host:port/database?sslmode=…&sslrootcert=…`, the
+        /// form libpq takes: user, password and database percent-encoded; `host=/folder` in
+        /// the query for a Unix socket; the port 5432 and the user's name as the database
+        /// when left out.
+        public init(url text: String) throws {
+            guard Self.isDatabaseURL(text), let components = URLComponents(string: text) else {
+                throw ConfigurationError("not a postgresql:// URL: \(Self.redacted(text))")
+            }
+            var query: [String: String] = [:]
+            for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
+            let user = components.percentEncodedUser.flatMap { $0.removingPercentEncoding } ?? query["user"]
+            guard let user, !user.isEmpty else { throw ConfigurationError("the database URL names no user") }
+            let password = components.percentEncodedPassword.flatMap { $0.removingPercentEncoding } ?? query["password"]
+            var host = components.host.flatMap { $0.removingPercentEncoding } ?? ""
+            if let socketFolder = query["host"], !socketFolder.isEmpty { host = socketFolder }
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty else { throw ConfigurationError("the database URL names no host") }
+            let path = components.percentEncodedPath.dropFirst()
+            let database = path.isEmpty ? (query["dbname"] ?? user) : (String(path).removingPercentEncoding ?? String(path))
+            let modeName = query["sslmode"] ?? TLSMode.prefer.rawValue
+            guard let mode = TLSMode(rawValue: modeName) else {
+                throw ConfigurationError("sslmode \(modeName) is not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            for name in query.keys where !["sslmode", "sslrootcert", "host", "user", "password", "dbname"].contains(name) {
+                throw ConfigurationError("the database URL parameter \(name) is not supported")
+            }
+            self.init(host: host, port: components.port ?? 5432, username: user, password: password, database: database,
+                      tls: mode, rootCertificatePath: query["sslrootcert"])
+        }
+
+        /// The URL with its password replaced by `***`, for logs and messages.
+        public static func redacted(_ url: String) -> String {
+            guard var components = URLComponents(string: url), components.password != nil else { return url }
+            components.password = "***"
+            return components.string ?? "postgresql://…"
+        }
+
+        /// Where this configuration connects, without the password.
+        public var description: String {
+            let place = host.hasPrefix("/") ? "socket \(host)" : "\(host):\(port)"
+            return "postgresql \(username)@\(place)/\(database)"
+        }
+
+        /// The postgres-nio client (pool) configuration.
+        public func clientConfiguration() throws -> PostgresClient.Configuration {
+            var configuration: PostgresClient.Configuration
+            if host.hasPrefix("/") {
+                configuration = .init(unixSocketPath: socketPath, username: username, password: password, database: database)
+            } else {
+                let tls: PostgresClient.Configuration.TLS = switch tlsConfiguration() {
+                case nil: .disable
+                case let (settings, required)?: required ? .require(settings) : .prefer(settings)
+                }
+                configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
+            }
+            configuration.options.maximumConnections = max(poolSize, 1)
+            configuration.options.connectTimeout = connectionTimeout
+            configuration.options.additionalStartupParameters = startupParameters
+            return configuration
+        }
+
+        /// The same settings for one connection of its own (`PostgresStore.open`'s probe).
+        func connectionConfiguration() throws -> PostgresConnection.Configuration {
+            var configuration: PostgresConnection.Configuration
+            if host.hasPrefix("/") {
+                configuration = .init(unixSocketPath: socketPath, username: username, password: password, database: database)
+            } else {
+                let tls: PostgresConnection.Configuration.TLS = switch tlsConfiguration() {
+                case nil: .disable
+                case let (settings, required)?:
+                    required ? .require(try NIOSSLContext(configuration: settings)) : .prefer(try NIOSSLContext(configuration: settings))
+                }
+                configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
+            }
+            let timeout = connectionTimeout.components
+            configuration.options.connectTimeout = .nanoseconds(timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000)
+            configuration.options.additionalStartupParameters = startupParameters
+            return configuration
+        }
+
+        private var socketPath: String { "\(host)/.s.PGSQL.\(port)" }
+
+        /// Settings sent when connecting: the application's name and the statement timeout.
+        private var startupParameters: [(String, String)] {
+            var parameters = [("application_name", "rolo")]
+            if let statementTimeout {
+                let milliseconds = statementTimeout.components.seconds * 1000
+                    + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+                parameters.append(("statement_timeout", String(max(milliseconds, 1))))
+            }
+            return parameters
+        }
+
+        /// TLS as `sslmode` asks for it and whether the connection must have it; nil for none.
+        private func tlsConfiguration() -> (TLSConfiguration, required: Bool)? {
+            var settings = TLSConfiguration.makeClientConfiguration()
+            if let rootCertificatePath { settings.trustRoots = .file(rootCertificatePath) }
+            switch tls {
+            case .disable:
+                return nil
+            case .prefer:
+                settings.certificateVerification = .none
+                return (settings, false)
+            case .require:
+                settings.certificateVerification = .none
+                return (settings, true)
+            case .verifyCA:
+                settings.certificateVerification = .noHostnameVerification
+                return (settings, true)
+            case .verifyFull:
+                settings.certificateVerification = .fullVerification
+                return (settings, true)
+            }
+        }
+    }
+
+    /// A database URL or setting that cannot be used.
+    public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import PostgresNIO
+import RoloStore
+
+/// `addressbook-query` from the index: each leaf a semi-join on `card_index` for the book and
+/// property, comparing the fold its collation reads (`FoldedIndexEntry`: the store folds
+/// values and query texts itself, so the database compares plain text in the "C"
+/// collation, code point by code point). Index conditions only narrow the rows (a prefix of
+/// the value, the trigrams of a substring); an exact test of the value always follows.
+extension PostgresStore {
+    /// Characters of a value the B-tree indexes hold (`left(value, 200)`).
+    static let indexedPrefix = 200
+
+    public func query(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws -> [String] {
+        var sql = SQLBuilder()
+        let collection = sql.bind(collectionID)
+        let condition = Self.condition(for: predicate, collection: collection, trigrams: usesTrigramIndex, sql: &sql)
+        sql.append("SELECT r.name FROM resources r WHERE r.collection_id = \(collection) AND \(condition) ORDER BY r.name")
+        if let limit { sql.append(" LIMIT \(sql.bind(Int64(max(limit, 0))))") }
+        let query = sql.query
+        return try await autocommit { connection in
+            try await connection.rows(query).map { try $0.decode(String.self) }
+        }
+    }
+
+    public func groupMembers(collectionID: Int64, groupName: String) async throws -> [String] {
+        try await autocommit { connection in
+            try await connection.rows("""
+                SELECT m.member_uid FROM group_members m JOIN resources r ON r.id = m.resource_id
+                WHERE r.collection_id = \(collectionID) AND r.name = \(groupName) ORDER BY m.position
+                """).map { try $0.decode(String.self) }
+        }
+    }
+
+    public func groups(collectionID: Int64, containingUID uid: String) async throws -> [String] {
+        let uid = uid.withoutNUL
+        return try await autocommit { connection in
+            try await connection.rows("""
+                SELECT DISTINCT r.name FROM group_members m JOIN resources r ON r.id = m.resource_id
+                WHERE m.collection_id = \(collectionID) AND md5(m.member_uid) = md5(\(uid)) AND m.member_uid = \(uid)
+                ORDER BY r.name
+                """).map { try $0.decode(String.self) }
+        }
+    }
+
+    /// A boolean SQL expression over `resources r`.
+    static func condition(for predicate: IndexPredicate, collection: String, trigrams: Bool, sql: inout SQLBuilder) -> String {
+        switch predicate {
+        case .all(let parts):
+            guard !parts.isEmpty else { return "TRUE" }
+            return "(" + parts.map { condition(for: $0, collection: collection, trigrams: trigrams, sql: &sql) }
+                .joined(separator: " AND ") + ")"
+        case .any(let parts):
+            guard !parts.isEmpty else { return "FALSE" }
+            return "(" + parts.map { condition(for: $0, collection: collection, trigrams: trigrams, sql: &sql) }
+                .joined(separator: " OR ") + ")"
+        case .defined(let property):
+            return "r.id IN (SELECT resource_id FROM card_index WHERE collection_id = \(collection) AND property = \(sql.bind(property.uppercased())))"
+        case .notDefined(let property):
+            return "r.id NOT IN (SELECT resource_id FROM card_index WHERE collection_id = \(collection) AND property = \(sql.bind(property.uppercased())))"
+        case .textMatch(let property, let text, let collation, let match, let negate):
+            let test = textMatch(text: text, collation: collation, match: match, negate: negate, trigrams: trigrams, sql: &sql)
+            return """
+                r.id IN (SELECT c.resource_id FROM card_index c \
+                WHERE c.collection_id = \(collection) AND c.property = \(sql.bind(property.uppercased())) AND \(test))
+                """
+        }
+    }
+
+    /// The test of one index row `c`. Each collation compares its own column with the query
+    /// text folded the same way; i;octet narrows on the ASCII fold (byte-equal values have
+    /// equal folds) and compares the verbatim value. Negated: some value fails the test.
+    static func textMatch(text: String, collation: IndexPredicate.Collation, match: IndexPredicate.MatchType, negate: Bool,
+                          trigrams: Bool, sql: inout SQLBuilder) -> String {
+        let text = text.withoutNUL
+        let (column, needle): (String, String) = switch collation {
+        case .unicodeCasemap: ("c.value_unicode", CaseFolding.unicode(text))
+        case .asciiCasemap: ("c.value_ascii", CaseFolding.ascii(text))
+        case .octet: ("c.value", text)
+        }
+        let exact = exactMatch(column: column, match: match, text: needle, sql: &sql)
+        if negate { return "NOT (\(exact))" }
+        // Candidates first, from what the indexes hold: the ASCII fold for i;octet.
+        let (indexed, indexedNeedle) = collation == .octet ? ("c.value_ascii", CaseFolding.ascii(text))
+                                                            : (column, needle)
+        guard let narrowing = candidates(column: indexed, match: match, text: indexedNeedle,
+                                         substringNeedle: collation == .unicodeCasemap ? needle : CaseFolding.ascii(text),
+                                         trigrams: trigrams, sql: &sql) else { return exact }
+        return "\(narrowing) AND \(exact)"
+    }
+
+    /// A condition the indexes answer that every matching row meets, nil when none helps:
+    /// the value's first `indexedPrefix` characters for equals and starts-with, its trigrams
+    /// (both folds, joined by a line break, in one GIN index) for contains and ends-with.
+    private static func candidates(column: String, match: IndexPredicate.MatchType, text: String, substringNeedle: String,
+                                   trigrams: Bool, sql: inout SQLBuilder) -> String? {
+        let prefix = "left(\(column), \(indexedPrefix))"
+        switch match {
+        case .equals:
+            return "\(prefix) = left(\(sql.bind(text))::TEXT, \(indexedPrefix))"
+        case .startsWith:
+            guard !text.isEmpty else { return nil }
+            guard text.unicodeScalars.count <= indexedPrefix else {
+                return "\(prefix) = left(\(sql.bind(text))::TEXT, \(indexedPrefix))"
+            }
+            let lower = "\(prefix) >= \(sql.bind(text))"
+            guard let upper = TextBounds.prefixUpperBound(text) else { return lower }
+            return "\(lower) AND \(prefix) < \(sql.bind(upper))"
+        case .contains, .endsWith:
+            // pg_trgm finds nothing to look up in a needle of fewer than three characters.
+            guard trigrams, substringNeedle.unicodeScalars.count >= 3 else { return nil }
+            return "(c.value_ascii || E'\\n' || c.value_unicode) LIKE \(sql.bind("%" + likeEscaped(substringNeedle) + "%"))"
+        }
+    }
+
+    /// `text` with LIKE's wildcards and its escape character escaped.
+    static func likeEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text.unicodeScalars {
+            if character == "\\" || character == "%" || character == "_" { escaped.unicodeScalars.append("\\") }
+            escaped.unicodeScalars.append(character)
+        }
+        return escaped
+    }
+
+    /// The collation's test, by characters (code points), with no pattern syntax.
+    private static func exactMatch(column: String, match: IndexPredicate.MatchType, text: String, sql: inout SQLBuilder) -> String {
+        // Every value contains, starts and ends with the empty string.
+        if text.isEmpty && match != .equals { return "TRUE" }
+        let value = sql.bind(text)
+        return switch match {
+        case .equals: "\(column) = \(value)"
+        case .contains: "strpos(\(column), \(value)) > 0"
+        case .startsWith: "left(\(column), length(\(value))) = \(value)"
+        case .endsWith: "right(\(column), length(\(value))) = \(value)"
+        }
+    }
+}

@@ -1,0 +1,266 @@
+import Foundation
+import PostgresNIO
+import RoloStore
+
+extension PostgresStore {
+    /// The columns `resourceInfo(_:)` reads, for `resources r`.
+    static let infoColumns = "r.name, r.content_type, r.etag, r.size, r.modified, r.seq"
+
+    public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
+                            card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
+        try Naming.validateResource(name)
+        let write = ResourceWrite(name: name, data: data, contentType: contentType, card: card)
+        let now = self.now
+        let result = try await transaction { connection in
+            // The collection's row, locked until the commit: writes to one book take turns
+            // from here on, and what follows reads what the one before committed.
+            let seq = try await Self.nextSeq(connection, collectionID: collectionID, now: now)
+            let existing = try await Self.existingResource(connection, collectionID: collectionID, name: name)
+            try precondition.check(currentETag: existing?.etag)
+            if let card, let owner = try await Self.resourceName(connection, collectionID: collectionID, uid: card.uid), owner != name {
+                throw StoreError.uidConflict(existingName: owner)
+            }
+            if let existing {
+                try await Self.replace(connection, id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
+            } else if try await Self.insert(connection, write, collectionID: collectionID, seq: seq, now: now) == nil {
+                throw StoreError.alreadyExists // unreachable: name and UID were checked above
+            }
+            return PutResult(etag: write.etag, created: existing == nil, seq: seq)
+        }
+        bookChanges.publish(collectionID: collectionID, seq: result.seq)
+        return result
+    }
+
+    public func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws {
+        let author = ChangeAuthor.current
+        let now = self.now
+        let seq = try await transaction { connection in
+            let seq = try await Self.nextSeq(connection, collectionID: collectionID, now: now)
+            let existing = try await Self.existingResource(connection, collectionID: collectionID, name: name)
+            try precondition.check(currentETag: existing?.etag)
+            guard let existing else { throw StoreError.notFound }
+            try await Self.removeResource(connection, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now,
+                                          author: author)
+            return seq
+        }
+        bookChanges.publish(collectionID: collectionID, seq: seq)
+    }
+
+    public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
+        try await autocommit { connection in
+            try await connection.first("""
+                SELECT \(unescaped: Self.infoColumns), r.data FROM resources r
+                WHERE r.collection_id = \(collectionID) AND r.name = \(name)
+                """).map { row in
+                var columns = Columns(row)
+                return try Self.storedResource(&columns)
+            }
+        }
+    }
+
+    /// Collection and resource in one statement.
+    public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
+        guard !collectionPath.isEmpty else { return nil }
+        let path = Self.joined(collectionPath)
+        return try await autocommit { connection in
+            try await connection.first("""
+                SELECT \(unescaped: Self.collectionColumns), \(unescaped: Self.infoColumns), r.data
+                FROM users u JOIN collections c ON c.owner_id = u.id JOIN resources r ON r.collection_id = c.id
+                WHERE u.name = \(owner) AND c.path = \(path) AND r.name = \(name)
+                """).map { row in
+                var columns = Columns(row)
+                return LocatedResource(collection: try Self.collectionInfo(&columns), resource: try Self.storedResource(&columns))
+            }
+        }
+    }
+
+    public func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo? {
+        try await autocommit { connection in
+            try await connection.first("""
+                SELECT \(unescaped: Self.infoColumns) FROM resources r WHERE r.collection_id = \(collectionID) AND r.name = \(name)
+                """).map { row in
+                var columns = Columns(row)
+                return try Self.resourceInfo(&columns)
+            }
+        }
+    }
+
+    /// The collection and, when present, its member `name`, in one statement.
+    public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
+        guard !path.isEmpty else { return nil }
+        let joined = Self.joined(path)
+        return try await autocommit { connection in
+            try await connection.first("""
+                SELECT \(unescaped: Self.collectionColumns), \(unescaped: Self.infoColumns)
+                FROM users u JOIN collections c ON c.owner_id = u.id
+                LEFT JOIN resources r ON r.collection_id = c.id AND r.name = \(name)
+                WHERE u.name = \(owner) AND c.path = \(joined)
+                """).map { row in
+                var columns = Columns(row)
+                let collection = try Self.collectionInfo(&columns)
+                return CollectionMember(collection: collection, resource: columns.nextIsNull ? nil : try Self.resourceInfo(&columns))
+            }
+        }
+    }
+
+    public func resourceName(collectionID: Int64, uid: String) async throws -> String? {
+        try await autocommit { connection in try await Self.resourceName(connection, collectionID: collectionID, uid: uid) }
+    }
+
+    // MARK: Helpers shared with import and transfer
+
+    /// Moves the collection's seq on and returns it, locking the collection's row until
+    /// the transaction ends; `StoreError.notFound` when there is no such collection.
+    static func nextSeq(_ connection: Connection, collectionID: Int64, now: Double) async throws -> Int64 {
+        guard let row = try await connection.first("""
+            UPDATE collections SET sync_seq = sync_seq + 1, modified = \(now) WHERE id = \(collectionID) RETURNING sync_seq
+            """) else { throw StoreError.notFound }
+        return try row.decode(Int64.self)
+    }
+
+    static func resourceName(_ connection: Connection, collectionID: Int64, uid: String) async throws -> String? {
+        let uid = uid.withoutNUL
+        return try await connection.first("""
+            SELECT name FROM resources WHERE collection_id = \(collectionID) AND md5(uid) = md5(\(uid)) AND uid = \(uid)
+            """)?.decode(String.self)
+    }
+
+    static func existingResource(_ connection: Connection, collectionID: Int64, name: String) async throws -> (id: Int64, etag: String)? {
+        guard let row = try await connection.first("""
+            SELECT id, etag FROM resources WHERE collection_id = \(collectionID) AND name = \(name)
+            """) else { return nil }
+        let (id, etag) = try row.decode((Int64, String).self)
+        return (id, etag)
+    }
+
+    /// Inserts a new resource with its index, member and change rows in one statement;
+    /// nil (and nothing written) when the book already has a resource with this name or UID.
+    static func insert(_ connection: Connection, _ write: ResourceWrite, collectionID: Int64, seq: Int64,
+                       now: Double) async throws -> Int64? {
+        var sql = SQLBuilder()
+        let resource = """
+            INSERT INTO resources (collection_id, name, content_type, etag, size, modified, seq, uid, kind, data)
+            VALUES (\(sql.bind(collectionID)), \(sql.bind(write.name)), \(sql.bind(write.contentType)), \(sql.bind(write.etag)),
+                    \(sql.bind(Int64(write.data.count))), \(sql.bind(now)), \(sql.bind(seq)), \(bindOptional(&sql, write.card?.uid.withoutNUL)),
+                    \(bindOptional(&sql, write.card?.kind)), \(try sql.bind(write.data)))
+            ON CONFLICT DO NOTHING RETURNING id
+            """
+        sql.append("WITH r AS (\(resource)), ")
+        appendRows(of: write, resourceID: "(SELECT id FROM r)", from: "r", collectionID: collectionID, seq: seq, now: now, to: &sql)
+        sql.append(" SELECT id FROM r")
+        return try await connection.first(sql.query)?.decode(Int64.self)
+    }
+
+    /// Replaces the resource `id` (same name) and its rows, in one statement: the old index
+    /// and member rows are deleted by the snapshot the statement started with, which does
+    /// not hold the new ones.
+    static func replace(_ connection: Connection, id: Int64, with write: ResourceWrite, collectionID: Int64, seq: Int64,
+                        now: Double) async throws {
+        var sql = SQLBuilder()
+        let idPlaceholder = sql.bind(id)
+        let resource = """
+            UPDATE resources SET content_type = \(sql.bind(write.contentType)), etag = \(sql.bind(write.etag)),
+                size = \(sql.bind(Int64(write.data.count))), modified = \(sql.bind(now)), seq = \(sql.bind(seq)),
+                uid = \(bindOptional(&sql, write.card?.uid.withoutNUL)), kind = \(bindOptional(&sql, write.card?.kind)),
+                data = \(try sql.bind(write.data))
+            WHERE id = \(idPlaceholder) RETURNING id
+            """
+        sql.append("""
+            WITH r AS (\(resource)),
+            old_entries AS (DELETE FROM card_index WHERE resource_id = \(idPlaceholder)),
+            old_members AS (DELETE FROM group_members WHERE resource_id = \(idPlaceholder)),
+            """)
+        appendRows(of: write, resourceID: "(SELECT id FROM r)", from: "r", collectionID: collectionID, seq: seq, now: now, to: &sql)
+        sql.append(" SELECT id FROM r")
+        try await connection.execute(sql.query)
+    }
+
+    /// CTEs writing the card's index and member rows and its change row, for the resource
+    /// the CTE `from` returns (no rows: nothing written).
+    private static func appendRows(of write: ResourceWrite, resourceID: String, from: String, collectionID: Int64, seq: Int64,
+                                   now: Double, to sql: inout SQLBuilder) {
+        let entries = write.entries
+        let collection = sql.bind(collectionID)
+        let positions = sql.bind(entries.indices.map { Int32($0) })
+        let properties = sql.bind(entries.map(\.property))
+        let values = sql.bind(entries.map { $0.value.withoutNUL })
+        let asciiFolds = sql.bind(entries.map { $0.asciiFold.withoutNUL })
+        let unicodeFolds = sql.bind(entries.map { $0.unicode.withoutNUL })
+        let members = write.card?.members ?? []
+        let memberPositions = sql.bind(members.indices.map { Int32($0) })
+        let memberUIDs = sql.bind(members.map(\.withoutNUL))
+        sql.append("""
+            entries AS (
+                INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
+                SELECT \(resourceID), e.position, \(collection), e.property, e.value, e.ascii, e.unicode
+                FROM \(from), unnest(\(positions)::INTEGER[], \(properties)::TEXT[], \(values)::TEXT[], \(asciiFolds)::TEXT[],
+                                     \(unicodeFolds)::TEXT[]) AS e(position, property, value, ascii, unicode)),
+            members AS (
+                INSERT INTO group_members (resource_id, position, collection_id, member_uid)
+                SELECT \(resourceID), m.position, \(collection), m.uid
+                FROM \(from), unnest(\(memberPositions)::INTEGER[], \(memberUIDs)::TEXT[]) AS m(position, uid)),
+            change AS (
+                \(recordChangeSQL(&sql, collection: collection, seq: seq, name: write.name, deleted: false, now: now,
+                                  author: write.author, from: from)))
+            """)
+    }
+
+    /// Deletes the resource (index and member rows cascade) and its dead properties, and
+    /// leaves a tombstone in the change log.
+    static func removeResource(_ connection: Connection, collectionID: Int64, id: Int64, name: String, seq: Int64, now: Double,
+                               author: ChangeAuthor?) async throws {
+        var sql = SQLBuilder()
+        let collection = sql.bind(collectionID)
+        sql.append("""
+            WITH gone AS (DELETE FROM resources WHERE id = \(sql.bind(id))),
+            properties AS (DELETE FROM dead_properties WHERE collection_id = \(collection) AND resource = \(sql.bind(name)))
+            \(recordChangeSQL(&sql, collection: collection, seq: seq, name: name, deleted: true, now: now, author: author, from: nil))
+            """)
+        try await connection.execute(sql.query)
+    }
+
+    /// Makes `seq` the latest change of `name`, replacing the previous one; selected from
+    /// `from` (a CTE: no row, no change) when given.
+    static func recordChangeSQL(_ sql: inout SQLBuilder, collection: String, seq: Int64, name: String, deleted: Bool, now: Double,
+                                author: ChangeAuthor?, from: String?) -> String {
+        // Typed: a NULL's type is not known from a select list.
+        let values = """
+            \(collection)::BIGINT, \(sql.bind(seq))::BIGINT, \(sql.bind(name))::TEXT, \(sql.bind(deleted))::BOOLEAN,
+            \(sql.bind(now))::DOUBLE PRECISION, \(bindOptional(&sql, author?.user))::TEXT,
+            \(bindOptional(&sql, author?.credentialID))::BIGINT
+            """
+        return """
+            INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential)
+            \(from.map { "SELECT \(values) FROM \($0)" } ?? "VALUES (\(values))")
+            ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at,
+                actor_user = excluded.actor_user, actor_credential = excluded.actor_credential
+            """
+    }
+
+    /// Reads the columns in the order of `infoColumns`.
+    static func resourceInfo(_ columns: inout Columns) throws -> ResourceInfo {
+        let name = try columns.next(String.self)
+        let contentType = try columns.next(String.self)
+        let etag = try columns.next(String.self)
+        let size = try columns.next(Int64.self)
+        let modified = try columns.date()
+        let seq = try columns.next(Int64.self)
+        return ResourceInfo(name: name, contentType: contentType, etag: etag, size: Int(size), modified: modified, seq: seq)
+    }
+
+    /// Reads `infoColumns` and then the body; a NULL body is one left in the store.
+    static func storedResource(_ columns: inout Columns) throws -> StoredResource {
+        let info = try resourceInfo(&columns)
+        guard let data = try columns.next(Data?.self) else { return StoredResource(info: info, data: Data(), bodyLeftOut: true) }
+        return StoredResource(info: info, data: data)
+    }
+}
+
+/// Binds an optional value (NULL for nil) and returns its placeholder.
+func bindOptional<Value: PostgresDynamicTypeEncodable>(_ sql: inout SQLBuilder, _ value: Value?) -> String {
+    guard let value else {
+        sql.binds.appendNull()
+        return "$\(sql.binds.count)"
+    }
+    return sql.bind(value)
+}

@@ -1,0 +1,311 @@
+import Foundation
+import Logging
+import PostgresNIO
+import RoloStore
+import Synchronization
+
+/// `RoloStore` on PostgreSQL (postgres-nio's pooled client), so that several Rolo processes
+/// can serve one database. The same semantics as `SQLiteStore`, proven by the same store
+/// tests: every write is one transaction that first locks its collection's row (the
+/// `UPDATE … sync_seq = sync_seq + 1` that hands out the seq), then decides its
+/// preconditions on what is committed by then, so two racing writes to one book are
+/// serialised and never both win. Reads are single statements (one snapshot each).
+///
+/// A lost or unreachable server makes calls throw `StoreError.unavailable` (the server
+/// answers 503) after at most `Configuration.connectionTimeout`; the pool reconnects by
+/// itself. Not `ImmediateResourceReads`: every read is a round trip.
+///
+/// Open with `open(_:)`, which runs the migrations (once, under an advisory lock, whatever
+/// the number of processes starting), and `close()` when done.
+public final class PostgresStore: RoloStore, Sendable {
+    public let configuration: Configuration
+    /// Time stamped on everything written; `.fixed` for deterministic test servers.
+    public let clock: StoreClock
+    /// Committed changes of books, for push (published after each commit).
+    public let bookChanges = BookChangeFeed()
+    let client: PostgresClient
+    let logger: Logger
+    /// The client's background work (connections, keep-alives), until `close()`.
+    private let running: Task<Void, Never>
+    /// The key of app-password hashes, kept in the database (`settings`).
+    private let pepperValue = Mutex<Data>(Data())
+    /// Whether the schema has the trigram index (pg_trgm was available), which the
+    /// substring queries then add as a candidate filter.
+    private let trigramIndex = Mutex(false)
+
+    private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        let client = PostgresClient(configuration: try configuration.clientConfiguration(), backgroundLogger: logger)
+        self.client = client
+        running = Task { await client.run() }
+    }
+
+    /// Connects, migrates the schema and loads the server's secrets. Throws
+    /// `StoreError.unavailable` when the server cannot be reached within the connection timeout.
+    public static func open(_ configuration: Configuration, clock: StoreClock = .system,
+                            logger: Logger = PostgresStore.defaultLogger) async throws -> PostgresStore {
+        let store = try PostgresStore(configuration: configuration, clock: clock, logger: logger)
+        do {
+            // Also gives the client's run task time to start before the first lease.
+            try await store.probe()
+            try await store.migrate()
+            let pepper = try await store.loadPepper()
+            store.pepperValue.withLock { $0 = pepper }
+            let trigrams = try await store.hasTrigramIndex()
+            store.trigramIndex.withLock { $0 = trigrams }
+        } catch {
+            await store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// The client's background log: notices and worse (a failed connection attempt, logged
+    /// at info by postgres-nio at every retry, would fill the log while the server is away;
+    /// the 503 answers say it).
+    public static var defaultLogger: Logger {
+        var logger = Logger(label: "rolo.postgres")
+        logger.logLevel = .notice
+        return logger
+    }
+
+    /// One connection of its own, at once: a wrong host, password or certificate is told in
+    /// words, where the pool would keep retrying until the connection timeout.
+    private func probe() async throws {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: try configuration.connectionConfiguration(),
+                                                              id: 0, logger: logger)
+        } catch {
+            throw StoreError.unavailable(Self.describe(error))
+        }
+        try? await connection.close()
+    }
+
+    /// What went wrong, in words: the server's message, else the underlying error (a refused
+    /// connection, a certificate), never the query or its values.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] { return message }
+        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+        return "\(error.code)"
+    }
+
+    /// Closes every connection. Calls made afterwards throw.
+    public func close() async {
+        running.cancel()
+        await running.value
+    }
+
+    /// Seconds since 1970 by the store's clock, as the tables keep them.
+    var now: Double { clock.now.timeIntervalSince1970 }
+
+    var pepper: Data { pepperValue.withLock { $0 } }
+
+    var usesTrigramIndex: Bool { trigramIndex.withLock { $0 } }
+
+    var bcryptCost: UInt8 { configuration.bcryptCost }
+
+    // MARK: Connections and transactions
+
+    /// Runs `body` on one pooled connection outside a transaction: each statement its own
+    /// snapshot, a write committed by itself (reads, and writes of one statement). A
+    /// connection found lost is tried once more.
+    func autocommit<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+        do {
+            return try await leased(body)
+        } catch where Self.isConnectionLost(error) {
+            return try await mapped { try await self.leased(body) }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Runs `body` in a transaction (READ COMMITTED) on one connection: committed when it
+    /// returns, rolled back when it throws. A deadlock or serialization failure runs it again,
+    /// and so does a connection lost before COMMIT was sent (then nothing was committed).
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await leased { connection in
+                    try await connection.execute("BEGIN")
+                    let value: T
+                    do {
+                        value = try await body(connection)
+                    } catch {
+                        await connection.rollback()
+                        throw error
+                    }
+                    do {
+                        try await connection.execute("COMMIT")
+                    } catch {
+                        // Committed or not: nobody can tell. Never run again.
+                        throw CommitFailed(underlying: error)
+                    }
+                    return value
+                }
+            } catch let failure as CommitFailed {
+                throw Self.mapped(failure.underlying)
+            } catch where attempt < 4 && (Self.isRetryable(error) || Self.isConnectionLost(error)) {
+                continue
+            } catch {
+                throw Self.mapped(error)
+            }
+        }
+    }
+
+    private struct CommitFailed: Error { var underlying: any Error }
+
+    /// Set once a lease was granted, so that its deadline no longer applies.
+    private final class LeaseFlag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
+    }
+
+    /// `body` with a leased connection, waiting at most `connectionTimeout` for the lease:
+    /// the pool keeps a request waiting while it cannot connect (up to a minute), where a
+    /// client should get its 503 quickly.
+    private func leased<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+        let got = LeaseFlag()
+        let timeout = configuration.connectionTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { [client, logger] in
+                try await client.withConnection { connection in
+                    got.set()
+                    return try await body(Connection(connection: connection, logger: logger))
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                if got.isSet { return nil }
+                throw StoreError.unavailable("no connection to the database within \(timeout)")
+            }
+            defer { group.cancelAll() }
+            while let next = try await group.next() {
+                if let value = next { return value }
+            }
+            throw CancellationError()
+        }
+    }
+
+    private func mapped<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw Self.mapped(error) }
+    }
+
+    /// The SQLSTATE of a server error, nil for other errors.
+    static func sqlState(_ error: any Error) -> String? {
+        guard let error = error as? PSQLError, error.code == .server else { return nil }
+        return error.serverInfo?[.sqlState]
+    }
+
+    static func isUniqueViolation(_ error: any Error) -> Bool { sqlState(error) == "23505" }
+
+    /// Deadlock or serialization failure: the transaction can simply run again.
+    static func isRetryable(_ error: any Error) -> Bool {
+        guard let state = sqlState(error) else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
+    /// The connection broke (server restarted, network cut): nothing more can run on it.
+    static func isConnectionLost(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        return [.serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection].contains(error.code)
+    }
+
+    /// Errors of reaching the server become `StoreError.unavailable`; others pass unchanged.
+    static func mapped(_ error: any Error) -> any Error {
+        if error is StoreError || error is CancellationError { return error }
+        if let error = error as? PSQLError {
+            switch error.code {
+            case .server:
+                let state = error.serverInfo?[.sqlState] ?? ""
+                // Connection exceptions, shutdowns, too many connections, statement timeout.
+                if state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "57014"].contains(state) {
+                    return StoreError.unavailable(describe(error))
+                }
+                return error
+            case .tooManyParameters, .invalidCommandTag, .messageDecodingFailure, .unexpectedBackendMessage:
+                return error
+            default:
+                return StoreError.unavailable(describe(error))
+            }
+        }
+        // The pool's own errors (its circuit breaker after failed connection attempts) and
+        // NIO's connection errors (refused, timed out, reset).
+        let type = String(reflecting: Swift.type(of: error))
+        if ["ConnectionPoolError", "NIOConnectionError", "IOError", "ChannelError", "NIOSSLError", "BoringSSLError"]
+            .contains(where: type.contains) {
+            return StoreError.unavailable("\(error)")
+        }
+        return error
+    }
+}
+
+/// One leased connection, as the store's extensions use it.
+struct Connection: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// Every row of the statement.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await connection.query(query, logger: logger).collect()
+    }
+
+    /// Runs a statement, dropping its rows.
+    func execute(_ query: PostgresQuery) async throws {
+        _ = try await rows(query)
+    }
+
+    /// The first row, nil when none.
+    func first(_ query: PostgresQuery) async throws -> PostgresRow? {
+        try await rows(query).first
+    }
+
+    /// Ends a failed transaction; a connection that cannot is closed, so that the pool never
+    /// hands out one still inside a transaction.
+    func rollback() async {
+        do {
+            try await execute("ROLLBACK")
+        } catch {
+            try? await connection.close()
+        }
+    }
+}
+
+/// A statement whose text is assembled from parts (queries, named lookups), with numbered
+/// placeholders for the values bound as it grows.
+struct SQLBuilder {
+    var text = ""
+    var binds = PostgresBindings()
+
+    init(_ text: String = "") { self.text = text }
+
+    /// Binds `value` and returns its placeholder (`$n`).
+    mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    mutating func bind<Value: PostgresThrowingDynamicTypeEncodable>(_ value: Value) throws -> String {
+        try binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    mutating func append(_ sql: String) { text += sql }
+
+    var query: PostgresQuery { PostgresQuery(unsafeSQL: text, binds: binds) }
+}
+
+extension String {
+    /// PostgreSQL's text cannot hold NUL: text derived from a card's bytes (index values,
+    /// UIDs, group members) has it replaced by U+FFFD. No query text can hold a NUL (XML
+    /// forbids it), so no answer changes; the card's bytes are stored verbatim.
+    var withoutNUL: String {
+        unicodeScalars.contains("\0") ? String(String.UnicodeScalarView(unicodeScalars.map { $0 == "\0" ? "\u{FFFD}" : $0 })) : self
+    }
+}

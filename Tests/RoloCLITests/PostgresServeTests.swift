@@ -1,0 +1,121 @@
+import Foundation
+import PostgresTestSupport
+import Testing
+
+/// `rolo serve` and the admin commands on PostgreSQL, as an operator runs them: the built
+/// binary with a `postgresql://` URL, talking HTTP to clients while other `rolo` processes
+/// use the same database.
+@Suite struct PostgresServeTests {
+    static let card = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:pg-1\r\nFN:Paula Gres\r\nEMAIL:paula@example.com\r\nEND:VCARD\r\n"
+    static let second = "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:pg-2\r\nFN:Otto Gres\r\nEND:VCARD\r\n"
+    static let syncBody = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:sync-collection xmlns:d="DAV:"><d:sync-token>TOKEN</d:sync-token><d:sync-level>1</d:sync-level>\
+        <d:prop><d:getetag/></d:prop></d:sync-collection>
+        """
+
+    @Test func aServerOnPostgreSQLStoresServesAndSyncsCards() async throws {
+        let database = try await TestDatabase.create()
+        do {
+            try await serveAndSync(url: database.url)
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
+    private func serveAndSync(url: String) async throws {
+        let add = try await RoloBinary.run(["user", "add", "dana", "--password-stdin", "--database", url], stdin: "dana-pass\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: url, extra: ["--database-pool-size", "4"])
+        let port = try await serve.waitUntilListening()
+        let book = "http://127.0.0.1:\(port)/dav/addressbooks/dana/default/"
+        let auth = ["-u", "dana:dana-pass"]
+
+        let created = try await curlStatus(auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "-H", "If-None-Match: *",
+                                                   "--data-binary", Self.card, book + "pg-1.vcf"])
+        #expect(created == 201)
+        #expect(try await curl(auth + [book + "pg-1.vcf"]) == Self.card)
+        let head = try await curl(auth + ["-I", book + "pg-1.vcf"])
+        #expect(head.contains("ETag: \""), "\(head)")
+        // The same If-None-Match again: the card exists now.
+        #expect(try await curlStatus(auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "-H", "If-None-Match: *",
+                                             "--data-binary", Self.card, book + "pg-1.vcf"]) == 412)
+
+        let initial = try await curl(auth + ["-X", "REPORT", "-H", "Content-Type: application/xml",
+                                             "--data-binary", Self.syncBody.replacingOccurrences(of: "TOKEN", with: ""), book])
+        #expect(initial.contains("/dav/addressbooks/dana/default/pg-1.vcf"), "\(initial)")
+        let token = try #require(Self.syncToken(in: initial), "\(initial)")
+
+        // Another process on the same database while the server runs: the admin commands.
+        let users = try await RoloBinary.run(["user", "list", "--database", url])
+        #expect(users.status == 0 && users.stdout == "dana\n", "\(users.stderr)")
+
+        #expect(try await curlStatus(auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary", Self.second,
+                                             book + "pg-2.vcf"]) == 201)
+        #expect(try await curlStatus(auth + ["-X", "DELETE", book + "pg-1.vcf"]) == 204)
+        let changes = try await curl(auth + ["-X", "REPORT", "-H", "Content-Type: application/xml",
+                                             "--data-binary", Self.syncBody.replacingOccurrences(of: "TOKEN", with: token), book])
+        #expect(changes.contains("/dav/addressbooks/dana/default/pg-2.vcf"), "\(changes)")
+        #expect(changes.contains("/dav/addressbooks/dana/default/pg-1.vcf") && changes.contains("404"), "\(changes)")
+        #expect(Self.syncToken(in: changes) != token)
+
+        let query = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav"><d:prop><d:getetag/></d:prop>\
+            <c:filter><c:prop-filter name="FN"><c:text-match match-type="contains">OTTO</c:text-match></c:prop-filter></c:filter>\
+            </c:addressbook-query>
+            """
+        let found = try await curl(auth + ["-X", "REPORT", "-H", "Depth: 1", "-H", "Content-Type: application/xml",
+                                           "--data-binary", query, book])
+        #expect(found.contains("pg-2.vcf") && !found.contains("pg-1.vcf"), "\(found)")
+
+        let check = try await RoloBinary.run(["check", "--database", url])
+        #expect(check.status == 0 && check.stdout.hasPrefix("ok: postgresql://"), "\(check.stdout) \(check.stderr)")
+        let export = try await RoloBinary.run(["export", "dana", "default", "--database", url])
+        #expect(export.status == 0 && export.stdout == Self.second, "\(export.stderr)")
+        let backup = try await RoloBinary.run(["backup", "/tmp/rolo-never-\(UUID().uuidString).sqlite", "--database", url])
+        #expect(backup.status != 0 && backup.stderr.contains("pg_dump"), "\(backup.stderr)")
+        #expect(await serve.terminate() == 0)
+    }
+
+    /// The database goes away under a running server: requests get 503 with Retry-After
+    /// (not a hang, not a 500, not a 401); when it is back the server answers again by itself.
+    @Test func aLostDatabaseGives503UntilItIsBack() async throws {
+        let cluster = try await TestPostgres.onThread { try TestPostgres.startCluster() }
+        defer { cluster.stop() }
+        let add = try await RoloBinary.run(["user", "add", "erin", "--password-stdin", "--database", cluster.url],
+                                           stdin: "erin-pass\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: cluster.url, extra: ["--database-connection-timeout", "2"])
+        let port = try await serve.waitUntilListening()
+        let home = "/dav/addressbooks/erin/"
+        #expect(try await propfindStatus(port: port, path: home, user: "erin", password: "erin-pass") == 207)
+
+        try await TestPostgres.onThread { try cluster.shutDown() }
+        let answer = try await curl(["-i", "-X", "PROPFIND", "-H", "Depth: 1", "-u", "erin:erin-pass",
+                                     "http://127.0.0.1:\(port)\(home)"])
+        #expect(answer.hasPrefix("HTTP/1.1 503"), "\(answer)")
+        #expect(answer.lowercased().contains("retry-after: 5"), "\(answer)")
+        // A client whose password is not cached gets the same 503, and no failed login counted.
+        let stranger = try await curl(["-i", "-u", "erin:not-cached", "http://127.0.0.1:\(port)\(home)"])
+        #expect(stranger.hasPrefix("HTTP/1.1 503"), "\(stranger)")
+
+        try await TestPostgres.onThread { try cluster.restart() }
+        var status = 0
+        let deadline = ContinuousClock.now + .seconds(90)
+        while status != 207, ContinuousClock.now < deadline {
+            status = try await propfindStatus(port: port, path: home, user: "erin", password: "erin-pass")
+            if status != 207 { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        #expect(status == 207)
+        #expect(await serve.terminate() == 0)
+    }
+
+    static func syncToken(in multistatus: String) -> String? {
+        guard let start = multistatus.range(of: "<d:sync-token>") ?? multistatus.range(of: "sync-token>"),
+              let end = multistatus.range(of: "</", range: start.upperBound..<multistatus.endIndex) else { return nil }
+        return String(multistatus[start.upperBound..<end.lowerBound])
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import PostgresNIO
+import PostgresTestSupport
+@testable import RoloPostgres
+import RoloStore
+import Testing
+
+/// What only the PostgreSQL store has: its URL settings, migrations shared by several
+/// processes, several processes writing one book, a server that goes away and comes back.
+/// Its semantics are the shared suites' (`StoreBackend.postgres`).
+@Suite(.closesStores) struct PostgresStoreTests {
+    @Test func urlsSayHostPortUserPasswordDatabaseAndTLS() throws {
+        let full = try PostgresStore.Configuration(url: "postgresql://ro%40lo:p%3Ass@db.example:6432/rolo%20data?sslmode=verify-full&sslrootcert=/etc/ca.pem")
+        #expect(full.host == "db.example" && full.port == 6432 && full.username == "ro@lo" && full.password == "p:ss")
+        #expect(full.database == "rolo data" && full.tls == .verifyFull && full.rootCertificatePath == "/etc/ca.pem")
+        let short = try PostgresStore.Configuration(url: "postgres://rolo@localhost/rolo")
+        #expect(short.port == 5432 && short.password == nil && short.tls == .prefer)
+        let socket = try PostgresStore.Configuration(url: "postgresql://rolo@/rolo?host=/var/run/postgresql")
+        #expect(socket.host == "/var/run/postgresql" && socket.database == "rolo")
+        #expect(try PostgresStore.Configuration(url: "postgresql://rolo@[::1]:5433").database == "rolo")
+        for bad in ["postgresql://db.example/rolo", "postgresql://rolo@db.example/rolo?sslmode=sometimes",
+                    "postgresql://rolo@db.example/rolo?application_name=x", "/var/lib/rolo.sqlite"] {
+            #expect(throws: PostgresStore.ConfigurationError.self, "\(bad)") { try PostgresStore.Configuration(url: bad) }
+        }
+        #expect(PostgresStore.Configuration.redacted("postgresql://rolo:secret@h/db") == "postgresql://rolo:***@h/db")
+        #expect(PostgresStore.Configuration.isDatabaseURL("POSTGRESQL://x@y/z"))
+        #expect(!PostgresStore.Configuration.isDatabaseURL("./rolo-data/rolo.sqlite"))
+    }
+
+    /// Processes starting at once against a new database: one migrates (under the advisory
+    /// lock), the others wait and find the schema done; every one of them works.
+    @Test func storesOpeningANewDatabaseTogetherMigrateItOnce() async throws {
+        let database = try await TestDatabase.create()
+        let stores = try await withThrowingTaskGroup(of: PostgresStore.self) { group in
+            for _ in 0..<4 { group.addTask { try await PostgresStore.open(try database.configuration(poolSize: 2)) } }
+            return try await group.reduce(into: [PostgresStore]()) { $0.append($1) }
+        }
+        StoreCleanups.schedule {
+            for store in stores { await store.close() }
+            await database.drop()
+        }
+        #expect(stores.count == 4)
+        #expect(try await stores[0].appliedMigrations() == PostgresStore.migrations.map(\.version))
+        try await stores[1].createUser(name: "alice", password: "pw")
+        #expect(try await stores[3].listUsers() == ["alice"])
+        // The app-password pepper is one for all: a token made through one store checks through another.
+        let token = try await stores[2].createAppPassword(user: "alice", name: "phone", readOnly: false, books: nil)
+        #expect(try await stores[0].checkAppPassword(user: "alice", secret: token.secret)?.id == token.appPassword.id)
+        #expect(try await stores[3].integrityCheck() == [])
+    }
+
+    /// Two processes writing one card with the same If-Match: exactly one wins each round,
+    /// and the book's seq moves once per winner.
+    @Test func racingIfMatchWritesFromTwoProcessesNeverBothWin() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let database = try #require(fixture.store as? PostgresStore).configuration
+        let other = try await PostgresStore.open(database)
+        StoreCleanups.schedule { await other.close() }
+        let stores: [any RoloStore] = [fixture.store, other]
+        for round in 0..<20 {
+            let base = try await fixture.put("race.vcf", fn: "Base \(round)")
+            let wins = await withTaskGroup(of: Int.self) { group in
+                for (index, store) in stores.enumerated() {
+                    group.addTask {
+                        let data = Data(vcard(uid: "race.vcf", fn: "Round \(round) process \(index)").utf8)
+                        let card = CardMetadata(uid: "race.vcf", kind: "individual", indexEntries: [], members: [])
+                        do {
+                            _ = try await store.putResource(collectionID: fixture.book.id, name: "race.vcf", data: data,
+                                                            contentType: "text/vcard", card: card, precondition: .ifMatch([base.etag]))
+                            return 1
+                        } catch {
+                            #expect(error as? StoreError == .preconditionFailed)
+                            return 0
+                        }
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            #expect(wins == 1, "round \(round)")
+            #expect(try await other.collection(id: fixture.book.id)?.syncSeq == Int64(round * 2 + 2))
+        }
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
+    @Test func theStatementTimeoutAndApplicationNameReachTheServer() async throws {
+        let database = try await TestDatabase.create()
+        var configuration = try database.configuration()
+        configuration.statementTimeout = .milliseconds(1500)
+        let store = try await PostgresStore.open(configuration)
+        StoreCleanups.schedule {
+            await store.close()
+            await database.drop()
+        }
+        let settings = try await store.autocommit { connection in
+            try await connection.first("SELECT current_setting('statement_timeout'), current_setting('application_name')")?
+                .decode((String, String).self)
+        }
+        #expect(settings?.0 == "1500ms" && settings?.1 == "rolo")
+        // A statement that runs longer is cancelled by the server: the store says unavailable.
+        await #expect(throws: StoreError.self) {
+            try await store.autocommit { connection in try await connection.execute("SELECT pg_sleep(3)") }
+        }
+    }
+
+    /// The condition a contains or ends-with query puts on an index row is one the trigram
+    /// index answers (the planner takes it for big books; measured in Docs/scale-out.md),
+    /// for every collation, and the answers are exact.
+    @Test func substringQueriesMatchTheTrigramIndex() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        #expect(store.usesTrigramIndex, "pg_trgm ships with Debian's server: the test server has the index")
+        for index in 0..<50 { try await fixture.put("c\(index).vcf", fn: "Person Number \(index)") }
+        for collation in [IndexPredicate.Collation.unicodeCasemap, .asciiCasemap, .octet] {
+            for match in [IndexPredicate.MatchType.contains, .endsWith] {
+                var sql = SQLBuilder()
+                let test = PostgresStore.textMatch(text: "Number 4", collation: collation, match: match, negate: false,
+                                                   trigrams: true, sql: &sql)
+                // Only the trigram condition can use an index here: with scans priced out,
+                // the plan takes the index whenever the expressions match.
+                sql.append("EXPLAIN SELECT c.resource_id FROM card_index c WHERE \(test)")
+                let query = sql.query
+                let plan = try await store.autocommit { connection in
+                    try await connection.execute("SET enable_seqscan = off")
+                    let lines = try await connection.rows(query).map { try $0.decode(String.self) }
+                    try await connection.execute("RESET enable_seqscan")
+                    return lines
+                }
+                #expect(plan.contains { $0.contains("card_index_trigrams") }, "\(collation) \(match): \(plan.joined(separator: "\n"))")
+            }
+        }
+        let predicate = IndexPredicate.textMatch(property: "FN", text: "number 4", collation: .asciiCasemap, match: .contains, negate: false)
+        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: predicate, limit: nil)
+                == ["c4.vcf"] + (40..<50).map { "c\($0).vcf" })
+        let octet = IndexPredicate.textMatch(property: "FN", text: "number 4", collation: .octet, match: .contains, negate: false)
+        #expect(try await fixture.store.query(collectionID: fixture.book.id, predicate: octet, limit: nil).isEmpty)
+    }
+
+    /// sslmode as libpq reads it: `require` encrypts without checking the certificate,
+    /// `verify-full` checks it against `sslrootcert` and refuses it without, `disable` never
+    /// encrypts. A refusal is told at once, in words.
+    @Test func tlsToTheServerFollowsTheSSLMode() async throws {
+        let cluster = try await TestPostgres.onThread { try TestPostgres.startCluster(ssl: true) }
+        defer { cluster.stop() }
+        func encrypted(_ query: String) async throws -> Bool? {
+            var configuration = try PostgresStore.Configuration(url: cluster.url + query)
+            configuration.poolSize = 1
+            let store = try await PostgresStore.open(configuration)
+            let ssl = try await store.autocommit { connection in
+                try await connection.first("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")?.decode(Bool.self)
+            }
+            await store.close()
+            return ssl
+        }
+        #expect(try await encrypted("?sslmode=require") == true)
+        #expect(try await encrypted("?sslmode=verify-full&sslrootcert=\(cluster.certificatePath)") == true)
+        #expect(try await encrypted("?sslmode=verify-ca&sslrootcert=\(cluster.certificatePath)") == true)
+        #expect(try await encrypted("?sslmode=disable") == false)
+        #expect(try await encrypted("") == true, "prefer, the default, takes TLS when offered")
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await encrypted("?sslmode=verify-full")
+        } throws: { error in
+            guard case StoreError.unavailable(let reason) = error else { return false }
+            return reason.contains("CERTIFICATE_VERIFY_FAILED")
+        }
+        #expect(ContinuousClock.now - started < .seconds(8), "refused at once, not after the connection timeout")
+    }
+
+    /// The server stops (as in a crash): calls throw `unavailable` within the connection
+    /// timeout instead of hanging; once it is back, the same store works again by itself.
+    @Test func aLostServerMakesCallsUnavailableAndTheStoreRecoversByItself() async throws {
+        let cluster = try await TestPostgres.onThread { try TestPostgres.startCluster() }
+        defer { cluster.stop() }
+        var configuration = try PostgresStore.Configuration(url: cluster.url)
+        configuration.poolSize = 2
+        configuration.bcryptCost = 4
+        // Short, but not so short that a busy test process (its tasks all waiting for two
+        // cores) gives up on a connection the pool did grant.
+        configuration.connectionTimeout = .seconds(5)
+        let store = try await PostgresStore.open(configuration)
+        StoreCleanups.schedule { await store.close() }
+        try await store.createUser(name: "alice", password: "pw")
+        // The throwaway cluster acknowledges commits before their log is written
+        // (synchronous_commit off): a checkpoint first, so the crash loses none of them.
+        try await store.autocommit { try await $0.execute("CHECKPOINT") }
+        try await TestPostgres.onThread { try cluster.kill() }
+
+        let started = ContinuousClock.now
+        for _ in 0..<3 {
+            await #expect {
+                _ = try await store.listUsers()
+            } throws: { error in
+                if case StoreError.unavailable = error { return true }
+                return false
+            }
+        }
+        #expect(ContinuousClock.now - started < .seconds(60), "each call gives up within the connection timeout")
+
+        try await TestPostgres.onThread { try cluster.restart() }
+        var users: [String]?
+        let deadline = ContinuousClock.now + .seconds(90)
+        while users == nil, ContinuousClock.now < deadline {
+            users = try? await store.listUsers()
+            if users == nil { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        #expect(users == ["alice"])
+        #expect(try await store.verifyPassword(user: "alice", password: "pw"))
+    }
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the tests, on a free 127.0.0.1 port, in a temporary
+# folder, as a normal user (the server refuses root: as root it runs as `postgres`).
+#
+#   scripts/pg-cluster.sh start [--owner-pid PID] [--ssl]
+#                                                   prints "DIR URL" on one line; URL is
+#                                                   postgresql://rolo@127.0.0.1:PORT/postgres
+#                                                   (superuser rolo, trust authentication);
+#                                                   --ssl: TLS on, with a self-signed
+#                                                   certificate for 127.0.0.1 in DIR/server.crt
+#   scripts/pg-cluster.sh stop DIR                  stops it and removes DIR
+#
+# With --owner-pid the cluster stops by itself within a second of that process's end, even
+# if it crashed. Durability is off (fsync, full pages): the data dies with the folder anyway.
+set -euo pipefail
+
+# Only stdin, stdout and stderr go on to the server: a descriptor the caller left open (a
+# test process's pipes to its other children) would otherwise live as long as the server,
+# and whoever reads that pipe would wait for the server's end.
+for fd in /proc/$$/fd/*; do
+    fd=${fd##*/}
+    case $fd in 0|1|2|255) ;; *) eval "exec $fd>&-" 2>/dev/null || true ;; esac
+done
+
+bin_dir() {
+    local dir
+    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+    if [ -z "$dir" ] || [ ! -x "$dir/initdb" ]; then
+        echo "pg-cluster: no PostgreSQL server in /usr/lib/postgresql/*/bin (scripts/install-deps.sh --test installs it)" >&2
+        exit 1
+    fi
+    echo "$dir"
+}
+
+# Runs a server binary as the user that owns the cluster.
+as_owner() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+stop_cluster() {
+    local dir=$1 bin
+    bin=$(bin_dir)
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || \
+            as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
+}
+
+start_cluster() {
+    local owner_pid="" ssl="" bin dir port settings
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --owner-pid) owner_pid=$2; shift 2 ;;
+            --ssl) ssl=yes; shift ;;
+            *) echo "pg-cluster: unknown option $1" >&2; exit 2 ;;
+        esac
+    done
+    bin=$(bin_dir)
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/rolo-pg.XXXXXX")
+    chmod 700 "$dir"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+    if ! as_owner "$bin/initdb" -D "$dir/data" -U rolo --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1; then
+        cat "$dir/initdb.log" >&2
+        rm -rf "$dir"
+        exit 1
+    fi
+    settings="-c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    if [ -n "$ssl" ]; then
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+            -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+            -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1
+        chmod 600 "$dir/server.key"
+        if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/server.key" "$dir/server.crt"; fi
+        settings="$settings -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+    fi
+    local started=""
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        if as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" -o "-p $port -k $dir $settings" \
+            start >/dev/null 2>&1; then
+            started=yes
+            break
+        fi
+    done
+    if [ -z "$started" ]; then
+        cat "$dir/server.log" >&2 || true
+        rm -rf "$dir"
+        echo "pg-cluster: the server did not start" >&2
+        exit 1
+    fi
+    if [ -n "$owner_pid" ]; then
+        # Detached from the caller's terminal, process group and pipes.
+        setsid bash "$0" watch "$owner_pid" "$dir" </dev/null >/dev/null 2>&1 &
+    fi
+    echo "$dir postgresql://rolo@127.0.0.1:$port/postgres"
+}
+
+case "${1:-}" in
+    start) shift; start_cluster "$@" ;;
+    stop) stop_cluster "$2" ;;
+    watch)
+        while kill -0 "$2" 2>/dev/null; do sleep 1; done
+        stop_cluster "$3"
+        ;;
+    *) echo "usage: $0 start [--owner-pid PID] [--ssl] | stop DIR" >&2; exit 2 ;;
+esac
