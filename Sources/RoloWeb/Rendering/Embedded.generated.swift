@@ -335,6 +335,7 @@ enum EmbeddedTemplates {
 <meta name="referrer" content="same-origin">
 <title>{{title}} · Rolo</title>
 <link rel="stylesheet" href="{{assets.css}}">
+<link rel="icon" href="data:,">
 <script src="{{assets.js}}" defer></script>
 </head>
 <body class="{{bodyClass}}" data-base="{{base}}">
