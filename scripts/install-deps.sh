@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Rolo builds and tests with, when missing (needs root or sudo).
-# Usage: scripts/install-deps.sh [--test]   (--test adds litmus, nginx, curl and fail2ban)
+# Usage: scripts/install-deps.sh [--test]   (--test adds litmus, nginx, curl, fail2ban, chromium and fonts)
 set -euo pipefail
 packages=(libsqlite3-dev libxml2-dev libcurl4-openssl-dev)
 # fail2ban: only for fail2ban-regex in Tests/interop/fail2ban.sh (it pulls in just python3). On a host
 # running systemd the package also enables its own service, with Debian's default sshd jail.
-[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl fail2ban)
+# chromium and two fonts: the web UI's browser tests (Tests/interop/web.sh), driven by Playwright
+# through executable_path; Playwright's own browser download is never used.
+[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl fail2ban chromium fonts-dejavu-core fonts-liberation)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0
