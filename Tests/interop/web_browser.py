@@ -707,6 +707,10 @@ def flow_keyboard(page):
     check("? opens the help", page.locator("#help-dialog[open]").count() == 1)
     page.keyboard.press("Escape")
     check("Esc closes the help", page.locator("#help-dialog[open]").count() == 0)
+    with page.expect_navigation():
+        page.keyboard.press("n")
+    check("n opens a new contact", page.url.split("?")[0].endswith("/new") and page.get_by_test_id("edit-form").is_visible(),
+          page.url)
     # The setting that turns the single-key shortcuts off (WCAG 2.1.4).
     page.get_by_test_id("help-button").click()
     page.get_by_test_id("single-key-toggle").uncheck()
