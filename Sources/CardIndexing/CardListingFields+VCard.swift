@@ -38,8 +38,10 @@ extension CardListingFields {
                 if phone == nil, !text.isEmpty { phone = text }
                 searched.append(text)
                 searched.append(text.filter(\.isNumber))
-            case "NICKNAME", "CATEGORIES":
+            case "NICKNAME":
                 searched.append(contentsOf: property.listValues)
+            case "CATEGORIES":
+                searched.append(contentsOf: property.listValues.filter { !$0.isEmpty }.map { String(Self.categoryMark) + $0 })
             case "PHOTO":
                 hasPhoto = hasPhoto || Self.isInlineImage(property)
             default:

@@ -243,7 +243,8 @@ func generatedCard(_ index: Int, edit: String = "") -> CardImport {
     // The list row `CardListingFields(card:)` would give this card, without parsing it.
     let listing = CardListingFields(
         displayName: fn, sortKey: CardListingFields.sortKey(fn), organization: org, email: email, phone: tel, hasPhoto: false,
-        searchText: [fn, "\(first) Smith \(index)", email, tel, tel.filter(\.isNumber), org, "friends", "bench"]
+        searchText: ([fn, "\(first) Smith \(index)", email, tel, tel.filter(\.isNumber), org]
+            + ["friends", "bench"].map { String(CardListingFields.categoryMark) + $0 })
             .map(CaseFolding.search).joined(separator: "\n"))
     return CardImport(name: "\(uid).vcf", data: Data(text.utf8),
                       card: CardMetadata(uid: uid, kind: "individual",

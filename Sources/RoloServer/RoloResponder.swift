@@ -147,6 +147,12 @@ struct RoloResponder: HTTPResponder {
         let webRequest = WebRequest(method: method, path: path, query: query, headers: headers, body: body,
                                     remoteAddress: remote, isSecure: isSecure(request, peer: peer))
         let answer = await web.handle(webRequest)
+        if let access = answer.access, let recorder {
+            var counts = RequestTally.Counts(bookID: access.bookID)
+            counts.cardsRead = access.cardsRead; counts.cardsWritten = access.cardsWritten
+            counts.cardsDeleted = access.cardsDeleted; counts.fullDownload = access.fullDownload
+            recorder.record(.accountPassword(access.user), counts: counts, address: remote, userAgent: request.headers[.userAgent])
+        }
         var fields = HTTPFields()
         for (name, value) in answer.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }

@@ -17,9 +17,18 @@ public struct CardListingFields: Sendable, Hashable {
     /// The card has an inline photo (the list then asks for a thumbnail; never a remote one).
     public var hasPhoto: Bool
     /// Names, nickname, organisation, e-mail addresses, phone numbers and their digits
-    /// alone, categories, folded by `CaseFolding.search`: one line a list search finds
-    /// substrings in.
+    /// alone, and categories (each line marked `categoryMark`), folded by
+    /// `CaseFolding.search`, one per line: what a list search finds substrings in, and
+    /// how a category filter finds a category's cards without mistaking a name for one.
     public var searchText: String
+
+    /// Starts a category's line in `searchText`: no one types it, so a search never depends on it.
+    public static let categoryMark: Character = "\u{1E}"
+
+    /// A category's line in `searchText`, with the line break that ends it.
+    public static func searchLine(category: String) -> String {
+        String(categoryMark) + CaseFolding.search(category) + "\n"
+    }
 
     public init(displayName: String, sortKey: String, organization: String?, email: String?, phone: String?,
                 hasPhoto: Bool, searchText: String) {

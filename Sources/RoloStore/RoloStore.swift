@@ -233,6 +233,8 @@ public protocol RoloStore: Sendable {
     /// every card has its row.
     @discardableResult
     func backfillCardListings(_ listing: @Sendable (Data) -> CardListingFields?) async throws -> Int
+    /// The distinct categories (CATEGORIES values) of the book's cards, sorted, at most `limit`.
+    func categories(collectionID: Int64, limit: Int) async throws -> [String]
     /// Cards of the book that share an e-mail address, a phone number's digits or a
     /// normalised name with another card of the book: groups of names, for merge
     /// suggestions (never merged without a person). At most `limit` groups.

@@ -59,10 +59,13 @@ public struct CardBatchResult: Sendable, Hashable {
     public var batch: String
     /// The new ETag of each card put, by name.
     public var etags: [String: String]
+    /// The trash entry each trashed or replaced card became, by name (an undo page can
+    /// then point at the survivor of a merge).
+    public var trashed: [String: Int64]
     /// The book's seq after the batch.
     public var seq: Int64
-    public init(batch: String, etags: [String: String], seq: Int64) {
-        self.batch = batch; self.etags = etags; self.seq = seq
+    public init(batch: String, etags: [String: String], trashed: [String: Int64] = [:], seq: Int64) {
+        self.batch = batch; self.etags = etags; self.trashed = trashed; self.seq = seq
     }
 }
 

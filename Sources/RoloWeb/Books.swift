@@ -74,7 +74,13 @@ extension WebApp {
             "book": false,
         ]
         if let current {
-            let groups = try await store.cardListings(collectionID: current.id, filter: .groups, search: [], from: .first, limit: 100)
+            async let groupPage = store.cardListings(collectionID: current.id, filter: .groups, search: [], from: .first, limit: 100)
+            async let categoryNames = store.categories(collectionID: current.id, limit: 100)
+            let groups = try await groupPage
+            var categories = try await categoryNames
+            if let category, !categories.contains(where: { CaseFolding.search($0) == CaseFolding.search(category) }) {
+                categories.append(category)
+            }
             model["book"] = [
                 "href": URLs.book(base, current.slug), "canWrite": current.canWrite, "slug": current.slug,
                 "name": current.displayName, "allCurrent": group == nil && category == nil,
@@ -82,9 +88,10 @@ extension WebApp {
                     ["name": row.fields.displayName, "href": URLs.book(base, current.slug, query: [("group", row.name)]),
                      "current": row.name == group]
                 },
-                "categories": category.map { name -> [[String: Any]] in
-                    [["name": name, "href": URLs.book(base, current.slug, query: [("category", name)]), "current": true]]
-                } ?? [],
+                "categories": categories.map { name -> [String: Any] in
+                    ["name": name, "href": URLs.book(base, current.slug, query: [("category", name)]),
+                     "current": category.map { CaseFolding.search($0) == CaseFolding.search(name) } ?? false]
+                },
             ] as [String: Any]
         }
         return model

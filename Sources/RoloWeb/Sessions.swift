@@ -10,6 +10,8 @@ struct PageContext: Sendable {
     var book: BookContext?
     let base: String
     let assets: [String: String]
+    /// What the request read and wrote, for the access history (`WebAccess`).
+    let tally = WebTally()
 
     init(request: WebRequest, session: ActiveSession, app: WebApp) {
         self.request = request

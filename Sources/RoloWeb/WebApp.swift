@@ -182,6 +182,20 @@ public struct WebApp: Sendable {
         guard let book = try await book(slug: slug, user: context.user) else { throw WebError.notFound }
         var context = context
         context.book = book
+        var response = try await bookPage(context, rest: rest, method: method)
+        if response.status < 400 {
+            // A write's cards are counted by the kind of form; reads by what the page showed.
+            switch (method, rest.first, rest.last) {
+            case ("POST", "c", "delete"): context.tally.deleted(1)
+            case ("POST", _, _): context.tally.wrote(1)
+            default: break
+            }
+            response.access = context.tally.access(user: context.user, bookID: book.id)
+        }
+        return response
+    }
+
+    private func bookPage(_ context: PageContext, rest: [String], method: String) async throws -> WebResponse {
         switch (method, rest.first, rest.count) {
         case ("GET", nil, _): return try await listPage(context)
         case ("GET", "new", 1): return try await newContactPage(context)

@@ -1,5 +1,6 @@
 import Foundation
 import RoloServer
+import RoloStore
 import Testing
 
 /// The web UI on a real server through curl: sign in with a cookie, list, edit a phone
@@ -92,6 +93,35 @@ import Testing
             // The page shows the label as the phone does.
             let view = try await browser.get("/web/b/default/c/boat.vcf")
             #expect(view.text.contains("<dt>Boat</dt>"))
+        }
+    }
+
+    /// What a browser showed counts in the access history as DAV reads do: the owner of a
+    /// shared book sees what the sharee read through the web UI.
+    @Test func webReadsOfASharedBookReachTheOwnersAccessHistory() async throws {
+        try await TestServer.with(configure: { $0.accessHistoryFlushInterval = .milliseconds(50) }) { server in
+            for name in ["ann", "ben"] {
+                let card = "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:\(name)\r\nFN:\(name.capitalized) Shared\r\nEND:VCARD\r\n"
+                #expect(try await server.request("PUT", "/dav/addressbooks/alice/default/\(name).vcf",
+                                                 headers: ["Content-Type": "text/vcard"], body: Data(card.utf8)).status == 201)
+            }
+            try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
+            let browser = Browser(server)
+            #expect(try await browser.signIn("bob", "bob-secret").status == 303)
+            let slug = try #require(try await server.store.mounts(sharee: "bob").first?.mount?.name)
+            let list = try await browser.get("/web/b/\(slug)/")
+            #expect(list.status == 200 && list.text.contains("Ann Shared") && list.text.contains("Ben Shared"))
+            #expect(try await browser.get("/web/b/\(slug)/c/ann.vcf").status == 200)
+            let deadline = ContinuousClock.now + .seconds(15)
+            var shared: AccessRecord?
+            while ContinuousClock.now < deadline {
+                let rows = try await server.store.accessHistory(user: "alice", since: Date(timeIntervalSince1970: 0))
+                shared = rows.first { $0.user == "bob" }
+                if let shared, shared.cardsRead >= 3 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            // Two rows listed, then one contact opened (with the list beside it: two more).
+            #expect(shared?.cardsRead == 2 + 1 + 2 && shared?.requests == 2 && shared?.book == "default")
         }
     }
 

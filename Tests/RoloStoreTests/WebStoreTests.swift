@@ -8,7 +8,8 @@ import Testing
 @Suite struct WebStoreTests {
     /// A listing like `CardListingFields(card:)` makes, from a name, e-mail and phone.
     static func fields(_ name: String, email: String? = nil, phone: String? = nil, categories: [String] = []) -> CardListingFields {
-        let searched = [name, email, phone, phone?.filter(\.isNumber)].compactMap { $0 } + categories
+        let searched = [name, email, phone, phone?.filter(\.isNumber)].compactMap { $0 }
+            + categories.map { String(CardListingFields.categoryMark) + $0 }
         return CardListingFields(displayName: name, sortKey: CaseFolding.search(name), organization: nil, email: email,
                                  phone: phone, hasPhoto: false,
                                  searchText: searched.map(CaseFolding.search).joined(separator: "\n"))
@@ -136,15 +137,21 @@ import Testing
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         try await Self.put(fixture, "a.vcf", "Alice", categories: ["Family"])
-        try await Self.put(fixture, "b.vcf", "Bob")
-        try await Self.put(fixture, "c.vcf", "Carol", categories: ["family", "Work"])
+        // A name is not a category, nor a category's prefix one.
+        try await Self.put(fixture, "b.vcf", "Family")
+        try await Self.put(fixture, "c.vcf", "Carol", categories: ["Work", "family"])
+        try await Self.put(fixture, "d.vcf", "Dave", categories: ["Family business"])
         try await Self.put(fixture, "g.vcf", "Friends", kind: "group", members: ["b.vcf", "c.vcf"])
         let members = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .groupMembers(name: "g.vcf"),
                                                            search: [], from: .first, limit: 10)
-        #expect(members.rows.map(\.name) == ["b.vcf", "c.vcf"])
+        #expect(members.rows.map(\.name) == ["c.vcf", "b.vcf"])
         let family = try await fixture.store.cardListings(collectionID: fixture.book.id, filter: .category("FAMILY"),
                                                           search: [], from: .first, limit: 10)
         #expect(family.rows.map(\.name) == ["a.vcf", "c.vcf"])
+        #expect(try await fixture.store.cardCount(collectionID: fixture.book.id, filter: .category("family"), search: [],
+                                                  cap: 10) == 2)
+        #expect(try await fixture.store.categories(collectionID: fixture.book.id, limit: 10)
+                == ["Family", "Family business", "Work"])
     }
 
     @Test func aReplacedOrDeletedCardLeavesNoStaleRow() async throws {

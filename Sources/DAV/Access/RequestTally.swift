@@ -12,6 +12,8 @@ public final class RequestTally: Sendable {
         public var cardsWritten = 0
         public var cardsDeleted = 0
         public var fullDownload = false
+
+        public init(bookID: Int64? = nil) { self.bookID = bookID }
     }
 
     private let state = Mutex(Counts())

@@ -20,7 +20,7 @@ extension SQLiteStore {
         var rows: [CardListing]
         let descending: Bool
         if case .before = position { descending = true } else { descending = false }
-        let trigrams = Self.searchTrigramQuery(search)
+        let trigrams = Self.searchTrigramQuery(Self.trigramWords(search, filter))
         if trigrams == nil {
             rows = try await listingRows(collectionID: collectionID, filter: filter, search: search, position: position,
                                          limit: limit + 1, window: nil, candidates: nil)
@@ -103,6 +103,12 @@ extension SQLiteStore {
         }
     }
 
+    /// The words whose trigrams find candidates: the search's, and a category's name.
+    static func trigramWords(_ search: [String], _ filter: ListingFilter) -> [String] {
+        guard case .category(let category) = filter else { return search }
+        return search + [CaseFolding.search(category)]
+    }
+
     /// The FTS5 query for the trigrams of every search word of three characters or more;
     /// nil when there is none (then only reading the list in order can answer).
     static func searchTrigramQuery(_ words: [String]) -> String? {
@@ -131,7 +137,7 @@ extension SQLiteStore {
         var source = "card_listings l"
         // With a searchable word, counting starts from the trigram index's candidates and
         // stops at the cap; a rare word never reads the whole book.
-        if let candidates = Self.searchTrigramQuery(search) {
+        if let candidates = Self.searchTrigramQuery(Self.trigramWords(search, filter)) {
             source = """
                 (SELECT rowid AS id FROM card_listing_trigrams WHERE card_listing_trigrams MATCH ?
                  UNION SELECT resource_id FROM card_index_pending WHERE collection_id = ?) c
@@ -162,14 +168,10 @@ extension SQLiteStore {
                 """
             arguments += [collectionID, name]
         case .category(let category):
-            condition += """
-                 AND l.resource_id IN (
-                    SELECT resource_id FROM card_index WHERE collection_id = ? AND property = 'CATEGORIES' AND value_unicode = ?
-                    UNION ALL
-                    SELECT resource_id FROM card_index_pending WHERE collection_id = ? AND property = 'CATEGORIES' AND value_unicode = ?)
-                """
-            let folded = CaseFolding.unicode(category)
-            arguments += [collectionID, folded, collectionID, folded]
+            // Its own line of the search text: CATEGORIES:a,b is one index entry ("a,b"),
+            // but two lines there.
+            condition += " AND instr(l.search_text || char(10), ?) > 0"
+            arguments += [CardListingFields.searchLine(category: category)]
         }
         for word in search {
             condition += " AND instr(l.search_text, ?) > 0"
@@ -224,6 +226,31 @@ extension SQLiteStore {
                 return written
             }
         }
+    }
+
+    public func categories(collectionID: Int64, limit: Int) async throws -> [String] {
+        let values = try await pool.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT DISTINCT value FROM (
+                    SELECT coalesce(value, value_ascii, value_unicode) AS value FROM card_index
+                    WHERE collection_id = ?1 AND property = 'CATEGORIES'
+                    UNION ALL
+                    SELECT coalesce(value, value_ascii, value_unicode) FROM card_index_pending
+                    WHERE collection_id = ?1 AND property = 'CATEGORIES')
+                """, arguments: [collectionID])
+        }
+        // An entry is the property's text, "a,b": one category per comma-separated value,
+        // the first spelling of each met (case-insensitively).
+        var seen: [String: String] = [:]
+        for value in values {
+            for category in value.split(separator: ",") {
+                let name = category.trimmingCharacters(in: .whitespaces)
+                guard !name.isEmpty else { continue }
+                let key = CaseFolding.search(name)
+                if seen[key] == nil { seen[key] = name }
+            }
+        }
+        return Array(seen.values.sorted { CaseFolding.search($0) < CaseFolding.search($1) }.prefix(max(limit, 0)))
     }
 
     public func duplicateCandidates(collectionID: Int64, limit: Int) async throws -> [[String]] {

@@ -31,6 +31,7 @@ extension SQLiteStore {
             let now = self.now
             let statements = try ResourceStatements(db)
             var etags: [String: String] = [:]
+            var trashed: [String: Int64] = [:]
             for write in prepared {
                 switch write {
                 case let .put(resource, precondition, keepPrevious):
@@ -45,6 +46,7 @@ extension SQLiteStore {
                         if keepPrevious {
                             try Self.keepInTrash(db, resourceID: existing.id, batch: batch, reason: .replaced,
                                                  replacedBy: resource.etag, now: now, user: user)
+                            trashed[resource.name] = db.lastInsertedRowID
                         }
                         try statements.replace(id: existing.id, with: resource, collectionID: collectionID, seq: seq, now: now)
                     } else if try !statements.insert(resource, collectionID: collectionID, seq: seq, now: now) {
@@ -57,6 +59,7 @@ extension SQLiteStore {
                     guard let existing else { throw StoreError.notFound }
                     try Self.keepInTrash(db, resourceID: existing.id, batch: batch, reason: reason, replacedBy: nil,
                                          now: now, user: user)
+                    trashed[name] = db.lastInsertedRowID
                     seq += 1
                     try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now,
                                             author: ChangeAuthor.current)
@@ -66,7 +69,7 @@ extension SQLiteStore {
                 }
             }
             if seq != start { try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now) }
-            return (CardBatchResult(batch: batch, etags: etags, seq: seq), moved: seq != start)
+            return (CardBatchResult(batch: batch, etags: etags, trashed: trashed, seq: seq), moved: seq != start)
         }
         for case let .put(resource, _, _) in prepared { pendingIndex.add(max(resource.entries.count, 1)) }
         if result.moved { bookChanges.publish(collectionID: collectionID, seq: result.0.seq) }

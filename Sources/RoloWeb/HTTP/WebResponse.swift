@@ -13,6 +13,8 @@ public struct WebResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: Body
+    /// What a book page did to its book, for the server's access history.
+    public var access: WebAccess?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .bytes(Data())) {
         self.status = status; self.headers = headers; self.body = body

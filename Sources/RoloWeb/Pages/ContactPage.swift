@@ -29,6 +29,7 @@ extension WebApp {
         let book = try context.currentBook
         let state = ListState(context.request)
         let loaded = try await loadCard(book, name: name)
+        context.tally.read(1)
         let contactModel = try await self.contactModel(context, loaded: loaded)
         var model = try await bookPageModel(context, state: state, selected: name,
                                             title: contactModel["displayName"] as? String ?? "Contact",

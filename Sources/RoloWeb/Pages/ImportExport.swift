@@ -150,6 +150,7 @@ extension WebApp {
         let request = context.request
         let store = self.store
         let selection = Array(request.queryValues("c").prefix(1000))
+        if selection.isEmpty { context.tally.fullDownload() } else { context.tally.read(selection.count) }
         let state = ListState(request)
         var fileName = book.slug
         let body: WebResponse.Body

@@ -64,6 +64,7 @@ extension WebApp {
                                             from: state.position, limit: ListState.pageSize)
         async let count = store.cardCount(collectionID: book.id, filter: state.filter, search: search, cap: ListState.countCap)
         let (rows, total) = try await (page, count)
+        context.tally.read(rows.rows.count)
         let pageQuery = state.pageParameters
         var title = "All contacts"
         if let group = state.group {

@@ -345,6 +345,7 @@ actor InMemoryStore: RoloStore {
     func cardCount(collectionID: Int64, filter: ListingFilter, search: [String], cap: Int) async throws -> Int { 0 }
     func backfillCardListings(_ listing: @Sendable (Data) -> CardListingFields?) async throws -> Int { 0 }
     func duplicateCandidates(collectionID: Int64, limit: Int) async throws -> [[String]] { [] }
+    func categories(collectionID: Int64, limit: Int) async throws -> [String] { [] }
     func applyCardBatch(collectionID: Int64, writes: [CardBatchWrite]) async throws -> CardBatchResult {
         throw StoreError.invalid("batches are not kept in memory")
     }
