@@ -17,6 +17,12 @@ if [ ! -x "$VENV/bin/vdirsyncer" ]; then
     echo "== installing vdirsyncer into $VENV"
     python3 -m venv "$VENV" && "$VENV/bin/pip" install -q vdirsyncer
 fi
+# The web UI's browser tests: Playwright drives Debian's chromium (never `playwright install`),
+# axe-core comes with axe-playwright-python. Pinned: Playwright 1.65.2 works with chromium 156.
+if ! "$VENV/bin/python" -c 'import playwright, axe_playwright_python' 2>/dev/null; then
+    echo "== installing playwright, axe-playwright-python into $VENV"
+    "$VENV/bin/pip" install -q playwright==1.65.2 axe-playwright-python==0.1.8
+fi
 export PATH="$VENV/bin:$PATH"
 
 echo "== swift build"

@@ -315,11 +315,9 @@ extension WebApp {
         var yours: [[String: Any]] = []
         if let baseCard, var patch = try? CardPatch(data: baseCard.data) {
             patch.apply(posted)
-            yours = Self.fields(Contact(vCard: patch.card), card: patch.card)
-            yours.insert(["label": "Name", "value": Self.displayName(Contact(vCard: patch.card))], at: 0)
+            yours = Self.versionFields(Contact(vCard: patch.card), card: patch.card)
         }
-        var saved = Self.fields(current.contact, card: current.card)
-        saved.insert(["label": "Name", "value": Self.displayName(current.contact)], at: 0)
+        let saved = Self.versionFields(current.contact, card: current.card)
         let conflict: [String: Any] = [
             "yours": yours, "saved": saved, "discardURL": URLs.card(base, book.slug, name),
             "photoLost": form.file("photo") != nil,
@@ -328,6 +326,18 @@ extension WebApp {
                                         action: URLs.card(base, book.slug, name, "edit"), selected: name, edit: rebased,
                                         etag: current.etag, baseCard: current, cancelURL: URLs.card(base, book.slug, name),
                                         conflict: conflict, status: 409)
+    }
+
+    /// A version of a card as the conflict and merge pages list it: the name, organisation,
+    /// department and job title (which the contact view shows in its header, not among the
+    /// fields), then every field.
+    static func versionFields(_ contact: Contact, card: VCard) -> [[String: Any]] {
+        var rows: [[String: Any]] = [["label": "Name", "value": displayName(contact)]]
+        for (label, value) in [("Organisation", contact.organizationName), ("Department", contact.departmentName),
+                               ("Job title", contact.jobTitle)] where !value.isEmpty {
+            rows.append(["label": label, "value": value])
+        }
+        return rows + fields(contact, card: card)
     }
 
     // MARK: New contact

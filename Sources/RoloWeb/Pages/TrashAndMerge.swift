@@ -164,7 +164,7 @@ extension WebApp {
                     },
                 ]
             },
-            "preview": preview.map { Self.fields(Contact(vCard: $0.card), card: $0.card) } ?? [],
+            "preview": preview.map { Self.versionFields(Contact(vCard: $0.card), card: $0.card) } ?? [],
         ] as [String: Any]
         return .html(renderer.render("page", model), status: error == nil ? 200 : 409)
     }

@@ -11,7 +11,7 @@ enum EmbeddedTemplates {
 <p><a href="{{base}}/admin">← All users</a></p>
 <section aria-labelledby="user-books-heading" class="card-section">
   <h2 id="user-books-heading">Address books</h2>
-  <table class="table" data-testid="user-books">
+  <table class="table" tabindex="0" data-testid="user-books">
     <caption class="visually-hidden">Books of {{name}}</caption>
     <thead><tr><th scope="col">Book</th><th scope="col">Cards</th></tr></thead>
     <tbody>{{#books}}<tr><th scope="row">{{name}}</th><td>{{cards}}</td></tr>{{/books}}</tbody>
@@ -299,7 +299,7 @@ enum EmbeddedTemplates {
     <div><dt>Failed</dt><dd data-testid="import-failed">{{failed}}</dd></div>
   </dl>
   {{#hasFailures}}
-  <table class="table" data-testid="import-failures">
+  <table class="table" tabindex="0" data-testid="import-failures">
     <caption>Cards that were not imported</caption>
     <thead><tr><th scope="col">Card</th><th scope="col">Reason</th></tr></thead>
     <tbody>{{#failures}}<tr><th scope="row">{{card}}</th><td>{{reason}}</td></tr>{{/failures}}</tbody>
@@ -335,6 +335,7 @@ enum EmbeddedTemplates {
 <meta name="referrer" content="same-origin">
 <title>{{title}} · Rolo</title>
 <link rel="stylesheet" href="{{assets.css}}">
+<link rel="icon" href="data:,">
 <script src="{{assets.js}}" defer></script>
 </head>
 <body class="{{bodyClass}}" data-base="{{base}}">
@@ -560,7 +561,7 @@ enum EmbeddedTemplates {
   <h2 id="tokens-heading">App passwords</h2>
   <p class="muted">Give each device its own password: you can see where it was last used and revoke it alone.</p>
   {{#hasTokens}}
-  <table class="table" data-testid="token-table">
+  <table class="table" tabindex="0" data-testid="token-table">
     <caption class="visually-hidden">Your app passwords</caption>
     <thead><tr><th scope="col">Name</th><th scope="col">Access</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>
@@ -673,7 +674,7 @@ enum EmbeddedTemplates {
     </figure>
     {{/devices}}
   </div>
-  <table class="table" data-testid="history-table">
+  <table class="table" tabindex="0" data-testid="history-table">
     <caption class="visually-hidden">Requests per device, book and day</caption>
     <thead><tr><th scope="col">Day</th><th scope="col">Device</th><th scope="col">Book</th><th scope="col">Requests</th><th scope="col">Cards read</th><th scope="col">Written</th><th scope="col">Deleted</th></tr></thead>
     <tbody>
@@ -976,6 +977,7 @@ kbd { border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 
   .versions { grid-template-columns: 1fr; }
   .search { flex-basis: 100%; max-width: none; }
   .content.single { padding: .75rem 1rem; }
+  /* Wide tables scroll sideways; those without a control inside have tabindex=0 so the keyboard can scroll them. */
   .table { display: block; overflow-x: auto; }
 }
 
