@@ -284,7 +284,7 @@ struct CardPatchTests {
             "BEGIN:VCARD", "VERSION:4.0", "UID:other", "FN:Johnny A.", "N:Appleseed;Johnny;;;",
             "TEL;TYPE=cell:+1 (555) 0100", "TEL;TYPE=work:+1 555 0199", "EMAIL:JOHNNY@example.com",
             "item1.EMAIL:j@work.example", "item1.X-ABLabel:Desk", "BDAY:19800415", "CATEGORIES:Friends",
-            "X-OTHER:not carried", "END:VCARD", "",
+            "X-OTHER;X-P=1:carried too", "END:VCARD", "",
         ].joined(separator: "\r\n")
         let survivorCard = try VCardParser.parse(Self.apple30)[0]
         let otherCard = try VCardParser.parse(other)[0]
@@ -304,6 +304,8 @@ struct CardPatchTests {
         #expect(edit.birthday == ContactDate(year: 1980, month: 4, day: 15))
         #expect(edit.categories == ["Friends"])
         #expect(merged.first("UID")?.text == "8D5F3C5A-1111-2222-3333-444455556666")
+        // What the merge does not know is kept as well: a merge loses no value.
+        #expect(merged.first("X-OTHER")?.text == "carried too")
         // The survivor's own untouched lines keep their bytes.
         let lines = Self.lines(Self.text(survivor))
         for line in ["X-UNKNOWN-THING;X-PARAM=\"a,b\":keep me exactly", "item2.X-ABLabel:Gym", "item3.X-ABADR:us"] {

@@ -39,11 +39,7 @@ expect.set_options(timeout=10_000)
 
 # Checks that fail because of a UI bug that is known and not fixed yet: name prefix -> why.
 # (Empty when every check passes; an entry that starts passing is reported as XPASS.)
-KNOWN_BUGS = {
-    "merged: the other card's own X- property": "CardMerge carries only the properties it knows (names, phones, e-mail, "
-        "addresses, URLs, messaging, dates...); an unknown X- property of a card merged away is dropped (it stays in the "
-        "trash for 30 days and comes back with undo). The issue asks for a merge that keeps every value.",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 failed = []
 xfailed = []

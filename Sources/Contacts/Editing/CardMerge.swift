@@ -94,7 +94,31 @@ public enum CardMerge {
             }
             let categories = card.properties.filter { $0.name == "CATEGORIES" }.flatMap(\.listValues)
             for category in categories where !category.isEmpty { survivor.setCategory(category, member: true) }
+            // Everything else the card says that the survivor does not (an app's X-
+            // property, a GENDER, a LANG...): kept too, so a merge loses no value.
+            for property in card.properties where Self.carriedAsIs(property.name) {
+                let key = comparable(property)
+                let present = survivor.properties.contains { $0.property.name == property.name && comparable($0.property) == key }
+                guard !present else { continue }
+                var copy = property
+                copy.line = 0
+                // Its group tied it to companions this card alone had.
+                copy.group = nil
+                survivor.insert(copy)
+            }
         }
+    }
+
+    /// The card's identity and structure, which stay the survivor's, and the properties the
+    /// merge handles itself (single and multi values, their label companions, categories).
+    static let handledOrStructural: Set<String> = [
+        "BEGIN", "END", "VERSION", "UID", "REV", "PRODID", "KIND", "X-ADDRESSBOOKSERVER-KIND", "MEMBER",
+        "X-ADDRESSBOOKSERVER-MEMBER", "CLIENTPIDMAP", "X-ABLABEL", "X-ABADR", "CATEGORIES", "FN", "N", "SOURCE", "NAME",
+    ]
+
+    /// Copied as they are from a merged card when the survivor has no equal one.
+    static func carriedAsIs(_ name: String) -> Bool {
+        !handledOrStructural.contains(name) && !singleValued.contains(name) && !multiValued.contains(name)
     }
 
     /// A property's value as two cards are compared by: phone numbers by their digits,
