@@ -28,9 +28,12 @@ enum VCardChecks {
             require(v30.version == .v30 && v40.version == .v40, "conversion gave the wrong version")
             checkWriteAndRead(v30, "converted to 3.0")
             checkWriteAndRead(v40, "converted to 4.0")
-            let back = VCardConverter.convert(VCardConverter.convert(v40, to: .v30), to: .v40)
-            let lost = v40.valueCounts.subtracting(back.valueCounts)
-            require(lost.isEmpty, "4.0 -> 3.0 -> 4.0 lost \(lost):\n\(describe([v40]))\nvs\n\(describe([back]))")
+            // From the 4.0 card as stored (written and read back: a raw CR that quoted-
+            // printable put in a value is then the newline the writer makes of it).
+            let stored = (try? VCardParser.parse(VCardWriter.write(v40), mode: .strict))?.first ?? v40
+            let back = VCardConverter.convert(VCardConverter.convert(stored, to: .v30), to: .v40)
+            let lost = stored.valueCounts.subtracting(back.valueCounts)
+            require(lost.isEmpty, "4.0 -> 3.0 -> 4.0 lost \(lost):\n\(describe([stored]))\nvs\n\(describe([back]))")
         }
     }
 
