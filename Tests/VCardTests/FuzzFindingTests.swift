@@ -104,5 +104,14 @@ import VCard
             #expect(Self.content(try Self.parse(VCardWriter.write(card), .strict)) == Self.content([card]))
         }
     }
+
+    /// `jcard` target: a jCard version row with another value type (or a group) became a
+    /// VERSION with parameters, which the writer does not print.
+    @Test func jCardVersionHasNoParameters() throws {
+        let card = try #require(try JCard.decode(#"["vcard",[["version",{"group":"g","x":"y"},"t","4.0"],["fn",{},"text","A"]]]"#).first)
+        let version = try #require(card.first("VERSION"))
+        #expect(version.group == nil && version.parameters.isEmpty && version.rawValue == "4.0")
+        #expect(Self.content(try Self.parse(VCardWriter.write(card), .strict)) == Self.content([card]))
+    }
 }
 

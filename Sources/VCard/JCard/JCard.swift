@@ -209,7 +209,7 @@ enum JCardDecoding {
         properties.reserveCapacity(rows.count + 1)
         var sawVersion = false
         for (number, row) in rows.enumerated() {
-            var property = try self.property(row, where: "\(which) property \(number + 1)")
+            let property = try self.property(row, where: "\(which) property \(number + 1)")
             if property.name == "VERSION" {
                 guard !sawVersion else { continue }
                 let version = property.rawValue.trimmingASCIISpaces()
@@ -217,8 +217,9 @@ enum JCardDecoding {
                     throw VCardError("\(which): jCard is vCard 4.0, but its version property says \"\(version)\"")
                 }
                 sawVersion = true
-                property.rawValue = "4.0"
-                properties.insert(property, at: 0)
+                // Without group or parameters (an odd value type made one), as the vCard
+                // reader keeps VERSION and the writer prints it (found by fuzzing).
+                properties.insert(VCardProperty(group: nil, upperName: "VERSION", parameters: [], rawValue: "4.0", line: 0), at: 0)
                 continue
             }
             properties.append(property)
