@@ -113,5 +113,29 @@ import VCard
         #expect(version.group == nil && version.parameters.isEmpty && version.rawValue == "4.0")
         #expect(Self.content(try Self.parse(VCardWriter.write(card), .strict)) == Self.content([card]))
     }
+
+    /// `convert` target: a 3.0 LABEL became the 4.0 ADR's LABEL parameter with its line
+    /// breaks escaped but not its backslashes, so `C:\new` came back from 4.0 with a line
+    /// break in it.
+    @Test func addressLabelKeepsItsBackslashes() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nN:A;;;;\r\nADR;TYPE=WORK:;;1 Main St;Town;;;\r\n"
+            + "LABEL;TYPE=WORK:C:\\\\new folder\\n1 Main St\r\nEND:VCARD\r\n"
+        let v30 = try #require(try Self.parse(text, .strict).first)
+        #expect(v30.first("LABEL")?.text == "C:\\new folder\n1 Main St")
+        let v40 = VCardConverter.convert(v30, to: .v40)
+        let label = try #require(v40.first("ADR")?.parameterValues("LABEL")?.first)
+        #expect(VCardEscaping.unescape(label[...]) == "C:\\new folder\n1 Main St")
+        let back = VCardConverter.convert(v40, to: .v30)
+        #expect(back.first("LABEL")?.text == "C:\\new folder\n1 Main St")
+    }
+
+    /// `jcard` target: `VALUE=` (empty) became jCard's value type "", which jCard reading
+    /// refuses; an empty VALUE names no type, so the default is written.
+    @Test func emptyValueParameterIsNoType() throws {
+        let card = try #require(try Self.parse("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nNOTE;VALUE=:x\r\nEND:VCARD\r\n", .strict).first)
+        let json = JCard.encode(card)
+        #expect(json.contains(#"["note", {}, "text", "x"]"#))
+        #expect(try JCard.decode(json).first?.first("NOTE")?.rawValue == "x")
+    }
 }
 

@@ -117,7 +117,9 @@ enum JCardEncoding {
         var merged: [(name: String, values: [String])] = []
         for parameter in property.parameters {
             if parameter.name == "VALUE" {
-                if valueType == nil, let first = parameter.values.first { valueType = first.lowercased() }
+                // An empty VALUE names no type (jCard's type must not be empty: found by
+                // fuzzing); the property's default applies.
+                if valueType == nil, let first = parameter.values.first, !first.isEmpty { valueType = first.lowercased() }
                 continue
             }
             // TYPE, PID and SORT-AS are comma lists even when written as one quoted value.
