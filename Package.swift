@@ -115,7 +115,7 @@ let package = Package(
             "RoloServer", "RoloStore", "DAV", "LoopbackSockets", "PushTestSupport", "WebPush",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-        ]),
+        ], exclude: ["Fixtures"]),
         // Test-side WebDAV-Push: decrypt, VAPID check, a fake push service on loopback.
         .target(name: "PushTestSupport", dependencies: [
             "WebPush", .product(name: "Crypto", package: "swift-crypto"),
@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(name: "RoloPushTests", dependencies: [
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard"]),
+        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets"], exclude: ["Fixtures"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]

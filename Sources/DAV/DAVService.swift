@@ -167,6 +167,10 @@ extension DAVService {
         if request.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
         do {
             return try XMLDocumentParser.parse([UInt8](request.body))
+        } catch where error.isDoctype {
+            // A DOCTYPE is where external entities are declared: refused with the RFC 4918
+            // §16 precondition for them, whether or not this one declared any.
+            throw .precondition(403, .dav("no-external-entities"), message: "A DOCTYPE is not accepted: \(error.description)")
         } catch {
             throw .badRequest("Malformed XML: \(error.description)")
         }

@@ -5,14 +5,15 @@ import RoloStore
 /// `WritePrecondition` (checked inside the write transaction); the WebDAV `If` header
 /// (RFC 4918 §10.4) is evaluated against the current ETag.
 enum Preconditions {
-    /// The precondition for a write; `If-Match` wins when both headers are present.
+    /// The precondition for a write; `If-Match` wins when both headers are present. A
+    /// jCard ETag counts as its card's stored one (`CardMediaType.storedETag`).
     static func write(_ headers: [String: String]) -> WritePrecondition {
         if let ifMatch = headers["if-match"] {
-            let tags = entityTags(ifMatch)
+            let tags = entityTags(ifMatch).map(CardMediaType.storedETag)
             return tags == ["*"] ? .ifMatchAny : .ifMatch(tags)
         }
         if let ifNoneMatch = headers["if-none-match"] {
-            let tags = entityTags(ifNoneMatch)
+            let tags = entityTags(ifNoneMatch).map(CardMediaType.storedETag)
             return tags == ["*"] ? .ifNoneMatchAny : .ifNoneMatch(tags)
         }
         return .none
@@ -44,7 +45,7 @@ enum Preconditions {
 
     /// Evaluates the `If` header: true when any of its lists holds. A state token holds when
     /// it is one of `activeTokens` (the locks on the resource); entity tags in brackets are
-    /// compared with the resource's current ETag.
+    /// compared with the resource's current (stored) ETag, a jCard one as its card's.
     static func ifHeaderHolds(_ header: String?, etag: String?, activeTokens: Set<String> = []) -> Bool {
         guard let header else { return true }
         var lists: [Bool] = []
@@ -72,7 +73,7 @@ enum Preconditions {
                 let end = header[index...].firstIndex(of: "]") ?? header.endIndex
                 let tag = String(header[header.index(after: index)..<end]).trimmingCharacters(in: .whitespaces)
                 let stripped = tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
-                let matches = etag == stripped
+                let matches = etag == CardMediaType.storedETag(stripped)
                 current = (current ?? true) && (negate ? !matches : matches)
                 negate = false
                 index = end

@@ -33,7 +33,11 @@ public enum XMLDocumentParser {
             rolo_xml_parse(buffer.baseAddress, buffer.count, Int32(clamping: limits.maxDepth),
                            Int32(clamping: limits.maxElements), &result)
         }
-        guard UInt32(bitPattern: status) == ROLO_XML_OK.rawValue else { throw error(from: result) }
+        guard UInt32(bitPattern: status) == ROLO_XML_OK.rawValue else {
+            var error = error(from: result)
+            error.isDoctype = UInt32(bitPattern: status) == ROLO_XML_DOCTYPE.rawValue
+            throw error
+        }
         guard let root = buildTree(result) else { throw XMLParseError("document has no root element", line: 1) }
         return root
     }

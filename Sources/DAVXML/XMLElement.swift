@@ -46,6 +46,8 @@ public struct XMLAttribute: Sendable, Hashable {
 public struct XMLParseError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     public var line: Int?
+    /// The body had a DOCTYPE, which is refused before it can declare any (external) entity.
+    public var isDoctype = false
     public init(_ message: String, line: Int? = nil) { self.message = message; self.line = line }
     public var description: String { line.map { "line \($0): \(message)" } ?? message }
 }

@@ -180,8 +180,9 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
            gets.throttle.retryAfter(subnet: ClientAddress.subnet(of: client(context, headers)).key) != nil {
             return false
         }
+        guard let path = RoloResponder.decodedPath(target) else { return false }
         let tally = gets.recorder.map { _ in RequestTally() }
-        let request = DAVRequest(method: method, path: RoloResponder.decodedPath(target), headers: headers,
+        let request = DAVRequest(method: method, path: path, headers: headers,
                                  body: Data(), credential: credential, tally: tally)
         guard let dav = gets.answer(request) else { return false }
         let user = credential.user

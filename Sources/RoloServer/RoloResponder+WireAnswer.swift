@@ -55,7 +55,7 @@ extension RoloResponder {
     /// A name `HTTPField.Name` takes as it is; the engine's usual ones without building one.
     private static func isPlainName(_ name: String) -> Bool {
         switch name {
-        case "ETag", "Last-Modified", "Content-Type", "Content-Length": true
+        case "ETag", "Last-Modified", "Content-Type", "Content-Length", "Vary": true
         default: HTTPField.Name(name) != nil
         }
     }

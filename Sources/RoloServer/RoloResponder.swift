@@ -29,7 +29,6 @@ struct RoloResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
         let method = request.method.rawValue
-        let path = Self.decodedPath(request.uri.path)
         var user = "-"
         // Worked out only when a password is checked or a line is logged.
         let remote = {
@@ -38,7 +37,11 @@ struct RoloResponder: HTTPResponder {
         }
         let response: Response
         do {
-            response = try await route(request, method: method, path: path, remote: remote, user: &user)
+            if let path = Self.decodedPath(request.uri.path) {
+                response = try await route(request, method: method, path: path, remote: remote, user: &user)
+            } else {
+                response = Self.plain(.badRequest, "The path is not percent-encoded UTF-8, or encodes '/' or NUL in a name.\n")
+            }
         } catch {
             // Only reading the body throws: the client went away or sent a broken stream.
             response = Self.plain(.badRequest, "Could not read the request body.\n")
@@ -141,9 +144,10 @@ struct RoloResponder: HTTPResponder {
         return body
     }
 
-    /// The request path percent-decoded, as the engine takes it (decoded only when it has a `%`).
-    static func decodedPath(_ raw: String) -> String {
-        raw.utf8.contains(0x25) ? raw.removingPercentEncoding ?? raw : raw
+    /// The request path percent-decoded, as the engine takes it; nil when it cannot be
+    /// (`PercentEncoding.decode`), which the client is told with 400.
+    static func decodedPath(_ raw: String) -> String? {
+        PercentEncoding.decode(raw)
     }
 
     static func lowercasedHeaders(_ fields: HTTPFields) -> [String: String] {
@@ -204,6 +208,7 @@ struct RoloResponder: HTTPResponder {
         case "Last-Modified": .lastModified
         case "Content-Type": .contentType
         case "Content-Length": .contentLength
+        case "Vary": .vary
         default: HTTPField.Name(name)
         }
     }

@@ -5,9 +5,10 @@ import RoloServer
 import RoloStore
 import VCard
 
-/// `rolo import USER BOOK FILE…`: stores each vCard of the files in the book through the
-/// DAV engine, so imported cards are validated and indexed exactly like a client's PUT.
-/// A card whose UID is already in the book replaces it; a card without UID gets one.
+/// `rolo import USER BOOK FILE…`: stores each vCard of the files in the book through
+/// `CardImporter`, so imported cards are validated and indexed exactly like a client's PUT.
+/// Cards are read leniently (old phones' exports: no VERSION, no FN, legacy charsets); a
+/// card whose UID is already in the book replaces it; a card without UID gets one.
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Import .vcf files (one or many cards each) into an address book.")
@@ -38,7 +39,7 @@ struct ImportCommand: AsyncParsableCommand {
                 do {
                     prepared.append(try CardImporter.prepare(bytes, maxSize: maxSize))
                 } catch {
-                    let uid = (try? VCardParser.parse(bytes).first?.first("UID")?.text).flatMap { $0 }
+                    let uid = (try? VCardParser.parse(bytes, mode: .lenient).first?.first("UID")?.text).flatMap { $0 }
                     invalid.append("\(file) card \(index + 1)\(uid.map { " (UID \($0))" } ?? ""): \(error)")
                 }
             }
@@ -57,15 +58,21 @@ struct ImportCommand: AsyncParsableCommand {
     }
 }
 
-/// `rolo export USER BOOK [FILE]`: every card of the book, byte for byte, one after the
-/// other (to stdout without FILE).
+/// `rolo export USER BOOK [FILE]`: the whole book as one document (to stdout without FILE):
+/// by default every card byte for byte, one after the other; `--format jcard` a JSON array
+/// of their jCards (RFC 7095). The same document GET of the book answers.
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Export an address book as one .vcf stream.")
+        commandName: "export", abstract: "Export an address book as one .vcf stream or a JSON array of jCards.")
     @Argument(help: "User name.") var user: String
     @Argument(help: "Book name.") var book: String
     @Argument(help: "Output file (stdout when omitted).") var file: String?
+    @Option(help: "vcard (the stored cards) or jcard (a JSON array of jCards).") var format: Format = .vcard
     @OptionGroup var options: DatabaseOptions
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case vcard, jcard
+    }
 
     func run() async throws {
         let store = try options.openStore()
@@ -73,15 +80,16 @@ struct ExportCommand: AsyncParsableCommand {
         guard let collection = try await store.collection(owner: user, path: [book]) else {
             throw CLIError("No address book \(user)/\(book).")
         }
-        var output = Data()
+        var document = AddressBookDocument(format == .jcard ? .jCard : .vCard)
+        var output: [UInt8] = []
         for resource in try await store.allResources(collectionID: collection.id) {
-            output.append(resource.data)
-            if resource.data.last != UInt8(ascii: "\n") { output.append(contentsOf: Array("\r\n".utf8)) }
+            document.append(card: resource.data, to: &output)
         }
+        document.finish(into: &output)
         if let file {
-            try output.write(to: URL(fileURLWithPath: file), options: .atomic)
+            try Data(output).write(to: URL(fileURLWithPath: file), options: .atomic)
         } else {
-            FileHandle.standardOutput.write(output)
+            FileHandle.standardOutput.write(Data(output))
         }
     }
 }

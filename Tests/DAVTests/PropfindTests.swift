@@ -39,8 +39,9 @@ import Testing
         #expect(book.value(of: "{DAV:}resourcetype")?.childNames == ["{DAV:}collection", "{urn:ietf:params:xml:ns:carddav}addressbook"])
         #expect(book.value(of: "{http://calendarserver.org/ns/}getctag")?.text == "0")
         #expect(book.value(of: "{DAV:}sync-token")?.text.isEmpty == false)
-        let versions = book.value(of: "{urn:ietf:params:xml:ns:carddav}supported-address-data")?.children.compactMap { $0.attribute("version") }
-        #expect(versions == ["3.0", "4.0"])
+        let types = book.value(of: "{urn:ietf:params:xml:ns:carddav}supported-address-data")?.children
+            .map { "\($0.attribute("content-type") ?? "") \($0.attribute("version") ?? "")" }
+        #expect(types == ["text/vcard 3.0", "text/vcard 4.0", "application/vcard+json 4.0"])
         #expect(book.value(of: "{urn:ietf:params:xml:ns:carddav}max-resource-size")?.text == "10485760")
         let privileges = book.value(of: "{DAV:}current-user-privilege-set")?.children.flatMap { $0.children.map(\.name) } ?? []
         #expect(Set(privileges).isSuperset(of: ["read", "write", "write-properties", "write-content", "bind", "unbind"]))

@@ -22,10 +22,10 @@ import Testing
         #expect(get.body == Data(body.utf8))
     }
 
-    @Test func wrongContentTypeIs415WithSupportedAddressData() async throws {
+    @Test func wrongContentTypeIs403WithSupportedAddressData() async throws {
         let dav = try await TestDAV()
         let response = await dav.putCard(uid: "u1", fn: "Ann", headers: ["content-type": "application/json"])
-        #expect(response.status == 415)
+        #expect(response.status == 403)
         #expect(try response.errorConditions().contains("{urn:ietf:params:xml:ns:carddav}supported-address-data"))
     }
 

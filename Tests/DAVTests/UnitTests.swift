@@ -102,8 +102,12 @@ import Testing
 
     @Test func percentEncodesSegmentsAndDecodesBack() {
         #expect(PercentEncoding.encodeSegment("a b/ü@x") == "a%20b%2F%C3%BC@x")
-        #expect(PercentEncoding.decode("a%20b%2F%C3%BC") == "a b/ü")
-        #expect(PercentEncoding.decode("bad%2") == nil)
+        #expect(PercentEncoding.decode("a%20b%C3%BC%0A%7f%25") == "a bü\n\u{7F}%")
+        #expect(PercentEncoding.encodeSegment("a bü\n\u{7F}%") == "a%20b%C3%BC%0A%7F%25")
+        // A slash or NUL in a name, a broken escape, bytes that are not UTF-8: refused.
+        for refused in ["a%2Fb", "a%2fb", "a%00", "bad%2", "bad%zz", "%FF", "%C3"] {
+            #expect(PercentEncoding.decode(refused) == nil, "\(refused)")
+        }
     }
 
     @Test func extractsCardMetadata() {

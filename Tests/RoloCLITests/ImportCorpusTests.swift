@@ -22,6 +22,14 @@ import VCard
         return JSONValue.object(fields).serialized(pretty: false)
     }
 
+    /// Where import follows issue 21 rather than the oracle, which refuses these on import
+    /// as on PUT: a card without VERSION is read by its shape, and a card without FN gets
+    /// one derived from N (or ORG, NICKNAME, EMAIL, TEL) as Apple's and Google's clients
+    /// show it. PUT still refuses all three with `valid-address-data`.
+    static let importedDespiteOracle: Set<String> = [
+        "invalid/missing-version.vcf", "invalid/missing-fn-3.0.vcf", "invalid/missing-fn-4.0.vcf",
+    ]
+
     @Test(.enabled(if: corpusPresent))
     func importThenExportGivesBackEveryValidCardEqualOnTheModel() async throws {
         let oracle = try #require(try JSONSerialization.jsonObject(
@@ -30,11 +38,16 @@ import VCard
         var expectedModels: [String] = [], refused: [String] = []
         for (path, entry) in files.sorted(by: { $0.key < $1.key }) {
             let accepted = ((entry["import"] as? [String: Any])?["accept"] as? Bool) ?? false
-            if !accepted { refused.append(path); continue }
+            if !accepted && !Self.importedDespiteOracle.contains(path) { refused.append(path); continue }
             let bytes = try [UInt8](Data(contentsOf: Self.corpus.appendingPathComponent(path)))
-            for card in try VCardParser.parse(bytes) {
-                expectedModels.append(Self.modelWithoutUID(card.version == .v21 ? VCardConverter.convert(card, to: .v30) : card))
+            for card in try VCardParser.parse(bytes, mode: .lenient) {
+                let stored = card.version == .v21 ? VCardConverter.convert(card, to: .v30) : VCardConverter.addingFormattedName(card)
+                expectedModels.append(Self.modelWithoutUID(stored))
             }
+        }
+        for path in Self.importedDespiteOracle {
+            #expect(((files[path]?["import"] as? [String: Any])?["accept"] as? Bool) == false,
+                    "\(path): the oracle now accepts it; drop it from importedDespiteOracle")
         }
         #expect(expectedModels.count > 30)
 

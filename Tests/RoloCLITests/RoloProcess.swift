@@ -37,7 +37,7 @@ enum RoloBinary {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             process.terminationHandler = { _ in continuation.resume() }
             do {
-                try process.run()
+                try launch(process)
                 if let stdin { input.fileHandleForWriting.write(stdin) }
                 try? input.fileHandleForWriting.close()
             } catch {
@@ -135,7 +135,7 @@ final class ServeProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         stdout = PipeText(output)
         stderr = PipeText(errors)
-        try process.run()
+        try launch(process)
     }
 
     /// Waits for the JSON start line and returns the bound port.
@@ -189,7 +189,7 @@ func curl(_ arguments: [String]) async throws -> String {
     process.arguments = ["-s"] + arguments
     let output = Pipe()
     process.standardOutput = output
-    try process.run()
+    try launch(process)
     return String(decoding: await onPlainThread { output.fileHandleForReading.readDataToEndOfFile() }, as: UTF8.self)
 }
 
@@ -204,4 +204,13 @@ func onPlainThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T 
 func propfindStatus(port: Int, path: String, user: String, password: String) async throws -> Int {
     try await curlStatus(["-X", "PROPFIND", "-H", "Depth: 0", "-u", "\(user):\(password)",
                           "http://127.0.0.1:\(port)\(path)"])
+}
+
+/// Foundation's `Process.run()` one at a time: with many tests spawning children in
+/// parallel on a loaded machine, a CI run crashed inside `Process.run()` itself (a bad
+/// read in its memcpy), so concurrent launches are what this file never makes.
+private let processLaunchLock = NSLock()
+
+func launch(_ process: Process) throws {
+    try processLaunchLock.withLock { try process.run() }
 }

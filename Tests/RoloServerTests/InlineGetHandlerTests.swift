@@ -138,7 +138,7 @@ import Testing
             let (lines, body) = Self.answer(text)
             #expect(lines.first == "HTTP/1.1 200 OK")
             #expect(lines.dropFirst().map { String($0.prefix { $0 != ":" }) }
-                    == ["ETag", "Last-Modified", "Content-Type", "Content-Length", "Server"])
+                    == ["ETag", "Last-Modified", "Vary", "Content-Type", "Content-Length", "Server"])
             #expect(lines.contains("Content-Length: \(Self.card.utf8.count)"))
             #expect(lines.contains("Content-Type: text/vcard; charset=utf-8"))
             #expect(lines.contains("Server: Rolo"))

@@ -22,12 +22,16 @@ import WebPush
         var authSecretText: String { Base64URL.encode(authSecret) }
     }
 
-    static func withPushServer<T>(clock: StoreClock = .system, _ body: (TestServer, FakePushService) async throws -> T) async throws -> T {
+    /// `quiet`: the notifier's quiet period (short, so tests wait little; the burst test
+    /// makes it long enough that a loaded machine's gaps between PUTs stay inside it).
+    static func withPushServer<T>(clock: StoreClock = .system, quiet: Duration = .milliseconds(200),
+                                  _ body: (TestServer, FakePushService) async throws -> T) async throws -> T {
         try await withFakePushService { service in
             try await TestServer.with(configure: { configuration in
                 configuration.publicURL = publicURL
                 configuration.push.allowLoopback = true
-                configuration.push.notifier.quietPeriod = .milliseconds(200)
+                configuration.push.notifier.quietPeriod = quiet
+                configuration.push.notifier.maximumDelay = max(quiet * 10, .seconds(5))
             }, clock: clock) { server in
                 try await body(server, service)
             }
@@ -242,17 +246,17 @@ import WebPush
     }
 
     @Test func aBurstOfThirtyChangesIsOneMessageWithTheLastToken() async throws {
-        try await Self.withPushServer { server, service in
+        try await Self.withPushServer(quiet: .seconds(2)) { server, service in
             let device = Device()
             #expect(try await Self.register(server, resource: service.url("/up/burst"), device: device).status == 204)
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<30 { group.addTask { try await Self.put(server, "c\(index)").status } }
                 for try await status in group { #expect(status == 201) }
             }
-            let first = await service.waitForRequests(count: 1)
+            let first = await service.waitForRequests(count: 1, timeout: .seconds(30))
             try #require(first.count == 1)
             // Nothing else follows for well past the quiet period.
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .seconds(3))
             #expect(service.received.count == 1)
             let (xml, _) = try Self.open(first[0], device: device)
             let token = try #require(Self.property("sync-token", in: try await Self.bookProperties(server)))
@@ -291,7 +295,11 @@ import WebPush
             #expect(try await Self.register(server, resource: service.url("/up/fine"), device: Device()).status == 204)
             #expect(try await Self.put(server, "ann").status == 201)
             _ = await service.waitForRequests(count: 3)
-            try await Task.sleep(for: .milliseconds(300))
+            // The outcomes are recorded just after the answers: wait for the last of them.
+            try await Self.eventually { try await server.store.pushRegistrations(user: "alice").count == 2 }
+            try await Self.eventually {
+                try await server.request("GET", "/metrics", user: nil).text.contains("rolo_push_messages_total{outcome=\"failed\"} 1")
+            }
             let left = try await server.store.pushRegistrations(user: "alice").sorted { $0.pushResource < $1.pushResource }
             #expect(left.map(\.pushResource) == [service.url("/up/fine").absoluteString, service.url("/up/flaky").absoluteString])
             #expect(left.last?.failures == 1 && left.last?.retryAfter != nil)
@@ -300,6 +308,28 @@ import WebPush
             for outcome in ["sent", "failed", "dropped"] {
                 #expect(metrics.contains("rolo_push_messages_total{outcome=\"\(outcome)\"} 1"), "\(outcome)")
             }
+        }
+    }
+
+    @Test func aShareeRegistersThroughTheMountAndLosesTheRegistrationWithTheShare() async throws {
+        try await Self.withPushServer { server, service in
+            _ = try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
+            let device = Device()
+            let registered = try await Self.register(server, book: "/dav/addressbooks/bob/default~alice/", user: "bob",
+                                                     resource: service.url("/up/bob"), device: device)
+            #expect(registered.status == 204)
+            // The owner's change reaches the sharee's phone, named by the book's one topic.
+            #expect(try await Self.put(server, "ann").status == 201)
+            let received = await service.waitForRequests(count: 1)
+            try #require(received.count == 1)
+            let (xml, _) = try Self.open(received[0], device: device)
+            let topic = try #require(Self.property("topic", in: try await Self.bookProperties(server)))
+            #expect(xml.contains("<topic>\(topic)</topic>"))
+            try await server.store.removeShare(owner: "alice", book: "default", sharee: "bob")
+            #expect(try await server.store.pushRegistrations(user: "bob").isEmpty)
+            #expect(try await Self.put(server, "bea").status == 201)
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(service.received.count == 1)
         }
     }
 
@@ -334,6 +364,15 @@ import WebPush
     }
 
     static func imfDate(_ text: String) -> Date? { HTTPDateText.parse(text) }
+
+    /// Polls `condition` until it holds or 15 s pass (then the caller's expectations fail).
+    static func eventually(_ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
 }
 
 /// The system clock moved forward by hand (registrations expire without waiting).

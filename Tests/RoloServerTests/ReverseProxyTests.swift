@@ -33,7 +33,9 @@ import Testing
     @Test func forwardedForFromATrustedProxyIsTheThrottledAddress() async throws {
         try await TestServer.with(configure: { $0.trustedProxies = ["127.0.0.1"] }) { server in
             let seconds = try await Self.secondsForOtherClientAfterFailures(server, first: "10.0.0.1", second: "10.0.0.2")
-            #expect(seconds < 0.4, "10.0.0.2 had no failures of its own, yet waited \(seconds) s")
+            // Throttled as 10.0.0.1 it would wait a full second (the eighth failure); a loaded
+            // machine's curl alone may take half of that.
+            #expect(seconds < 0.9, "10.0.0.2 had no failures of its own, yet waited \(seconds) s")
         }
     }
 

@@ -248,7 +248,13 @@ import Testing
             #expect(multiget.status == 207)
             #expect(try await server.request("GET", Self.mount + "cy.vcf", user: "bob", password: phone.secret,
                                              headers: ["User-Agent": "DAVx5/4.4"]).status == 200)
-            try await Task.sleep(for: .milliseconds(400))
+            // The recorder flushes every 50 ms here; wait for the flush that holds all three.
+            let deadline = ContinuousClock.now + .seconds(15)
+            while ContinuousClock.now < deadline {
+                let rows = try await server.store.accessHistory(user: "bob", since: Date(timeIntervalSince1970: 0))
+                if rows.contains(where: { $0.credential == "Bob's phone" && $0.requests >= 3 }) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
 
             let bobs = try await server.store.accessHistory(user: "bob", since: Date(timeIntervalSince1970: 0))
             let row = try #require(bobs.first { $0.credential == "Bob's phone" && $0.book == "default" })

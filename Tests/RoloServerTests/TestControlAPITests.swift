@@ -269,7 +269,7 @@ import Testing
 
     @Test func brokenFixtureFolderIsRefusedNamingTheFileAndChangesNothing() async throws {
         let folder = try Self.fixtureFolder(["erin": ["default": ["good.vcf": Self.cardText("g", name: "Good"),
-                                                                  "bad.vcf": "BEGIN:VCARD\r\nVERSION:3.0\r\nEND:VCARD\r\n"]]])
+                                                                  "bad.vcf": "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Bad\r\nTEL;TYPE=\"cell:+1\r\nEND:VCARD\r\n"]]])
         defer { try? FileManager.default.removeItem(at: folder) }
         try await TestServer.withTestAPI { server in
             let refused = try await server.control("POST", "fixtures", json: ["directory": folder.path])

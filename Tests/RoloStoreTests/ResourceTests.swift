@@ -131,6 +131,23 @@ import Testing
         }
     }
 
+    /// A card named after a UID with a line break (or any control character) is kept under
+    /// exactly that name; NUL and '/' are refused.
+    @Test func resourceNamesKeepControlCharactersExactly() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let names = ["a\nb.vcf", "tab\t.vcf", "cr\r\n.vcf", "bell\u{07}\u{7F}.vcf", "%41.vcf"]
+        for (index, name) in names.enumerated() { _ = try await fixture.put(name, uid: "u\(index)") }
+        #expect(Set(try await fixture.store.listResources(collectionID: fixture.book.id).map(\.name)) == Set(names))
+        for name in names {
+            #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: name)?.info.name == name)
+        }
+        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "ab.vcf") == nil)
+        await #expect(throws: StoreError.self) { try await fixture.put("nul\0.vcf", uid: "n") }
+        // User and collection names stay free of control characters.
+        await #expect(throws: StoreError.self) { try await fixture.store.createUser(name: "eve\n", password: "pw") }
+    }
+
     @Test func invalidNamesAndMissingCollectionsAreRefused() async throws {
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }

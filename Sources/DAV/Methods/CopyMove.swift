@@ -8,6 +8,11 @@ extension DAVService {
     func copyOrMove(_ request: DAVRequest, move: Bool) async throws -> DAVResponse {
         let sourcePath = try path(of: request)
         guard case .found(let source) = try await resolve(sourcePath, for: request.credential) else { throw DAVError.notFound }
+        // The root, principals and homes are the server's, not the user's: refused before the
+        // Destination is looked at, so no destination (another server's: 502) changes that.
+        guard source.kind != .root, source.kind != .principal, source.kind != .home else {
+            throw DAVError(403, message: "The root, principals and address book homes cannot be copied or moved.")
+        }
         guard let destinationHeader = request.headers["destination"] else {
             throw DAVError.badRequest("Destination header missing.")
         }

@@ -79,7 +79,7 @@ extension DAVService {
 
     /// Direct members of a node above the collections (root, principals, homes), as nodes;
     /// a collection's members are listed page by page by `listCollection`.
-    private func children(of node: Node, user: String, credential: Credential) async throws -> [Node] {
+    func children(of node: Node, user: String, credential: Credential) async throws -> [Node] {
         switch node {
         case .root, .principal, .object, .collection: return []
         case .principals: return [.principal(user)]

@@ -3,7 +3,9 @@ import RoloStore
 import VCard
 
 /// PUT (RFC 4918 §9.7, RFC 6352 §6.3.2): into an address book only one valid vCard 3.0/4.0
-/// with a UID unique in the book; into a plain collection any bytes. Stored verbatim.
+/// (stored verbatim) or jCard (stored as vCard 4.0 text) with a UID unique in the book;
+/// into a plain collection any bytes, stored verbatim. Every refusal of the card names its
+/// CardDAV precondition in a 403 `DAV:error`.
 enum Put {
     /// The content type cards are served with.
     static let cardContentType = "text/vcard; charset=utf-8"
@@ -56,6 +58,28 @@ enum Put {
         return card
     }
 
+    /// The one card a jCard PUT body holds (RFC 7095), validated like a vCard and written as
+    /// the vCard 4.0 text the store keeps: `bytes` are what is stored.
+    static func validatedJCard(_ body: Data) throws(DAVError) -> (card: VCard, bytes: Data) {
+        let cards: [VCard]
+        do throws(VCardError) {
+            cards = try JCard.decode([UInt8](body))
+        } catch {
+            throw invalid("Not a valid jCard: \(error.description)")
+        }
+        guard cards.count == 1, let card = cards.first else {
+            throw invalid("Expected exactly one jCard, found \(cards.count).")
+        }
+        do {
+            try VCardValidator.validate(card, requireUID: true)
+        } catch {
+            throw invalid(error.description)
+        }
+        let bytes = Data(VCardWriter.write(card).utf8)
+        // The written text must read back as a card a vCard PUT would take.
+        return (try validatedCard(bytes), bytes)
+    }
+
     /// UTF-8 validation in place (`UTF8Span`); older Apple systems make a String of it.
     static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         if #available(macOS 26.0, *) { return (try? UTF8Span(validating: bytes.span)) != nil }
@@ -103,19 +127,32 @@ extension DAVService {
         }
         let contentType = request.headers["content-type"]
         var card: CardMetadata?
+        var stored = body
+        // A jCard is stored as vCard text, not byte for byte: no ETag in the answer then
+        // (RFC 6352 §6.3.2.3), the client GETs the card for it.
+        var transformed = false
         if isBook {
-            if let contentType, !Put.isVCardMediaType(contentType) {
-                throw DAVError.precondition(415, .cardDAV("supported-address-data"),
-                                            message: "Address books hold text/vcard, not \(contentType).")
+            // No Content-Type: a vCard, as clients have always sent them.
+            let form = contentType.map { Put.isVCardMediaType($0) ? .vCard : CardMediaType(mediaType: $0) } ?? .vCard
+            switch form {
+            case .vCard?:
+                card = CardMetadata(card: try Put.validatedCard(body))
+            case .jCard?:
+                let jCard = try Put.validatedJCard(body)
+                card = CardMetadata(card: jCard.card)
+                stored = jCard.bytes
+                transformed = true
+            case nil:
+                throw DAVError.precondition(403, .cardDAV("supported-address-data"), message:
+                    "Address books hold text/vcard or \(CardMediaType.jCardContentType), not \(contentType ?? "").")
             }
-            card = CardMetadata(card: try Put.validatedCard(body))
         }
         // A card in a shared book counts against the book's owner.
-        try await checkQuota(user: collection.owner, adding: body.count - (existing?.size ?? 0))
+        try await checkQuota(user: collection.owner, adding: stored.count - (existing?.size ?? 0))
 
         let result: PutResult
         do {
-            result = try await store.putResource(collectionID: collection.id, name: name, data: body,
+            result = try await store.putResource(collectionID: collection.id, name: name, data: stored,
                                                  contentType: isBook ? Put.cardContentType : (contentType ?? "application/octet-stream"),
                                                  card: card, precondition: Preconditions.write(request.headers))
         } catch StoreError.uidConflict(let existingName) {
@@ -124,7 +161,8 @@ extension DAVService {
                            message: "Another card in this address book has the same UID.")
         }
         request.tally?.wrote(book: collection.id)
-        return DAVResponse(status: result.created ? 201 : 204, headers: [("ETag", result.etag), ("Content-Length", "0")])
+        let etag = transformed ? [] : [("ETag", result.etag)]
+        return DAVResponse(status: result.created ? 201 : 204, headers: etag + [("Content-Length", "0")])
     }
 
     /// 507 with `DAV:quota-not-exceeded` when the write would pass the user's quota.

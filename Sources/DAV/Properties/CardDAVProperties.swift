@@ -16,8 +16,8 @@ enum CardDAVProperties {
         .xml { writer in
             for format in AddressDataFormat.supported {
                 writer.empty(Namespace.cardDAV, "address-data-type",
-                             attributes: [XMLAttribute(name: "content-type", value: "text/vcard"),
-                                          XMLAttribute(name: "version", value: format.rawValue)])
+                             attributes: [XMLAttribute(name: "content-type", value: format.mediaType),
+                                          XMLAttribute(name: "version", value: format.version.rawValue)])
             }
         }
     }

@@ -92,35 +92,50 @@ extension DAVService {
 /// Anything else (absolute URIs, another collection, an encoded name) takes the full
 /// resolution, `resourceTarget(href:user:)`, whose answer it always equals.
 struct MultigetHrefResolver {
-    private var known: (prefix: Substring, book: [String])?
+    /// The collection part (through its last slash) of the last href resolved in full, as bytes.
+    private var known: (prefix: [UInt8], book: [String])?
 
     mutating func target(href: String, user: String, service: DAVService) -> (book: [String], name: String)? {
-        let utf8 = href.utf8
-        guard utf8.first == 0x2F, let slash = utf8.lastIndex(of: 0x2F) else {
+        var href = href
+        // Plain loops over contiguous bytes, memchr and memcmp: the generic
+        // `lastIndex(of:)` and `contains` over UTF-8 views went byte by byte through the
+        // views' indices, about 2% of a multiget of 100 in the profile.
+        let quick: String?? = href.withUTF8 { bytes -> String?? in
+            guard let base = bytes.baseAddress, bytes.count > 0, base[0] == 0x2F else { return .none }
+            var slash = bytes.count - 1
+            while base[slash] != 0x2F { slash -= 1 }
+            let nameStart = slash + 1
+            let nameCount = bytes.count - nameStart
+            let name = base + nameStart
+            let plainName = nameCount > 0 && memchr(name, 0x25, nameCount) == nil
+                && !(nameCount == 1 && name[0] == 0x2E) && !(nameCount == 2 && name[0] == 0x2E && name[1] == 0x2E)
+            guard plainName else { return .some(nil) }
+            // Byte slices: a Character slice could take a combining mark after the slash along.
+            if let known, known.prefix.count == nameStart,
+               known.prefix.withUnsafeBytes({ memcmp($0.baseAddress!, base, nameStart) == 0 }) {
+                return .some(String(decoding: UnsafeBufferPointer(start: name, count: nameCount), as: UTF8.self))
+            }
+            return .some(nil)
+        }
+        switch quick {
+        case .some(.some(let name)): return (known!.book, name)
+        case .some(.none):
+            // A path: resolved in full, and its collection part kept when its name is plain.
+            let target = service.resourceTarget(href: href, user: user)
+            if let target { remember(href, book: target.book) }
+            return target
+        case .none:
             return service.resourceTarget(href: href, user: user)
         }
-        let name = utf8[utf8.index(after: slash)...]
-        let plainName = !name.isEmpty && !name.contains(0x25) && !name.elementsEqual(".".utf8) && !name.elementsEqual("..".utf8)
-        // Byte slices: a Character slice could take a combining mark after the slash along.
-        let prefix = Substring(utf8[...slash])
-        if plainName, let known, Self.sameBytes(known.prefix, prefix) {
-            return (known.book, String(Substring(name)))
-        }
-        let target = service.resourceTarget(href: href, user: user)
-        if plainName, let target { known = (prefix, target.book) }
-        return target
     }
 
-    /// Byte equality with one `memcmp` (the generic `elementsEqual` over UTF-8 views went
-    /// byte by byte through the views' indices).
-    private static func sameBytes(_ a: Substring, _ b: Substring) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        let compared = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in
-                x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
-            }
-        }
-        return (compared ?? nil) ?? a.utf8.elementsEqual(b.utf8)
+    /// Keeps the collection part of `href` when its last segment is a plain name.
+    private mutating func remember(_ href: String, book: [String]) {
+        let utf8 = Array(href.utf8)
+        guard let slash = utf8.lastIndex(of: 0x2F) else { return }
+        let name = utf8[(slash + 1)...]
+        guard !name.isEmpty, !name.contains(0x25), !name.elementsEqual([0x2E]), !name.elementsEqual([0x2E, 0x2E]) else { return }
+        known = (Array(utf8[...slash]), book)
     }
 }
 

@@ -5,7 +5,8 @@ import VCard
 
 /// addressbook-query (RFC 6352 §8.6): the cards of a book matching a filter, answered from
 /// the store's index when the filter translates to an `IndexPredicate`, else by parsing
-/// each card and matching it. `limit/nresults` truncates with a 507 response for the book
+/// and matching the cards the index names as candidates (`candidatePredicate`), or each
+/// card of the book when it names none. `limit/nresults` truncates with a 507 response for the book
 /// carrying `DAV:number-of-matches-within-limits`.
 extension DAVService {
     func addressbookQuery(_ request: DAVRequest, body: XMLElement, node: Node) async throws -> DAVResponse {
@@ -34,9 +35,21 @@ extension DAVService {
                 if truncated { multistatus.addTruncation(href: bookHref) }
             })
         }
+        if let candidates = filter.candidatePredicate(indexedProperties: CardMetadata.indexedProperties) {
+            // The cards that may match (a param-filter, several text-matches on one property),
+            // in name order like the book, each parsed and matched exactly.
+            let names = try await store.query(collectionID: book.id, predicate: candidates, limit: nil)
+            let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: true,
+                                        bodyLimit: configuration.pageBodyLimit)
+            let pages = MatchingCardPages(NamedCardPages(cards, names: names, pageSize: pageSize), store: store,
+                                          collectionID: book.id, filter: filter, limit: limit)
+            return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { pages, multistatus in
+                if pages.truncated { multistatus.addTruncation(href: bookHref) }
+            })
+        }
         let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize,
                                                 bodyLimit: configuration.pageBodyLimit),
-                                      filter: filter, limit: limit)
+                                      store: store, collectionID: book.id, filter: filter, limit: limit)
         return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { pages, multistatus in
             if pages.truncated { multistatus.addTruncation(href: bookHref) }
         })
@@ -57,19 +70,22 @@ extension DAVService {
     }
 }
 
-/// The cards of a book that match a filter the index cannot answer: each page of cards is
-/// parsed and matched, and only the matches are kept. Stops after `limit` matches, noting
-/// whether another one follows (`truncated`).
-struct MatchingCardPages: ListingPages {
-    private var book: BookPages
+/// The cards of a book (or of the index's candidates) that match a filter the index cannot
+/// answer exactly: each page of cards is parsed and matched, and only the matches are kept.
+/// Stops after `limit` matches, noting whether another one follows (`truncated`).
+struct MatchingCardPages<Cards: ListingPages>: ListingPages where Cards.Item == StoredResource {
+    private var book: Cards
+    /// Where a body left out of a page (`StoredResource.bodyLeftOut`) is read from.
+    let store: any RoloStore
+    let collectionID: Int64
     let filter: AddressbookFilter
     let limit: Int?
     private var matched = 0
     private(set) var truncated = false
     var isFinished: Bool { truncated || book.isFinished }
 
-    init(_ book: BookPages, filter: AddressbookFilter, limit: Int?) {
-        self.book = book; self.filter = filter; self.limit = limit
+    init(_ book: Cards, store: any RoloStore, collectionID: Int64, filter: AddressbookFilter, limit: Int?) {
+        self.book = book; self.store = store; self.collectionID = collectionID; self.filter = filter; self.limit = limit
     }
 
     mutating func nextPage() async throws -> [StoredResource] {
@@ -88,7 +104,7 @@ struct MatchingCardPages: ListingPages {
     private func isMatch(_ stored: StoredResource) async throws -> Bool {
         var data = stored.data
         if stored.bodyLeftOut {
-            guard let full = try await book.store.resource(collectionID: book.collectionID, name: stored.info.name) else { return false }
+            guard let full = try await store.resource(collectionID: collectionID, name: stored.info.name) else { return false }
             data = full.data
         }
         // Parsed where the bytes are: a [UInt8] copy of each body cost as much as a big card.

@@ -42,9 +42,8 @@ struct CardResponseWriter: Sendable {
             case (Namespace.dav, "getlastmodified"): column = .lastModified
             case (Namespace.dav, "resourcetype"): column = .fixed(empty)
             case (Namespace.cardDAV, "address-data"):
-                // Only the card as stored: a version or a property subset means parsing it.
-                guard withBodies, let asked = try? AddressDataRequest(element: element),
-                      asked.version == nil, asked.properties == nil else { return nil }
+                // Only the card as stored: jCard, a version or a property subset means parsing it.
+                guard withBodies, let asked = try? AddressDataRequest(element: element), asked.isVerbatim else { return nil }
                 column = .addressData
             default: return nil
             }

@@ -1,6 +1,8 @@
 /// Percent-encoding of href path segments (RFC 3986 `pchar`, conservatively: only
-/// unreserved characters and `@` stay literal).
-enum PercentEncoding {
+/// unreserved characters and `@` stay literal), so a name holding any character (a line
+/// break from a UID, a space, `%`) is written the one way and the XML around stays
+/// well-formed.
+public enum PercentEncoding {
     private static let hex = Array("0123456789ABCDEF".utf8)
 
     static func encodeSegment(_ segment: String) -> String {
@@ -33,15 +35,20 @@ enum PercentEncoding {
         }
     }
 
-    /// Decodes `%XX` sequences; nil when a sequence is malformed or the bytes are not UTF-8.
-    static func decode(_ string: String) -> String? {
+    /// Decodes the `%XX` sequences of a path; nil when a sequence is malformed, the bytes
+    /// are not UTF-8, or one encodes `/` or NUL. A path is split into names after decoding,
+    /// so an encoded slash would read as two segments; no name may hold one (nor NUL, see
+    /// `Naming`). Every other byte, control characters included, decodes.
+    public static func decode(_ string: String) -> String? {
         guard string.utf8.contains(0x25) else { return string }
         var out = [UInt8]()
         var bytes = string.utf8.makeIterator()
         while let byte = bytes.next() {
             if byte == 0x25 {
                 guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
-                out.append(high << 4 | low)
+                let decoded = high << 4 | low
+                guard decoded != 0x2F, decoded != 0 else { return nil }
+                out.append(decoded)
             } else {
                 out.append(byte)
             }

@@ -5,9 +5,12 @@ import RoloStore
 import VCard
 
 /// The one bulk path from .vcf bytes to stored cards, shared by `rolo import` and fixture
-/// folders: split multi-card streams, convert 2.1 to 3.0, add a missing UID, validate like a
-/// PUT, then write in batched transactions through `RoloStore.importCards`. Cards end up
-/// exactly as a client's PUT would have stored them.
+/// folders: split multi-card streams, read each card leniently (old phones and exporters
+/// write cards a PUT refuses: no VERSION, no FN, legacy charsets, unindented continuation
+/// lines), convert 2.1 to 3.0, add a missing UID and FN, validate like a PUT, then write
+/// in batched transactions through `RoloStore.importCards`. Stored cards are always ones a
+/// PUT would accept: byte for byte what the file held when a PUT would have taken it (plus
+/// a UID line), else written out from what the lenient reading understood.
 /// Works on bytes, so a fold inside a UTF-8 character (legal in a stream) survives.
 public enum CardImporter {
     /// Where a card without UID gets one.
@@ -39,8 +42,18 @@ public enum CardImporter {
         public var description: String
     }
 
-    /// The bytes of each BEGIN:VCARD … END:VCARD block, line ends kept.
+    /// The bytes of each BEGIN:VCARD … END:VCARD block, line ends kept. A file whose
+    /// lines are not ASCII-compatible (UTF-16, as Outlook's "Unicode" export writes) has no
+    /// such block in its bytes: it is read whole and each card comes back written as UTF-8.
     public static func cards(in bytes: [UInt8]) -> [[UInt8]] {
+        let blocks = asciiBlocks(in: bytes)
+        if blocks.isEmpty, bytes.contains(0), let cards = try? VCardParser.parse(bytes, mode: .lenient) {
+            return cards.map { Array(VCardWriter.write($0).utf8) }
+        }
+        return blocks
+    }
+
+    private static func asciiBlocks(in bytes: [UInt8]) -> [[UInt8]] {
         var cards: [[UInt8]] = [], lineStart = 0, cardStart: Int?
         var index = 0
         while index <= bytes.count {
@@ -63,31 +76,42 @@ public enum CardImporter {
         return String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
     }
 
-    /// Parses one card's bytes; converts 2.1 to 3.0, adds a UID when there is none, and
-    /// validates it like a PUT. 3.0/4.0 cards keep their bytes (plus the added UID line).
+    /// Reads one card's bytes leniently, converts 2.1 to 3.0, adds a UID and an FN (derived
+    /// as Apple and Google clients show a card without one) where missing, and validates it
+    /// like a PUT. A card a PUT would take as it is (strict reading, UTF-8, 3.0/4.0, FN)
+    /// keeps its bytes, plus the added UID line; any other is written out from its reading.
     public static func prepare(_ bytes: [UInt8], maxSize: Int, uids: UIDSource = .random) throws -> PreparedCard {
         guard bytes.count <= maxSize else { throw InvalidCard(description: "larger than the \(maxSize)-byte limit") }
-        let cards = try VCardParser.parse(bytes)
+        // Bytes kept must be UTF-8, as a PUT requires (a 3.0 card may declare a CHARSET).
+        let isUTF8 = !bytes.contains { $0 >= 0x80 } || String(validating: bytes, as: UTF8.self) != nil
+        let strict = isUTF8 ? try? VCardParser.parse(bytes) : nil
+        let cards = try strict ?? VCardParser.parse(bytes, mode: .lenient)
         guard cards.count == 1, var card = cards.first else { throw InvalidCard(description: "not exactly one vCard") }
-        var out = bytes
+        // An empty UID line is replaced, so the bytes cannot be kept then.
+        let hadUIDLine = card.first("UID") != nil
+        var keepsBytes = strict != nil && card.version != .v21 && card.first("FN") != nil
         var uid = card.first("UID")?.text ?? ""
-        let newUID = { () -> String in
-            switch uids {
+        let addsUID = uid.isEmpty
+        if addsUID {
+            uid = switch uids {
             case .random: UUID().uuidString.lowercased()
             case .contentDigest: digestUUID(bytes)
             }
-        }
-        if card.version == .v21 {
-            if uid.isEmpty { uid = newUID(); card.properties.append(VCardProperty(name: "UID", rawValue: uid)) }
-            card = VCardConverter.convert(card, to: .v30)
-            out = Array(VCardWriter.write(card).utf8)
-        } else if uid.isEmpty {
-            uid = newUID()
+            card.properties.removeAll { $0.name == "UID" }
             card.properties.append(VCardProperty(name: "UID", rawValue: uid))
-            out = insertingUID(uid, into: bytes)
+            if hadUIDLine { keepsBytes = false }
         }
+        card = card.version == .v21 ? VCardConverter.convert(card, to: .v30) : VCardConverter.addingFormattedName(card)
         try VCardValidator.validate(card, requireUID: true)
-        return PreparedCard(bytes: out, metadata: CardMetadata(card: card), uid: uid)
+        guard !keepsBytes else {
+            return PreparedCard(bytes: addsUID ? insertingUID(uid, into: bytes) : bytes, metadata: CardMetadata(card: card), uid: uid)
+        }
+        let written = Array(VCardWriter.write(card).utf8)
+        // What is written out must read back strictly, like every card a PUT stores.
+        guard let reread = try? VCardParser.parse(written), reread.count == 1 else {
+            throw InvalidCard(description: "cannot be written as a valid vCard \(card.version.rawValue)")
+        }
+        return PreparedCard(bytes: written, metadata: CardMetadata(card: reread[0]), uid: uid)
     }
 
     /// Adds `UID:<uid>` right before the last END:VCARD line, with the card's line end.

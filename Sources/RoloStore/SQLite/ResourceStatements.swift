@@ -13,6 +13,7 @@ struct ResourceStatements {
     private let deleteEntries: Statement
     private let deletePendingEntries: Statement
     private let deleteMembers: Statement
+    private let markTrigramsStale: Statement
     private let insertEntry: Statement
     private let insertMember: Statement
     private let recordChange: Statement
@@ -34,6 +35,9 @@ struct ResourceStatements {
         deleteEntries = try db.cachedStatement(sql: "DELETE FROM card_index WHERE resource_id = ?")
         deletePendingEntries = try db.cachedStatement(sql: "DELETE FROM card_index_pending WHERE resource_id = ?")
         deleteMembers = try db.cachedStatement(sql: "DELETE FROM group_members WHERE resource_id = ?")
+        // A card's trigram row changes at the next merge, not here: writing the FTS index
+        // writes a segment per commit, the cost the pending entries avoid (schema v7).
+        markTrigramsStale = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (?)")
         // One row per statement: a multi-row VALUES measured 30% slower on import. Into the
         // pending entries, which the writer merges into card_index later (schema v5).
         insertEntry = try db.cachedStatement(sql: """
@@ -67,6 +71,9 @@ struct ResourceStatements {
         try updateBody.run(blob: write.data) { row, body in row.add(inPlace: body); row.add(id) }
         try deleteEntries.run { row in row.add(id) }
         try deletePendingEntries.run { row in row.add(id) }
+        // New entries replace the card's trigram row at the merge (OR REPLACE); only a card
+        // left without entries needs its row dropped there.
+        if write.entries.isEmpty { try markTrigramsStale.run { row in row.add(id) } }
         try deleteMembers.run { row in row.add(id) }
         try writeRows(of: write, resourceID: id, collectionID: collectionID, seq: seq, now: now)
     }

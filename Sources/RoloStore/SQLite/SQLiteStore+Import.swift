@@ -9,7 +9,7 @@ extension SQLiteStore {
     /// next batch's while the current one commits.
     public func importCards(collectionID: Int64, cards: [CardImport], batchSize: Int,
                             progress: (@Sendable (Int) -> Void)?) async throws {
-        for card in cards { try Naming.validate(card.name, what: "resource") }
+        for card in cards { try Naming.validateResource(card.name) }
         let batchSize = max(batchSize, 1)
         let batches = stride(from: 0, to: cards.count, by: batchSize).map { cards[$0..<min($0 + batchSize, cards.count)] }
         var next = batches.first.map(PreparedWrites.init)

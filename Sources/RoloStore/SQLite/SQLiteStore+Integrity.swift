@@ -5,9 +5,10 @@ extension SQLiteStore {
     /// `foreign_key_check`, then Rolo's invariants (every resource has its latest change
     /// row and its body, every live change row its resource, ETags match the bytes, index
     /// rows have their resource, index and member rows sit in their resource's collection,
-    /// no seq beyond its collection's).
+    /// no seq beyond its collection's, the trigram index holds every merged value and
+    /// agrees with the text it stores).
     public func integrityCheck() async throws -> [String] {
-        try await pool.read { db in
+        var problems = try await pool.read { db in
             var problems: [String] = []
             for message in try String.fetchAll(db, sql: "PRAGMA integrity_check") where message != "ok" {
                 problems.append("sqlite: \(message)")
@@ -42,6 +43,20 @@ extension SQLiteStore {
                     SELECT DISTINCT p.resource_id FROM card_index_pending p
                     WHERE EXISTS (SELECT 1 FROM card_index i WHERE i.resource_id = p.resource_id)
                     """),
+                // The trigram index may hold more than a card's values (stale rows, values
+                // joined by line breaks) but never less: a value it lacks is a card that
+                // contains and ends-with would not find.
+                ("merged index row missing from the trigram index", """
+                    SELECT DISTINCT c.resource_id FROM card_index c LEFT JOIN card_trigrams t ON t.rowid = c.resource_id
+                    WHERE (t.rowid IS NULL OR instr(t.text, c.value_unicode) = 0 OR instr(t.text, coalesce(c.value_ascii, '')) = 0)
+                    AND NOT EXISTS (SELECT 1 FROM card_index_pending p WHERE p.resource_id = c.resource_id)
+                    """),
+                ("trigram row of a card without merged entries, not marked stale", """
+                    SELECT t.rowid FROM card_trigrams t
+                    WHERE NOT EXISTS (SELECT 1 FROM card_index c WHERE c.resource_id = t.rowid)
+                    AND NOT EXISTS (SELECT 1 FROM card_index_pending p WHERE p.resource_id = t.rowid)
+                    AND NOT EXISTS (SELECT 1 FROM card_trigram_stale s WHERE s.resource_id = t.rowid)
+                    """),
                 ("member row outside its group's collection", """
                     SELECT m.resource_id FROM group_members m JOIN resources r ON r.id = m.resource_id
                     WHERE m.collection_id != r.collection_id
@@ -68,5 +83,15 @@ extension SQLiteStore {
             }
             return problems
         }
+        // FTS5 compares its index with the text it stores only through this command, an
+        // INSERT, which the pool's read-only connections refuse; it writes nothing.
+        do {
+            try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "INSERT INTO card_trigrams (card_trigrams) VALUES ('integrity-check')")
+            }
+        } catch let error as DatabaseError {
+            problems.append("trigram index: \(error.message ?? error.description)")
+        }
+        return problems
     }
 }

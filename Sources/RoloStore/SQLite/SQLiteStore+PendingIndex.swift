@@ -14,21 +14,36 @@ extension SQLiteStore {
         (SELECT resource_id, collection_id FROM card_index UNION ALL SELECT resource_id, collection_id FROM card_index_pending)
         """
 
-    /// Moves every pending entry into `card_index`. The writer calls it outside a
-    /// transaction, where each statement is its own and SQLite keeps no statement journal:
-    /// inside one, the INSERT kept a copy of every page it changed (in memory, with
-    /// `temp_store = MEMORY`), 20 MB for a merge into a 100,000-card book. A crash between
-    /// the two statements leaves entries in both tables; queries still answer right, and
-    /// the next merge (opening the store does one) skips the copies (OR IGNORE) and empties
-    /// the pending table. `rolo import` calls it inside each batch's transaction, whose
-    /// size bounds that journal.
+    /// Moves every pending entry into `card_index`, and the pending cards' text into
+    /// `card_trigrams` after dropping the rows of cards replaced or deleted since the last
+    /// merge. The writer calls it outside a transaction, where each statement is its own and
+    /// SQLite keeps no statement journal: inside one, the INSERT kept a copy of every page it
+    /// changed (in memory, with `temp_store = MEMORY`), 20 MB for a merge into a
+    /// 100,000-card book. Every step can be cut short by a crash and run again: stale rows
+    /// are dropped before any card's new row is written (so a reused resource id keeps its
+    /// new row), the pending entries go last, and until then queries find those cards by
+    /// scanning them; the copies the next merge finds in card_index are skipped (OR IGNORE)
+    /// and trigram rows replaced (OR REPLACE). `rolo import` calls it inside each batch's
+    /// transaction, whose size bounds that journal.
     static func mergePendingIndex(_ db: Database) throws {
         try db.execute(sql: """
+            DELETE FROM card_trigrams WHERE rowid IN (SELECT resource_id FROM card_trigram_stale);
+            DELETE FROM card_trigram_stale;
             INSERT OR IGNORE INTO card_index (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
-                SELECT resource_id, position, collection_id, property, value_unicode, value_ascii, value FROM card_index_pending
+                SELECT resource_id, position, collection_id, property, value_unicode, value_ascii, value FROM card_index_pending;
+            INSERT OR REPLACE INTO card_trigrams (rowid, text)
+                SELECT resource_id, \(trigramText) FROM card_index_pending GROUP BY resource_id;
+            DELETE FROM card_index_pending;
             """)
-        try db.execute(sql: "DELETE FROM card_index_pending")
     }
+
+    /// A card's text in `card_trigrams`, over the rows of one resource (an aggregate): every
+    /// value's Unicode fold and, where it differs, its ASCII fold, one per line. Whatever a
+    /// contains or ends-with of any collation matches holds the trigrams of the needle that
+    /// `substringMatchSQL` searches for: the Unicode fold's for i;unicode-casemap, the ASCII
+    /// fold's for the other two (a verbatim match is also one of the ASCII folds). A line
+    /// break joins values, so trigrams across two values only add candidates.
+    static let trigramText = "group_concat(value_unicode || coalesce(char(10) || value_ascii, ''), char(10))"
 
     /// Merges the pending index entries now, on the writer (for tests).
     func mergePendingIndex() async throws {

@@ -33,8 +33,9 @@ extension SQLiteStore {
     }
 
     /// A boolean SQL expression over `resources r`. Each leaf is `r.id IN (subquery)` on the
-    /// covering index (collection, property, folded value, resource), which SQLite runs
-    /// once, with the same test on the pending entries (`card_index_pending`, which has no
+    /// covering index (collection, property, folded value, resource), or for contains and
+    /// ends-with on the trigram index, which SQLite runs once, with the same test on the
+    /// pending entries (`card_index_pending`, which has no
     /// value index: scanned, and bounded by `Tuning.pendingIndexEntries`) added by UNION ALL.
     static func sql(for predicate: IndexPredicate, collectionID: Int64, arguments: inout StatementArguments) -> String {
         switch predicate {
@@ -56,8 +57,10 @@ extension SQLiteStore {
             return "r.id NOT IN (\(Self.entriesOfProperty))"
         case .textMatch(let property, let text, let collation, let match, let negate):
             let property = property.uppercased()
-            let merged = textMatchSQL(property: property, text: text, collation: collation, match: match,
-                                      negate: negate, collectionID: collectionID, arguments: &arguments)
+            let merged = substringMatchSQL(property: property, text: text, collation: collation, match: match,
+                                           negate: negate, collectionID: collectionID, arguments: &arguments)
+                ?? textMatchSQL(property: property, text: text, collation: collation, match: match,
+                                negate: negate, collectionID: collectionID, arguments: &arguments)
             let pending = pendingTextMatchSQL(property: property, text: text, collation: collation, match: match,
                                               negate: negate, collectionID: collectionID, arguments: &arguments)
             return "r.id IN (\(merged) UNION ALL \(pending))"
@@ -107,6 +110,56 @@ extension SQLiteStore {
                 JOIN card_index c ON c.resource_id = n.resource_id AND c.position = n.position WHERE \(exact)
                 """
         }
+    }
+
+    /// contains and ends-with on the merged entries through `card_trigrams` (schema v7): the
+    /// cards whose text holds every trigram of the needle, then each of their card_index
+    /// rows of the property checked exactly, as the pending entries are. The needle is the
+    /// collation's fold for i;unicode-casemap and the ASCII fold for the other two, the
+    /// folds a card's trigram text holds (`trigramText`). The CROSS JOIN and the unary +
+    /// keep SQLite from scanning the property's rows and probing the trigram index for
+    /// each. Nil (the caller scans) for other match types, for negations (which match
+    /// nearly every card) and for needles shorter than a trigram.
+    static func substringMatchSQL(property: String, text: String, collation: IndexPredicate.Collation,
+                                  match: IndexPredicate.MatchType, negate: Bool, collectionID: Int64,
+                                  arguments: inout StatementArguments) -> String? {
+        guard match == .contains || match == .endsWith, !negate else { return nil }
+        let needle = collation == .unicodeCasemap ? CaseFolding.unicode(text) : CaseFolding.ascii(text)
+        guard let trigrams = trigramQuery(needle) else { return nil }
+        arguments += [trigrams, collectionID, property]
+        let exact = switch collation {
+        case .unicodeCasemap: sqlMatch(column: "c.value_unicode", match: match, text: needle, arguments: &arguments)
+        case .asciiCasemap: sqlMatch(column: "coalesce(c.value_ascii, c.value_unicode)", match: match, text: needle, arguments: &arguments)
+        case .octet: sqlMatch(column: verbatim, match: match, text: text, arguments: &arguments)
+        }
+        return """
+            SELECT c.resource_id FROM card_trigrams t CROSS JOIN card_index c ON c.resource_id = t.rowid \
+            WHERE t.card_trigrams MATCH ? AND +c.collection_id = ? AND +c.property = ? AND \(exact)
+            """
+    }
+
+    /// An FTS5 query for the texts holding every trigram (three Unicode scalars, as the
+    /// trigram tokenizer counts) of `needle`: each distinct one quoted, joined by AND, since
+    /// a detail=none table has no phrase queries. Nil below three scalars, and for a NUL,
+    /// where FTS5's query parser could stop reading (a value never holds one: scanned).
+    static func trigramQuery(_ needle: String) -> String? {
+        let scalars = Array(needle.unicodeScalars)
+        guard scalars.count >= 3, !scalars.contains("\0") else { return nil }
+        // Keyed by scalar values: Swift compares Strings by canonical equivalence.
+        var seen = Set<[UInt32]>()
+        var query = String.UnicodeScalarView()
+        for start in 0...(scalars.count - 3) {
+            let trigram = scalars[start..<start + 3]
+            guard seen.insert(trigram.map(\.value)).inserted else { continue }
+            if !query.isEmpty { query.append(contentsOf: " AND ".unicodeScalars) }
+            query.append("\"")
+            for scalar in trigram {
+                query.append(scalar)
+                if scalar == "\"" { query.append(scalar) }
+            }
+            query.append("\"")
+        }
+        return String(query)
     }
 
     /// The same test as `textMatchSQL` on the pending entries, which have no value index:

@@ -8,7 +8,7 @@ extension SQLiteStore {
 
     public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
-        try Naming.validate(name, what: "resource")
+        try Naming.validateResource(name)
         let write = ResourceWrite(name: name, data: data, contentType: contentType, card: card)
         let result = try await groupCommit.write(bytes: data.count) { db in
             let collection = try Self.collectionRow(db, id: collectionID)
@@ -45,6 +45,8 @@ extension SQLiteStore {
             try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now,
                                     author: author)
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+            // Its trigram row is now stale: counted so that deletes alone also bring a merge.
+            self.pendingIndex.add(1)
             return seq
         }
         bookChanges.publish(collectionID: collectionID, seq: seq)

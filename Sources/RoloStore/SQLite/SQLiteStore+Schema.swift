@@ -266,6 +266,34 @@ extension SQLiteStore {
                 END;
                 """)
         }
+        migrator.registerMigration("v7-substring-index") { db in
+            // contains and ends-with scanned every value of the property in the book, so
+            // their cost grew with the book, not with the matches. card_trigrams finds the
+            // cards whose values hold every trigram of the needle; the query then checks
+            // each candidate's card_index rows exactly (`SQLiteStore.substringMatchSQL`).
+            // One row per card (rowid = resource id) whose text is its merged values: the
+            // Unicode fold, and the ASCII fold where it differs (`SQLiteStore.trigramText`).
+            // detail=none keeps no positions: half the size of detail=full and measured as
+            // fast, since the exact check does what phrase positions would. columnsize=0
+            // drops ranking data nothing uses. Like card_index it is written when pending
+            // entries are merged, never by a PUT: a replaced card's row is replaced then, and
+            // a deleted card's row (or one left without entries) is only noted in
+            // card_trigram_stale and dropped then (`mergePendingIndex`). Until then a stale
+            // row adds candidates that fail the exact check, nothing more.
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE card_trigrams USING fts5(
+                    text, tokenize = 'trigram case_sensitive 1', detail = none, columnsize = 0);
+                CREATE TABLE card_trigram_stale (resource_id INTEGER PRIMARY KEY);
+                INSERT INTO card_trigrams (rowid, text)
+                    SELECT resource_id, \(SQLiteStore.trigramText) FROM card_index GROUP BY resource_id;
+                DROP TRIGGER resources_delete_index;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                    DELETE FROM card_index_pending WHERE resource_id = OLD.id;
+                    INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (OLD.id);
+                END;
+                """)
+        }
         migrator.registerMigration("v8-push") { db in
             // WebDAV-Push (issue 18). Every book gets a topic: random, so that it says
             // nothing about the book and survives a rename, and never reused (unique).

@@ -5,7 +5,7 @@ extension SQLiteStore {
     public func transferResource(collectionID: Int64, name: String, sourceETag: String,
                                  to targetCollectionID: Int64, name targetName: String,
                                  data: Data, contentType: String, card: CardMetadata?, move: Bool) async throws -> PutResult {
-        try Naming.validate(targetName, what: "resource")
+        try Naming.validateResource(targetName)
         let write = ResourceWrite(name: targetName, data: data, contentType: contentType, card: card)
         let (result, sequences) = try await pool.write { db in
             guard let source = try Self.existingResource(db, collectionID: collectionID, name: name) else {

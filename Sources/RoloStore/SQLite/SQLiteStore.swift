@@ -74,9 +74,11 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
         pepper = try Self.loadPepper(pool)
-        // Entries a stopped server left pending: merged now, not after the next burst.
+        // Entries a stopped server left pending (or trigram rows stale): merged now, not after the next burst.
         try pool.writeWithoutTransaction { db in
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM card_index_pending)") == true {
+            if try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM card_index_pending) OR EXISTS (SELECT 1 FROM card_trigram_stale)
+                """) == true {
                 try Self.mergePendingIndex(db)
             }
         }
@@ -101,10 +103,17 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     /// The database file.
     public var path: String { pool.path }
 
-    /// Closes every connection; a temporary store also deletes its files.
+    /// Closes every connection; a temporary store also deletes its files. First the
+    /// write-ahead log is copied into the database and truncated (`PRAGMA
+    /// wal_checkpoint(TRUNCATE)`), once the read connections that could hold it back are
+    /// closed: a stopped server leaves all its data in the one file, which a copy or backup
+    /// of that file alone then holds whole, and the next start replays no log.
     public func close() throws {
         readAnchor.close()
         rowReaders.close()
+        // A failed checkpoint (a read still open somewhere) leaves the log for the next
+        // start to replay: the store closes all the same.
+        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         try pool.close()
         if let temporaryFolder {
             try? FileManager.default.removeItem(at: temporaryFolder)
