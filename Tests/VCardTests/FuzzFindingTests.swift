@@ -139,3 +139,24 @@ import VCard
     }
 }
 
+
+extension FuzzFindingTests {
+    /// `convert` target: an empty (or partial) X-APPLE-OMIT-YEAR matched every year, so a
+    /// 3.0 `BDAY;X-APPLE-OMIT-YEAR=:1604-05-06` lost its year in 4.0. Only a value that
+    /// names exactly the date's year leaves the year out.
+    @Test func appleOmitYearMustNameTheYear() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nBDAY;X-APPLE-OMIT-YEAR=:1604-05-06\r\n"
+            + "ANNIVERSARY;X-APPLE-OMIT-YEAR=1:1985-05-06\r\nX-ABDATE;X-APPLE-OMIT-YEAR=1604:1604-09-01\r\n"
+            + "DEATHDATE;X-APPLE-OMIT-YEAR=1604:16041231\r\nEND:VCARD\r\n"
+        let v30 = try #require(try Self.parse(text, .strict).first)
+        let v40 = VCardConverter.convert(v30, to: .v40)
+        #expect(v40.first("BDAY")?.rawValue == "16040506")
+        #expect(v40.first("ANNIVERSARY")?.rawValue == "19850506")
+        // Apple's year-less dates still lose their placeholder year, extended or basic.
+        #expect(v40.first("X-ABDATE")?.rawValue == "--0901" && v40.first("X-ABDATE")?.parameter("X-APPLE-OMIT-YEAR") == nil)
+        #expect(v40.first("DEATHDATE")?.rawValue == "--1231")
+        let back = VCardConverter.convert(v40, to: .v30)
+        #expect(back.first("BDAY")?.rawValue == "1604-05-06")
+        #expect(back.properties(named: "X-ABDATE").map(\.rawValue).contains("1985-05-06"))
+    }
+}
