@@ -159,4 +159,21 @@ extension FuzzFindingTests {
         #expect(back.first("BDAY")?.rawValue == "1604-05-06")
         #expect(back.properties(named: "X-ABDATE").map(\.rawValue).contains("1985-05-06"))
     }
+
+    /// `convert` target: `data:base64,…` has no `;base64` marker (RFC 2397): its media
+    /// type is "base64" and its data is not base64. It was taken for base64, written as a
+    /// 3.0 `ENCODING=b` photo and came back as `data:;base64,…`.
+    @Test func dataURINeedsTheBase64Marker() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nPHOTO:data:bAse64,\r\nLOGO:data:;BASE64,AAAA\r\nEND:VCARD\r\n"
+        let v40 = try #require(try Self.parse(text, .strict).first)
+        #expect(v40.first("PHOTO")?.inlineData == VCardInlineData(mediaType: "base64", bytes: []))
+        #expect(v40.first("LOGO")?.inlineData == VCardInlineData(mediaType: nil, bytes: [0, 0, 0]))
+        let v30 = VCardConverter.convert(v40, to: .v30)
+        #expect(v30.first("PHOTO")?.rawValue == "data:bAse64,")
+        #expect(v30.first("PHOTO")?.parameter("VALUE") == ["uri"])
+        #expect(v30.first("LOGO")?.rawValue == "AAAA" && v30.first("LOGO")?.parameter("ENCODING") == ["b"])
+        let back = VCardConverter.convert(v30, to: .v40)
+        #expect(back.first("PHOTO")?.rawValue == "data:bAse64,")
+        #expect(back.first("LOGO")?.rawValue == "data:;base64,AAAA")
+    }
 }
