@@ -176,4 +176,23 @@ extension FuzzFindingTests {
         #expect(back.first("PHOTO")?.rawValue == "data:bAse64,")
         #expect(back.first("LOGO")?.rawValue == "data:;base64,AAAA")
     }
+
+    /// `convert` target: 4.0 -> 3.0 dropped KIND:org whenever the card had any X-ABShowAs
+    /// (PERSON too), so the org was lost; and `organization`, which is no kind RFC 6350
+    /// defines, became X-ABShowAs:COMPANY and came back as `org`.
+    @Test func kindOrgIsKeptBesideAnotherShowAs() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nKIND:org\r\nX-ABSHOWAS:PERSON\r\nEND:VCARD\r\n"
+        let v40 = try #require(try Self.parse(text, .strict).first)
+        let v30 = VCardConverter.convert(v40, to: .v30)
+        #expect(v30.properties(named: "X-ABSHOWAS").map(\.rawValue) == ["COMPANY", "PERSON"])
+        #expect(VCardConverter.convert(v30, to: .v40).first("KIND")?.rawValue == "org")
+        // An X-ABShowAs:COMPANY already says it: no second one.
+        let company = try #require(try Self.parse(text.replacingOccurrences(of: "PERSON", with: "Company"), .strict).first)
+        #expect(VCardConverter.convert(company, to: .v30).properties(named: "X-ABSHOWAS").map(\.rawValue) == ["Company"])
+
+        let other = try #require(try Self.parse(text.replacingOccurrences(of: "KIND:org", with: "KIND:organization"), .strict).first)
+        let otherV30 = VCardConverter.convert(other, to: .v30)
+        #expect(otherV30.first("X-ADDRESSBOOKSERVER-KIND")?.rawValue == "organization")
+        #expect(VCardConverter.convert(otherV30, to: .v40).first("KIND")?.rawValue == "organization")
+    }
 }
