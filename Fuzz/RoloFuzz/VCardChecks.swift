@@ -166,6 +166,11 @@ extension VCard {
                 text = String(text.unicodeScalars.filter { $0 != "-" && $0 != ":" })
             } else if name == "KIND" {
                 text = text.lowercased()
+            } else if name == "X-ABSHOWAS", text.uppercased() == "COMPANY" {
+                // Apple's name for KIND:org. A 4.0 card allows one KIND: a second one that
+                // says org stays in Apple's form after 3.0 and back.
+                counts.add("KIND:org")
+                continue
             } else if ["PHOTO", "LOGO", "SOUND", "KEY"].contains(name) {
                 // The payload: a 3.0 inline value in a 4.0 card comes back as a data: URI,
                 // written `data:<media type>;base64,` (RFC 2397's marker and a media type
