@@ -151,6 +151,7 @@ extension VCard {
     /// values (PHOTO, LOGO, SOUND, KEY) compare by their base64 payload, without spaces.
     var valueCounts: ValueCounts {
         var counts = ValueCounts()
+        var isOrganisation = false
         for property in properties where property.name != "VERSION" {
             let name = Self.standardNames[property.name] ?? property.name
             var text = property.text
@@ -164,13 +165,15 @@ extension VCard {
                     text = "--" + digits.suffix(4)
                 }
                 text = String(text.unicodeScalars.filter { $0 != "-" && $0 != ":" })
+            } else if (name == "KIND" && text.lowercased() == "org") || (name == "X-ABSHOWAS" && text.uppercased() == "COMPANY") {
+                // Apple's X-ABShowAs:COMPANY is KIND:org, and "this card is an organisation"
+                // is said once, however many of them say it: 3.0 has one X-ABShowAs for
+                // both, and a 4.0 card allows one KIND, so a second one that says org stays
+                // in Apple's form after 3.0 and back.
+                isOrganisation = true
+                continue
             } else if name == "KIND" {
                 text = text.lowercased()
-            } else if name == "X-ABSHOWAS", text.uppercased() == "COMPANY" {
-                // Apple's name for KIND:org. A 4.0 card allows one KIND: a second one that
-                // says org stays in Apple's form after 3.0 and back.
-                counts.add("KIND:org")
-                continue
             } else if ["PHOTO", "LOGO", "SOUND", "KEY"].contains(name) {
                 // The payload: a 3.0 inline value in a 4.0 card comes back as a data: URI,
                 // written `data:<media type>;base64,` (RFC 2397's marker and a media type
@@ -188,6 +191,7 @@ extension VCard {
                 counts.add("LABEL:" + VCardEscaping.unescape(labels.joined(separator: ",")[...]))
             }
         }
+        if isOrganisation { counts.add("KIND:org") }
         return counts
     }
 }
