@@ -1,6 +1,7 @@
 import DAVXML
 import Foundation
 import Testing
+import VCard
 
 /// Cards with a phone's full-resolution photo (issue 21): up to 10 MiB is stored, served
 /// byte for byte, and carried by multiget and sync next to small cards; a bigger one is
@@ -102,6 +103,49 @@ import Testing
             let next = try await server.request("REPORT", Self.book, headers: ["Depth": "0"],
                                                 body: Data(Self.syncWithData.replacingOccurrences(of: "TOKEN", with: token).utf8))
             #expect(Set(try Self.addressData(next.body).keys) == [Self.book + "s3.vcf"])
+        }
+    }
+
+    /// GET of the whole book: a card bigger than the 64 KB page body limit is left out of
+    /// its page and read alone as the document is written; it must come out whole, in its
+    /// place between the small cards, in the vCard document and in the jCard array.
+    @Test func bookDocumentCarriesACardOverThePageBodyLimitWhole() async throws {
+        let big = Self.photoCard(uid: "big", photoBytes: 1_200_000)  // a 1.6 MB card
+        let overLimit = Self.photoCard(uid: "mid", photoBytes: 60_000)  // 80 KB, just over 64 KB
+        #expect(big.count > 1_500_000 && overLimit.count > 64 << 10 && overLimit.count < 100_000)
+        // In name order, as the book document lists them.
+        let cards: [(name: String, body: Data)] = [
+            ("a.vcf", Self.smallCard("a")), ("b.vcf", Self.smallCard("b")), ("big.vcf", big),
+            ("c.vcf", Self.smallCard("c")), ("mid.vcf", overLimit), ("z.vcf", Self.smallCard("z")),
+        ]
+        try await TestServer.with { server in
+            for card in cards { #expect(try await Self.put(server, card.name, card.body).status == 201) }
+
+            // (Each check compares here and hands #expect a Bool or a short list: a failing
+            // #expect would otherwise print megabytes of photo.)
+            let whole = try await server.request("GET", Self.book)
+            #expect(whole.status == 200)
+            #expect(whole.headers["content-type"] == "text/vcard; charset=utf-8")
+            // More than one 256 KB chunk: streamed.
+            #expect(whole.headers["transfer-encoding"] == "chunked")
+            let expected = cards.reduce(Data()) { $0 + $1.body }
+            #expect(whole.body.count == expected.count)
+            let byteForByte = whole.body == expected
+            #expect(byteForByte, "every card byte for byte, in name order")
+            let read = try VCardParser.parse([UInt8](whole.body))
+            #expect(read.compactMap { $0.first("UID")?.text } == ["a", "b", "big", "c", "mid", "z"])
+            let photo = try #require(try VCardParser.parse([UInt8](big)).first?.first("PHOTO")?.inlineData)
+            let photoSize = photo.bytes.count
+            #expect(photoSize == 1_200_000)
+            let photoWhole = read.count == 6 && read[2].first("PHOTO")?.inlineData == photo
+            #expect(photoWhole)
+
+            let json = try await server.request("GET", Self.book, headers: ["Accept": "application/vcard+json"])
+            #expect(json.status == 200)
+            let jCards = try JCard.decode([UInt8](json.body))
+            #expect(jCards.compactMap { $0.first("UID")?.text } == ["a", "b", "big", "c", "mid", "z"])
+            let jCardPhotoWhole = jCards.count == 6 && jCards[2].first("PHOTO")?.inlineData == photo
+            #expect(jCardPhotoWhole)
         }
     }
 

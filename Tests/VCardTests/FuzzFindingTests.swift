@@ -104,5 +104,95 @@ import VCard
             #expect(Self.content(try Self.parse(VCardWriter.write(card), .strict)) == Self.content([card]))
         }
     }
+
+    /// `jcard` target: a jCard version row with another value type (or a group) became a
+    /// VERSION with parameters, which the writer does not print.
+    @Test func jCardVersionHasNoParameters() throws {
+        let card = try #require(try JCard.decode(#"["vcard",[["version",{"group":"g","x":"y"},"t","4.0"],["fn",{},"text","A"]]]"#).first)
+        let version = try #require(card.first("VERSION"))
+        #expect(version.group == nil && version.parameters.isEmpty && version.rawValue == "4.0")
+        #expect(Self.content(try Self.parse(VCardWriter.write(card), .strict)) == Self.content([card]))
+    }
+
+    /// `convert` target: a 3.0 LABEL became the 4.0 ADR's LABEL parameter with its line
+    /// breaks escaped but not its backslashes, so `C:\new` came back from 4.0 with a line
+    /// break in it.
+    @Test func addressLabelKeepsItsBackslashes() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nN:A;;;;\r\nADR;TYPE=WORK:;;1 Main St;Town;;;\r\n"
+            + "LABEL;TYPE=WORK:C:\\\\new folder\\n1 Main St\r\nEND:VCARD\r\n"
+        let v30 = try #require(try Self.parse(text, .strict).first)
+        #expect(v30.first("LABEL")?.text == "C:\\new folder\n1 Main St")
+        let v40 = VCardConverter.convert(v30, to: .v40)
+        let label = try #require(v40.first("ADR")?.parameterValues("LABEL")?.first)
+        #expect(VCardEscaping.unescape(label[...]) == "C:\\new folder\n1 Main St")
+        let back = VCardConverter.convert(v40, to: .v30)
+        #expect(back.first("LABEL")?.text == "C:\\new folder\n1 Main St")
+    }
+
+    /// `jcard` target: `VALUE=` (empty) became jCard's value type "", which jCard reading
+    /// refuses; an empty VALUE names no type, so the default is written.
+    @Test func emptyValueParameterIsNoType() throws {
+        let card = try #require(try Self.parse("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nNOTE;VALUE=:x\r\nEND:VCARD\r\n", .strict).first)
+        let json = JCard.encode(card)
+        #expect(json.contains(#"["note", {}, "text", "x"]"#))
+        #expect(try JCard.decode(json).first?.first("NOTE")?.rawValue == "x")
+    }
 }
 
+
+extension FuzzFindingTests {
+    /// `convert` target: an empty (or partial) X-APPLE-OMIT-YEAR matched every year, so a
+    /// 3.0 `BDAY;X-APPLE-OMIT-YEAR=:1604-05-06` lost its year in 4.0. Only a value that
+    /// names exactly the date's year leaves the year out.
+    @Test func appleOmitYearMustNameTheYear() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nBDAY;X-APPLE-OMIT-YEAR=:1604-05-06\r\n"
+            + "ANNIVERSARY;X-APPLE-OMIT-YEAR=1:1985-05-06\r\nX-ABDATE;X-APPLE-OMIT-YEAR=1604:1604-09-01\r\n"
+            + "DEATHDATE;X-APPLE-OMIT-YEAR=1604:16041231\r\nEND:VCARD\r\n"
+        let v30 = try #require(try Self.parse(text, .strict).first)
+        let v40 = VCardConverter.convert(v30, to: .v40)
+        #expect(v40.first("BDAY")?.rawValue == "16040506")
+        #expect(v40.first("ANNIVERSARY")?.rawValue == "19850506")
+        // Apple's year-less dates still lose their placeholder year, extended or basic.
+        #expect(v40.first("X-ABDATE")?.rawValue == "--0901" && v40.first("X-ABDATE")?.parameter("X-APPLE-OMIT-YEAR") == nil)
+        #expect(v40.first("DEATHDATE")?.rawValue == "--1231")
+        let back = VCardConverter.convert(v40, to: .v30)
+        #expect(back.first("BDAY")?.rawValue == "1604-05-06")
+        #expect(back.properties(named: "X-ABDATE").map(\.rawValue).contains("1985-05-06"))
+    }
+
+    /// `convert` target: `data:base64,…` has no `;base64` marker (RFC 2397): its media
+    /// type is "base64" and its data is not base64. It was taken for base64, written as a
+    /// 3.0 `ENCODING=b` photo and came back as `data:;base64,…`.
+    @Test func dataURINeedsTheBase64Marker() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nPHOTO:data:bAse64,\r\nLOGO:data:;BASE64,AAAA\r\nEND:VCARD\r\n"
+        let v40 = try #require(try Self.parse(text, .strict).first)
+        #expect(v40.first("PHOTO")?.inlineData == VCardInlineData(mediaType: "base64", bytes: []))
+        #expect(v40.first("LOGO")?.inlineData == VCardInlineData(mediaType: nil, bytes: [0, 0, 0]))
+        let v30 = VCardConverter.convert(v40, to: .v30)
+        #expect(v30.first("PHOTO")?.rawValue == "data:bAse64,")
+        #expect(v30.first("PHOTO")?.parameter("VALUE") == ["uri"])
+        #expect(v30.first("LOGO")?.rawValue == "AAAA" && v30.first("LOGO")?.parameter("ENCODING") == ["b"])
+        let back = VCardConverter.convert(v30, to: .v40)
+        #expect(back.first("PHOTO")?.rawValue == "data:bAse64,")
+        #expect(back.first("LOGO")?.rawValue == "data:;base64,AAAA")
+    }
+
+    /// `convert` target: 4.0 -> 3.0 dropped KIND:org whenever the card had any X-ABShowAs
+    /// (PERSON too), so the org was lost; and `organization`, which is no kind RFC 6350
+    /// defines, became X-ABShowAs:COMPANY and came back as `org`.
+    @Test func kindOrgIsKeptBesideAnotherShowAs() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nKIND:org\r\nX-ABSHOWAS:PERSON\r\nEND:VCARD\r\n"
+        let v40 = try #require(try Self.parse(text, .strict).first)
+        let v30 = VCardConverter.convert(v40, to: .v30)
+        #expect(v30.properties(named: "X-ABSHOWAS").map(\.rawValue) == ["COMPANY", "PERSON"])
+        #expect(VCardConverter.convert(v30, to: .v40).first("KIND")?.rawValue == "org")
+        // An X-ABShowAs:COMPANY already says it: no second one.
+        let company = try #require(try Self.parse(text.replacingOccurrences(of: "PERSON", with: "Company"), .strict).first)
+        #expect(VCardConverter.convert(company, to: .v30).properties(named: "X-ABSHOWAS").map(\.rawValue) == ["Company"])
+
+        let other = try #require(try Self.parse(text.replacingOccurrences(of: "KIND:org", with: "KIND:organization"), .strict).first)
+        let otherV30 = VCardConverter.convert(other, to: .v30)
+        #expect(otherV30.first("X-ADDRESSBOOKSERVER-KIND")?.rawValue == "organization")
+        #expect(VCardConverter.convert(otherV30, to: .v40).first("KIND")?.rawValue == "organization")
+    }
+}

@@ -5,19 +5,25 @@ enum DateConversion {
     static let placeholderYear = "1604"
 
     static func toV40(_ property: inout VCardProperty) {
-        let value = property.rawValue
-        if let omitted = property.parameter(appleOmitYear)?.first {
-            let digits = value.filter(\.isNumber)
-            if digits.count == 8, digits.hasPrefix(omitted), value.hasPrefix(omitted) {
-                property.rawValue = "--" + digits.suffix(4)
-                VersionConversion.removeParameters(&property, named: [appleOmitYear])
-                return
-            }
-        }
-        let bytes = Array(value.utf8)
+        let bytes = Array(property.rawValue.utf8)
+        // A date, extended or basic: its year, month and day.
+        var parts: (year: ArraySlice<UInt8>, month: ArraySlice<UInt8>, day: ArraySlice<UInt8>)?
         if bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
            isDigits(bytes[0..<4]), isDigits(bytes[5..<7]), isDigits(bytes[8..<10]) {
-            property.rawValue = String(decoding: bytes[0..<4] + bytes[5..<7] + bytes[8..<10], as: UTF8.self)
+            parts = (bytes[0..<4], bytes[5..<7], bytes[8..<10])
+        } else if bytes.count == 8, isDigits(bytes[0..<8]) {
+            parts = (bytes[0..<4], bytes[4..<6], bytes[6..<8])
+        }
+        // The year is left out only when X-APPLE-OMIT-YEAR names exactly this date's year:
+        // an empty or partial value (`X-APPLE-OMIT-YEAR=` matched every year) leaves the
+        // date whole (found by fuzzing).
+        if let parts, let omitted = property.parameter(appleOmitYear)?.first, Array(omitted.utf8)[...] == parts.year {
+            property.rawValue = "--" + String(decoding: parts.month + parts.day, as: UTF8.self)
+            VersionConversion.removeParameters(&property, named: [appleOmitYear])
+            return
+        }
+        if let parts, bytes.count == 10 {
+            property.rawValue = String(decoding: parts.year + parts.month + parts.day, as: UTF8.self)
         } else if bytes.count == 7, bytes[0] == UInt8(ascii: "-"), bytes[1] == UInt8(ascii: "-"),
                   bytes[4] == UInt8(ascii: "-"), isDigits(bytes[2..<4]), isDigits(bytes[5..<7]) {
             property.rawValue = String(decoding: bytes[0..<4] + bytes[5..<7], as: UTF8.self)

@@ -94,7 +94,10 @@ enum V30ToV40 {
                 match = sameType.last { $0 < index } ?? sameType.first
             }
             guard let match else { continue }
-            byAddress[match] = label.text.replacingNewlines(with: "\\n")
+            // The parameter holds the label escaped as text, as 4.0 writes it and the way back
+            // (`V40ToV30`) reads it: a backslash as `\\`, else `C:\new` came back with a
+            // line break (found by fuzzing).
+            byAddress[match] = label.text.replacingOccurrences("\\", with: "\\\\").replacingNewlines(with: "\\n")
             consumed.insert(index)
         }
         return (byAddress, consumed)

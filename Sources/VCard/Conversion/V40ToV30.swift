@@ -4,7 +4,9 @@
 enum V40ToV30 {
     static func convert(_ card: VCard) -> VCard {
         var labels = AppleLabels(card.properties)
-        let hasShowAs = card.properties.contains { $0.name == "X-ABSHOWAS" }
+        // KIND:org is Apple's X-ABShowAs:COMPANY, unless the card already says that (another
+        // X-ABShowAs, such as PERSON, does not: found by fuzzing, the org was lost).
+        let showsAsCompany = card.properties.contains { $0.name == "X-ABSHOWAS" && $0.rawValue.uppercased() == "COMPANY" }
 
         var properties: [VCardProperty] = []
         properties.reserveCapacity(card.properties.count + 4)
@@ -18,8 +20,10 @@ enum V40ToV30 {
                 continue
             case "KIND":
                 let kind = property.rawValue.lowercased()
-                if kind == "org" || kind == "organization" {
-                    if hasShowAs { continue }
+                // Only RFC 6350's `org`: `organization` is no kind vCard defines, and came
+                // back from 3.0 as `org` (found by fuzzing); it stays as written.
+                if kind == "org" {
+                    if showsAsCompany { continue }
                     property.name = "X-ABSHOWAS"
                     property.rawValue = "COMPANY"
                 } else {

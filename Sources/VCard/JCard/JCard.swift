@@ -117,7 +117,9 @@ enum JCardEncoding {
         var merged: [(name: String, values: [String])] = []
         for parameter in property.parameters {
             if parameter.name == "VALUE" {
-                if valueType == nil, let first = parameter.values.first { valueType = first.lowercased() }
+                // An empty VALUE names no type (jCard's type must not be empty: found by
+                // fuzzing); the property's default applies.
+                if valueType == nil, let first = parameter.values.first, !first.isEmpty { valueType = first.lowercased() }
                 continue
             }
             // TYPE, PID and SORT-AS are comma lists even when written as one quoted value.
@@ -209,7 +211,7 @@ enum JCardDecoding {
         properties.reserveCapacity(rows.count + 1)
         var sawVersion = false
         for (number, row) in rows.enumerated() {
-            var property = try self.property(row, where: "\(which) property \(number + 1)")
+            let property = try self.property(row, where: "\(which) property \(number + 1)")
             if property.name == "VERSION" {
                 guard !sawVersion else { continue }
                 let version = property.rawValue.trimmingASCIISpaces()
@@ -217,8 +219,9 @@ enum JCardDecoding {
                     throw VCardError("\(which): jCard is vCard 4.0, but its version property says \"\(version)\"")
                 }
                 sawVersion = true
-                property.rawValue = "4.0"
-                properties.insert(property, at: 0)
+                // Without group or parameters (an odd value type made one), as the vCard
+                // reader keeps VERSION and the writer prints it (found by fuzzing).
+                properties.insert(VCardProperty(group: nil, upperName: "VERSION", parameters: [], rawValue: "4.0", line: 0), at: 0)
                 continue
             }
             properties.append(property)

@@ -31,7 +31,8 @@ enum DataURI {
         let header = uri[uri.index(uri.startIndex, offsetBy: 5)..<comma]
         let payload = uri[uri.index(after: comma)...]
         var headerParts = header.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
-        let isBase64 = headerParts.last?.lowercased() == "base64"
+        // `;base64` is the marker; a header that is only `base64` is a media type.
+        let isBase64 = headerParts.count >= 2 && headerParts.last?.lowercased() == "base64"
         if isBase64 { headerParts.removeLast() }
         let mediaType = headerParts.first.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         if isBase64 {
@@ -49,7 +50,9 @@ enum DataURI {
         }
         let header = uri[uri.index(uri.startIndex, offsetBy: 5)..<comma]
         let parts = header.split(separator: ";", omittingEmptySubsequences: false)
-        guard parts.count >= 1, parts.last?.lowercased() == "base64" else { return nil }
+        // `data:base64,…` has no `;base64` marker: its media type is "base64" and its data is
+        // not base64 (found by fuzzing: it came back from 3.0 as `data:;base64,…`).
+        guard parts.count >= 2, parts.last?.lowercased() == "base64" else { return nil }
         let mediaType = parts.count > 1 && !parts[0].isEmpty ? parts[0].lowercased() : nil
         return (mediaType, uri[uri.index(after: comma)...])
     }
