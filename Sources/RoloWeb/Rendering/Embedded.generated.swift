@@ -1049,7 +1049,9 @@ kbd { border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 
     if (!form || !input || !$('#rows')) return;
     input.addEventListener('input', () => {
       clearTimeout(searchTimer);
-      searchTimer = setTimeout(runSearch, 150);
+      // Short: the list must follow a keystroke within 100 ms, and a request in flight is
+      // aborted by the next one, so a fast typist costs the server little.
+      searchTimer = setTimeout(runSearch, 50);
     });
     function runSearch() {
       if (searchController) searchController.abort();

@@ -63,7 +63,9 @@
     if (!form || !input || !$('#rows')) return;
     input.addEventListener('input', () => {
       clearTimeout(searchTimer);
-      searchTimer = setTimeout(runSearch, 150);
+      // Short: the list must follow a keystroke within 100 ms, and a request in flight is
+      // aborted by the next one, so a fast typist costs the server little.
+      searchTimer = setTimeout(runSearch, 50);
     });
     function runSearch() {
       if (searchController) searchController.abort();
