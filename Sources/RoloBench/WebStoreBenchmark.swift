@@ -1,17 +1,36 @@
 import CardIndexing
 import Foundation
+import RoloPostgres
 import RoloStore
 
-/// `RoloBench web-store [count]`: the store reads behind the web UI's pages on one book of
+/// `RoloBench web-store [count] [--postgres URL]`: the store reads behind the web UI's pages on one book of
 /// generated cards (default 50 000): the first list page, a deep page, a letter jump,
 /// searches (common, rare, absent), the capped count, duplicate candidates. Prints p50
 /// and p95 of each over 50 runs: the web UI's aim is p95 under 20 ms per page, of which
-/// these reads are the store's share.
+/// these reads are the store's share. With `--postgres URL`, on a `PostgresStore` of that
+/// database (emptied first: give it a scratch database, e.g. `scripts/pg-cluster.sh start`'s).
 func runWebStoreBenchmark(_ arguments: [String]) async {
+    var arguments = arguments
+    var postgresURL: String?
+    if let flag = arguments.firstIndex(of: "--postgres"), flag + 1 < arguments.count {
+        postgresURL = arguments[flag + 1]
+        arguments.removeSubrange(flag...flag + 1)
+    }
     let count = arguments.compactMap(Int.init).first ?? 50_000
     do {
-        let store = try SQLiteStore.temporary()
-        defer { try? store.close() }
+        let store: any RoloStore
+        let closeStore: @Sendable () async -> Void
+        if let postgresURL {
+            let postgres = try await PostgresStore.open(try PostgresStore.Configuration(url: postgresURL))
+            try await postgres.eraseAll()
+            store = postgres
+            closeStore = { await postgres.close() }
+        } else {
+            let sqlite = try SQLiteStore.temporary()
+            store = sqlite
+            closeStore = { try? sqlite.close() }
+        }
+        print("web-store: on \(postgresURL == nil ? "SQLite" : "PostgreSQL")")
         try await store.createUser(name: "bench", password: "bench")
         let book = try await store.collection(owner: "bench", path: ["default"])!
         let cards = (0..<count).map { generatedCard($0) }
@@ -62,6 +81,7 @@ func runWebStoreBenchmark(_ arguments: [String]) async {
         let started = ContinuousClock.now
         let groups = try await store.duplicateCandidates(collectionID: book.id, limit: 100)
         webReport("duplicate candidates on \(count) cards (\(groups.count) groups)", "\(ContinuousClock.now - started)")
+        await closeStore()
     } catch {
         FileHandle.standardError.write(Data("web-store benchmark failed: \(error)\n".utf8))
         exit(1)
@@ -69,7 +89,7 @@ func runWebStoreBenchmark(_ arguments: [String]) async {
 }
 
 /// A search as the list page runs it: the first 50 rows and the count up to 1000.
-private func searchPage(_ store: SQLiteStore, _ book: Int64, _ text: String) async throws -> String {
+private func searchPage(_ store: any RoloStore, _ book: Int64, _ text: String) async throws -> String {
     let words = CardListingFields.searchWords(text)
     let page = try await store.cardListings(collectionID: book, filter: .contacts, search: words, from: .first, limit: 50)
     let count = try await store.cardCount(collectionID: book, filter: .contacts, search: words, cap: 1000)

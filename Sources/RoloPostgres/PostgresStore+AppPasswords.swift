@@ -116,7 +116,7 @@ extension PostgresStore {
             try await connection.first("""
                 SELECT a.id, a.secret_hash, a.read_only, a.all_books, a.revoked IS NOT NULL, u.name,
                        ARRAY(SELECT collection_id FROM app_password_books WHERE app_password_id = a.id)
-                FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE a.public_id = \(publicIDText)
+                FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE a.public_id = \(publicIDText) AND NOT u.disabled
                 """).map { try $0.decode((Int64, Data, Bool, Bool, Bool, String, [Int64]).self) }
         }
         guard let (id, hash, readOnly, allBooks, revoked, owner, books) = found, owner == user,

@@ -170,6 +170,11 @@ extension PostgresStore {
             old_entries AS (DELETE FROM card_index WHERE resource_id = \(idPlaceholder)),
             old_members AS (DELETE FROM group_members WHERE resource_id = \(idPlaceholder)),
             """)
+        // A listing row is replaced in place (`appendRows` upserts it); a card written
+        // without one loses the old one.
+        if write.card?.listing == nil {
+            sql.append("old_listing AS (DELETE FROM card_listings WHERE resource_id = \(idPlaceholder)),\n")
+        }
         appendRows(of: write, resourceID: "(SELECT id FROM r)", from: "r", collectionID: collectionID, seq: seq, now: now, to: &sql)
         sql.append(" SELECT id FROM r")
         try await connection.execute(sql.query)
@@ -199,10 +204,33 @@ extension PostgresStore {
                 INSERT INTO group_members (resource_id, position, collection_id, member_uid)
                 SELECT \(resourceID), m.position, \(collection), m.uid
                 FROM \(from), unnest(\(memberPositions)::INTEGER[], \(memberUIDs)::TEXT[]) AS m(position, uid)),
+            \(listingSQL(of: write, resourceID: resourceID, from: from, collection: collection, sql: &sql))
             change AS (
                 \(recordChangeSQL(&sql, collection: collection, seq: seq, name: write.name, deleted: false, now: now,
                                   author: write.author, from: from)))
             """)
+    }
+
+    /// A CTE writing the card's list row (and a comma), upserted: a replace keeps the row's
+    /// place by resource; empty when the card has no listing fields.
+    private static func listingSQL(of write: ResourceWrite, resourceID: String, from: String, collection: String,
+                                   sql: inout SQLBuilder) -> String {
+        guard let card = write.card, let listing = card.listing else { return "" }
+        return """
+            listing AS (
+                INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name, organization,
+                                           email, phone, has_photo, search_text)
+                SELECT \(collection), \(sql.bind(card.kind == "group")), \(sql.bind(listing.sortKey.withoutNUL)),
+                       \(sql.bind(write.name)), \(resourceID), \(sql.bind(listing.displayName.withoutNUL)),
+                       \(bindOptional(&sql, listing.organization?.withoutNUL))::TEXT, \(bindOptional(&sql, listing.email?.withoutNUL))::TEXT,
+                       \(bindOptional(&sql, listing.phone?.withoutNUL))::TEXT, \(sql.bind(listing.hasPhoto)),
+                       \(sql.bind(listing.searchText.withoutNUL))
+                FROM \(from)
+                ON CONFLICT (resource_id) DO UPDATE SET collection_id = excluded.collection_id, is_group = excluded.is_group,
+                    sort_key = excluded.sort_key, name = excluded.name, display_name = excluded.display_name,
+                    organization = excluded.organization, email = excluded.email, phone = excluded.phone,
+                    has_photo = excluded.has_photo, search_text = excluded.search_text),
+            """
     }
 
     /// Deletes the resource (index and member rows cascade) and its dead properties, and

@@ -5,12 +5,13 @@ import RoloStore
 extension PostgresStore {
     // MARK: Accounts
 
-    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq"
+    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled"
 
     static func account(_ row: PostgresRow) throws -> UserAccount {
-        let (name, displayName, email, appPasswordsOnly, admin, homeSeq) = try row.decode((String, String?, String?, Bool, Bool, Int64).self)
+        let (name, displayName, email, appPasswordsOnly, admin, homeSeq, disabled) =
+            try row.decode((String, String?, String?, Bool, Bool, Int64, Bool).self)
         return UserAccount(name: name, displayName: displayName, email: email, appPasswordsOnly: appPasswordsOnly, admin: admin,
-                           homeSeq: homeSeq)
+                           disabled: disabled, homeSeq: homeSeq)
     }
 
     public func account(name: String) async throws -> UserAccount? {
@@ -33,6 +34,10 @@ extension PostgresStore {
             }
             if let admin = update.admin {
                 try await connection.execute("UPDATE users SET admin = \(admin) WHERE name = \(name)")
+            }
+            if let disabled = update.disabled {
+                try await connection.execute("UPDATE users SET disabled = \(disabled) WHERE name = \(name)")
+                if disabled { try await Self.deleteWebSessions(connection, user: name) }
             }
         }
     }

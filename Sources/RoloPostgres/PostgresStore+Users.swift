@@ -29,15 +29,23 @@ extension PostgresStore {
 
     public func setPassword(user: String, password: String) async throws {
         let hash = Bcrypt.hash(password, cost: bcryptCost)
-        let changed = try await autocommit { connection in
-            try await connection.rows("UPDATE users SET password_hash = \(hash) WHERE name = \(user) RETURNING 1").count
+        try await transaction { connection in
+            if try await connection.rows("UPDATE users SET password_hash = \(hash) WHERE name = \(user) RETURNING 1").isEmpty {
+                throw StoreError.noSuchUser
+            }
+            // A new password signs every browser out.
+            try await Self.deleteWebSessions(connection, user: user)
         }
-        if changed == 0 { throw StoreError.noSuchUser }
     }
 
     public func verifyPassword(user: String, password: String) async throws -> Bool {
         let hash = try await autocommit { connection in
-            try await connection.first("SELECT password_hash FROM users WHERE name = \(user)")?.decode(String.self)
+            // A disabled account's hash is still checked (the decoy's), so the answer takes as long.
+            try await connection.first("SELECT password_hash, disabled FROM users WHERE name = \(user)")
+                .map { row -> String? in
+                    let (hash, disabled) = try row.decode((String, Bool).self)
+                    return disabled ? nil : hash
+                } ?? nil
         }
         guard let hash else {
             _ = Bcrypt.verify(password, hash: Self.decoyHash)

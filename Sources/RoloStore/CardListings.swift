@@ -103,3 +103,52 @@ extension CardListingFields {
         }.filter { !$0.isEmpty }
     }
 }
+
+/// How `RoloStore.duplicateCandidates` groups a book's cards, the same on every backend:
+/// (key, name) pairs, a folded e-mail address, a phone number's last 9 digits (so
+/// "+44 20 7946 0958" and "020 7946 0958" meet), a normalised name; cards sharing any key
+/// are one group.
+public enum DuplicateCandidates {
+    /// The key of an index entry (`value` Unicode-folded), nil for none.
+    public static func key(property: String, value: String) -> String? {
+        if property == "EMAIL" {
+            let address = value.trimmingCharacters(in: .whitespaces)
+            return address.contains("@") ? "e:" + address : nil
+        }
+        guard property == "TEL" else { return nil }
+        let digits = value.filter(\.isNumber)
+        return digits.count >= 7 ? "t:" + String(digits.suffix(9)) : nil
+    }
+
+    /// The key of a list row's sort key, nil for none.
+    public static func key(sortKey: String) -> String? {
+        let words = sortKey.split(whereSeparator: { !($0.isLetter || $0.isNumber) })
+        return !words.isEmpty && sortKey != "\u{10FFFF}" ? "n:" + words.joined(separator: " ") : nil
+    }
+
+    /// Names linked by any shared key, as groups of two or more (union-find), each sorted,
+    /// the groups in order of their first name.
+    public static func connectedGroups(_ pairs: [(key: String, name: String)], limit: Int) -> [[String]] {
+        var parent: [String: String] = [:]
+        func root(_ name: String) -> String {
+            var current = name
+            while let next = parent[current], next != current { current = next }
+            parent[name] = current
+            return current
+        }
+        var firstByKey: [String: String] = [:]
+        for (key, name) in pairs {
+            if parent[name] == nil { parent[name] = name }
+            if let first = firstByKey[key] {
+                let a = root(first), b = root(name)
+                if a != b { parent[max(a, b)] = min(a, b) }
+            } else {
+                firstByKey[key] = name
+            }
+        }
+        var groups: [String: [String]] = [:]
+        for name in parent.keys { groups[root(name), default: []].append(name) }
+        return groups.values.filter { $0.count > 1 }.map { $0.sorted() }
+            .sorted { $0[0].utf8.lexicographicallyPrecedes($1[0].utf8) }.prefix(max(limit, 0)).map { $0 }
+    }
+}

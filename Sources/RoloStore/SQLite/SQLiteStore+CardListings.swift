@@ -269,50 +269,16 @@ extension SQLiteStore {
                 """, arguments: [collectionID])
             while let row = try values.next() {
                 let property: String = row[0], value: String = row[1], name: String = row[2]
-                if property == "EMAIL" {
-                    let address = value.trimmingCharacters(in: .whitespaces)
-                    if address.contains("@") { pairs.append(("e:" + address, name)) }
-                } else {
-                    let digits = value.filter(\.isNumber)
-                    if digits.count >= 7 { pairs.append(("t:" + String(digits.suffix(9)), name)) }
-                }
+                if let key = DuplicateCandidates.key(property: property, value: value) { pairs.append((key, name)) }
             }
             let names = try Row.fetchCursor(db, sql: """
                 SELECT sort_key, name FROM card_listings WHERE collection_id = ? AND is_group = 0
                 """, arguments: [collectionID])
             while let row = try names.next() {
-                let key: String = row[0]
-                let words = key.split(whereSeparator: { !($0.isLetter || $0.isNumber) })
-                if !words.isEmpty, key != "\u{10FFFF}" { pairs.append(("n:" + words.joined(separator: " "), row[1])) }
+                if let key = DuplicateCandidates.key(sortKey: row[0]) { pairs.append((key, row[1])) }
             }
             return pairs
         }
-        return Self.connectedGroups(pairs, limit: limit)
-    }
-
-    /// Names linked by any shared key, as groups of two or more (union-find), each sorted,
-    /// the groups in order of their first name.
-    static func connectedGroups(_ pairs: [(key: String, name: String)], limit: Int) -> [[String]] {
-        var parent: [String: String] = [:]
-        func root(_ name: String) -> String {
-            var current = name
-            while let next = parent[current], next != current { current = next }
-            parent[name] = current
-            return current
-        }
-        var firstByKey: [String: String] = [:]
-        for (key, name) in pairs {
-            if parent[name] == nil { parent[name] = name }
-            if let first = firstByKey[key] {
-                let a = root(first), b = root(name)
-                if a != b { parent[max(a, b)] = min(a, b) }
-            } else {
-                firstByKey[key] = name
-            }
-        }
-        var groups: [String: [String]] = [:]
-        for name in parent.keys { groups[root(name), default: []].append(name) }
-        return groups.values.filter { $0.count > 1 }.map { $0.sorted() }
-            .sorted { $0[0].utf8.lexicographicallyPrecedes($1[0].utf8) }.prefix(max(limit, 0)).map { $0 }
+        return DuplicateCandidates.connectedGroups(pairs, limit: limit)
     }
 }
