@@ -176,6 +176,17 @@ enum RealWorld {
         #expect(card.properties.map(\.name) == ["VERSION", "N", "FN", "NOTE", "ADR", "X-ABADR", "TEL", "X-CUSTOM-FIELD"])
     }
 
+    /// A VERSION-less card gets its VERSION first: the joined value that becomes `\n` is
+    /// still the right property's, and the next card's joins start afresh.
+    @Test func continuationInAVersionlessCardAndTheCardAfterIt() throws {
+        let text = "BEGIN:VCARD\nFN:A\nNOTE:one\ntwo\nTEL:1\nEND:VCARD\n"
+            + "BEGIN:VCARD\nVERSION:3.0\nFN:B\nTITLE:x\nNOTE:three\nfour\nEND:VCARD\n"
+        let cards = try VCardParser.parse(text, mode: .lenient)
+        #expect(cards.map(\.version) == [.v30, .v30])
+        #expect(cards[0].properties.map(\.rawValue) == ["3.0", "A", "one\\ntwo", "1"])
+        #expect(cards[1].properties.map(\.rawValue) == ["3.0", "B", "x", "three\\nfour"])
+    }
+
     @Test func continuationInA21QuotedPrintableNote() throws {
         let text = "BEGIN:VCARD\nVERSION:2.1\nFN:A\nNOTE;ENCODING=QUOTED-PRINTABLE:caf=C3=A9\nsecond line\nEND:VCARD\n"
         let card = try #require(try VCardParser.parse(text, mode: .lenient).first)

@@ -12,7 +12,9 @@ struct CardReader {
     private var scratch: [UInt8] = []
     private let lenient: Bool
     private let transcodedFromUTF16: Bool
-    private var lastDeclaredCharset: String?
+    /// Properties of the open card whose value was joined from unindented continuation
+    /// lines (LF inside): kept here, not in `OpenCard`, which is moved once a property.
+    private var joinedProperties: [Int] = []
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, mode: VCardParseMode = .strict, transcodedFromUTF16: Bool = false) {
         self.bytes = bytes
@@ -85,24 +87,24 @@ struct CardReader {
         var versionValue: String?
         /// A property used a 2.1-only construct (for reading a card without VERSION).
         var sawV21Shape = false
-        /// Properties whose value was joined from unindented continuation lines (LF inside).
-        var joinedProperties: [Int] = []
     }
 
     private mutating func readAll() throws(VCardError) -> [VCard] {
         var cards: [VCard] = []
         var open: OpenCard?
+        // One context for the stream, updated per line (not built and torn down for each
+        // line: this loop runs once a property). The parse keeps the last declared CHARSET in it.
+        var context = ContentLineParser.Context(lineNumber: 0, requiresUTF8: false)
+        context.lenient = lenient
+        context.transcodedFromUTF16 = transcodedFromUTF16
         while let first = pending {
             pending = lines.next()
             if first.isEmpty { continue }
             let logical = joinContinuations(first, insideCard: open != nil)
-            var context = ContentLineParser.Context(
-                lineNumber: first.number,
-                requiresUTF8: open?.version == .v30 || open?.version == .v40)
-            context.lenient = lenient
+            context.lineNumber = first.number
+            context.requiresUTF8 = open?.version == .v30 || open?.version == .v40
             context.allowsLineBreaks = logical.hasLineBreaks
-            context.transcodedFromUTF16 = transcodedFromUTF16
-            context.lastDeclaredCharset = lastDeclaredCharset
+            context.sawV21Shape = false
             let property: VCardProperty
             if logical.isFolded {
                 property = try scratch.withUnsafeBufferPointer { (buffer) throws(VCardError) -> VCardProperty in
@@ -112,11 +114,11 @@ struct CardReader {
                 let buffer = UnsafeBufferPointer(rebasing: bytes[first.start..<logical.end])
                 property = try Self.parseLine(buffer, context: &context, insideCard: open != nil)
             }
-            lastDeclaredCharset = context.lastDeclaredCharset
 
             guard var card = open else {
                 try Self.expectBegin(property)
                 open = OpenCard(beginLine: first.number)
+                joinedProperties.removeAll(keepingCapacity: true)
                 continue
             }
             open = nil  // `card` owns the properties array: appends stay in place, not copies.
@@ -160,8 +162,8 @@ struct CardReader {
             default:
                 break
             }
-            if logical.hasLineBreaks { card.joinedProperties.append(card.properties.count) }
-            card.properties.append(property)
+            if logical.hasLineBreaks { joinedProperties.append(card.properties.count) }
+            card.properties.append(consume property)
             open = card
         }
         if let card = open {
@@ -183,14 +185,14 @@ struct CardReader {
             version = card.sawV21Shape ? .v21 : .v30
             card.properties.insert(
                 VCardProperty(group: nil, upperName: "VERSION", parameters: [], rawValue: version.rawValue, line: 0), at: 0)
-            card.joinedProperties = card.joinedProperties.map { $0 + 1 }
         } else {
             throw VCardError(
                 "missing VERSION property in the vCard that begins on line \(card.beginLine) (a vCard must say VERSION:3.0 or VERSION:4.0)")
         }
         if version != .v21 {
             // 3.0/4.0 text cannot hold a raw line break: the joined lines become `\n`.
-            for index in card.joinedProperties {
+            let shift = card.version == nil ? 1 : 0  // the VERSION inserted above
+            for index in joinedProperties.lazy.map({ $0 + shift }) {
                 card.properties[index].rawValue = card.properties[index].rawValue.replacingNewlines(with: "\\n")
             }
         }

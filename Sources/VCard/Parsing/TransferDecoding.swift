@@ -14,15 +14,19 @@ enum TransferDecoding {
         context: inout ContentLineParser.Context,
         propertyName: String
     ) throws(VCardError) -> String {
-        var isASCII = true
-        var control: UInt8?
+        // One branch-free pass over the value (the parser's hottest loop): is it ASCII, and
+        // does it hold a control byte other than TAB? Only then is the first one looked for.
+        var highBits: UInt8 = 0
+        var controls: UInt8 = 0
         for byte in value {
-            if byte >= 0x80 {
-                isASCII = false
-            } else if byte < 0x20 && byte != Byte.tab && control == nil {
-                if byte == Byte.lf && context.allowsLineBreaks { continue }
-                control = byte
-            }
+            highBits |= byte
+            controls |= byte < 0x20 && byte != Byte.tab ? 1 : 0
+        }
+        let isASCII = highBits < 0x80
+        var control: UInt8?
+        if controls != 0 {
+            let allowsLineBreaks = context.allowsLineBreaks
+            control = value.first { $0 < 0x20 && $0 != Byte.tab && !($0 == Byte.lf && allowsLineBreaks) }
         }
         if parameters.isEmpty || !hasTransferParameters(parameters) {
             if let control { throw controlError(control, context: context, propertyName: propertyName) }
