@@ -67,6 +67,7 @@ extension WebApp {
             "hasDevices": !devices.isEmpty,
             "history": history.sorted { ($0.start, $0.credential ?? "") > ($1.start, $1.credential ?? "") }.prefix(300).map { record -> [String: Any] in
                 [
+                    // Recent traffic is kept per hour, older per day (the store rolls hours up): say which.
                     "day": record.period == .hour ? Formatting.time(record.start) : Formatting.day(record.start),
                     "iso": Formatting.iso(record.start), "device": Self.deviceName(record, user: user),
                     "book": record.book.map { book in record.bookOwner == user ? book : "\(book) (\(record.bookOwner ?? ""))" } ?? "—",

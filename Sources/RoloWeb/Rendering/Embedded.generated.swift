@@ -675,8 +675,8 @@ enum EmbeddedTemplates {
     {{/devices}}
   </div>
   <table class="table" tabindex="0" data-testid="history-table">
-    <caption class="visually-hidden">Requests per device, book and day</caption>
-    <thead><tr><th scope="col">Day</th><th scope="col">Device</th><th scope="col">Book</th><th scope="col">Requests</th><th scope="col">Cards read</th><th scope="col">Written</th><th scope="col">Deleted</th></tr></thead>
+    <caption class="visually-hidden">Requests per device, book and hour or day</caption>
+    <thead><tr><th scope="col">When</th><th scope="col">Device</th><th scope="col">Book</th><th scope="col">Requests</th><th scope="col">Cards read</th><th scope="col">Written</th><th scope="col">Deleted</th></tr></thead>
     <tbody>
     {{#history}}<tr><td><time datetime="{{iso}}">{{day}}</time></td><th scope="row">{{device}}</th><td>{{book}}</td><td>{{requests}}</td><td>{{read}}{{#full}} (whole book){{/full}}</td><td>{{written}}</td><td>{{deleted}}</td></tr>{{/history}}
     </tbody>
@@ -966,7 +966,12 @@ kbd { border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 
   .app { display: block; }
   .sidebar { border-right: none; border-bottom: 1px solid var(--border); }
   .sidebar ul { display: flex; flex-wrap: wrap; gap: .2rem .8rem; margin-bottom: .4rem; }
-  .app.has-detail .sidebar, .app.has-detail .list-pane { display: none; }
+  .app.has-detail .sidebar, .app.has-detail .list-pane > :not(.list-head),
+  .app.has-detail .list-head > :not(h1) { display: none; }
+  /* The list's h1 stays, unseen, as the page's heading (axe: page-has-heading-one). */
+  .app.has-detail .list-pane, .app.has-detail .list-head { padding: 0; border: none; min-height: 0; }
+  .app.has-detail .list-head h1 { position: absolute; width: 1px; height: 1px; overflow: hidden;
+    clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; margin: 0; }
   .content { display: block; }
   .list-pane { border-right: none; }
   .back-to-list { display: block; margin: 0 0 .5rem; }
