@@ -63,6 +63,15 @@ xc_failed=$(grep -cE "^Test Case '.*' failed" "$LOG" || true)
 passed=$((passed + xc_passed))
 failed=$((failed + xc_failed))
 if [ "$test_status" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
+# When the test process dies (a crash, a trap), say where, again at the very end: CI shows
+# only the last lines of the run.
+CRASH_NOTE=""
+if [ "$test_status" != 0 ]; then
+    unfinished=$(comm -23 <(grep -aoE 'Test [A-Za-z0-9_]+\([^)]*\) started' "$LOG" | sort -u | sed 's/ started$//') \
+                          <(grep -aoE 'Test [A-Za-z0-9_]+\([^)]*\) (passed|failed)' "$LOG" | sed -E 's/ (passed|failed)$//' | sort -u) | head -n 8)
+    CRASH_NOTE=$(printf 'swift test exited with %s\n%s\nstarted, never finished:\n%s' "$test_status" \
+        "$(grep -aE 'Fatal error|unexpected signal|Crash|✘ Test .* failed after' "$LOG" | head -n 8)" "$unfinished")
+fi
 
 for script in Tests/interop/*.sh; do
     [ -e "$script" ] || continue
@@ -89,5 +98,6 @@ passed=$((passed + fuzz_passed))
 failed=$((failed + fuzz_failed))
 
 echo
+if [ -n "$CRASH_NOTE" ]; then echo "$CRASH_NOTE"; fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -33,13 +33,13 @@ enum RoloBinary {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = input
-        async let out = onPlainThread { output.fileHandleForReading.readDataToEndOfFile() }
-        async let err = onPlainThread { errors.fileHandleForReading.readDataToEndOfFile() }
+        async let out = onPlainThread { readToEnd(output.fileHandleForReading.fileDescriptor) }
+        async let err = onPlainThread { readToEnd(errors.fileHandleForReading.fileDescriptor) }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             process.terminationHandler = { _ in continuation.resume() }
             do {
                 try launch(process)
-                if let stdin { input.fileHandleForWriting.write(stdin) }
+                if let stdin { writeAll(input.fileHandleForWriting.fileDescriptor, stdin) }
                 try? input.fileHandleForWriting.close()
             } catch {
                 try? output.fileHandleForWriting.close()
@@ -58,7 +58,8 @@ enum RoloBinary {
 
 /// Accumulates what a child writes to a pipe, and lets a test wait for a line to appear.
 ///
-/// Reads with blocking calls on a thread of its own, not with `readabilityHandler`: that
+/// Reads with blocking read(2) calls (`readChunk`: FileHandle's reads trap on EINTR) on a
+/// thread of its own, not with `readabilityHandler`: that
 /// registers a libdispatch source on the descriptor, and one CI run of the whole suite died
 /// inside libdispatch's event loop (`_dispatch_event_loop_drain`, signal 11), the crash
 /// libdispatch gives when a descriptor it watches is closed under it.
@@ -71,7 +72,7 @@ final class PipeText: @unchecked Sendable {
         let handle = pipe.fileHandleForReading
         Thread.detachNewThread { [self] in
             while true {
-                let data = handle.availableData
+                let data = readChunk(handle.fileDescriptor)
                 let finished = lock.withLock {
                     if data.isEmpty { ended = true } else { bytes.append(data) }
                     return data.isEmpty
@@ -191,7 +192,7 @@ func curl(_ arguments: [String]) async throws -> String {
     let output = Pipe()
     process.standardOutput = output
     try launch(process)
-    return String(decoding: await onPlainThread { output.fileHandleForReading.readDataToEndOfFile() }, as: UTF8.self)
+    return String(decoding: await onPlainThread { readToEnd(output.fileHandleForReading.fileDescriptor) }, as: UTF8.self)
 }
 
 /// Runs blocking `work` on its own thread, so pipes and waits never hold the cooperative pool.

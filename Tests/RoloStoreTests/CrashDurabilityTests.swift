@@ -35,11 +35,18 @@ private func expectedBody(_ index: Int) -> Data {
             let output = Pipe()
             process.standardOutput = output
             try launchSerialized(process)
-            try await Task.sleep(for: .milliseconds(Int.random(in: 100...600) + 150 * round))
+            let printedSoFar = PrintedLines(output.fileHandleForReading.fileDescriptor)
+            // Killed at a random moment once the writer has acknowledged its first put (a fixed
+            // delay from the launch killed it before it started on a loaded machine).
+            let started = ContinuousClock.now
+            while printedSoFar.lines == 0, ContinuousClock.now - started < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...400) + 100 * round))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let printed = String(decoding: await printedSoFar.all(), as: UTF8.self)
                 .split(separator: "\n").map(String.init)
             acknowledgedInAllRounds += printed.count
 
@@ -72,5 +79,31 @@ private func expectedBody(_ index: Int) -> Data {
             }
         }
         #expect(acknowledgedInAllRounds > 0, "the writer never got a put through before the kill")
+    }
+}
+
+/// What the crash writer prints, read on a thread of its own as it comes (EINTR-safe reads).
+private final class PrintedLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    private var ended = false
+
+    init(_ descriptor: Int32) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = readChunk(descriptor)
+                lock.withLock { if chunk.isEmpty { ended = true } else { data.append(chunk) } }
+                if chunk.isEmpty { return }
+            }
+        }
+    }
+
+    /// Complete lines so far.
+    var lines: Int { lock.withLock { data.count(where: { $0 == UInt8(ascii: "\n") }) } }
+
+    /// Everything, once the pipe has ended (the writer is dead, so it ends at once).
+    func all() async -> Data {
+        while !lock.withLock({ ended }) { try? await Task.sleep(for: .milliseconds(5)) }
+        return lock.withLock { data }
     }
 }
