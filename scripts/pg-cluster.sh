@@ -9,6 +9,8 @@
 #                                                   --ssl: TLS on, with a self-signed
 #                                                   certificate for 127.0.0.1 in DIR/server.crt
 #   scripts/pg-cluster.sh stop DIR                  stops it and removes DIR
+#   scripts/pg-cluster.sh halt DIR                  stops the server, keeps the data (an outage)
+#   scripts/pg-cluster.sh resume DIR                starts it again on the same port
 #
 # With --owner-pid the cluster stops by itself within a second of that process's end, even
 # if it crashed. Durability is off (fsync, full pages): the data dies with the folder anyway.
@@ -93,6 +95,8 @@ start_cluster() {
         echo "pg-cluster: the server did not start" >&2
         exit 1
     fi
+    printf '%s\n' "$port" >"$dir/port"
+    printf '%s\n' "$settings" >"$dir/settings"
     if [ -n "$owner_pid" ]; then
         # Detached from the caller's terminal, process group and pipes.
         setsid bash "$0" watch "$owner_pid" "$dir" </dev/null >/dev/null 2>&1 &
@@ -100,12 +104,25 @@ start_cluster() {
     echo "$dir postgresql://rolo@127.0.0.1:$port/postgres"
 }
 
+halt_cluster() {
+    local dir=$1
+    as_owner "$(bin_dir)/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+}
+
+resume_cluster() {
+    local dir=$1
+    as_owner "$(bin_dir)/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" \
+        -o "-p $(cat "$dir/port") -k $dir $(cat "$dir/settings")" start >/dev/null
+}
+
 case "${1:-}" in
     start) shift; start_cluster "$@" ;;
     stop) stop_cluster "$2" ;;
+    halt) halt_cluster "$2" ;;
+    resume) resume_cluster "$2" ;;
     watch)
         while kill -0 "$2" 2>/dev/null; do sleep 1; done
         stop_cluster "$3"
         ;;
-    *) echo "usage: $0 start [--owner-pid PID] [--ssl] | stop DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 start [--owner-pid PID] [--ssl] | stop DIR | halt DIR | resume DIR" >&2; exit 2 ;;
 esac

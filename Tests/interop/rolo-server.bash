@@ -1,21 +1,110 @@
 # Shared by the interop scripts (sourced, not run; not *.sh so scripts/test.sh skips it): starts `rolo serve` from
 # .build/debug/rolo on a free 127.0.0.1 port with a temporary database, and cleans up.
 # After `rolo_start USER PASSWORD [SERVE FLAGS...]`: $ROLO_PORT, $ROLO_URL (http://127.0.0.1:PORT), $WORK,
-# and with `--test-api` $ROLO_TEST_TOKEN plus `rolo_control METHOD ENDPOINT [JSON]` for /_rolo/.
+# $ROLO_DATABASE (what `rolo ... --database` takes), and with `--test-api` $ROLO_TEST_TOKEN plus
+# `rolo_control METHOD ENDPOINT [JSON]` for /_rolo/.
+#
+# With ROLO_INTEROP_BACKEND=postgres-pair (Tests/interop/scale-out.sh) the same scripts run against
+# the scale-out set-up instead: a throwaway PostgreSQL cluster (scripts/pg-cluster.sh), two
+# `rolo serve` processes on it and nginx balancing them round robin; $ROLO_URL is nginx, and
+# $ROLO_URL_A / $ROLO_URL_B reach each process directly, $PG_DIR is the cluster's folder.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ROLO="$ROOT/.build/debug/rolo"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rolo-interop.XXXXXX")
 ROLO_PID=""
+ROLO_PID_B=""
+NGINX_PID=""
+PG_DIR=""
+ROLO_DATABASE="$WORK/rolo.sqlite"
 
 rolo_cleanup() {
-    if [ -n "$ROLO_PID" ] && kill -0 "$ROLO_PID" 2>/dev/null; then
-        kill -TERM "$ROLO_PID" 2>/dev/null
-        wait "$ROLO_PID" 2>/dev/null
-    fi
+    local pid
+    for pid in "$NGINX_PID" "$ROLO_PID" "$ROLO_PID_B"; do
+        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+        fi
+    done
+    if [ -n "$PG_DIR" ]; then bash "$ROOT/scripts/pg-cluster.sh" stop "$PG_DIR"; fi
     rm -rf "$WORK"
 }
 trap rolo_cleanup EXIT
+
+# rolo_serve_process OUT_PREFIX [SERVE FLAGS...]: starts one `rolo serve` on a free port; sets
+# $SERVED_PID and $SERVED_PORT (the first stdout line is the JSON start line: {"port":N,...}).
+rolo_serve_process() {
+    local prefix=$1
+    shift
+    "$ROLO" serve --port 0 --database "$ROLO_DATABASE" --log-level "${ROLO_LOG_LEVEL:-warning}" "$@" \
+        >"$WORK/$prefix.out" 2>"$WORK/$prefix.err" &
+    SERVED_PID=$!
+    SERVED_PORT=""
+    for _ in $(seq 1 400); do
+        SERVED_PORT=$(sed -n '1s|.*"port":\([0-9]*\).*|\1|p' "$WORK/$prefix.out")
+        [ -n "$SERVED_PORT" ] && break
+        kill -0 "$SERVED_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    if [ -z "$SERVED_PORT" ]; then
+        echo "rolo serve did not start:" >&2
+        cat "$WORK/$prefix.out" "$WORK/$prefix.err" >&2
+        exit 2
+    fi
+}
+
+# Two processes behind nginx (round robin, one request each in turn) on a fresh cluster.
+rolo_start_postgres_pair() {
+    local cluster
+    cluster=$(bash "$ROOT/scripts/pg-cluster.sh" start --owner-pid $$) || { echo "PostgreSQL did not start" >&2; exit 2; }
+    PG_DIR=${cluster%% *}
+    ROLO_DATABASE=${cluster#* }
+    rolo_serve_process serve "$@"
+    ROLO_PID=$SERVED_PID; ROLO_URL_A="http://127.0.0.1:$SERVED_PORT"
+    ROLO_TEST_TOKEN=$(sed -n '1s|.*"test_api_token":"\([^"]*\)".*|\1|p' "$WORK/serve.out")
+    rolo_serve_process serve-b "$@"
+    ROLO_PID_B=$SERVED_PID; ROLO_URL_B="http://127.0.0.1:$SERVED_PORT"
+
+    local nginx port
+    nginx=$(command -v nginx || echo /usr/sbin/nginx)
+    [ -x "$nginx" ] || { echo "nginx not installed" >&2; exit 2; }
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mkdir -p "$WORK/nginx/temp"
+    # deploy/rolo-locations.conf proxies to the upstream "rolo" (deploy/nginx-scale-out.conf
+    # defines it with both processes, as here).
+    sed "s|http://127\.0\.0\.1:8800|http://rolo_pair|" "$ROOT/deploy/rolo-locations.conf" >"$WORK/nginx/rolo-locations.conf"
+    cat >"$WORK/nginx/nginx.conf" <<CONF
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $WORK/nginx/temp/body;
+    proxy_temp_path $WORK/nginx/temp/proxy;
+    fastcgi_temp_path $WORK/nginx/temp/fastcgi;
+    uwsgi_temp_path $WORK/nginx/temp/uwsgi;
+    scgi_temp_path $WORK/nginx/temp/scgi;
+    upstream rolo_pair {
+        server ${ROLO_URL_A#http://};
+        server ${ROLO_URL_B#http://};
+        keepalive 16;
+    }
+    server {
+        listen 127.0.0.1:$port;
+        include $WORK/nginx/rolo-locations.conf;
+    }
+}
+CONF
+    "$nginx" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' 2>"$WORK/nginx/stderr" &
+    NGINX_PID=$!
+    for _ in $(seq 1 100); do
+        curl -s -o /dev/null "http://127.0.0.1:$port/health" && break
+        sleep 0.05
+    done
+    ROLO_PORT=$port
+    ROLO_URL="http://127.0.0.1:$port"
+}
 
 rolo_start() {
     local user=$1 password=$2
@@ -24,22 +113,15 @@ rolo_start() {
         echo "missing $ROLO: run swift build first" >&2
         exit 2
     fi
-    printf '%s\n' "$password" | "$ROLO" user add "$user" --password-stdin --database "$WORK/rolo.sqlite" >/dev/null || exit 2
-    "$ROLO" serve --port 0 --database "$WORK/rolo.sqlite" --log-level "${ROLO_LOG_LEVEL:-warning}" "$@" \
-        >"$WORK/serve.out" 2>"$WORK/serve.err" &
-    ROLO_PID=$!
-    for _ in $(seq 1 200); do
-        # With --port 0 the first stdout line is the JSON start line: {"port":N,"url":...}.
-        ROLO_PORT=$(sed -n '1s|.*"port":\([0-9]*\).*|\1|p' "$WORK/serve.out")
-        [ -n "$ROLO_PORT" ] && break
-        kill -0 "$ROLO_PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    if [ -z "$ROLO_PORT" ]; then
-        echo "rolo serve did not start:" >&2
-        cat "$WORK/serve.out" "$WORK/serve.err" >&2
-        exit 2
+    if [ "${ROLO_INTEROP_BACKEND:-}" = postgres-pair ]; then
+        rolo_start_postgres_pair "$@"
+        printf '%s\n' "$password" | "$ROLO" user add "$user" --password-stdin --database "$ROLO_DATABASE" >/dev/null || exit 2
+        return
     fi
+    printf '%s\n' "$password" | "$ROLO" user add "$user" --password-stdin --database "$ROLO_DATABASE" >/dev/null || exit 2
+    rolo_serve_process serve "$@"
+    ROLO_PID=$SERVED_PID
+    ROLO_PORT=$SERVED_PORT
     ROLO_URL="http://127.0.0.1:$ROLO_PORT"
     ROLO_TEST_TOKEN=$(sed -n '1s|.*"test_api_token":"\([^"]*\)".*|\1|p' "$WORK/serve.out")
 }

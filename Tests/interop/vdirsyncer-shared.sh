@@ -12,7 +12,7 @@ source "$(dirname "$0")/vdirsyncer.bash"
 
 rolo_start alice alice-secret --test-api
 [ -n "$ROLO_TEST_TOKEN" ] || fail "no test_api_token in the start line: $(head -1 "$WORK/serve.out")"
-rolo() { "$ROLO" "$@" --database "$WORK/rolo.sqlite"; }
+rolo() { "$ROLO" "$@" --database "$ROLO_DATABASE"; }
 printf 'bob-secret\n' | rolo user add bob --password-stdin >/dev/null || fail "rolo user add bob"
 ALICE_BOOK="$ROLO_URL/dav/addressbooks/alice/family/"
 MOUNT="$ROLO_URL/dav/addressbooks/bob/family~alice/"

@@ -22,7 +22,7 @@ if ! "$VENV/bin/python" -c 'import playwright, axe_playwright_python' 2>/dev/nul
 fi
 
 rolo_start alice alice-pw
-rolo() { "$ROLO" "$@" --database "$WORK/rolo.sqlite"; }
+rolo() { "$ROLO" "$@" --database "$ROLO_DATABASE"; }
 # A second user who shares a book with alice (read-only), and an administrator.
 printf 'bob-pw-123\n' | rolo user add bob --password-stdin >/dev/null || exit 2
 printf 'root-pw-123\n' | rolo user add root --password-stdin >/dev/null || exit 2
