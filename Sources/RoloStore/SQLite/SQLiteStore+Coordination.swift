@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+
+/// `StoreCoordination` for the one process an SQLite file has: the same tables and rules as
+/// on PostgreSQL (SQLite's single writer makes each grant atomic), no other process to hear
+/// from, and leases that are always granted.
+extension SQLiteStore {
+    static let lockColumns = "token, user, root, root_href, scope, infinite, owner_xml, timeout, expires"
+
+    static func writeLock(from row: Row) -> WriteLock {
+        WriteLock(token: row[0], user: row[1], root: row[2], rootHref: row[3],
+                  scope: WriteLockScope(rawValue: row[4]) ?? .exclusive, infinite: row[5], ownerXML: row[6],
+                  timeout: row[7], expires: Date(timeIntervalSince1970: row[8]))
+    }
+
+    private static func homeLocks(_ db: Database, key: String, now: Date) throws -> [WriteLock] {
+        try Row.fetchAll(db, sql: "SELECT \(lockColumns) FROM locks WHERE home = ? AND expires >= ?",
+                         arguments: [WriteLock.home(of: key), now.timeIntervalSince1970]).map(writeLock(from:))
+    }
+
+    public func writeLocks(covering key: String, descendants: Bool, now: Date) async throws -> [WriteLock] {
+        try await pool.read { db in
+            try Self.homeLocks(db, key: key, now: now).filter { $0.applies(to: key, descendants: descendants) }
+                .sorted { $0.token < $1.token }
+        }
+    }
+
+    public func grantWriteLock(_ lock: WriteLock, maxPerUser: Int, now: Date) async throws -> WriteLockRefusal? {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM locks WHERE expires < ?", arguments: [now.timeIntervalSince1970])
+            let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM locks WHERE user = ?", arguments: [lock.user]) ?? 0
+            if let refusal = WriteLock.refusal(for: lock, among: try Self.homeLocks(db, key: lock.root, now: now),
+                                               held: held, maxPerUser: maxPerUser) {
+                return refusal
+            }
+            try db.execute(sql: "INSERT INTO locks (home, \(Self.lockColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           arguments: [WriteLock.home(of: lock.root), lock.token, lock.user, lock.root, lock.rootHref,
+                                       lock.scope.rawValue, lock.infinite, lock.ownerXML, lock.timeout,
+                                       lock.expires.timeIntervalSince1970])
+            return nil
+        }
+    }
+
+    public func refreshWriteLock(token: String, key: String, timeout: Int, now: Date) async throws -> WriteLock? {
+        try await pool.write { db in
+            guard var lock = try Row.fetchOne(db, sql: "SELECT \(Self.lockColumns) FROM locks WHERE token = ? AND expires >= ?",
+                                              arguments: [token, now.timeIntervalSince1970]).map(Self.writeLock(from:)),
+                  lock.covers(key) else { return nil }
+            lock.timeout = timeout
+            lock.expires = now.addingTimeInterval(TimeInterval(timeout))
+            try db.execute(sql: "UPDATE locks SET timeout = ?, expires = ? WHERE token = ?",
+                           arguments: [timeout, lock.expires.timeIntervalSince1970, token])
+            return lock
+        }
+    }
+
+    public func removeWriteLock(token: String, key: String, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            guard let lock = try Row.fetchOne(db, sql: "SELECT \(Self.lockColumns) FROM locks WHERE token = ? AND expires >= ?",
+                                              arguments: [token, now.timeIntervalSince1970]).map(Self.writeLock(from:)),
+                  lock.covers(key) else { return false }
+            try db.execute(sql: "DELETE FROM locks WHERE token = ?", arguments: [token])
+            return true
+        }
+    }
+
+    public func removeWriteLocks(under key: String) async throws {
+        try await pool.write { db in
+            for row in try Row.fetchAll(db, sql: "SELECT token, root FROM locks WHERE home = ?", arguments: [WriteLock.home(of: key)]) {
+                let root: String = row[1]
+                if root == key || root.hasPrefix(key + "/") {
+                    try db.execute(sql: "DELETE FROM locks WHERE token = ?", arguments: [row[0] as String])
+                }
+            }
+        }
+    }
+
+    public func removeAllWriteLocks() async throws {
+        try await pool.write { db in try db.execute(sql: "DELETE FROM locks") }
+    }
+
+    public func claimPushDelivery(registrationID: String, seq: Int64) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE push_registrations SET last_sent_seq = ? WHERE id = ? AND last_sent_seq < ?",
+                           arguments: [seq, registrationID, seq])
+            return db.changesCount > 0
+        }
+    }
+
+    /// One process per file: every change is published where it is made.
+    public func followBookChanges() async {}
+
+    public func withMaintenanceLease(_ name: String, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        try await body()
+        return true
+    }
+}
