@@ -39,7 +39,8 @@ public enum PushEvent: String, Sendable {
 }
 
 /// Sends WebDAV-Push messages for committed changes. It takes books from the store's
-/// `BookChangeFeed` (so it sees every write path: DAV, import, the web UI, shares), waits
+/// `BookChangeFeed` (so it sees every write path: DAV, import, the web UI, shares, and on
+/// PostgreSQL other processes' writes; `StoreCoordination.followBookChanges`), waits
 /// for a book's burst to end, then sends each live registration one encrypted
 /// `push-message` with the book's topic and current sync token. Nothing here runs on a
 /// request's path: a hanging push service delays only its own deliveries.
@@ -90,6 +91,8 @@ public actor PushNotifier {
         feed.open()
         defer { feed.close() }
         await withTaskGroup(of: Void.self) { group in
+            // Changes committed by other processes on the same database (PostgreSQL).
+            group.addTask { [store] in await store.followBookChanges() }
             group.addTask { [self] in
                 while !Task.isCancelled {
                     let changes = await feed.take()
@@ -144,7 +147,13 @@ public actor PushNotifier {
                 let exclusion = dueBooks[collectionID]?.exclusion
                 let retrying = retryBooks[collectionID] ?? []
                 for registration in try await store.pushRegistrations(collectionID: collectionID) {
-                    let changed = exclusion.map { !$0.excludes(registration) } ?? false
+                    var changed = exclusion.map { !$0.excludes(registration) } ?? false
+                    // Every process serving the database hears of the change: the one that
+                    // claims this seq for the registration sends, the others skip it. A retry
+                    // is of a message this notifier claimed before.
+                    if changed {
+                        changed = try await store.claimPushDelivery(registrationID: registration.id, seq: book.syncSeq)
+                    }
                     guard changed || retrying.contains(registration.id) else { continue }
                     // In back-off: the message waits for the end of it rather than being lost.
                     if let retryAfter = registration.retryAfter, retryAfter > wallClock.now {
