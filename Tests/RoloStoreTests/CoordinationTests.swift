@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PostgresNIO
+import PostgresTestSupport
 import Synchronization
 import Testing
 @testable import RoloPostgres
@@ -211,6 +212,69 @@ import Testing
         try await fixture.put("b.vcf")
         let next = try await withTimeout { await other.bookChanges.take() }
         #expect(next == [BookChange(collectionID: fixture.book.id, seq: 2)])
+    }
+
+    /// The database restarts under a listening process: it listens again by itself, and a
+    /// change committed while it was away is announced (the sweep of books whose
+    /// registrations are owed a message), as are changes after.
+    @Test func aListenerReconnectsAfterTheDatabaseRestartsAndCatchesUp() async throws {
+        let cluster = try await TestPostgres.onThread { try TestPostgres.startCluster() }
+        defer { cluster.stop() }
+        var configuration = try PostgresStore.Configuration(url: cluster.url)
+        configuration.poolSize = 2
+        configuration.bcryptCost = 4
+        configuration.connectionTimeout = .seconds(5)
+        let writer = try await PostgresStore.open(configuration)
+        let listener = try await PostgresStore.open(configuration)
+        StoreCleanups.schedule {
+            await writer.close()
+            await listener.close()
+        }
+        try await writer.createUser(name: "alice", password: "pw")
+        let book = try #require(try await writer.collection(owner: "alice", path: ["default"]))
+        _ = try await writer.registerPush(PushRegistrationRequest(
+            user: "alice", collectionID: book.id, credentialID: 0, pushResource: "https://push.example/1",
+            publicKey: Data(repeating: 4, count: 65), authSecret: Data(repeating: 1, count: 16),
+            expires: Date().addingTimeInterval(86_400)), limit: 10)
+        func put(_ name: String) async throws {
+            _ = try await writer.putResource(collectionID: book.id, name: name, data: Data(vcard(uid: name, fn: name).utf8),
+                                             contentType: "text/vcard",
+                                             card: CardMetadata(uid: name, kind: "individual", indexEntries: [], members: []),
+                                             precondition: .none)
+        }
+        listener.bookChanges.open()
+        defer { listener.bookChanges.close() }
+        let listening = Task { await listener.followBookChanges() }
+        defer { listening.cancel() }
+        try await Task.sleep(for: .milliseconds(500))
+        try await put("a.vcf")
+        #expect(try await withTimeout { await listener.bookChanges.take() }.map(\.seq) == [1])
+
+        try await writer.autocommit { try await $0.execute("CHECKPOINT") }
+        try await TestPostgres.onThread { try cluster.shutDown() }
+        try await TestPostgres.onThread { try cluster.restart() }
+        // Written before the listener is back (it retries each second): announced by its sweep
+        // or by the notification, in either case once it listens again.
+        var written = false
+        for _ in 0..<100 where !written {
+            do { try await put("b.vcf"); written = true } catch { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(written)
+        #expect(try await heard(seq: 2, by: listener))
+        try await Task.sleep(for: .seconds(2))
+        try await put("c.vcf")
+        #expect(try await heard(seq: 3, by: listener))
+    }
+
+    /// Whether `store`'s feed gets a change of seq `seq` or later within 20 seconds (the
+    /// sweep after a reconnection may also announce an earlier one first).
+    func heard(seq: Int64, by store: PostgresStore) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let changes = try await withTimeout { await store.bookChanges.take() }
+            if changes.contains(where: { $0.seq >= seq }) { return true }
+        }
+        return false
     }
 
     func withTimeout<T: Sendable>(_ body: @escaping @Sendable () async -> T) async throws -> T {
