@@ -172,6 +172,31 @@ extension PostgresStore {
         try await connection.execute("SELECT set_config('rolo.push_exclusion', \(exclusion.encoded), true)")
     }
 
+    // MARK: Failed logins
+
+    public func recordLoginFailure(subnet: String, account: String, window: TimeInterval, now: Date) async throws -> LoginFailureCounts {
+        let now = now.timeIntervalSince1970, cutoff = now - window
+        return try await transaction { connection in
+            try await connection.execute("DELETE FROM login_failures WHERE last_failure < \(cutoff)")
+            // One statement per key: the row lock of ON CONFLICT makes concurrent counts add up.
+            func count(_ kind: String, _ key: String) async throws -> Int {
+                let failures = try await connection.first("""
+                    INSERT INTO login_failures (kind, key, failures, last_failure) VALUES (\(kind), \(key), 1, \(now))
+                    ON CONFLICT (kind, key) DO UPDATE SET failures = login_failures.failures + 1, last_failure = EXCLUDED.last_failure
+                    RETURNING failures
+                    """)?.decode(Int64.self) ?? 1
+                return Int(failures)
+            }
+            return LoginFailureCounts(subnet: try await count("subnet", subnet), account: try await count("account", account))
+        }
+    }
+
+    public func forgetLoginFailures(subnet: String) async throws {
+        try await autocommit { connection in
+            try await connection.execute("DELETE FROM login_failures WHERE kind = 'subnet' AND key = \(subnet)")
+        }
+    }
+
     // MARK: Housekeeping
 
     public func withMaintenanceLease(_ name: String, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {

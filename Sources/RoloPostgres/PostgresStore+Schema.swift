@@ -385,6 +385,17 @@ extension PostgresStore {
             """,
             "CREATE INDEX locks_home ON locks (home)",
             "CREATE INDEX locks_user ON locks (\"user\")",
+            """
+            -- The failed-login throttle's counts per subnet ('subnet') and per account ('account').
+            CREATE TABLE login_failures (
+                kind TEXT COLLATE "C" NOT NULL,
+                key TEXT COLLATE "C" NOT NULL,
+                failures BIGINT NOT NULL,
+                last_failure DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (kind, key)
+            )
+            """,
+            "CREATE INDEX login_failures_last ON login_failures (last_failure)",
             "ALTER TABLE push_registrations ADD COLUMN last_sent_seq BIGINT NOT NULL DEFAULT 0",
             """
             UPDATE push_registrations p SET last_sent_seq = c.sync_seq FROM collections c WHERE c.id = p.collection_id

@@ -94,9 +94,25 @@ public protocol StoreCoordination: Sendable {
     /// process can write (SQLite).
     func followBookChanges() async
 
+    // MARK: Failed logins
+    /// Counts a failed login against the client's subnet key and against the account tried,
+    /// each starting afresh when its last failure is more than `window` seconds before `now`,
+    /// and returns both counts with this one. Every process adds to the same counts, so N
+    /// processes behind a balancer do not give a guesser N times the attempts.
+    func recordLoginFailure(subnet: String, account: String, window: TimeInterval, now: Date) async throws -> LoginFailureCounts
+    /// Forgets the subnet's failures (a login from it succeeded).
+    func forgetLoginFailures(subnet: String) async throws
+
     // MARK: Housekeeping
     /// Runs `body` unless another process holds the lease `name`, holding it meanwhile;
     /// false when it did not run. Periodic jobs take one, so that they run in one process
     /// at a time.
     func withMaintenanceLease(_ name: String, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool
+}
+
+/// Failed logins within the window, as every process counted them.
+public struct LoginFailureCounts: Sendable, Hashable {
+    public var subnet: Int
+    public var account: Int
+    public init(subnet: Int, account: Int) { self.subnet = subnet; self.account = account }
 }

@@ -126,6 +126,35 @@ import Testing
         #expect(try await fixture.store.withMaintenanceLease("tidy") {})
     }
 
+    @Test(arguments: StoreBackend.allCases)
+    func failedLoginsAreCountedPerSubnetAndAccountWithinTheWindow(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let store = fixture.store, now = Self.start
+        #expect(try await store.recordLoginFailure(subnet: "203.0.113.7", account: "alice", window: 60, now: now)
+                == LoginFailureCounts(subnet: 1, account: 1))
+        #expect(try await store.recordLoginFailure(subnet: "203.0.113.7", account: "bob", window: 60, now: now.addingTimeInterval(10))
+                == LoginFailureCounts(subnet: 2, account: 1))
+        #expect(try await store.recordLoginFailure(subnet: "198.51.100.1", account: "alice", window: 60, now: now.addingTimeInterval(20))
+                == LoginFailureCounts(subnet: 1, account: 2))
+        // Concurrent failures (two processes at once) all count.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 {
+                group.addTask { _ = try? await store.recordLoginFailure(subnet: "203.0.113.7", account: "x", window: 60,
+                                                                         now: now.addingTimeInterval(30)) }
+            }
+        }
+        #expect(try await store.recordLoginFailure(subnet: "203.0.113.7", account: "alice", window: 60, now: now.addingTimeInterval(40))
+                == LoginFailureCounts(subnet: 9, account: 3))
+        // A success from the subnet forgets it, not the account.
+        try await store.forgetLoginFailures(subnet: "203.0.113.7")
+        #expect(try await store.recordLoginFailure(subnet: "203.0.113.7", account: "alice", window: 60, now: now.addingTimeInterval(41))
+                == LoginFailureCounts(subnet: 1, account: 4))
+        // A window without failures starts the counts afresh.
+        #expect(try await store.recordLoginFailure(subnet: "203.0.113.7", account: "alice", window: 60, now: now.addingTimeInterval(102))
+                == LoginFailureCounts(subnet: 1, account: 1))
+    }
+
     // MARK: Two processes on one PostgreSQL database
 
     static func twoStores() async throws -> (StoreFixture, PostgresStore) {
@@ -332,7 +361,7 @@ import Testing
         try await store.autocommit { connection in
             for statement in [
                 "DROP TRIGGER collections_notify_change ON collections", "DROP FUNCTION rolo_notify_book_change()",
-                "DROP TABLE locks", "ALTER TABLE push_registrations DROP COLUMN last_sent_seq",
+                "DROP TABLE locks", "DROP TABLE login_failures", "ALTER TABLE push_registrations DROP COLUMN last_sent_seq",
                 "DELETE FROM schema_migrations WHERE version = 'v3-coordination'",
             ] { try await connection.execute(PostgresQuery(unsafeSQL: statement)) }
         }

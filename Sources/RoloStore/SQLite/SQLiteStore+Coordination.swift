@@ -87,6 +87,28 @@ extension SQLiteStore {
         }
     }
 
+    public func recordLoginFailure(subnet: String, account: String, window: TimeInterval, now: Date) async throws -> LoginFailureCounts {
+        let now = now.timeIntervalSince1970, cutoff = now - window
+        return try await pool.write { db in
+            try db.execute(sql: "DELETE FROM login_failures WHERE last_failure < ?", arguments: [cutoff])
+            func count(_ kind: String, _ key: String) throws -> Int {
+                try db.execute(sql: """
+                    INSERT INTO login_failures (kind, key, failures, last_failure) VALUES (?, ?, 1, ?)
+                    ON CONFLICT (kind, key) DO UPDATE SET failures = failures + 1, last_failure = excluded.last_failure
+                    """, arguments: [kind, key, now])
+                return try Int.fetchOne(db, sql: "SELECT failures FROM login_failures WHERE kind = ? AND key = ?",
+                                        arguments: [kind, key]) ?? 1
+            }
+            return LoginFailureCounts(subnet: try count("subnet", subnet), account: try count("account", account))
+        }
+    }
+
+    public func forgetLoginFailures(subnet: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM login_failures WHERE kind = 'subnet' AND key = ?", arguments: [subnet])
+        }
+    }
+
     /// One process per file: every change is published where it is made.
     public func followBookChanges() async {}
 

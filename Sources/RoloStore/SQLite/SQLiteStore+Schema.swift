@@ -409,7 +409,8 @@ extension SQLiteStore {
             // first component of root, the only locks one can conflict with. last_sent_seq:
             // the book's seq of the last message claimed for a registration, so that
             // exactly one process sends each (starting at the book's current seq: nothing
-            // is owed for changes before the upgrade).
+            // is owed for changes before the upgrade). login_failures: the failed-login
+            // throttle's counts per subnet and per account, kept by every process alike.
             try db.execute(sql: """
                 CREATE TABLE locks (
                     token TEXT PRIMARY KEY,
@@ -425,6 +426,14 @@ extension SQLiteStore {
                 );
                 CREATE INDEX locks_home ON locks(home);
                 CREATE INDEX locks_user ON locks(user);
+                CREATE TABLE login_failures (
+                    kind TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    failures INTEGER NOT NULL,
+                    last_failure REAL NOT NULL,
+                    PRIMARY KEY (kind, key)
+                ) WITHOUT ROWID;
+                CREATE INDEX login_failures_last ON login_failures(last_failure);
                 ALTER TABLE push_registrations ADD COLUMN last_sent_seq INTEGER NOT NULL DEFAULT 0;
                 UPDATE push_registrations
                 SET last_sent_seq = (SELECT sync_seq FROM collections WHERE id = push_registrations.collection_id);

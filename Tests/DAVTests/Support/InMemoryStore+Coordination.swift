@@ -39,6 +39,16 @@ extension InMemoryStore {
 
     func removeAllWriteLocks() async throws { heldLocks = [:] }
 
+    func recordLoginFailure(subnet: String, account: String, window: TimeInterval, now: Date) async throws -> LoginFailureCounts {
+        loginFailures = loginFailures.filter { $0.value.last >= now.addingTimeInterval(-window) }
+        for key in ["subnet:" + subnet, "account:" + account] {
+            loginFailures[key] = (count: (loginFailures[key]?.count ?? 0) + 1, last: now)
+        }
+        return LoginFailureCounts(subnet: loginFailures["subnet:" + subnet]!.count, account: loginFailures["account:" + account]!.count)
+    }
+
+    func forgetLoginFailures(subnet: String) async throws { loginFailures["subnet:" + subnet] = nil }
+
     func claimPushDelivery(registrationID: String, seq: Int64) async throws -> Bool { true }
 
     nonisolated func followBookChanges() async {}

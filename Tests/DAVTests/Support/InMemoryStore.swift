@@ -27,6 +27,8 @@ actor InMemoryStore: RoloStore {
     private var nextID: Int64 = 1
     /// WebDAV write locks by token (InMemoryStore+Coordination.swift).
     var heldLocks: [String: WriteLock] = [:]
+    /// Failed logins by "subnet:key" / "account:name".
+    var loginFailures: [String: (count: Int, last: Date)] = [:]
 
     init() {}
 
@@ -366,6 +368,7 @@ actor InMemoryStore: RoloStore {
         passwords = [:]; profiles = [:]; collections = [:]; entries = [:]; changeLog = [:]; oldestValidSeq = [:]; dead = [:]
         nextID = 1
         heldLocks = [:]
+        loginFailures = [:]
     }
 
     // MARK: Helpers
