@@ -368,6 +368,7 @@ extension PostgresStore {
         // listening process of each committed change of a book's seq (NOTIFY is delivered
         // at commit, never for a rolled-back write), whichever process or command made it;
         // `rolo.push_exclusion` is the writing request's Push-Dont-Notify, when it has one.
+        // login_failures: the failed-login throttle's counts, shared by every process.
         Migration(version: "v3-coordination", statements: [
             """
             CREATE TABLE locks (
