@@ -42,6 +42,11 @@ import Testing
         #expect(found.first == Self.lock("t1", root: "alice/default/a.vcf", infinite: false))
         #expect(try await store.writeLocks(covering: "alice/default", descendants: true, now: now).map(\.token) == ["t1", "t4"])
         #expect(try await store.writeLocks(covering: "alice/other/y", descendants: false, now: now).map(\.token) == ["t5", "t6"])
+        // Erasing the store (a test-control reset) drops them; locks taken afterwards are found.
+        try await store.eraseAll()
+        #expect(try await store.writeLocks(covering: "alice/default/a.vcf", descendants: false, now: now).isEmpty)
+        #expect(try await store.grantWriteLock(Self.lock("z", root: "alice/default/a.vcf"), maxPerUser: 10, now: now) == nil)
+        #expect(try await store.writeLocks(covering: "alice/default/a.vcf", descendants: false, now: now).map(\.token) == ["z"])
     }
 
     @Test(arguments: StoreBackend.allCases)

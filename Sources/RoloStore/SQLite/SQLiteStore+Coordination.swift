@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// `StoreCoordination` for the one process an SQLite file has: the same tables and rules as
 /// on PostgreSQL (SQLite's single writer makes each grant atomic), no other process to hear
@@ -18,8 +19,22 @@ extension SQLiteStore {
                          arguments: [WriteLock.home(of: key), now.timeIntervalSince1970]).map(writeLock(from:))
     }
 
+    /// Sets `lockRows` to the table's count; called at the end of each write of the table
+    /// (writes are serialised, so the last one sets it).
+    private func countLocks(_ db: Database) throws {
+        lockRows.set(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM locks") ?? 0)
+    }
+
+    /// Whether the table may hold a lock; false is certain.
+    private func mayHoldLocks() async throws -> Bool {
+        if let rows = lockRows.value { return rows > 0 }
+        try await pool.write { db in try self.countLocks(db) }
+        return lockRows.value != 0
+    }
+
     public func writeLocks(covering key: String, descendants: Bool, now: Date) async throws -> [WriteLock] {
-        try await pool.read { db in
+        guard try await mayHoldLocks() else { return [] }
+        return try await pool.read { db in
             try Self.homeLocks(db, key: key, now: now).filter { $0.applies(to: key, descendants: descendants) }
                 .sorted { $0.token < $1.token }
         }
@@ -37,6 +52,7 @@ extension SQLiteStore {
                            arguments: [WriteLock.home(of: lock.root), lock.token, lock.user, lock.root, lock.rootHref,
                                        lock.scope.rawValue, lock.infinite, lock.ownerXML, lock.timeout,
                                        lock.expires.timeIntervalSince1970])
+            try self.countLocks(db)
             return nil
         }
     }
@@ -60,11 +76,14 @@ extension SQLiteStore {
                                               arguments: [token, now.timeIntervalSince1970]).map(Self.writeLock(from:)),
                   lock.covers(key) else { return false }
             try db.execute(sql: "DELETE FROM locks WHERE token = ?", arguments: [token])
+            try self.countLocks(db)
             return true
         }
     }
 
     public func removeWriteLocks(under key: String) async throws {
+        // Every DELETE and MOVE calls this: no write transaction when nothing is locked.
+        guard try await mayHoldLocks() else { return }
         try await pool.write { db in
             for row in try Row.fetchAll(db, sql: "SELECT token, root FROM locks WHERE home = ?", arguments: [WriteLock.home(of: key)]) {
                 let root: String = row[1]
@@ -72,11 +91,15 @@ extension SQLiteStore {
                     try db.execute(sql: "DELETE FROM locks WHERE token = ?", arguments: [row[0] as String])
                 }
             }
+            try self.countLocks(db)
         }
     }
 
     public func removeAllWriteLocks() async throws {
-        try await pool.write { db in try db.execute(sql: "DELETE FROM locks") }
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM locks")
+            try self.countLocks(db)
+        }
     }
 
     public func claimPushDelivery(registrationID: String, seq: Int64) async throws -> Bool {
@@ -116,4 +139,14 @@ extension SQLiteStore {
         try await body()
         return true
     }
+}
+
+/// The number of rows in `locks` as the last write of the table left it (nil until first
+/// needed). One process writes an SQLite file, so it is exact between writes, and a lookup
+/// that finds 0 skips the table: on a server where nobody locks anything, a PUT or DELETE
+/// pays no lock read or write.
+final class LockRowHint: Sendable {
+    private let rows = Mutex<Int?>(nil)
+    var value: Int? { rows.withLock { $0 } }
+    func set(_ value: Int?) { rows.withLock { $0 = value } }
 }

@@ -9,6 +9,7 @@ extension SQLiteStore {
                           "card_listings", "card_listing_trigrams", "trash", "web_sessions", "locks", "login_failures",                           "collections", "users"] {
                 try db.execute(sql: "DELETE FROM \(table)")
             }
+            self.lockRows.set(0)
         }
     }
 }
