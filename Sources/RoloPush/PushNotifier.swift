@@ -196,8 +196,11 @@ public actor PushNotifier {
         if let lastPrune, clock.now - lastPrune < .seconds(3600) { return }
         lastPrune = clock.now
         do {
-            let pruned = try await store.prunePushRegistrations()
-            if pruned > 0 { logger.info("push: \(pruned) expired registrations removed") }
+            // One process at a time (a maintenance lease); the others skip this hour.
+            _ = try await store.withMaintenanceLease("prune-push-registrations") { [store, logger] in
+                let pruned = try await store.prunePushRegistrations()
+                if pruned > 0 { logger.info("push: \(pruned) expired registrations removed") }
+            }
         } catch is CancellationError {
         } catch {
             logger.error("push: removing expired registrations failed: \(error)")
