@@ -82,7 +82,8 @@ import Testing
 
     /// Two `rolo serve` processes on one database, as behind a round-robin balancer: a lock
     /// taken through one binds writes through the other, a card written through one is read,
-    /// queried and synced through the other, and a sync token of one is valid on the other.
+    /// listed, queried and synced through the other at once, and a sync token of one is
+    /// valid on the other.
     @Test func twoServersOnOneDatabaseShareLocksCardsAndSyncTokens() async throws {
         let database = try await TestDatabase.create()
         do {
@@ -124,6 +125,17 @@ import Testing
             #expect(try await curlStatus(auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary", Self.second,
                                                  book(one) + "pg-2.vcf"]) == 201)
             #expect(try await curl(auth + [book(two) + "pg-2.vcf"]) == Self.second)
+            let listing = try await curl(auth + ["-X", "PROPFIND", "-H", "Depth: 1", book(two)])
+            #expect(listing.contains("pg-1.vcf") && listing.contains("pg-2.vcf"), "\(listing)")
+            let query = """
+                <?xml version="1.0" encoding="utf-8"?>
+                <c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav"><d:prop><d:getetag/></d:prop>\
+                <c:filter><c:prop-filter name="FN"><c:text-match match-type="contains">otto</c:text-match></c:prop-filter></c:filter>\
+                </c:addressbook-query>
+                """
+            let found = try await curl(auth + ["-X", "REPORT", "-H", "Depth: 1", "-H", "Content-Type: application/xml",
+                                               "--data-binary", query, book(two)])
+            #expect(found.contains("pg-2.vcf") && !found.contains("pg-1.vcf"), "\(found)")
             let changes = try await curl(auth + ["-X", "REPORT", "-H", "Content-Type: application/xml",
                                                  "--data-binary", Self.syncBody.replacingOccurrences(of: "TOKEN", with: token), book(two)])
             #expect(changes.contains("pg-1.vcf") && changes.contains("pg-2.vcf"), "\(changes)")
