@@ -2,7 +2,8 @@
 # Two `rolo serve` processes on one PostgreSQL database behind nginx's round robin (issue
 # 20): litmus basic, copymove, props and locks through the balancer, so consecutive
 # requests (a LOCK and the PUT with its token, a PUT and its PROPFIND) land on different
-# processes. Every suite must pass, as against one process. Exits non-zero on any failure.
+# processes. Every suite must pass, as against one process. Then a web UI session signed
+# in through one process must be valid on the other. Exits non-zero on any failure.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ROLO="$ROOT/.build/debug/rolo"
@@ -94,6 +95,21 @@ for port in "${PORTS[@]}"; do
     echo "process on port $port answered ${served:-0} requests"
     [ "${served:-0}" -gt 10 ] || failed=1
 done
+
+# The web UI: signed in through one process, the session cookie works on the other.
+JAR="$WORK/cookies"
+login_page=$(curl -s -c "$JAR" -b "$JAR" "http://127.0.0.1:${PORTS[0]}/web/login")
+csrf=$(printf '%s' "$login_page" | sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p' | head -n 1)
+signed_in=$(curl -s -o /dev/null -w '%{http_code}' -c "$JAR" -b "$JAR" -H "Origin: http://127.0.0.1:${PORTS[0]}" \
+    --data-urlencode "csrf=$csrf" --data-urlencode "next=/web/" --data-urlencode "user=litmus" \
+    --data-urlencode "password=litmus-secret" "http://127.0.0.1:${PORTS[0]}/web/login")
+other=$(curl -s -o /dev/null -w "%{http_code}" -b "$JAR" "http://127.0.0.1:${PORTS[1]}/web/b/default/")
+if [ "$signed_in" = 303 ] && [ "$other" = 200 ]; then
+    echo "ok   web session signed in through one process is valid on the other"
+else
+    echo "FAIL web session across processes: sign-in $signed_in, other process $other"
+    failed=1
+fi
 
 if [ $failed = 0 ]; then echo "litmus through two processes: all suites passed"; else echo "litmus through two processes: failures"; fi
 exit $failed
