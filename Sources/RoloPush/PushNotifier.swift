@@ -67,6 +67,9 @@ public actor PushNotifier {
 
     private struct PendingBook {
         var exclusion: PushExclusion
+        /// The latest seq among the changes (what a registration they all leave out is
+        /// spared up to).
+        var seq: Int64
         var first: ContinuousClock.Instant
         var last: ContinuousClock.Instant
     }
@@ -115,10 +118,11 @@ public actor PushNotifier {
         for change in changes {
             if var book = pending[change.collectionID] {
                 book.exclusion = book.exclusion.merged(with: change.exclusion)
+                book.seq = max(book.seq, change.seq)
                 book.last = now
                 pending[change.collectionID] = book
             } else {
-                pending[change.collectionID] = PendingBook(exclusion: change.exclusion, first: now, last: now)
+                pending[change.collectionID] = PendingBook(exclusion: change.exclusion, seq: change.seq, first: now, last: now)
             }
         }
     }
@@ -145,6 +149,7 @@ public actor PushNotifier {
                 let topic = try await store.pushTopic(collectionID: collectionID)
                 let message = Self.pushMessage(topic: topic, syncToken: syncToken(collectionID, book.syncSeq))
                 let exclusion = dueBooks[collectionID]?.exclusion
+                let sparedUpTo = dueBooks[collectionID]?.seq ?? 0
                 let retrying = retryBooks[collectionID] ?? []
                 for registration in try await store.pushRegistrations(collectionID: collectionID) {
                     var changed = exclusion.map { !$0.excludes(registration) } ?? false
@@ -153,6 +158,11 @@ public actor PushNotifier {
                     // is of a message this notifier claimed before.
                     if changed {
                         changed = try await store.claimPushDelivery(registrationID: registration.id, seq: book.syncSeq)
+                    } else if exclusion != nil {
+                        // Left out by Push-Dont-Notify: nothing is owed for these changes, so a
+                        // process catching up after a lost connection does not send it either
+                        // (only up to their seq: a later change is still announced).
+                        _ = try await store.claimPushDelivery(registrationID: registration.id, seq: sparedUpTo)
                     }
                     guard changed || retrying.contains(registration.id) else { continue }
                     // In back-off: the message waits for the end of it rather than being lost.

@@ -26,7 +26,7 @@ import Testing
             let (first, second, command) = (stores[0], stores[1], stores[2])
             try await first.createUser(name: "alice", password: "pw")
             let book = try #require(try await first.collection(owner: "alice", path: ["default"]))
-            _ = try await first.registerPush(PushRegistrationRequest(
+            let registration = try await first.registerPush(PushRegistrationRequest(
                 user: "alice", collectionID: book.id, credentialID: 0, pushResource: "https://push.example/device",
                 publicKey: P256.KeyAgreement.PrivateKey().publicKey.x963Representation,
                 authSecret: Data((0..<16).map { _ in UInt8.random(in: 0...255) }), expires: Date().addingTimeInterval(86_400)),
@@ -69,6 +69,15 @@ import Testing
             try await settle(until: 2)
             #expect(delivered.texts.withLock { $0.count } == 2)
             #expect(delivered.texts.withLock { $0.last?.contains("sync/\(book.id)/2") } == true)
+
+            // A write whose request left the registration out (Push-Dont-Notify): nothing is
+            // sent, and nothing stays owed (a process catching up would not send it later).
+            try await PushExclusion.$current.withValue(.registrations(user: "alice", ids: [registration.id])) {
+                try await put(first, "c.vcf")
+            }
+            try await Task.sleep(for: .seconds(1))
+            #expect(delivered.texts.withLock { $0.count } == 2)
+            #expect(try await command.claimPushDelivery(registrationID: registration.id, seq: 3) == false)
         } catch {
             await cleanUp()
             throw error
