@@ -162,6 +162,7 @@ let package = Package(
         ]),
         .testTarget(name: "RoloPushTests", dependencies: [
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
+            "RoloStore", "RoloPostgres", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),

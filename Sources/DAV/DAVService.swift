@@ -9,7 +9,7 @@ public struct DAVService: Sendable {
     public let store: any RoloStore
     public let configuration: DAVConfiguration
     let hrefs: HrefBuilder
-    /// Write locks granted by this engine (in memory).
+    /// Write locks, kept by the store.
     let locks: LockTable
     /// The store's reads that never wait, when it has them (`immediateResponse(to:)`).
     let immediateReads: (any ImmediateResourceReads)?
@@ -19,7 +19,7 @@ public struct DAVService: Sendable {
         self.immediateReads = store as? any ImmediateResourceReads
         self.configuration = configuration
         self.hrefs = HrefBuilder(configuration: configuration)
-        self.locks = LockTable(sequentialTokens: configuration.sequentialLockTokens)
+        self.locks = LockTable(store: store, sequentialTokens: configuration.sequentialLockTokens)
     }
 
     /// Methods this engine answers, for `Allow`.

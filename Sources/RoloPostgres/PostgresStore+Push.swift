@@ -82,9 +82,10 @@ extension PostgresStore {
             let id = StoreRandom.token128()
             try await connection.execute("""
                 INSERT INTO push_registrations (id, user_id, collection_id, credential_id, push_resource, public_key,
-                    auth_secret, expires, created)
+                    auth_secret, expires, created, last_sent_seq)
                 VALUES (\(id), \(userID), \(request.collectionID), \(request.credentialID), \(request.pushResource),
-                        \(request.publicKey), \(request.authSecret), \(request.expires.timeIntervalSince1970), \(now))
+                        \(request.publicKey), \(request.authSecret), \(request.expires.timeIntervalSince1970), \(now),
+                        (SELECT sync_seq FROM collections WHERE id = \(request.collectionID)))
                 """)
             return try await Self.pushRegistration(connection, id: id)
         }

@@ -361,6 +361,61 @@ extension PostgresStore {
             "CREATE INDEX web_sessions_user ON web_sessions (user_id)",
             "ALTER TABLE users ADD COLUMN disabled BOOLEAN NOT NULL DEFAULT false",
         ]),
+        // Several processes on one database (issue 20). locks: WebDAV write locks (were in
+        // one process's memory); home is the first component of root, the only locks one can
+        // conflict with. last_sent_seq: the book's seq of the last message claimed for a
+        // registration, so that exactly one process sends each. The trigger tells every
+        // listening process of each committed change of a book's seq (NOTIFY is delivered
+        // at commit, never for a rolled-back write), whichever process or command made it;
+        // `rolo.push_exclusion` is the writing request's Push-Dont-Notify, when it has one.
+        // login_failures: the failed-login throttle's counts, shared by every process.
+        Migration(version: "v3-coordination", statements: [
+            """
+            CREATE TABLE locks (
+                token TEXT COLLATE "C" PRIMARY KEY,
+                "user" TEXT COLLATE "C" NOT NULL,
+                home TEXT COLLATE "C" NOT NULL,
+                root TEXT COLLATE "C" NOT NULL,
+                root_href TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                infinite BOOLEAN NOT NULL,
+                owner_xml TEXT NOT NULL,
+                timeout BIGINT NOT NULL,
+                expires DOUBLE PRECISION NOT NULL
+            )
+            """,
+            "CREATE INDEX locks_home ON locks (home)",
+            "CREATE INDEX locks_user ON locks (\"user\")",
+            """
+            -- The failed-login throttle's counts per subnet ('subnet') and per account ('account').
+            CREATE TABLE login_failures (
+                kind TEXT COLLATE "C" NOT NULL,
+                key TEXT COLLATE "C" NOT NULL,
+                failures BIGINT NOT NULL,
+                last_failure DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (kind, key)
+            )
+            """,
+            "CREATE INDEX login_failures_last ON login_failures (last_failure)",
+            "ALTER TABLE push_registrations ADD COLUMN last_sent_seq BIGINT NOT NULL DEFAULT 0",
+            """
+            UPDATE push_registrations p SET last_sent_seq = c.sync_seq FROM collections c WHERE c.id = p.collection_id
+            """,
+            """
+            CREATE FUNCTION rolo_notify_book_change() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('rolo_book_changes', json_build_object(
+                    'c', NEW.id, 's', NEW.sync_seq,
+                    'x', NULLIF(current_setting('rolo.push_exclusion', true), ''))::text);
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER collections_notify_change AFTER UPDATE OF sync_seq ON collections
+            FOR EACH ROW WHEN (NEW.sync_seq > OLD.sync_seq) EXECUTE FUNCTION rolo_notify_book_change()
+            """,
+        ]),
     ]
 
     /// Key of the session-level advisory lock held while migrating ("rolo" in ASCII): every

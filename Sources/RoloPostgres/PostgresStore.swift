@@ -135,6 +135,7 @@ public final class PostgresStore: RoloStore, Sendable {
                     try await connection.execute("BEGIN")
                     let value: T
                     do {
+                        try await Self.announceExclusion(connection)
                         value = try await body(connection)
                     } catch {
                         await connection.rollback()
@@ -170,7 +171,7 @@ public final class PostgresStore: RoloStore, Sendable {
     /// `body` with a leased connection, waiting at most `connectionTimeout` for the lease:
     /// the pool keeps a request waiting while it cannot connect (up to a minute), where a
     /// client should get its 503 quickly.
-    private func leased<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+    func leased<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         let got = LeaseFlag()
         let timeout = configuration.connectionTimeout
         return try await withThrowingTaskGroup(of: T?.self) { group in

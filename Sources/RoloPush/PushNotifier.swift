@@ -39,7 +39,8 @@ public enum PushEvent: String, Sendable {
 }
 
 /// Sends WebDAV-Push messages for committed changes. It takes books from the store's
-/// `BookChangeFeed` (so it sees every write path: DAV, import, the web UI, shares), waits
+/// `BookChangeFeed` (so it sees every write path: DAV, import, the web UI, shares, and on
+/// PostgreSQL other processes' writes; `StoreCoordination.followBookChanges`), waits
 /// for a book's burst to end, then sends each live registration one encrypted
 /// `push-message` with the book's topic and current sync token. Nothing here runs on a
 /// request's path: a hanging push service delays only its own deliveries.
@@ -66,6 +67,9 @@ public actor PushNotifier {
 
     private struct PendingBook {
         var exclusion: PushExclusion
+        /// The latest seq among the changes (what a registration they all leave out is
+        /// spared up to).
+        var seq: Int64
         var first: ContinuousClock.Instant
         var last: ContinuousClock.Instant
     }
@@ -90,6 +94,8 @@ public actor PushNotifier {
         feed.open()
         defer { feed.close() }
         await withTaskGroup(of: Void.self) { group in
+            // Changes committed by other processes on the same database (PostgreSQL).
+            group.addTask { [store] in await store.followBookChanges() }
             group.addTask { [self] in
                 while !Task.isCancelled {
                     let changes = await feed.take()
@@ -112,10 +118,11 @@ public actor PushNotifier {
         for change in changes {
             if var book = pending[change.collectionID] {
                 book.exclusion = book.exclusion.merged(with: change.exclusion)
+                book.seq = max(book.seq, change.seq)
                 book.last = now
                 pending[change.collectionID] = book
             } else {
-                pending[change.collectionID] = PendingBook(exclusion: change.exclusion, first: now, last: now)
+                pending[change.collectionID] = PendingBook(exclusion: change.exclusion, seq: change.seq, first: now, last: now)
             }
         }
     }
@@ -142,9 +149,21 @@ public actor PushNotifier {
                 let topic = try await store.pushTopic(collectionID: collectionID)
                 let message = Self.pushMessage(topic: topic, syncToken: syncToken(collectionID, book.syncSeq))
                 let exclusion = dueBooks[collectionID]?.exclusion
+                let sparedUpTo = dueBooks[collectionID]?.seq ?? 0
                 let retrying = retryBooks[collectionID] ?? []
                 for registration in try await store.pushRegistrations(collectionID: collectionID) {
-                    let changed = exclusion.map { !$0.excludes(registration) } ?? false
+                    var changed = exclusion.map { !$0.excludes(registration) } ?? false
+                    // Every process serving the database hears of the change: the one that
+                    // claims this seq for the registration sends, the others skip it. A retry
+                    // is of a message this notifier claimed before.
+                    if changed {
+                        changed = try await store.claimPushDelivery(registrationID: registration.id, seq: book.syncSeq)
+                    } else if exclusion != nil {
+                        // Left out by Push-Dont-Notify: nothing is owed for these changes, so a
+                        // process catching up after a lost connection does not send it either
+                        // (only up to their seq: a later change is still announced).
+                        _ = try await store.claimPushDelivery(registrationID: registration.id, seq: sparedUpTo)
+                    }
                     guard changed || retrying.contains(registration.id) else { continue }
                     // In back-off: the message waits for the end of it rather than being lost.
                     if let retryAfter = registration.retryAfter, retryAfter > wallClock.now {
@@ -187,8 +206,11 @@ public actor PushNotifier {
         if let lastPrune, clock.now - lastPrune < .seconds(3600) { return }
         lastPrune = clock.now
         do {
-            let pruned = try await store.prunePushRegistrations()
-            if pruned > 0 { logger.info("push: \(pruned) expired registrations removed") }
+            // One process at a time (a maintenance lease); the others skip this hour.
+            _ = try await store.withMaintenanceLease("prune-push-registrations") { [store, logger] in
+                let pruned = try await store.prunePushRegistrations()
+                if pruned > 0 { logger.info("push: \(pruned) expired registrations removed") }
+            }
         } catch is CancellationError {
         } catch {
             logger.error("push: removing expired registrations failed: \(error)")

@@ -87,7 +87,10 @@ final class AccessRecorder: Service, Sendable {
         }
         guard due else { return }
         do {
-            try await store.pruneAccessHistory(now: Date(), retention: retention)
+            // One process at a time prunes (a maintenance lease); the others skip this hour.
+            _ = try await store.withMaintenanceLease("prune-access-history") { [store, retention] in
+                try await store.pruneAccessHistory(now: Date(), retention: retention)
+            }
         } catch {
             logger.error("access history not pruned", metadata: ["error": "\(error)"])
         }

@@ -101,7 +101,7 @@ struct BasicAuthenticator: Sendable {
         }
         let credential = Credential.accountPassword(user)
         cache.insert(authorization: authorization, credential: credential)
-        throttle.recordSuccess(subnet: client.key)
+        await recordSuccess(subnet: client.key)
         return .authenticated(credential)
     }
 
@@ -115,10 +115,21 @@ struct BasicAuthenticator: Sendable {
         return .throttled(retryAfter: retryAfter)
     }
 
+    /// A password checked right: the subnet's failures are forgotten, here and in the store
+    /// (one store write per login that needed bcrypt; a cached login writes nothing).
+    private func recordSuccess(subnet: String) async {
+        throttle.recordSuccess(subnet: subnet)
+        try? await store.forgetLoginFailures(subnet: subnet)
+    }
+
     /// A wrong password: counted, logged, and answered as the throttle says.
     private func rejection(user: String, client: ClientAddress.Subnet, reason: AuthFailureLog.Reason? = nil) async -> Outcome {
         let known = (try? await store.account(name: user)) != nil
-        let verdict = throttle.recordFailure(subnet: client.key, account: user)
+        // The counts of every process on the database: without them, N processes behind a
+        // balancer would each allow the whole budget. Unreachable store: this process's own.
+        let shared = try? await store.recordLoginFailure(subnet: client.key, account: user,
+                                                         window: throttle.settings.window.seconds, now: Date())
+        let verdict = throttle.recordFailure(subnet: client.key, account: user, shared: shared)
         failureLog.record(user: user, address: client.address, reason: reason ?? (known ? .badPassword : .unknownUser))
         switch verdict {
         case .delay(let delay): return .rejected(delay: delay)
@@ -159,7 +170,7 @@ extension BasicAuthenticator {
             default: return .rejected(delay: .zero)
             }
         }
-        throttle.recordSuccess(subnet: client.key)
+        await recordSuccess(subnet: client.key)
         return .valid
     }
 }

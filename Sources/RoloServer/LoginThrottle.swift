@@ -1,3 +1,4 @@
+import RoloStore
 import Synchronization
 
 /// How failed logins are slowed down and, past a point, refused (`ServerConfiguration.loginThrottle`).
@@ -48,7 +49,8 @@ public struct LoginThrottleSettings: Sendable, Equatable {
 }
 
 /// The state behind `LoginThrottleSettings`: failure counts per subnet key
-/// (`ClientAddress.Subnet.key`) and per account, bounded in memory. Delays are sleeps in the
+/// (`ClientAddress.Subnet.key`) and per account, bounded in memory, raised to the counts
+/// every process keeps in the store (`recordFailure(shared:)`). Delays are sleeps in the
 /// failing request's task only, so other clients are never held up.
 final class LoginThrottle: Sendable {
     /// What to do with a failed login.
@@ -106,11 +108,15 @@ final class LoginThrottle: Sendable {
         }
     }
 
-    /// Records a failed login for `account` from `subnet` and says how to answer it.
-    func recordFailure(subnet: String, account: String, now: ContinuousClock.Instant = .now) -> Verdict {
+    /// Records a failed login for `account` from `subnet` and says how to answer it. `shared`:
+    /// the counts every process keeps in the store with this failure
+    /// (`StoreCoordination.recordLoginFailure`); the higher of them and this process's own
+    /// decides, so other processes' failures count here too.
+    func recordFailure(subnet: String, account: String, shared: LoginFailureCounts? = nil,
+                       now: ContinuousClock.Instant = .now) -> Verdict {
         state.withLock { state in
-            let failures = count(&state.subnets, subnet, now: now)
-            let accountFailures = count(&state.accounts, account, now: now)
+            let failures = count(&state.subnets, subnet, atLeast: shared?.subnet ?? 0, now: now)
+            let accountFailures = count(&state.accounts, account, atLeast: shared?.account ?? 0, now: now)
             if failures >= blockingFailures {
                 let until = now + settings.window
                 state.subnets[subnet]?.blockedUntil = until
@@ -145,13 +151,13 @@ final class LoginThrottle: Sendable {
     func failures(account: String) -> Int { state.withLock { $0.accounts[account]?.failures ?? 0 } }
     var recordCount: (subnets: Int, accounts: Int) { state.withLock { ($0.subnets.count, $0.accounts.count) } }
 
-    /// Adds one failure under `key` (starting afresh when the last was `window` ago) and
-    /// returns the count.
-    private func count(_ table: inout [String: Record], _ key: String, now: ContinuousClock.Instant) -> Int {
+    /// Adds one failure under `key` (starting afresh when the last was `window` ago), raises
+    /// the count to `atLeast`, and returns it.
+    private func count(_ table: inout [String: Record], _ key: String, atLeast: Int, now: ContinuousClock.Instant) -> Int {
         if table[key] == nil, table.count >= capacity { trim(&table, now: now) }
         var record = table[key] ?? Record(failures: 0, lastFailure: now)
         if now - record.lastFailure >= settings.window { record = Record(failures: 0, lastFailure: now) }
-        record.failures += 1
+        record.failures = max(record.failures + 1, atLeast)
         record.lastFailure = now
         table[key] = record
         return record.failures

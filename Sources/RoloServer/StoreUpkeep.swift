@@ -8,7 +8,8 @@ import VCard
 /// Store housekeeping that needs the server's knowledge of vCards or its clock: gives cards
 /// stored before schema v9 their list rows (once, at start: the store cannot parse
 /// vCards), and every hour empties trash older than `trashRetention` and ends web sessions
-/// idle or old past their limits.
+/// idle or old past their limits. Each job runs under a maintenance lease: with several
+/// processes on one PostgreSQL database, one at a time does it and the others skip that turn.
 struct StoreUpkeep: Service {
     let store: any RoloStore
     let trashRetention: Duration
@@ -18,8 +19,10 @@ struct StoreUpkeep: Service {
 
     func run() async throws {
         do {
-            let given = try await store.backfillCardListings(Self.listing(of:))
-            if given > 0 { logger.info("list rows given to cards stored before the web UI", metadata: ["cards": "\(given)"]) }
+            _ = try await store.withMaintenanceLease("backfill-card-listings") { [store, logger] in
+                let given = try await store.backfillCardListings(Self.listing(of:))
+                if given > 0 { logger.info("list rows given to cards stored before the web UI", metadata: ["cards": "\(given)"]) }
+            }
         } catch {
             logger.error("list rows not backfilled", metadata: ["error": "\(error)"])
         }
@@ -39,9 +42,11 @@ struct StoreUpkeep: Service {
     func tidy() async {
         let now = Date()
         do {
-            try await store.purgeTrash(olderThan: now.addingTimeInterval(-trashRetention.seconds))
-            try await store.pruneWebSessions(idleSince: now.addingTimeInterval(-sessionIdleLimit.seconds),
-                                             createdBefore: now.addingTimeInterval(-sessionLifetime.seconds))
+            _ = try await store.withMaintenanceLease("tidy") { [store, trashRetention, sessionIdleLimit, sessionLifetime] in
+                try await store.purgeTrash(olderThan: now.addingTimeInterval(-trashRetention.seconds))
+                try await store.pruneWebSessions(idleSince: now.addingTimeInterval(-sessionIdleLimit.seconds),
+                                                 createdBefore: now.addingTimeInterval(-sessionLifetime.seconds))
+            }
         } catch {
             logger.error("trash or sessions not tidied", metadata: ["error": "\(error)"])
         }

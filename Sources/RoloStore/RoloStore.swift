@@ -7,7 +7,7 @@ import Foundation
 /// (preconditions checked inside the write transaction, change-log rows written with the
 /// resource, UID uniqueness) is part of this contract, not an SQLite trick. The store tests
 /// run against both.
-public protocol RoloStore: Sendable {
+public protocol RoloStore: StoreCoordination {
     // MARK: Users
     /// Creates a user (bcrypt-hashed password) and its home with an address book `default`.
     func createUser(name: String, password: String) async throws

@@ -80,6 +80,74 @@ import Testing
         #expect(await serve.terminate() == 0)
     }
 
+    /// Two `rolo serve` processes on one database, as behind a round-robin balancer: a lock
+    /// taken through one binds writes through the other, a card written through one is read,
+    /// listed, queried and synced through the other at once, and a sync token of one is
+    /// valid on the other.
+    @Test func twoServersOnOneDatabaseShareLocksCardsAndSyncTokens() async throws {
+        let database = try await TestDatabase.create()
+        do {
+            let add = try await RoloBinary.run(["user", "add", "dana", "--password-stdin", "--database", database.url],
+                                               stdin: "dana-pass\n")
+            #expect(add.status == 0, "\(add.stderr)")
+            let first = try ServeProcess(database: database.url, extra: ["--database-pool-size", "2"])
+            let second = try ServeProcess(database: database.url, extra: ["--database-pool-size", "2"])
+            let (one, two) = (try await first.waitUntilListening(), try await second.waitUntilListening())
+            func book(_ port: Int) -> String { "http://127.0.0.1:\(port)/dav/addressbooks/dana/default/" }
+            let auth = ["-u", "dana:dana-pass"]
+            let put = auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary", Self.card]
+
+            #expect(try await curlStatus(put + [book(one) + "pg-1.vcf"]) == 201)
+            let initial = try await curl(auth + ["-X", "REPORT", "-H", "Content-Type: application/xml",
+                                                 "--data-binary", Self.syncBody.replacingOccurrences(of: "TOKEN", with: ""), book(one)])
+            let token = try #require(Self.syncToken(in: initial), "\(initial)")
+
+            let lockBody = """
+                <?xml version="1.0" encoding="utf-8"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope>\
+                <d:locktype><d:write/></d:locktype><d:owner>dana</d:owner></d:lockinfo>
+                """
+            let locked = try await curl(auth + ["-i", "-X", "LOCK", "-H", "Content-Type: application/xml", "-H", "Depth: 0",
+                                                "--data-binary", lockBody, book(one) + "pg-1.vcf"])
+            #expect(locked.hasPrefix("HTTP/1.1 200"), "\(locked)")
+            let lockToken = try #require(locked.split(separator: "\r\n").first { $0.lowercased().hasPrefix("lock-token:") }
+                .map { $0.drop { $0 != "<" }.trimmingCharacters(in: .whitespaces) }, "\(locked)")
+            // The other process knows the lock: without its token a write is refused, with it accepted.
+            #expect(try await curlStatus(put + [book(two) + "pg-1.vcf"]) == 423)
+            let discovery = try await curl(auth + ["-X", "PROPFIND", "-H", "Depth: 0", "-H", "Content-Type: application/xml",
+                                                   "--data-binary", #"<d:propfind xmlns:d="DAV:"><d:prop><d:lockdiscovery/></d:prop></d:propfind>"#,
+                                                   book(two) + "pg-1.vcf"])
+            #expect(discovery.contains(lockToken.trimmingCharacters(in: CharacterSet(charactersIn: "<>"))), "\(discovery)")
+            #expect(try await curlStatus(put + ["-H", "If: (\(lockToken))", book(two) + "pg-1.vcf"]) == 204)
+            #expect(try await curlStatus(auth + ["-X", "UNLOCK", "-H", "Lock-Token: \(lockToken)", book(two) + "pg-1.vcf"]) == 204)
+            #expect(try await curlStatus(put + [book(one) + "pg-1.vcf"]) == 204)
+
+            // Written through one, read and synced through the other, with the first's token.
+            #expect(try await curlStatus(auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary", Self.second,
+                                                 book(one) + "pg-2.vcf"]) == 201)
+            #expect(try await curl(auth + [book(two) + "pg-2.vcf"]) == Self.second)
+            let listing = try await curl(auth + ["-X", "PROPFIND", "-H", "Depth: 1", book(two)])
+            #expect(listing.contains("pg-1.vcf") && listing.contains("pg-2.vcf"), "\(listing)")
+            let query = """
+                <?xml version="1.0" encoding="utf-8"?>
+                <c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav"><d:prop><d:getetag/></d:prop>\
+                <c:filter><c:prop-filter name="FN"><c:text-match match-type="contains">otto</c:text-match></c:prop-filter></c:filter>\
+                </c:addressbook-query>
+                """
+            let found = try await curl(auth + ["-X", "REPORT", "-H", "Depth: 1", "-H", "Content-Type: application/xml",
+                                               "--data-binary", query, book(two)])
+            #expect(found.contains("pg-2.vcf") && !found.contains("pg-1.vcf"), "\(found)")
+            let changes = try await curl(auth + ["-X", "REPORT", "-H", "Content-Type: application/xml",
+                                                 "--data-binary", Self.syncBody.replacingOccurrences(of: "TOKEN", with: token), book(two)])
+            #expect(changes.contains("pg-1.vcf") && changes.contains("pg-2.vcf"), "\(changes)")
+            #expect(await first.terminate() == 0)
+            #expect(await second.terminate() == 0)
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
     /// The database goes away under a running server: requests get 503 with Retry-After
     /// (not a hang, not a 500, not a 401); when it is back the server answers again by itself.
     @Test func aLostDatabaseGives503UntilItIsBack() async throws {

@@ -267,6 +267,36 @@ import Testing
         #expect(!log.records.contains { "\($0)".contains("right") || "\($0)".contains("guess") })
     }
 
+    /// Two processes on one database, each with its own throttle, a guesser alternating
+    /// between them (a round-robin balancer): the subnet is blocked after the configured
+    /// number of failures in all, not twice that, and both processes delay as the sum says.
+    @Test func twoProcessesOnOneStoreShareTheFailureCounts() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-throttle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteStore(path: folder.appendingPathComponent("db.sqlite").path, bcryptCost: 4)
+        defer { try? store.close() }
+        try await store.createUser(name: "alice", password: "right")
+        let processes = (0..<2).map { _ in
+            BasicAuthenticator(store: store, cacheLifetime: .seconds(60), throttle: LoginThrottle(Self.small))
+        }
+        let attacker = "203.0.113.66"
+        for index in 1..<Self.small.blockingFailures {
+            #expect(await processes[index % 2].authenticate(authorization: Self.basic("alice:guess\(index)"), remoteAddress: attacker)
+                    == .rejected(delay: Self.small.delay(afterFailures: index)), "failure \(index)")
+        }
+        #expect(await processes[Self.small.blockingFailures % 2].authenticate(authorization: Self.basic("alice:last"),
+                                                                             remoteAddress: attacker)
+                == .throttled(retryAfter: .seconds(60)))
+        // A success through one process forgets the subnet's failures counted through another.
+        let neighbour = "198.51.100.9"
+        #expect(await processes[0].authenticate(authorization: Self.basic("carol:typo"), remoteAddress: neighbour)
+                == .rejected(delay: .zero))
+        #expect(await processes[1].authenticate(authorization: Self.basic("alice:right"), remoteAddress: neighbour)
+                == .authenticated(.accountPassword("alice")))
+        #expect(try await store.recordLoginFailure(subnet: neighbour, account: "nobody", window: 60, now: Date()).subnet == 1)
+    }
+
     @Test func loggedNamesCannotBreakTheLineOrForgeTheAddress() {
         #expect(AuthFailureLog.loggable("alice") == "alice")
         #expect(AuthFailureLog.loggable("a.b-c_d+e@example.org") == "a.b-c_d+e@example.org")

@@ -24,7 +24,7 @@ extension DAVService {
         let overwrite = request.headers["overwrite"]?.trimmingCharacters(in: .whitespaces).uppercased() != "F"
         let depth = try Depth(request.headers["depth"], default: .infinity)
         if move && depth != .infinity && source.isCollection { throw DAVError.badRequest("MOVE of a collection needs Depth: infinity.") }
-        guard await ifHeaderHolds(request, path: sourcePath, etag: sourceETag(source)) else { throw DAVError.preconditionFailed }
+        guard try await ifHeaderHolds(request, path: sourcePath, etag: sourceETag(source)) else { throw DAVError.preconditionFailed }
         if move { try await checkLocks(request, path: sourcePath, descendants: true) }
         try await checkLocks(request, path: destination, descendants: true)
 
@@ -94,7 +94,7 @@ extension DAVService {
         default:
             break
         }
-        if move, let key = lockKey(sourcePath) { await locks.release(under: key) }
+        if move, let key = lockKey(sourcePath) { try await locks.release(under: key) }
         return DAVResponse(status: replaced ? 204 : 201, headers: [("Content-Length", "0")])
     }
 

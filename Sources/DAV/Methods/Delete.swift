@@ -11,7 +11,7 @@ extension DAVService {
         switch node {
         case .object(let collection, let info, _):
             try require(.unbind, on: .collection(collection), request)
-            guard await ifHeaderHolds(request, path: path, etag: info.etag) else { throw DAVError.preconditionFailed }
+            guard try await ifHeaderHolds(request, path: path, etag: info.etag) else { throw DAVError.preconditionFailed }
             try await store.deleteResource(collectionID: collection.id, name: info.name,
                                            precondition: Preconditions.write(request.headers))
             request.tally?.deleted(book: collection.id)
@@ -27,7 +27,7 @@ extension DAVService {
         case .collection(let info):
             try require(.unbind, on: info.path.count == 1 ? .home(request.user) : .collection(info), request)
             // A collection exists but has no entity tag: only `If-Match: *` style conditions hold.
-            guard await ifHeaderHolds(request, path: path, etag: nil),
+            guard try await ifHeaderHolds(request, path: path, etag: nil),
                   Preconditions.holds(Preconditions.write(request.headers), etag: "") else {
                 throw DAVError.preconditionFailed
             }
@@ -35,7 +35,7 @@ extension DAVService {
         default:
             throw DAVError(403, message: "This collection cannot be deleted.")
         }
-        if let key = lockKey(path) { await locks.release(under: key) }
+        if let key = lockKey(path) { try await locks.release(under: key) }
         return DAVResponse(status: 204)
     }
 }

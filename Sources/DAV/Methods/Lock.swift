@@ -37,22 +37,22 @@ extension DAVService {
                                             card: nil, precondition: .ifNoneMatchAny)
             created = true
         }
-        let granted = await locks.lock(user: request.user, key: key, href: hrefFor(path), scope: scope,
+        let granted = try await locks.lock(user: request.user, key: key, href: hrefFor(path), scope: scope,
                                        infinite: depth == .infinity,
                                        ownerXML: body.child(Namespace.dav, "owner")?.innerXML ?? "", timeout: timeout)
         switch granted {
         case .success(let lock):
             return lockResponse(lock, status: created ? 201 : 200, newToken: true)
-        case .failure(.conflict):
+        case .failure(WriteLockRefusal.conflict):
             throw DAVError.precondition(423, .dav("no-conflicting-lock"), message: "The resource is locked.")
-        case .failure(.tooManyLocks):
+        case .failure(WriteLockRefusal.tooManyLocks):
             throw DAVError(403, message: "Too many locks held; unlock some first.")
         }
     }
 
     private func refreshLock(_ request: DAVRequest, key: String, timeout: Int) async throws -> DAVResponse {
         for token in Preconditions.stateTokens(request.headers["if"]) {
-            if let lock = await locks.refresh(token: token, key: key, timeout: timeout) {
+            if let lock = try await locks.refresh(token: token, key: key, timeout: timeout) {
                 return lockResponse(lock, status: 200, newToken: false)
             }
         }
@@ -65,7 +65,7 @@ extension DAVService {
             throw DAVError.badRequest("UNLOCK needs a Lock-Token header.")
         }
         let token = header.trimmingCharacters(in: CharacterSet(charactersIn: "<> "))
-        guard await locks.unlock(token: token, key: key) else {
+        guard try await locks.unlock(token: token, key: key) else {
             throw DAVError.precondition(409, .dav("lock-token-matches-request-uri"))
         }
         return DAVResponse(status: 204)
@@ -125,7 +125,7 @@ extension DAVService {
     /// lock on the resource (and, with `descendants`, on anything below it).
     func checkLocks(_ request: DAVRequest, path: ResourcePath, descendants: Bool) async throws {
         guard let key = lockKey(path) else { return }
-        let held = await locks.locks(covering: key, descendants: descendants)
+        let held = try await locks.locks(covering: key, descendants: descendants)
         guard !held.isEmpty else { return }
         let submitted = Set(Preconditions.stateTokens(request.headers["if"]))
         if let missing = held.first(where: { !submitted.contains($0.token) }) {
@@ -135,10 +135,10 @@ extension DAVService {
     }
 
     /// The `If` header against the resource's ETag and the locks that apply to it.
-    func ifHeaderHolds(_ request: DAVRequest, path: ResourcePath, etag: String?) async -> Bool {
+    func ifHeaderHolds(_ request: DAVRequest, path: ResourcePath, etag: String?) async throws -> Bool {
         guard let header = request.headers["if"] else { return true }
         var tokens = Set<String>()
-        if let key = lockKey(path) { tokens = Set(await locks.locks(covering: key).map(\.token)) }
+        if let key = lockKey(path) { tokens = Set(try await locks.locks(covering: key).map(\.token)) }
         return Preconditions.ifHeaderHolds(header, etag: etag, activeTokens: tokens)
     }
 }

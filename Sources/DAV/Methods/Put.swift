@@ -115,7 +115,7 @@ extension DAVService {
             try require(.bind, on: .collection(parent), request)
             collection = parent
         }
-        guard await ifHeaderHolds(request, path: path, etag: existing?.etag) else { throw DAVError.preconditionFailed }
+        guard try await ifHeaderHolds(request, path: path, etag: existing?.etag) else { throw DAVError.preconditionFailed }
         try await checkLocks(request, path: path, descendants: false)
 
         let body = request.body

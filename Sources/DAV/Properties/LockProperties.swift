@@ -19,7 +19,7 @@ enum LockProperties {
 
     static let lockDiscovery = LiveProperty(.dav("lockdiscovery"), kinds: kinds) { context in
         guard let key = context.node.lockKey else { return .emptyElements([]) }
-        let locks = await context.service.locks.locks(covering: key)
+        let locks = try await context.service.locks.locks(covering: key)
         return .xml { writer in
             for lock in locks { DAVService.writeActiveLock(lock, into: &writer) }
         }

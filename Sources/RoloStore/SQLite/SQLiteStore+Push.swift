@@ -64,10 +64,11 @@ extension SQLiteStore {
             let id = StoreRandom.token128()
             try db.execute(sql: """
                 INSERT INTO push_registrations (id, user_id, collection_id, credential_id, push_resource, public_key,
-                    auth_secret, expires, created)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    auth_secret, expires, created, last_sent_seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT sync_seq FROM collections WHERE id = ?))
                 """, arguments: [id, userID, request.collectionID, request.credentialID, request.pushResource,
-                                 request.publicKey, request.authSecret, request.expires.timeIntervalSince1970, now])
+                                 request.publicKey, request.authSecret, request.expires.timeIntervalSince1970, now,
+                                 request.collectionID])
             return try Self.pushRegistration(db, id: id)!
         }
     }

@@ -403,6 +403,42 @@ extension SQLiteStore {
                 ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v10-coordination") { db in
+            // Several processes on one database (issue 20), kept alike in SQLite so that one
+            // code path serves both. locks: WebDAV write locks (were in memory); home is the
+            // first component of root, the only locks one can conflict with. last_sent_seq:
+            // the book's seq of the last message claimed for a registration, so that
+            // exactly one process sends each (starting at the book's current seq: nothing
+            // is owed for changes before the upgrade). login_failures: the failed-login
+            // throttle's counts per subnet and per account, kept by every process alike.
+            try db.execute(sql: """
+                CREATE TABLE locks (
+                    token TEXT PRIMARY KEY,
+                    user TEXT NOT NULL,
+                    home TEXT NOT NULL,
+                    root TEXT NOT NULL,
+                    root_href TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    infinite INTEGER NOT NULL,
+                    owner_xml TEXT NOT NULL,
+                    timeout INTEGER NOT NULL,
+                    expires REAL NOT NULL
+                );
+                CREATE INDEX locks_home ON locks(home);
+                CREATE INDEX locks_user ON locks(user);
+                CREATE TABLE login_failures (
+                    kind TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    failures INTEGER NOT NULL,
+                    last_failure REAL NOT NULL,
+                    PRIMARY KEY (kind, key)
+                ) WITHOUT ROWID;
+                CREATE INDEX login_failures_last ON login_failures(last_failure);
+                ALTER TABLE push_registrations ADD COLUMN last_sent_seq INTEGER NOT NULL DEFAULT 0;
+                UPDATE push_registrations
+                SET last_sent_seq = (SELECT sync_seq FROM collections WHERE id = push_registrations.collection_id);
+                """)
+        }
         return migrator
     }
 }

@@ -24,6 +24,8 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     let pepper: Data
     /// Committed changes of books, for push (published after each commit).
     public let bookChanges = BookChangeFeed()
+    /// How many WebDAV locks the file holds (`SQLiteStore+Coordination.swift`).
+    let lockRows = LockRowHint()
     /// Folder removed on `close()` for stores made by `temporary()`.
     private let temporaryFolder: URL?
 

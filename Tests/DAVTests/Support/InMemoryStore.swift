@@ -25,6 +25,10 @@ actor InMemoryStore: RoloStore {
     private var oldestValidSeq: [Int64: Int64] = [:]
     private var dead: [String: [DeadProperty]] = [:]
     private var nextID: Int64 = 1
+    /// WebDAV write locks by token (InMemoryStore+Coordination.swift).
+    var heldLocks: [String: WriteLock] = [:]
+    /// Failed logins by "subnet:key" / "account:name".
+    var loginFailures: [String: (count: Int, last: Date)] = [:]
 
     init() {}
 
@@ -363,6 +367,8 @@ actor InMemoryStore: RoloStore {
     func eraseAll() async throws {
         passwords = [:]; profiles = [:]; collections = [:]; entries = [:]; changeLog = [:]; oldestValidSeq = [:]; dead = [:]
         nextID = 1
+        heldLocks = [:]
+        loginFailures = [:]
     }
 
     // MARK: Helpers
