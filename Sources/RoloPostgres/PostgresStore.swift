@@ -161,36 +161,41 @@ public final class PostgresStore: RoloStore, Sendable {
 
     private struct CommitFailed: Error { var underlying: any Error }
 
-    /// Set once a lease was granted, so that its deadline no longer applies.
-    private final class LeaseFlag: Sendable {
-        private let value = Mutex(false)
-        func set() { value.withLock { $0 = true } }
-        var isSet: Bool { value.withLock { $0 } }
-    }
-
     /// `body` with a leased connection, waiting at most `connectionTimeout` for the lease:
     /// the pool keeps a request waiting while it cannot connect (up to a minute), where a
     /// client should get its 503 quickly.
+    ///
+    /// The wait is a race (`LeaseRace`), not a task group: a group awaits its children, and
+    /// the pool's wait for a connection did not end at cancellation while the server was
+    /// down, so a request hung until the pool gave up (Tests/interop/scale-out.sh saw 60 s).
+    /// A lease granted after the deadline runs nothing: the request was already answered 503.
     func leased<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
-        let got = LeaseFlag()
+        let race = LeaseRace<T>()
         let timeout = configuration.connectionTimeout
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { [client, logger] in
-                try await client.withConnection { connection in
-                    got.set()
-                    return try await body(Connection(connection: connection, logger: logger))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                race.begin(continuation)
+                let work = Task { [client, logger] in
+                    do {
+                        let value = try await client.withConnection { connection in
+                            guard race.grant() else { throw CancellationError() }
+                            return try await body(Connection(connection: connection, logger: logger))
+                        }
+                        race.finish(.success(value))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
                 }
+                Task {
+                    try? await Task.sleep(for: timeout)
+                    if race.abandon(StoreError.unavailable("no connection to the database within \(timeout)")) {
+                        work.cancel()
+                    }
+                }
+                race.onCancel = { work.cancel() }
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                if got.isSet { return nil }
-                throw StoreError.unavailable("no connection to the database within \(timeout)")
-            }
-            defer { group.cancelAll() }
-            while let next = try await group.next() {
-                if let value = next { return value }
-            }
-            throw CancellationError()
+        } onCancel: {
+            race.cancel()
         }
     }
 
@@ -308,5 +313,75 @@ extension String {
     /// forbids it), so no answer changes; the card's bytes are stored verbatim.
     var withoutNUL: String {
         unicodeScalars.contains("\0") ? String(String.UnicodeScalarView(unicodeScalars.map { $0 == "\0" ? "\u{FFFD}" : $0 })) : self
+    }
+}
+
+/// Who answers a `leased` call first: the lease (then its body's result, however long the
+/// body takes: statements have the server's timeout), or the connection deadline, or the
+/// caller's cancellation. The continuation is resumed exactly once.
+private final class LeaseRace<T: Sendable>: @unchecked Sendable {
+    private enum Phase { case waiting, granted, done }
+    private let lock = NSLock()
+    private var phase = Phase.waiting
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var cancelWork: (@Sendable () -> Void)?
+    private var cancelledEarly = false
+
+    func begin(_ continuation: CheckedContinuation<T, any Error>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    /// Cancels the lease's task (set once it exists; a cancellation that came first runs it at once).
+    var onCancel: (@Sendable () -> Void)? {
+        get { lock.withLock { cancelWork } }
+        set {
+            let runNow = lock.withLock { () -> Bool in cancelWork = newValue; return cancelledEarly }
+            if runNow { newValue?() }
+        }
+    }
+
+    /// The pool granted a connection: true unless the deadline or a cancellation came first.
+    func grant() -> Bool {
+        lock.withLock {
+            guard phase == .waiting else { return false }
+            phase = .granted
+            return true
+        }
+    }
+
+    /// The deadline: answers `error` unless the lease was granted (or all is over).
+    func abandon(_ error: any Error) -> Bool {
+        let waiting = lock.withLock { () -> CheckedContinuation<T, any Error>? in
+            guard phase == .waiting else { return nil }
+            phase = .done
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(throwing: error)
+        return waiting != nil
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let waiting = lock.withLock { () -> CheckedContinuation<T, any Error>? in
+            guard phase != .done else { return nil }
+            phase = .done
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
+    }
+
+    /// The caller was cancelled: a waiting lease ends at once with `CancellationError`; a
+    /// granted one is cancelled and answers when its body ends.
+    func cancel() {
+        let (waiting, work) = lock.withLock { () -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
+            cancelledEarly = true
+            guard phase == .waiting else { return (nil, cancelWork) }
+            phase = .done
+            defer { continuation = nil }
+            return (continuation, cancelWork)
+        }
+        work?()
+        waiting?.resume(throwing: CancellationError())
     }
 }

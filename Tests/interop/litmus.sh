@@ -37,5 +37,6 @@ for suite in $suites; do
     fi
 done
 
+rolo_pair_answers || failed=1
 if [ $failed = 0 ]; then echo "litmus: all suites passed ($suites)"; else echo "litmus: failures"; fi
 exit $failed

@@ -23,6 +23,9 @@ rolo_cleanup() {
     for pid in "$NGINX_PID" "$ROLO_PID" "$ROLO_PID_B"; do
         if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
             kill -TERM "$pid" 2>/dev/null
+            # A server still waiting on a stuck request does not end on SIGTERM: 10 s, then KILL.
+            for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -KILL "$pid" 2>/dev/null
             wait "$pid" 2>/dev/null
         fi
     done
@@ -79,7 +82,9 @@ pid $WORK/nginx/nginx.pid;
 error_log $WORK/nginx/error.log warn;
 events { worker_connections 256; }
 http {
-    access_log off;
+    # Which process answered each request (rolo_pair_answers).
+    log_format upstream '\$upstream_addr';
+    access_log $WORK/nginx/access.log upstream;
     client_body_temp_path $WORK/nginx/temp/body;
     proxy_temp_path $WORK/nginx/temp/proxy;
     fastcgi_temp_path $WORK/nginx/temp/fastcgi;
@@ -104,6 +109,17 @@ CONF
     done
     ROLO_PORT=$port
     ROLO_URL="http://127.0.0.1:$port"
+}
+
+# rolo_pair_answers: fails unless nginx really alternated (each process answered > 10
+# requests through it); prints the counts. Call before the script ends.
+rolo_pair_answers() {
+    [ "${ROLO_INTEROP_BACKEND:-}" = postgres-pair ] || return 0
+    local a b
+    a=$(grep -c "${ROLO_URL_A#http://}" "$WORK/nginx/access.log" 2>/dev/null || true)
+    b=$(grep -c "${ROLO_URL_B#http://}" "$WORK/nginx/access.log" 2>/dev/null || true)
+    echo "through nginx: process A answered ${a:-0} requests, process B ${b:-0}"
+    [ "${a:-0}" -gt 10 ] && [ "${b:-0}" -gt 10 ]
 }
 
 rolo_start() {

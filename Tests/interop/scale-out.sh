@@ -39,6 +39,8 @@ if [ $failed != 0 ]; then
     for log in serve.err serve-b.err; do
         echo "-- $log (last 20 lines)"; tail -n 20 "$WORK/$log"
     done
+    mkdir -p "$ROOT/.build/scale-out-logs" && cp "$WORK"/*.err "$ROOT/.build/scale-out-logs/" 2>/dev/null
+    echo "(both processes' logs: .build/scale-out-logs/)"
 fi
 [ $failed = 0 ] && echo "scale-out: all checks passed"
 exit $failed

@@ -54,4 +54,5 @@ expected=$((200 - 5 - 5 + 3))
 grep -l "NOTE:edited in B" "$WORK/a"/*.vcf | wc -l | grep -qx 5 || fail "B's edits did not reach A"
 grep -l "NOTE:edited in A" "$WORK/b"/*.vcf | wc -l | grep -qx 10 || fail "A's edits did not reach B"
 
+rolo_pair_answers || fail "nginx did not spread the requests over both processes"
 echo "vdirsyncer interop: 200 cards synced both ways; edits, additions and deletions converged ($expected cards)"
