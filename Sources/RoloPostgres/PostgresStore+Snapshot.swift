@@ -63,7 +63,24 @@ extension PostgresStore: StoreSnapshotting {
         try await transaction { connection in
             // A batch of big cards may take longer than a request's statement is allowed.
             try await connection.execute("SET LOCAL statement_timeout = 0")
-            for record in records { try await Self.restore(record, connection) }
+            // Resources and change rows, most of a store, go many to a statement: one
+            // round trip each was most of the copy's time.
+            var index = records.startIndex
+            while index < records.endIndex {
+                switch records[index] {
+                case .resource:
+                    let run = records[index...].prefix { if case .resource = $0 { true } else { false } }.prefix(50)
+                    try await Self.restoreResources(run.compactMap { if case .resource(let r) = $0 { r } else { nil } }, connection)
+                    index += run.count
+                case .change:
+                    let run = records[index...].prefix { if case .change = $0 { true } else { false } }.prefix(1000)
+                    try await Self.restoreChanges(run.compactMap { if case .change(let c) = $0 { c } else { nil } }, connection)
+                    index += run.count
+                default:
+                    try await Self.restore(records[index], connection)
+                    index += 1
+                }
+            }
         }
     }
 
@@ -236,12 +253,9 @@ extension PostgresStore: StoreSnapshotting {
                         \(c.description?.withoutNUL), \(c.syncSeq), \(c.minValidSeq), \(c.created), \(c.modified), \(c.pushTopic))
                 """)
         case .resource(let r):
-            try await restoreResource(r, connection)
+            try await restoreResources([r], connection)
         case .change(let c):
-            try await connection.execute("""
-                INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential)
-                VALUES (\(c.collectionID), \(c.seq), \(c.name), \(c.deleted), \(c.at), \(c.actorUser), \(c.actorCredential))
-                """)
+            try await restoreChanges([c], connection)
         case .deadProperty(let p):
             try await connection.execute("""
                 INSERT INTO dead_properties (collection_id, resource, namespace, name, xml)
@@ -293,53 +307,74 @@ extension PostgresStore: StoreSnapshotting {
         }
     }
 
-    /// The resource as stored (its id, ETag, seq and time) and the rows derived from `card`
-    /// (index entries, members, list row), in one statement.
-    private static func restoreResource(_ r: SnapshotResource, _ connection: Connection) async throws {
-        var sql = SQLBuilder()
+    /// The change rows as stored, in one statement.
+    private static func restoreChanges(_ changes: [SnapshotChange], _ connection: Connection) async throws {
+        var sql = SQLBuilder("INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential) VALUES ")
+        for (index, c) in changes.enumerated() {
+            let values = """
+                (\(sql.bind(c.collectionID)), \(sql.bind(c.seq)), \(sql.bind(c.name)), \(sql.bind(c.deleted)), \(sql.bind(c.at)),
+                 \(bindOptional(&sql, c.actorUser)), \(bindOptional(&sql, c.actorCredential)))
+                """
+            sql.append((index == 0 ? "" : ", ") + values)
+        }
+        try await connection.execute(sql.query)
+    }
+
+    /// The resources as stored (ids, ETags, seqs and times) and the rows derived from their
+    /// `card` (index entries, members, list row), in one statement: a chain of CTEs each.
+    private static func restoreResources(_ resources: [SnapshotResource], _ connection: Connection) async throws {
+        var sql = SQLBuilder("WITH ")
+        for (index, r) in resources.enumerated() {
+            try appendResource(r, suffix: "\(index)", to: &sql)
+        }
+        sql.append("done AS (SELECT 1) SELECT 1 FROM done")
+        try await connection.execute(sql.query)
+    }
+
+    /// CTEs `r<suffix>`, `e<suffix>`… writing one resource and its derived rows, each followed by a comma.
+    private static func appendResource(_ r: SnapshotResource, suffix: String, to sql: inout SQLBuilder) throws {
         let id = sql.bind(r.id)
         let collection = sql.bind(r.collectionID)
+        let table = "r\(suffix)"
         sql.append("""
-            WITH r AS (
+            \(table) AS (
                 INSERT INTO resources (id, collection_id, name, content_type, etag, size, modified, seq, uid, kind, data)
                 VALUES (\(id), \(collection), \(sql.bind(r.name)), \(sql.bind(r.contentType)), \(sql.bind(r.etag)),
                         \(sql.bind(Int64(r.data.count))), \(sql.bind(r.modified)), \(sql.bind(r.seq)),
                         \(bindOptional(&sql, r.uid?.withoutNUL)), \(bindOptional(&sql, r.kind)), \(try sql.bind(r.data)))
-                RETURNING id)
+                RETURNING id),
             """)
         if let card = r.card {
             let entries = card.indexEntries.map(FoldedIndexEntry.init)
             let members = card.members
             sql.append("""
-                , entries AS (
+                e\(suffix) AS (
                     INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
-                    SELECT r.id, e.position, \(collection), e.property, e.value, e.ascii, e.unicode
-                    FROM r, unnest(\(sql.bind(entries.indices.map { Int32($0) }))::INTEGER[], \(sql.bind(entries.map(\.property)))::TEXT[],
+                    SELECT \(table).id, e.position, \(collection), e.property, e.value, e.ascii, e.unicode
+                    FROM \(table), unnest(\(sql.bind(entries.indices.map { Int32($0) }))::INTEGER[], \(sql.bind(entries.map(\.property)))::TEXT[],
                                    \(sql.bind(entries.map { $0.value.withoutNUL }))::TEXT[],
                                    \(sql.bind(entries.map { $0.asciiFold.withoutNUL }))::TEXT[],
-                                   \(sql.bind(entries.map { $0.unicode.withoutNUL }))::TEXT[]) AS e(position, property, value, ascii, unicode))
-                , members AS (
+                                   \(sql.bind(entries.map { $0.unicode.withoutNUL }))::TEXT[]) AS e(position, property, value, ascii, unicode)),
+                m\(suffix) AS (
                     INSERT INTO group_members (resource_id, position, collection_id, member_uid)
-                    SELECT r.id, m.position, \(collection), m.uid
-                    FROM r, unnest(\(sql.bind(members.indices.map { Int32($0) }))::INTEGER[],
-                                   \(sql.bind(members.map(\.withoutNUL)))::TEXT[]) AS m(position, uid))
+                    SELECT \(table).id, m.position, \(collection), m.uid
+                    FROM \(table), unnest(\(sql.bind(members.indices.map { Int32($0) }))::INTEGER[],
+                                   \(sql.bind(members.map(\.withoutNUL)))::TEXT[]) AS m(position, uid)),
                 """)
             if let listing = card.listing {
                 sql.append("""
-                    , listing AS (
+                    l\(suffix) AS (
                         INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name, organization,
                                                    email, phone, has_photo, search_text)
                         SELECT \(collection), \(sql.bind((r.kind ?? card.kind) == "group")), \(sql.bind(listing.sortKey.withoutNUL)),
-                               \(sql.bind(r.name)), r.id, \(sql.bind(listing.displayName.withoutNUL)),
+                               \(sql.bind(r.name)), \(table).id, \(sql.bind(listing.displayName.withoutNUL)),
                                \(bindOptional(&sql, listing.organization?.withoutNUL))::TEXT,
                                \(bindOptional(&sql, listing.email?.withoutNUL))::TEXT,
                                \(bindOptional(&sql, listing.phone?.withoutNUL))::TEXT, \(sql.bind(listing.hasPhoto)),
                                \(sql.bind(listing.searchText.withoutNUL))
-                        FROM r)
+                        FROM \(table)),
                     """)
             }
         }
-        sql.append(" SELECT id FROM r")
-        try await connection.execute(sql.query)
     }
 }
