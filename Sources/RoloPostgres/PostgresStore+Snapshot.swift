@@ -5,7 +5,10 @@ import RoloStore
 /// `rolo migrate` from and into PostgreSQL (`StoreSnapshot.swift`): pages read by key,
 /// restores written one transaction per batch; ids are inserted as they were, so the
 /// identity sequences are moved past them at the end.
-extension PostgresStore: StoreSnapshotting {
+extension PostgresStore: StoreSnapshotting, StoreSnapshotReading {
+    /// The live tables: PostgreSQL's reads are the store's own, each page one statement.
+    public func snapshotReader() throws -> any StoreSnapshotReading { self }
+
     public func snapshotCounts() async throws -> [SnapshotTable: Int] {
         try await autocommit { connection in
             var counts: [SnapshotTable: Int] = [:]

@@ -251,15 +251,22 @@ public struct SnapshotTrash: Sendable, Hashable {
     }
 }
 
-/// A store that can be read and written as `SnapshotRecord`s (both stores are).
-public protocol StoreSnapshotting: RoloStore {
+/// Reads a store's records, page by page.
+public protocol StoreSnapshotReading: Sendable {
     /// Rows per table, for progress (`resources` is what the progress line counts).
     func snapshotCounts() async throws -> [SnapshotTable: Int]
     /// Up to `limit` records of `table` following `last` (the last record of the previous
-    /// page, nil for the first), in key order. Each page is a short read of its own: a big
-    /// store is read with flat memory, and never under one long read transaction (stop the
-    /// server first: a copy of a store being written is not consistent).
+    /// page, nil for the first), in key order: a big store is read with flat memory.
     func snapshotPage(_ table: SnapshotTable, after last: SnapshotRecord?, limit: Int) async throws -> [SnapshotRecord]
+}
+
+/// A store that can be read and written as `SnapshotRecord`s (both stores are).
+public protocol StoreSnapshotting: RoloStore {
+    /// What `StoreMigration` copies from. SQLite: the database as it is now (one read
+    /// transaction, held until the reader is released), so the copy is consistent even if
+    /// a server writes meanwhile. PostgreSQL: the live tables, each page its own statement,
+    /// so the servers must be stopped for a consistent copy.
+    func snapshotReader() throws -> any StoreSnapshotReading
     /// True when the store holds any user, collection or resource: such a target is refused.
     func holdsData() async throws -> Bool
     /// Writes the records in one transaction, as they are: no seq moves, no change rows
@@ -297,7 +304,8 @@ public enum StoreMigration {
                            metadata: @escaping @Sendable (Data) -> CardMetadata?,
                            progress: (@Sendable (_ cards: Int, _ total: Int) -> Void)? = nil) async throws -> MigrationSummary {
         guard try await !target.holdsData() else { throw MigrationError.targetNotEmpty }
-        let totalCards = try await source.snapshotCounts()[.resources] ?? 0
+        let reader = try source.snapshotReader()
+        let totalCards = try await reader.snapshotCounts()[.resources] ?? 0
         var summary = MigrationSummary()
         var addressBooks = Set<Int64>()
         var cards = 0
@@ -306,7 +314,7 @@ public enum StoreMigration {
             var last: SnapshotRecord?
             var copied = 0
             while true {
-                var page = try await source.snapshotPage(table, after: last, limit: max(batchSize, 1))
+                var page = try await reader.snapshotPage(table, after: last, limit: max(batchSize, 1))
                 guard let end = page.last else { break }
                 last = end
                 for index in page.indices {

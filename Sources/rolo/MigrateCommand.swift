@@ -8,8 +8,8 @@ import VCard
 /// `rolo migrate --from SRC --to DST`: copies a whole database between SQLite and
 /// PostgreSQL (either way, issue 20) into an empty target, keeping ids, sync positions, the
 /// change log, ETags and card bytes as they were, so clients carry on without a resync.
-/// Index and list rows are rebuilt from the cards. Stop the server first: the source is
-/// read page by page, not as one snapshot.
+/// Index and list rows are rebuilt from the cards. An SQLite source is read in one read
+/// transaction; a PostgreSQL one page by page, so its servers must be stopped first.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
@@ -17,7 +17,8 @@ struct MigrateCommand: AsyncParsableCommand {
         discussion: """
             Keeps users, passwords, books, cards with their ETags, sync tokens and change log, \
             dead properties, shares, app passwords, access history, push registrations and trash. \
-            Web sessions are not copied (browsers sign in again). Stop rolo serve first.
+            Web sessions are not copied (browsers sign in again). Stop rolo serve first: \
+            what it writes during the copy would be missing from the copy.
             """)
 
     @Option(name: .long, help: ArgumentHelp("The database to copy: an SQLite file or a postgresql:// URL.", valueName: "path-or-url"))
@@ -27,7 +28,7 @@ struct MigrateCommand: AsyncParsableCommand {
                                             valueName: "path-or-url"))
     var to: String
 
-    @Option(name: .customLong("batch-size"), help: "Records per read and per write transaction (default 500).")
+    @Option(name: .customLong("batch-size"), help: "Records per read and per write transaction.")
     var batchSize = 500
 
     func validate() throws {

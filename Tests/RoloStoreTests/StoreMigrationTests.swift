@@ -91,11 +91,12 @@ import VCard
 
     /// Every record of every table, read in pages of 2 (so the keyset paging is exercised).
     func dump(_ store: any StoreSnapshotting) async throws -> [SnapshotTable: [SnapshotRecord]] {
+        let reader = try store.snapshotReader()
         var tables: [SnapshotTable: [SnapshotRecord]] = [:]
         for table in SnapshotTable.allCases {
             var records: [SnapshotRecord] = []
             while true {
-                let page = try await store.snapshotPage(table, after: records.last, limit: 2)
+                let page = try await reader.snapshotPage(table, after: records.last, limit: 2)
                 if page.isEmpty { break }
                 records += page
             }
@@ -175,6 +176,19 @@ import VCard
         #expect(try await middle.integrityCheck() == [])
         try await expectWritable(middle, filled)
         try await expectWritable(back, filled)
+    }
+
+    /// SQLite copies what the store held when the copy began, whatever is written meanwhile.
+    @Test func anSQLiteSourceIsReadAsOfTheStart() async throws {
+        let source = try SQLiteStore.temporary()
+        defer { try? source.close() }
+        let filled = try await fill(source)
+        let reader = try source.snapshotReader()
+        let before = try await reader.snapshotPage(.resources, after: nil, limit: 100)
+        try await put(source, filled.book.id, "late.vcf", card(uid: "late", fn: "Late Comer"))
+        #expect(try await reader.snapshotPage(.resources, after: nil, limit: 100) == before)
+        #expect(try await reader.snapshotCounts()[.resources] == before.count)
+        #expect(try await source.snapshotReader().snapshotCounts()[.resources] == before.count + 1)
     }
 
     @Test(arguments: StoreBackend.allCases)

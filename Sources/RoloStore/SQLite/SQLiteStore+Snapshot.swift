@@ -1,17 +1,11 @@
 import Foundation
 import GRDB
 
-/// `rolo migrate` from and into SQLite (`StoreSnapshot.swift`): pages read by key, restores
-/// written one transaction per batch through the writer, like an import.
+/// `rolo migrate` from and into SQLite (`StoreSnapshot.swift`): pages read by key in one
+/// read transaction (`DatabaseSnapshot`), restores written one transaction per batch through the writer, like an import.
 extension SQLiteStore: StoreSnapshotting {
-    public func snapshotCounts() async throws -> [SnapshotTable: Int] {
-        try await pool.read { db in
-            var counts: [SnapshotTable: Int] = [:]
-            for table in SnapshotTable.allCases {
-                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(Self.snapshotSource(table).table)") ?? 0
-            }
-            return counts
-        }
+    public func snapshotReader() throws -> any StoreSnapshotReading {
+        SQLiteSnapshotReader(snapshot: try pool.makeSnapshot())
     }
 
     public func holdsData() async throws -> Bool {
@@ -19,34 +13,6 @@ extension SQLiteStore: StoreSnapshotting {
             try Bool.fetchOne(db, sql: """
                 SELECT EXISTS (SELECT 1 FROM users) OR EXISTS (SELECT 1 FROM collections) OR EXISTS (SELECT 1 FROM resources)
                 """) ?? false
-        }
-    }
-
-    public func snapshotPage(_ table: SnapshotTable, after last: SnapshotRecord?, limit: Int) async throws -> [SnapshotRecord] {
-        let source = Self.snapshotSource(table)
-        let (condition, arguments) = Self.keyCondition(after: last, key: source.key)
-        return try await pool.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT \(source.columns) FROM \(source.table) WHERE \(source.filter) AND \(condition)
-                ORDER BY \(source.key.joined(separator: ", ")) LIMIT \(limit)
-                """, arguments: arguments)
-            var records = try rows.map { try Self.record(table, $0) }
-            if table == .appPasswords, !records.isEmpty {
-                let ids = records.compactMap { if case .appPassword(let p) = $0 { p.id } else { nil } }
-                var books: [Int64: [Int64]] = [:]
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT app_password_id, collection_id FROM app_password_books
-                    WHERE app_password_id BETWEEN ? AND ? ORDER BY app_password_id, collection_id
-                    """, arguments: [ids.first!, ids.last!]) {
-                    books[row[0], default: []].append(row[1])
-                }
-                records = records.map { record in
-                    guard case .appPassword(var password) = record else { return record }
-                    password.books = books[password.id] ?? []
-                    return .appPassword(password)
-                }
-            }
-            return records
         }
     }
 
@@ -69,14 +35,14 @@ extension SQLiteStore: StoreSnapshotting {
 
     // MARK: Reading
 
-    private struct Source {
+    fileprivate struct Source {
         var table: String
         var columns: String
         var key: [String]
         var filter = "1"
     }
 
-    private static func snapshotSource(_ table: SnapshotTable) -> Source {
+    fileprivate static func snapshotSource(_ table: SnapshotTable) -> Source {
         switch table {
         case .settings: Source(table: "settings", columns: "key, value", key: ["key"])
         case .users:
@@ -124,7 +90,7 @@ extension SQLiteStore: StoreSnapshotting {
     }
 
     /// `(key columns) > (the last record's key)`, or true for the first page.
-    private static func keyCondition(after last: SnapshotRecord?, key: [String]) -> (String, StatementArguments) {
+    fileprivate static func keyCondition(after last: SnapshotRecord?, key: [String]) -> (String, StatementArguments) {
         guard let last else { return ("1", []) }
         let values: [(any DatabaseValueConvertible)?] = switch last {
         case .setting(let key, _): [key]
@@ -143,7 +109,7 @@ extension SQLiteStore: StoreSnapshotting {
         return ("(\(key.joined(separator: ", "))) > (\(placeholders))", StatementArguments(values))
     }
 
-    private static func record(_ table: SnapshotTable, _ row: Row) throws -> SnapshotRecord {
+    fileprivate static func record(_ table: SnapshotTable, _ row: Row) throws -> SnapshotRecord {
         switch table {
         case .settings:
             return .setting(key: row[0], value: row[1])
@@ -289,6 +255,52 @@ extension SQLiteStore: StoreSnapshotting {
                                          listing.hasPhoto, listing.searchText])
         }
     }
+}
+
+/// Pages of what the database held when `snapshotReader()` was called: a connection of
+/// its own in one read transaction (WAL keeps it while others write; it holds back
+/// checkpoints until released).
+struct SQLiteSnapshotReader: StoreSnapshotReading {
+    let snapshot: DatabaseSnapshot
+
+    func snapshotCounts() async throws -> [SnapshotTable: Int] {
+        try await snapshot.read { db in
+            var counts: [SnapshotTable: Int] = [:]
+            for table in SnapshotTable.allCases {
+                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLiteStore.snapshotSource(table).table)") ?? 0
+            }
+            return counts
+        }
+    }
+
+    func snapshotPage(_ table: SnapshotTable, after last: SnapshotRecord?, limit: Int) async throws -> [SnapshotRecord] {
+        let source = SQLiteStore.snapshotSource(table)
+        let (condition, arguments) = SQLiteStore.keyCondition(after: last, key: source.key)
+        return try await snapshot.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT \(source.columns) FROM \(source.table) WHERE \(source.filter) AND \(condition)
+                ORDER BY \(source.key.joined(separator: ", ")) LIMIT \(limit)
+                """, arguments: arguments)
+            var records = try rows.map { try SQLiteStore.record(table, $0) }
+            if table == .appPasswords, !records.isEmpty {
+                let ids = records.compactMap { if case .appPassword(let p) = $0 { p.id } else { nil } }
+                var books: [Int64: [Int64]] = [:]
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT app_password_id, collection_id FROM app_password_books
+                    WHERE app_password_id BETWEEN ? AND ? ORDER BY app_password_id, collection_id
+                    """, arguments: [ids.first!, ids.last!]) {
+                    books[row[0], default: []].append(row[1])
+                }
+                records = records.map { record in
+                    guard case .appPassword(var password) = record else { return record }
+                    password.books = books[password.id] ?? []
+                    return .appPassword(password)
+                }
+            }
+            return records
+        }
+    }
+
 }
 
 /// A value behind a lock, for the few settings a store replaces after opening.
