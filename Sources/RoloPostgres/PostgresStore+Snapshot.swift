@@ -2,22 +2,39 @@ import Foundation
 import PostgresNIO
 import RoloStore
 
-/// `rolo migrate` from and into PostgreSQL (`StoreSnapshot.swift`): pages read by key,
-/// restores written one transaction per batch; ids are inserted as they were, so the
-/// identity sequences are moved past them at the end.
-extension PostgresStore: StoreSnapshotting, StoreSnapshotReading {
-    /// The live tables: PostgreSQL's reads are the store's own, each page one statement.
-    public func snapshotReader() throws -> any StoreSnapshotReading { self }
-
-    public func snapshotCounts() async throws -> [SnapshotTable: Int] {
-        try await autocommit { connection in
-            var counts: [SnapshotTable: Int] = [:]
-            for table in SnapshotTable.allCases {
-                let row = try await connection.first(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(Self.snapshotSource(table).table)"))
-                counts[table] = Int(try row?.decode(Int64.self) ?? 0)
-            }
-            return counts
+/// `rolo migrate` from and into PostgreSQL (`StoreSnapshot.swift`): pages read by key in one
+/// REPEATABLE READ transaction, restores written one transaction per batch; ids are
+/// inserted as they were, so the identity sequences are moved past them at the end.
+extension PostgresStore: StoreSnapshotting {
+    /// A connection of its own, outside the pool, in one REPEATABLE READ transaction: every
+    /// page reads the database as it was at the first, whatever other processes write.
+    public func snapshotReader() async throws -> any StoreSnapshotReading {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: try configuration.connectionConfiguration(), id: 1,
+                                                              logger: logger)
+        } catch {
+            throw StoreError.unavailable(Self.describe(error))
         }
+        let reader = PostgresSnapshotReader(connection: Connection(connection: connection, logger: logger))
+        do {
+            try await reader.connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            // Counting a big table may take longer than a request's statement is allowed.
+            try await reader.connection.execute("SET LOCAL statement_timeout = 0")
+        } catch {
+            await reader.close()
+            throw Self.mapped(error)
+        }
+        return reader
+    }
+
+    static func snapshotCounts(_ connection: Connection) async throws -> [SnapshotTable: Int] {
+        var counts: [SnapshotTable: Int] = [:]
+        for table in SnapshotTable.allCases {
+            let row = try await connection.first(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(Self.snapshotSource(table).table)"))
+            counts[table] = Int(try row?.decode(Int64.self) ?? 0)
+        }
+        return counts
     }
 
     public func holdsData() async throws -> Bool {
@@ -28,7 +45,8 @@ extension PostgresStore: StoreSnapshotting, StoreSnapshotReading {
         }
     }
 
-    public func snapshotPage(_ table: SnapshotTable, after last: SnapshotRecord?, limit: Int) async throws -> [SnapshotRecord] {
+    static func snapshotPage(_ connection: Connection, _ table: SnapshotTable, after last: SnapshotRecord?,
+                             limit: Int) async throws -> [SnapshotRecord] {
         let source = Self.snapshotSource(table)
         var sql = SQLBuilder()
         let condition = Self.keyCondition(after: last, key: source.key, sql: &sql)
@@ -36,30 +54,27 @@ extension PostgresStore: StoreSnapshotting, StoreSnapshotReading {
             SELECT \(source.columns) FROM \(source.table) WHERE \(condition)
             ORDER BY \(source.key.joined(separator: ", ")) LIMIT \(limit)
             """)
-        let query = sql.query
-        return try await autocommit { connection in
-            var records = try await connection.rows(query).map { row in
-                var columns = Columns(row)
-                return try Self.record(table, &columns)
-            }
-            if table == .appPasswords, !records.isEmpty {
-                let ids = records.compactMap { if case .appPassword(let p) = $0 { p.id } else { nil } }
-                var books: [Int64: [Int64]] = [:]
-                for row in try await connection.rows("""
-                    SELECT app_password_id, collection_id FROM app_password_books
-                    WHERE app_password_id = ANY(\(ids)::BIGINT[]) ORDER BY app_password_id, collection_id
-                    """) {
-                    let (password, book) = try row.decode((Int64, Int64).self)
-                    books[password, default: []].append(book)
-                }
-                records = records.map { record in
-                    guard case .appPassword(var password) = record else { return record }
-                    password.books = books[password.id] ?? []
-                    return .appPassword(password)
-                }
-            }
-            return records
+        var records = try await connection.rows(sql.query).map { row in
+            var columns = Columns(row)
+            return try Self.record(table, &columns)
         }
+        if table == .appPasswords, !records.isEmpty {
+            let ids = records.compactMap { if case .appPassword(let p) = $0 { p.id } else { nil } }
+            var books: [Int64: [Int64]] = [:]
+            for row in try await connection.rows("""
+                SELECT app_password_id, collection_id FROM app_password_books
+                WHERE app_password_id = ANY(\(ids)::BIGINT[]) ORDER BY app_password_id, collection_id
+                """) {
+                let (password, book) = try row.decode((Int64, Int64).self)
+                books[password, default: []].append(book)
+            }
+            records = records.map { record in
+                guard case .appPassword(var password) = record else { return record }
+                password.books = books[password.id] ?? []
+                return .appPassword(password)
+            }
+        }
+        return records
     }
 
     public func restore(_ records: [SnapshotRecord]) async throws {
@@ -379,5 +394,27 @@ extension PostgresStore: StoreSnapshotting, StoreSnapshotReading {
                     """)
             }
         }
+    }
+}
+
+/// Pages of a PostgreSQL database as it was when the reader began (`snapshotReader()`).
+struct PostgresSnapshotReader: StoreSnapshotReading {
+    let connection: Connection
+
+    func snapshotCounts() async throws -> [SnapshotTable: Int] {
+        do { return try await PostgresStore.snapshotCounts(connection) } catch { throw PostgresStore.mapped(error) }
+    }
+
+    func snapshotPage(_ table: SnapshotTable, after last: SnapshotRecord?, limit: Int) async throws -> [SnapshotRecord] {
+        do {
+            return try await PostgresStore.snapshotPage(connection, table, after: last, limit: limit)
+        } catch {
+            throw PostgresStore.mapped(error)
+        }
+    }
+
+    func close() async {
+        _ = try? await connection.execute("COMMIT")
+        try? await connection.connection.close()
     }
 }

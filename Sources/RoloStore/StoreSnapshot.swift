@@ -258,15 +258,16 @@ public protocol StoreSnapshotReading: Sendable {
     /// Up to `limit` records of `table` following `last` (the last record of the previous
     /// page, nil for the first), in key order: a big store is read with flat memory.
     func snapshotPage(_ table: SnapshotTable, after last: SnapshotRecord?, limit: Int) async throws -> [SnapshotRecord]
+    /// Ends the reader's transaction and closes its connection.
+    func close() async
 }
 
 /// A store that can be read and written as `SnapshotRecord`s (both stores are).
 public protocol StoreSnapshotting: RoloStore {
-    /// What `StoreMigration` copies from. SQLite: the database as it is now (one read
-    /// transaction, held until the reader is released), so the copy is consistent even if
-    /// a server writes meanwhile. PostgreSQL: the live tables, each page its own statement,
-    /// so the servers must be stopped for a consistent copy.
-    func snapshotReader() throws -> any StoreSnapshotReading
+    /// What `StoreMigration` copies from: the store as it is now, read in one read
+    /// transaction on a connection of its own until `close()`, so the copy is consistent
+    /// even if a server writes meanwhile (its later writes are not in the copy).
+    func snapshotReader() async throws -> any StoreSnapshotReading
     /// True when the store holds any user, collection or resource: such a target is refused.
     func holdsData() async throws -> Bool
     /// Writes the records in one transaction, as they are: no seq moves, no change rows
@@ -304,7 +305,20 @@ public enum StoreMigration {
                            metadata: @escaping @Sendable (Data) -> CardMetadata?,
                            progress: (@Sendable (_ cards: Int, _ total: Int) -> Void)? = nil) async throws -> MigrationSummary {
         guard try await !target.holdsData() else { throw MigrationError.targetNotEmpty }
-        let reader = try source.snapshotReader()
+        let reader = try await source.snapshotReader()
+        do {
+            let summary = try await copy(from: reader, to: target, batchSize: batchSize, metadata: metadata, progress: progress)
+            await reader.close()
+            return summary
+        } catch {
+            await reader.close()
+            throw error
+        }
+    }
+
+    private static func copy(from reader: any StoreSnapshotReading, to target: any StoreSnapshotting, batchSize: Int,
+                             metadata: @escaping @Sendable (Data) -> CardMetadata?,
+                             progress: (@Sendable (_ cards: Int, _ total: Int) -> Void)?) async throws -> MigrationSummary {
         let totalCards = try await reader.snapshotCounts()[.resources] ?? 0
         var summary = MigrationSummary()
         var addressBooks = Set<Int64>()

@@ -8,8 +8,8 @@ import VCard
 /// `rolo migrate --from SRC --to DST`: copies a whole database between SQLite and
 /// PostgreSQL (either way, issue 20) into an empty target, keeping ids, sync positions, the
 /// change log, ETags and card bytes as they were, so clients carry on without a resync.
-/// Index and list rows are rebuilt from the cards. An SQLite source is read in one read
-/// transaction; a PostgreSQL one page by page, so its servers must be stopped first.
+/// Index and list rows are rebuilt from the cards. The source is read in one read
+/// transaction: a copy is never torn, but what a server writes meanwhile is not in it.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",

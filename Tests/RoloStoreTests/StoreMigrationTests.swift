@@ -91,7 +91,7 @@ import VCard
 
     /// Every record of every table, read in pages of 2 (so the keyset paging is exercised).
     func dump(_ store: any StoreSnapshotting) async throws -> [SnapshotTable: [SnapshotRecord]] {
-        let reader = try store.snapshotReader()
+        let reader = try await store.snapshotReader()
         var tables: [SnapshotTable: [SnapshotRecord]] = [:]
         for table in SnapshotTable.allCases {
             var records: [SnapshotRecord] = []
@@ -102,6 +102,7 @@ import VCard
             }
             tables[table] = records
         }
+        await reader.close()
         return tables
     }
 
@@ -178,17 +179,23 @@ import VCard
         try await expectWritable(back, filled)
     }
 
-    /// SQLite copies what the store held when the copy began, whatever is written meanwhile.
-    @Test func anSQLiteSourceIsReadAsOfTheStart() async throws {
-        let source = try SQLiteStore.temporary()
-        defer { try? source.close() }
-        let filled = try await fill(source)
-        let reader = try source.snapshotReader()
+    /// The copy is of what the store held when it began, whatever is written meanwhile.
+    @Test(arguments: StoreBackend.allCases)
+    func theSourceIsReadAsOfTheStart(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let source = try #require(fixture.store as? any StoreSnapshotting)
+        try await put(source, fixture.book.id, "early.vcf", card(uid: "early", fn: "Early Bird"))
+        let reader = try await source.snapshotReader()
         let before = try await reader.snapshotPage(.resources, after: nil, limit: 100)
-        try await put(source, filled.book.id, "late.vcf", card(uid: "late", fn: "Late Comer"))
+        #expect(before.count == 1)
+        try await put(source, fixture.book.id, "late.vcf", card(uid: "late", fn: "Late Comer"))
         #expect(try await reader.snapshotPage(.resources, after: nil, limit: 100) == before)
-        #expect(try await reader.snapshotCounts()[.resources] == before.count)
-        #expect(try await source.snapshotReader().snapshotCounts()[.resources] == before.count + 1)
+        #expect(try await reader.snapshotCounts()[.resources] == 1)
+        await reader.close()
+        let now = try await source.snapshotReader()
+        #expect(try await now.snapshotCounts()[.resources] == 2)
+        await now.close()
     }
 
     @Test(arguments: StoreBackend.allCases)

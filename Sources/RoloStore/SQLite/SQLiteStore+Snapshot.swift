@@ -4,7 +4,7 @@ import GRDB
 /// `rolo migrate` from and into SQLite (`StoreSnapshot.swift`): pages read by key in one
 /// read transaction (`DatabaseSnapshot`), restores written one transaction per batch through the writer, like an import.
 extension SQLiteStore: StoreSnapshotting {
-    public func snapshotReader() throws -> any StoreSnapshotReading {
+    public func snapshotReader() async throws -> any StoreSnapshotReading {
         SQLiteSnapshotReader(snapshot: try pool.makeSnapshot())
     }
 
@@ -262,6 +262,8 @@ extension SQLiteStore: StoreSnapshotting {
 /// checkpoints until released).
 struct SQLiteSnapshotReader: StoreSnapshotReading {
     let snapshot: DatabaseSnapshot
+
+    func close() async { try? snapshot.close() }
 
     func snapshotCounts() async throws -> [SnapshotTable: Int] {
         try await snapshot.read { db in
