@@ -28,7 +28,7 @@ public final class PostgresStore: RoloStore, Sendable {
     /// The client's background work (connections, keep-alives), until `close()`.
     private let running: Task<Void, Never>
     /// The key of app-password hashes, kept in the database (`settings`).
-    private let pepperValue = Mutex<Data>(Data())
+    let pepperValue = Mutex<Data>(Data())
     /// Whether the schema has the trigram index (pg_trgm was available), which the
     /// substring queries then add as a candidate filter.
     private let trigramIndex = Mutex(false)

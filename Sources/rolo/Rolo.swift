@@ -7,6 +7,6 @@ struct Rolo: AsyncParsableCommand {
         abstract: "Rolo, a CardDAV contacts server.",
         subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self,
                       AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
-                      CheckCommand.self, BackupCommand.self,
+                      CheckCommand.self, BackupCommand.self, MigrateCommand.self,
                       VCardCommand.self])
 }

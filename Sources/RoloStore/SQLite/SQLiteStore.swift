@@ -20,8 +20,10 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     let bcryptCost: UInt8
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
     public let clock: StoreClock
-    /// The key of app-password hashes (`SQLiteStore+AppPasswords.swift`).
-    let pepper: Data
+    /// The key of app-password hashes (`SQLiteStore+AppPasswords.swift`); replaced when
+    /// `rolo migrate` restores another store's (`finishRestore`).
+    let pepperValue: LockedValue<Data>
+    var pepper: Data { pepperValue.value }
     /// Committed changes of books, for push (published after each commit).
     public let bookChanges = BookChangeFeed()
     /// How many WebDAV locks the file holds (`SQLiteStore+Coordination.swift`).
@@ -75,7 +77,7 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         self.clock = clock
         self.temporaryFolder = temporaryFolder
         try Self.migrator.migrate(pool)
-        pepper = try Self.loadPepper(pool)
+        pepperValue = LockedValue(try Self.loadPepper(pool))
         // Entries a stopped server left pending (or trigram rows stale): merged now, not after the next burst.
         try pool.writeWithoutTransaction { db in
             if try Bool.fetchOne(db, sql: """
