@@ -73,8 +73,8 @@ rolo_start_postgres_pair() {
     [ -x "$nginx" ] || { echo "nginx not installed" >&2; exit 2; }
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     mkdir -p "$WORK/nginx/temp"
-    # deploy/rolo-locations.conf proxies to the upstream "rolo" (deploy/nginx-scale-out.conf
-    # defines it with both processes, as here).
+    # deploy/rolo-locations.conf pointed at an upstream of both processes, as
+    # deploy/scale-out/nginx.conf does.
     sed "s|http://127\.0\.0\.1:8800|http://rolo_pair|" "$ROOT/deploy/rolo-locations.conf" >"$WORK/nginx/rolo-locations.conf"
     cat >"$WORK/nginx/nginx.conf" <<CONF
 worker_processes 1;
