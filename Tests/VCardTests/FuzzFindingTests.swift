@@ -177,6 +177,34 @@ extension FuzzFindingTests {
         #expect(back.first("LOGO")?.rawValue == "data:;base64,AAAA")
     }
 
+    /// `convert` target: a 4.0 `data:…;base64,` URI whose data is no base64 (a backslash and
+    /// spaces in it) was taken out of the URI into a 3.0 `ENCODING=b` value with its spaces
+    /// dropped, and came back with other characters: it now stays a URI (`VALUE=uri`), byte
+    /// for byte.
+    @Test func dataURIWithoutBase64DataStaysAURI() throws {
+        let uri = #"data:image/jpeg;base64,/9j/4AAQ r\ \n; Hinterhaus"#
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:A\r\nPHOTO:\(uri)\r\nLOGO:data:image/png;base64,iVBO Rw0K==\r\nEND:VCARD\r\n"
+        let v40 = try #require(try Self.parse(text, .strict).first)
+        let v30 = VCardConverter.convert(v40, to: .v30)
+        #expect(v30.first("PHOTO")?.rawValue == uri)
+        #expect(v30.first("PHOTO")?.parameter("VALUE") == ["uri"])
+        #expect(v30.first("PHOTO")?.parameter("ENCODING") == nil)
+        // Real base64 (spaces allowed) still becomes a 3.0 inline value.
+        #expect(v30.first("LOGO")?.parameter("ENCODING") == ["b"])
+        let back = VCardConverter.convert(v30, to: .v40)
+        #expect(back.first("PHOTO")?.rawValue == uri)
+        #expect(back.first("LOGO")?.rawValue == "data:image/png;base64,iVBORw0K==")
+    }
+
+    @Test func base64IsEncodedAcceptsOnlyBase64() {
+        #expect(Base64.isEncoded("iVBO Rw0K\r\n=="))
+        #expect(Base64.isEncoded("a-b_"))
+        #expect(Base64.isEncoded(""))
+        #expect(!Base64.isEncoded("ab\\n"))
+        #expect(!Base64.isEncoded("ab==cd"))
+        #expect(!Base64.isEncoded("ab;cd"))
+    }
+
     /// `convert` target: 4.0 -> 3.0 dropped KIND:org whenever the card had any X-ABShowAs
     /// (PERSON too), so the org was lost; and `organization`, which is no kind RFC 6350
     /// defines, became X-ABShowAs:COMPANY and came back as `org`.

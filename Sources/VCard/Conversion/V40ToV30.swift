@@ -105,9 +105,11 @@ enum V40ToV30 {
         }
     }
 
-    /// `PHOTO:data:image/jpeg;base64,<b64>` -> `PHOTO;ENCODING=b;TYPE=JPEG:<b64>`; other URIs get VALUE=uri.
+    /// `PHOTO:data:image/jpeg;base64,<b64>` -> `PHOTO;ENCODING=b;TYPE=JPEG:<b64>`; other URIs get
+    /// VALUE=uri, and so does a `;base64` URI whose data is not base64: taken out of the URI
+    /// it would be read as escaped text and come back changed (found by fuzzing).
     private static func convertInlineBinary(_ property: inout VCardProperty) {
-        guard let parts = DataURI.base64Parts(property.rawValue) else {
+        guard let parts = DataURI.base64Parts(property.rawValue), Base64.isEncoded(parts.payload) else {
             if property.parameter("VALUE") == nil, property.rawValue.contains(":") {
                 property.parameters.append(VCardParameter(upperName: "VALUE", values: ["uri"]))
             }

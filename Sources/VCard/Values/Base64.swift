@@ -33,6 +33,19 @@ public enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Whether `text` is base64 as `decode` reads it (the alphabet, base64url's `-` and `_`,
+    /// whitespace) with padding only at the end: a value that a conversion may move between
+    /// a 3.0 `ENCODING=b` value and a 4.0 `data:` URI without changing what it says.
+    public static func isEncoded<S: StringProtocol>(_ text: S) -> Bool {
+        var padding = false
+        for byte in text.utf8 {
+            if byte == Byte.space || byte == Byte.tab || byte == Byte.cr || byte == Byte.lf { continue }
+            if byte == UInt8(ascii: "=") { padding = true; continue }
+            if padding || decodeTable[Int(byte)] == 0xFF { return false }
+        }
+        return true
+    }
+
     /// Decodes base64, skipping whitespace; nil on any other invalid character.
     public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
         var out: [UInt8] = []
