@@ -114,6 +114,15 @@ extension PostgresStore {
                 configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
             }
             configuration.options.maximumConnections = max(poolSize, 1)
+            // The pool arms an idle-timeout timer and a keep-alive timer every time a
+            // connection comes back to it (each a few tasks and a dispatch timer, cancelled
+            // at the next lease): at thousands of statements a second they were a third of
+            // the process's CPU. So every connection is a "minimum" one (no idle timer) and
+            // there are no keep-alive queries: a connection the server closed is dropped by
+            // the pool when its socket closes, and one found broken in use is retried on a
+            // fresh one (`autocommit`, `transaction`).
+            configuration.options.minimumConnections = configuration.options.maximumConnections
+            configuration.options.keepAliveBehavior = nil
             configuration.options.connectTimeout = connectionTimeout
             configuration.options.additionalStartupParameters = startupParameters
             return configuration

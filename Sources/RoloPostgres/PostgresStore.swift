@@ -27,6 +27,10 @@ public final class PostgresStore: RoloStore, Sendable {
     let logger: Logger
     /// The client's background work (connections, keep-alives), until `close()`.
     private let running: Task<Void, Never>
+    /// Leases still waiting for a connection, failed by `watchdog` once past their deadline.
+    private let leaseDeadlines = LeaseDeadlines()
+    /// Checks `leaseDeadlines` a few times a second, until `close()`.
+    private let watchdog: Task<Void, Never>
     /// The key of app-password hashes, kept in the database (`settings`).
     let pepperValue = Mutex<Data>(Data())
     /// Whether the schema has the trigram index (pg_trgm was available), which the
@@ -40,6 +44,12 @@ public final class PostgresStore: RoloStore, Sendable {
         let client = PostgresClient(configuration: try configuration.clientConfiguration(), backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }
+        watchdog = Task { [leaseDeadlines] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: LeaseDeadlines.tick)
+                leaseDeadlines.expire(at: .now)
+            }
+        }
     }
 
     /// Connects, migrates the schema and loads the server's secrets. Throws
@@ -95,6 +105,7 @@ public final class PostgresStore: RoloStore, Sendable {
 
     /// Closes every connection. Calls made afterwards throw.
     public func close() async {
+        watchdog.cancel()
         running.cancel()
         await running.value
     }
@@ -169,27 +180,31 @@ public final class PostgresStore: RoloStore, Sendable {
     /// the pool's wait for a connection did not end at cancellation while the server was
     /// down, so a request hung until the pool gave up (Tests/interop/scale-out.sh saw 60 s).
     /// A lease granted after the deadline runs nothing: the request was already answered 503.
+    ///
+    /// The deadline is kept by one watchdog per store (`LeaseDeadlines`), not a sleeping task
+    /// per call: at thousands of calls a second those tasks lived 10 s each, and their timers
+    /// cost more CPU than the statements and held about 100 MB.
     func leased<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         let race = LeaseRace<T>()
         let timeout = configuration.connectionTimeout
+        let deadlines = leaseDeadlines
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 race.begin(continuation)
+                let ticket = deadlines.add(deadline: .now + timeout) {
+                    race.expire(StoreError.unavailable("no connection to the database within \(timeout)"))
+                }
                 let work = Task { [client, logger] in
                     do {
                         let value = try await client.withConnection { connection in
+                            deadlines.remove(ticket)
                             guard race.grant() else { throw CancellationError() }
                             return try await body(Connection(connection: connection, logger: logger))
                         }
                         race.finish(.success(value))
                     } catch {
+                        deadlines.remove(ticket)
                         race.finish(.failure(error))
-                    }
-                }
-                Task {
-                    try? await Task.sleep(for: timeout)
-                    if race.abandon(StoreError.unavailable("no connection to the database within \(timeout)")) {
-                        work.cancel()
                     }
                 }
                 race.onCancel = { work.cancel() }
@@ -316,6 +331,45 @@ extension String {
     }
 }
 
+/// The leases waiting for a connection, each with what to do at its deadline. Entries leave
+/// when the lease is granted or fails, so the table holds only the waiting ones (none while
+/// the database answers); `expire(at:)` runs the expired ones' actions.
+final class LeaseDeadlines: Sendable {
+    /// How often the watchdog looks: a deadline is kept to within this.
+    static let tick = Duration.milliseconds(100)
+
+    private struct Entry {
+        var deadline: ContinuousClock.Instant
+        var expire: @Sendable () -> Void
+    }
+
+    private let entries = Mutex<(next: UInt64, waiting: [UInt64: Entry])>((0, [:]))
+
+    /// Watches a new lease; returns its ticket for `remove`.
+    func add(deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64 {
+        entries.withLock { entries in
+            entries.next += 1
+            entries.waiting[entries.next] = Entry(deadline: deadline, expire: expire)
+            return entries.next
+        }
+    }
+
+    /// The lease was granted or failed; removing twice is harmless.
+    func remove(_ ticket: UInt64) {
+        entries.withLock { _ = $0.waiting.removeValue(forKey: ticket) }
+    }
+
+    func expire(at now: ContinuousClock.Instant) {
+        let due = entries.withLock { entries -> [Entry] in
+            guard !entries.waiting.isEmpty else { return [] }
+            let due = entries.waiting.filter { $0.value.deadline <= now }
+            for key in due.keys { entries.waiting.removeValue(forKey: key) }
+            return Array(due.values)
+        }
+        for entry in due { entry.expire() }
+    }
+}
+
 /// Who answers a `leased` call first: the lease (then its body's result, however long the
 /// body takes: statements have the server's timeout), or the connection deadline, or the
 /// caller's cancellation. The continuation is resumed exactly once.
@@ -349,8 +403,14 @@ private final class LeaseRace<T: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// The deadline passed: answers `error` and cancels the lease's task, unless the lease
+    /// was granted (or all is over).
+    func expire(_ error: any Error) {
+        if abandon(error) { onCancel?() }
+    }
+
     /// The deadline: answers `error` unless the lease was granted (or all is over).
-    func abandon(_ error: any Error) -> Bool {
+    private func abandon(_ error: any Error) -> Bool {
         let waiting = lock.withLock { () -> CheckedContinuation<T, any Error>? in
             guard phase == .waiting else { return nil }
             phase = .done
