@@ -12,19 +12,10 @@ extension PostgresStore {
     /// shows seq n shows every change up to n.
     public func changes(collectionID: Int64, since seq: Int64, limit: Int?) async throws -> ChangeSet {
         // One row more than asked tells whether the answer is truncated.
-        let fetchLimit: Int64? = limit.map { Int64(max($0, 0)) + 1 }
+        let fetchLimit: Int64 = limit.map { Int64(max($0, 0)) + 1 } ?? Int64.max
         let includeDeletions = seq > 0
         let rows = try await autocommit { connection in
-            try await connection.rows("""
-                SELECT c.sync_seq, c.min_valid_seq, ch.name, ch.deleted, ch.seq
-                FROM collections c LEFT JOIN LATERAL (
-                    SELECT name, deleted, seq FROM changes
-                    WHERE collection_id = c.id AND seq > \(seq) AND (\(includeDeletions) OR NOT deleted)
-                    ORDER BY seq LIMIT \(fetchLimit)
-                ) ch ON true
-                WHERE c.id = \(collectionID)
-                ORDER BY ch.seq
-                """)
+            try await connection.rows(ChangesSinceSQL.self, collectionID, seq, includeDeletions, fetchLimit)
         }
         guard let first = rows.first else { throw StoreError.notFound }
         let (current, minimumValid) = try first.decode((Int64, Int64).self)
@@ -42,6 +33,20 @@ extension PostgresStore {
             return ChangeSet(changes: changes, newSeq: changes.last?.seq ?? seq, truncated: true)
         }
         return ChangeSet(changes: changes, newSeq: current, truncated: false)
+    }
+
+    /// Every sync-collection REPORT (and `getctag`-style checks) asks it.
+    enum ChangesSinceSQL: PreparedSQL {
+        static let sql = """
+            SELECT c.sync_seq, c.min_valid_seq, ch.name, ch.deleted, ch.seq
+            FROM collections c LEFT JOIN LATERAL (
+                SELECT name, deleted, seq FROM changes
+                WHERE collection_id = c.id AND seq > $2 AND ($3 OR NOT deleted)
+                ORDER BY seq LIMIT $4
+            ) ch ON true
+            WHERE c.id = $1
+            ORDER BY ch.seq
+            """
     }
 
     public func compactChanges(olderThan date: Date) async throws {

@@ -48,14 +48,18 @@ extension PostgresStore {
         guard !path.isEmpty else { return nil }
         let joined = Self.joined(path)
         return try await autocommit { connection in
-            try await connection.first("""
-                SELECT \(unescaped: Self.collectionColumns) FROM users u JOIN collections c ON c.owner_id = u.id
-                WHERE u.name = \(owner) AND c.path = \(joined)
-                """).map { row in
+            try await connection.first(CollectionByPathSQL.self, owner, joined).map { row in
                 var columns = Columns(row)
                 return try Self.collectionInfo(&columns)
             }
         }
+    }
+
+    /// Every request on a collection starts with it.
+    enum CollectionByPathSQL: PreparedSQL {
+        static let sql = """
+            SELECT \(collectionColumns) FROM users u JOIN collections c ON c.owner_id = u.id WHERE u.name = $1 AND c.path = $2
+            """
     }
 
     public func collection(id: Int64) async throws -> CollectionInfo? {

@@ -22,10 +22,13 @@ extension PostgresStore {
                          infinite: infinite, ownerXML: owner, timeout: Int(timeout), expires: Date(timeIntervalSince1970: expires))
     }
 
+    /// Every write asks it (are there locks in this home?), from any process.
     private static func homeLocks(_ connection: Connection, key: String, now: Date) async throws -> [WriteLock] {
-        let home = WriteLock.home(of: key)
-        return try await connection.rows(PostgresQuery(unsafeSQL: "SELECT \(lockColumns) FROM locks WHERE home = $1 AND expires >= $2",
-                                                       binds: binds(home, now.timeIntervalSince1970))).map(writeLock(from:))
+        try await connection.rows(HomeLocksSQL.self, WriteLock.home(of: key), now.timeIntervalSince1970).map(writeLock(from:))
+    }
+
+    enum HomeLocksSQL: PreparedSQL {
+        static let sql = "SELECT \(lockColumns) FROM locks WHERE home = $1 AND expires >= $2"
     }
 
     private static func binds(_ values: any PostgresDynamicTypeEncodable...) -> PostgresBindings {

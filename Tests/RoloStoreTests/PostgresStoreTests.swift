@@ -103,6 +103,42 @@ import Testing
         }
     }
 
+    /// The hot statements are prepared once per connection under short names (PostgreSQL
+    /// cuts names at 63 bytes: two long ones would be one statement); a statement assembled
+    /// at run time is prepared under its form, and one whose text is not its form's runs
+    /// unprepared with its own text, never as the form's statement.
+    @Test func preparedStatementsHaveShortDistinctNamesAndAFormKeepsItsText() async throws {
+        let statements: [any PreparedSQL.Type] = [
+            PostgresStore.ResourceByPathSQL.self, PostgresStore.CollectionMemberSQL.self, PostgresStore.CollectionByPathSQL.self,
+            PostgresStore.HomeLocksSQL.self, PostgresStore.NextSeqSQL.self, PostgresStore.ResourceNameByUIDSQL.self,
+            PostgresStore.ExistingResourceSQL.self, PostgresStore.WriteTargetSQL.self, PostgresStore.ChangesSinceSQL.self,
+            PostgresStore.InfoPageSQL.self, PostgresStore.InfosByNameSQL.self, PostgresStore.InsertSQL.self,
+            PostgresStore.InsertListedSQL.self, PostgresStore.ReplaceSQL.self, PostgresStore.ReplaceListedSQL.self,
+        ]
+        func name<S: PreparedSQL>(_ statement: S.Type) -> String { Prepared<S>.name }
+        let names = statements.map { name($0) }
+        #expect(Set(names).count == names.count)
+        #expect(names.allSatisfy { $0.utf8.count < 64 })
+
+        let database = try await TestDatabase.create()
+        let store = try await PostgresStore.open(try database.configuration())
+        StoreCleanups.schedule {
+            await store.close()
+            await database.drop()
+        }
+        let values = try await store.autocommit { connection in
+            var values: [Int64] = []
+            for text in ["SELECT 1::BIGINT", "SELECT 1::BIGINT", "SELECT 2::BIGINT", "SELECT 1::BIGINT"] {
+                let rows = try await connection.rows(PostgresQuery(unsafeSQL: text), as: TestFormSQL.self)
+                values.append(try rows.first?.decode(Int64.self) ?? 0)
+            }
+            return values
+        }
+        #expect(values == [1, 1, 2, 1])
+    }
+
+    enum TestFormSQL: AssembledSQL {}
+
     /// The condition a contains or ends-with query puts on an index row is one the trigram
     /// index answers (the planner takes it for big books; measured in Docs/scale-out.md),
     /// for every collation, and the answers are exact.
