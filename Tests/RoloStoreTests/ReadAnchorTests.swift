@@ -62,4 +62,26 @@ import Testing
         #expect(Self.logSize(fixture.sqlite) == 0)
         #expect(fixture.sqlite.readAnchor.isHolding)
     }
+
+    /// Two stores on one file, as a running server and a `rolo` command are: one closing
+    /// (its TRUNCATE checkpoint waits for the other's anchor, holding the write lock) does
+    /// not hold the other's write up for the busy timeout. Before, each waited for the other
+    /// for 10 s, and a third process's write failed with "database is locked".
+    @Test func closingOneStoreDoesNotHoldUpAnotherOnTheSameFile() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-anchor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("rolo.sqlite").path
+        let staying = try SQLiteStore(path: path, bcryptCost: 4)
+        defer { try? staying.close() }
+        let closing = try SQLiteStore(path: path, bcryptCost: 4)
+        try await closing.createUser(name: "first", password: "pw")
+        #expect(staying.readAnchor.isHolding)
+        let closed = Task.detached { try closing.close() }
+        try await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        try await staying.createUser(name: "second", password: "pw")
+        try await closed.value
+        #expect(ContinuousClock.now - started < .seconds(3), "no wait for the busy timeout")
+        #expect(Set(try await staying.listUsers()) == ["first", "second"])
+    }
 }

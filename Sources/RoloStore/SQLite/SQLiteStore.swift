@@ -116,8 +116,14 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         readAnchor.close()
         rowReaders.close()
         // A failed checkpoint (a read still open somewhere) leaves the log for the next
-        // start to replay: the store closes all the same.
-        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        // start to replay: the store closes all the same. It waits briefly, not the busy
+        // timeout: a TRUNCATE checkpoint holds the file's write lock while it waits for other
+        // processes' readers, and a process that reads and then writes (a `rolo` command
+        // next to this one) waited for it in turn, both for 10 s, and then failed.
+        try? pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA busy_timeout = 200")
+            _ = try db.checkpoint(.truncate)
+        }
         try pool.close()
         if let temporaryFolder {
             try? FileManager.default.removeItem(at: temporaryFolder)
