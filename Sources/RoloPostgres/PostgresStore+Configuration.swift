@@ -40,6 +40,9 @@ extension PostgresStore {
         public var connectionTimeout: Duration
         /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
         public var bcryptCost: UInt8
+        /// How much longer than `statementTimeout` a statement may go unanswered before its
+        /// connection is taken as lost and closed (shorter in tests).
+        var lostStatementMargin = Duration.seconds(10)
 
         public init(host: String, port: Int = 5432, username: String, password: String?, database: String,
                     tls: TLSMode = .prefer, rootCertificatePath: String? = nil, poolSize: Int = 10,
@@ -114,14 +117,14 @@ extension PostgresStore {
                 configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
             }
             configuration.options.maximumConnections = max(poolSize, 1)
-            // The pool arms an idle-timeout timer and a keep-alive timer every time a
-            // connection comes back to it (each a few tasks and a dispatch timer, cancelled
-            // at the next lease): at thousands of statements a second they were a third of
-            // the process's CPU. So every connection is a "minimum" one (no idle timer) and
-            // there are no keep-alive queries: a connection the server closed is dropped by
-            // the pool when its socket closes, and one found broken in use is retried on a
-            // fresh one (`autocommit`, `transaction`).
-            configuration.options.minimumConnections = configuration.options.maximumConnections
+            // The pool arms a keep-alive timer every time a connection comes back to it (a
+            // few tasks and a dispatch timer, cancelled at the next lease), which at thousands
+            // of statements a second cost a good part of the process's CPU. No keep-alive
+            // queries, then: a connection the server closed is dropped by the pool when its
+            // socket closes, and one found broken in use is retried on a fresh one
+            // (`autocommit`, `transaction`). (The idle-timeout timer stays: only "minimum"
+            // connections go without one, and with a minimum above 0 the pool traps on a
+            // lease while an outage has taken its connections below it.)
             configuration.options.keepAliveBehavior = nil
             configuration.options.connectTimeout = connectionTimeout
             configuration.options.additionalStartupParameters = startupParameters

@@ -29,7 +29,17 @@ extension PostgresStore {
             done += batch.count
             progress?(done)
         }
+        // The planner's statistics from before a big import would have it plan the book's
+        // next queries for an empty table until autovacuum's next turn (up to a minute).
+        if cards.count >= Self.analyzeAfterImporting {
+            try await autocommit { connection in
+                try await connection.execute("ANALYZE resources, card_index, card_listings, group_members, changes")
+            }
+        }
     }
+
+    /// Imports of at least this many cards refresh the planner's statistics when done.
+    static let analyzeAfterImporting = 1000
 
     /// Returns the book's sync position after the batch.
     private static func importBatch(_ connection: Connection, writes: [ResourceWrite], collectionID: Int64,

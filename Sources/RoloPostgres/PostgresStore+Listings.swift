@@ -16,6 +16,7 @@ extension PostgresStore {
 
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
         guard !names.isEmpty else { return [] }
+        let names = Self.distinct(names)
         let row = try await autocommit { connection in try await connection.first(InfosByNameSQL.self, collectionID, names) }
         return try Self.resourceInfos(arrays: row)
     }
@@ -57,10 +58,11 @@ extension PostgresStore {
     private func named<Value: Sendable>(_ names: [String], in collectionID: Int64, columns: String,
                                         row makeValue: @escaping @Sendable (inout Columns) throws -> Value) async throws -> [Value] {
         guard !names.isEmpty else { return [] }
+        let names = Self.distinct(names)
         return try await autocommit { connection in
             try await connection.rows("""
-                SELECT \(unescaped: columns) FROM resources r
-                WHERE r.collection_id = \(collectionID) AND r.name = ANY(\(names)::TEXT[]) ORDER BY r.name
+                SELECT \(unescaped: columns) FROM unnest(\(names)::TEXT[]) AS asked(name)
+                JOIN resources r ON r.collection_id = \(collectionID) AND r.name = asked.name ORDER BY r.name
                 """).map { row in
                 var reader = Columns(row)
                 return try makeValue(&reader)
@@ -104,7 +106,20 @@ extension PostgresStore {
     }
 
     enum InfosByNameSQL: PreparedSQL {
-        static let sql = infoArrays(of: "WHERE r.collection_id = $1 AND r.name = ANY($2::TEXT[]) ORDER BY r.name")
+        static let sql = infoArrays(of: """
+            JOIN unnest($2::TEXT[]) AS asked(name) ON r.name = asked.name WHERE r.collection_id = $1 ORDER BY r.name
+            """)
+    }
+
+    // Names asked for (a multiget, a sync's changed names) are looked up one index probe
+    // each, joined from the array: `name = ANY(array)` let the planner, with statistics
+    // from before a big import, scan the whole book and filter (7.9 ms against 0.3 ms for a
+    // multiget of 100 in a book of 10,000 cards). Each name once, as `ANY` had it.
+    /// By bytes: Swift's `==` takes "é" and "e\u{301}" for one string, PostgreSQL's "C"
+    /// collation (and a book) for two.
+    static func distinct(_ names: [String]) -> [String] {
+        var seen = Set<[UInt8]>()
+        return names.filter { seen.insert(Array($0.utf8)).inserted }
     }
 
     /// The infos of a row of `infoArrays`, in the "C" collation's byte order, which the next

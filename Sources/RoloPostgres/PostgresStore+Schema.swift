@@ -429,6 +429,7 @@ extension PostgresStore {
         try await autocommit { connection in
             // Waiting for another process's migration, or a migration of a big table, may
             // take longer than the statement timeout the connection has (back at the end).
+            let connection = connection.unbounded
             try await connection.execute("SET statement_timeout = 0")
             try await connection.execute("SELECT pg_advisory_lock(\(Self.migrationLock))")
             do {

@@ -80,6 +80,7 @@ extension PostgresStore: StoreSnapshotting {
     public func restore(_ records: [SnapshotRecord]) async throws {
         try await transaction { connection in
             // A batch of big cards may take longer than a request's statement is allowed.
+            let connection = connection.unbounded
             try await connection.execute("SET LOCAL statement_timeout = 0")
             // Resources and change rows, most of a store, go many to a statement: one
             // round trip each was most of the copy's time.
@@ -109,6 +110,7 @@ extension PostgresStore: StoreSnapshotting {
                     SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce((SELECT max(id) FROM \(table)), 0) + 1, false)
                     """))
             }
+            let connection = connection.unbounded
             try await connection.execute("SET statement_timeout = 0")
             try await connection.execute("ANALYZE")
             try await connection.execute("RESET statement_timeout")

@@ -107,7 +107,12 @@ public final class PostgresStore: RoloStore, Sendable {
     public func close() async {
         watchdog.cancel()
         running.cancel()
-        await running.value
+        // The client's shutdown waits for its leased connections; one whose statement was
+        // given up (`Connection.bounded`) may never come back. The process is ending: wait a
+        // few seconds, not for ever.
+        let running = running
+        let ended = await withTimeout(.seconds(5)) { await running.value }
+        if !ended { logger.warning("the database client did not shut down within 5 s; left behind") }
     }
 
     /// Seconds since 1970 by the store's clock, as the tables keep them.
@@ -119,18 +124,29 @@ public final class PostgresStore: RoloStore, Sendable {
 
     var bcryptCost: UInt8 { configuration.bcryptCost }
 
+    /// The statement timeout and a margin: past it a statement is taken as lost (`Connection.bounded`).
+    private var statementBound: StatementBound? {
+        configuration.statementTimeout.map { StatementBound(deadlines: leaseDeadlines, limit: $0 + configuration.lostStatementMargin) }
+    }
+
     // MARK: Connections and transactions
 
     /// Runs `body` on one pooled connection outside a transaction: each statement its own
     /// snapshot, a write committed by itself (reads, and writes of one statement). A
-    /// connection found lost is tried once more.
+    /// connection found lost is tried again, up to three times in all: the pool may hand
+    /// out another of the connections the same outage closed before it has noticed.
     func autocommit<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
-        do {
-            return try await leased(body)
-        } catch where Self.isConnectionLost(error) {
-            return try await mapped { try await self.leased(body) }
-        } catch {
-            throw Self.mapped(error)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await leased(body)
+            } catch where attempt < 3 && Self.isConnectionLost(error) {
+                try? await Task.sleep(for: .milliseconds(10))
+                continue
+            } catch {
+                throw Self.mapped(error)
+            }
         }
     }
 
@@ -188,6 +204,7 @@ public final class PostgresStore: RoloStore, Sendable {
         let race = LeaseRace<T>()
         let timeout = configuration.connectionTimeout
         let deadlines = leaseDeadlines
+        let bound = statementBound
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 race.begin(continuation)
@@ -199,7 +216,8 @@ public final class PostgresStore: RoloStore, Sendable {
                         let value = try await client.withConnection { connection in
                             deadlines.remove(ticket)
                             guard race.grant() else { throw CancellationError() }
-                            return try await body(Connection(connection: connection, logger: logger))
+                            return try await body(Connection(connection: connection, logger: logger, bound: bound,
+                                                             failCall: { race.fail($0) }))
                         }
                         race.finish(.success(value))
                     } catch {
@@ -234,6 +252,7 @@ public final class PostgresStore: RoloStore, Sendable {
 
     /// The connection broke (server restarted, network cut): nothing more can run on it.
     static func isConnectionLost(_ error: any Error) -> Bool {
+        if error is ClosedConnection { return true }
         guard let error = error as? PSQLError else { return false }
         return [.serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection].contains(error.code)
     }
@@ -241,6 +260,7 @@ public final class PostgresStore: RoloStore, Sendable {
     /// Errors of reaching the server become `StoreError.unavailable`; others pass unchanged.
     static func mapped(_ error: any Error) -> any Error {
         if error is StoreError || error is CancellationError { return error }
+        if error is ClosedConnection { return StoreError.unavailable("\(error)") }
         if let error = error as? PSQLError {
             switch error.code {
             case .server:
@@ -271,10 +291,49 @@ public final class PostgresStore: RoloStore, Sendable {
 struct Connection: Sendable {
     let connection: PostgresConnection
     let logger: Logger
+    /// How long a statement may go unanswered before its connection is closed; nil for no
+    /// limit (what `unbounded` gives, for the work that turns the statement timeout off).
+    var bound: StatementBound? = nil
+    /// Answers the store call holding this connection with an error at once, whatever the
+    /// work on the connection still waits for (`LeaseRace.fail`).
+    var failCall: (@Sendable (any Error) -> Void)? = nil
+
+    /// This connection without the bound: for migrations and copies, whose statements may
+    /// rightly run for minutes.
+    var unbounded: Connection { Connection(connection: connection, logger: logger, bound: nil, failCall: failCall) }
 
     /// Every row of the statement.
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await connection.query(query, logger: logger).collect()
+        try await bounded { try await connection.query(query, logger: logger).collect() }
+    }
+
+    /// `work` (one statement), given up when its connection closes without answering it, or
+    /// past the bound. When PostgreSQL stopped in a PUT storm, a few statements sent as their
+    /// connection closed were never answered nor failed (Tests/interop/scale-out.sh: those
+    /// PUTs waited for ever, and the process did not stop on SIGTERM; postgres-nio's write of
+    /// the statement to a closed channel fails without telling the statement). And the
+    /// server's statement timeout cannot end a statement whose server is gone without a
+    /// word. Then the store call is answered `unavailable` at once (the server answers 503),
+    /// the connection closed if it is not; the work, should it ever end, finds the call
+    /// answered.
+    func bounded<T>(_ work: () async throws -> T) async throws -> T {
+        // A statement written to a connection that has just closed is never answered nor
+        // failed by postgres-nio (the write fails with no one to tell): tried again on another.
+        if connection.isClosed { throw ClosedConnection() }
+        guard let bound else { return try await work() }
+        let connection = connection, logger = logger, failCall = failCall
+        let ticket = bound.deadlines.add(deadline: .now + bound.limit, isLost: { connection.isClosed }) {
+            let closed = connection.isClosed
+            logger.warning(closed ? "a statement's connection closed and no answer came" :
+                                    "a statement went unanswered for \(bound.limit): closing its connection")
+            if !closed {
+                let closing: EventLoopFuture<Void> = connection.close()
+                _ = closing
+            }
+            failCall?(StoreError.unavailable("the database connection was lost"))
+        }
+        defer { bound.deadlines.remove(ticket) }
+        return try await work()
     }
 
     /// Runs a statement, dropping its rows.
@@ -331,9 +390,22 @@ extension String {
     }
 }
 
-/// The leases waiting for a connection, each with what to do at its deadline. Entries leave
-/// when the lease is granted or fails, so the table holds only the waiting ones (none while
-/// the database answers); `expire(at:)` runs the expired ones' actions.
+/// How long a statement may wait for its answer (`Connection.bounded`), watched by the
+/// store's watchdog.
+struct StatementBound: Sendable {
+    let deadlines: LeaseDeadlines
+    let limit: Duration
+}
+
+/// A statement not sent: its connection had closed (`Connection.bounded`).
+struct ClosedConnection: Error, CustomStringConvertible {
+    var description: String { "the database connection had closed" }
+}
+
+/// What the store's watchdog watches: leases waiting for a connection and statements
+/// waiting for their answer, each with what to do at its deadline, and a statement also with
+/// how to tell that its connection is gone (`isLost`). Entries leave when the lease is
+/// granted or the statement answered, so the table holds only what is waiting.
 final class LeaseDeadlines: Sendable {
     /// How often the watchdog looks: a deadline is kept to within this.
     static let tick = Duration.milliseconds(100)
@@ -341,20 +413,25 @@ final class LeaseDeadlines: Sendable {
     private struct Entry {
         var deadline: ContinuousClock.Instant
         var expire: @Sendable () -> Void
+        var isLost: (@Sendable () -> Bool)?
+        /// When the watchdog first found `isLost` true.
+        var lostSince: ContinuousClock.Instant?
     }
 
     private let entries = Mutex<(next: UInt64, waiting: [UInt64: Entry])>((0, [:]))
 
-    /// Watches a new lease; returns its ticket for `remove`.
-    func add(deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64 {
+    /// Watches a new lease or statement; returns its ticket for `remove`. `expire` runs at
+    /// the deadline, or once `isLost` has been true for a tick.
+    func add(deadline: ContinuousClock.Instant, isLost: (@Sendable () -> Bool)? = nil,
+             expire: @escaping @Sendable () -> Void) -> UInt64 {
         entries.withLock { entries in
             entries.next += 1
-            entries.waiting[entries.next] = Entry(deadline: deadline, expire: expire)
+            entries.waiting[entries.next] = Entry(deadline: deadline, expire: expire, isLost: isLost)
             return entries.next
         }
     }
 
-    /// The lease was granted or failed; removing twice is harmless.
+    /// Granted, failed or answered; removing twice is harmless.
     func remove(_ ticket: UInt64) {
         entries.withLock { _ = $0.waiting.removeValue(forKey: ticket) }
     }
@@ -362,9 +439,21 @@ final class LeaseDeadlines: Sendable {
     func expire(at now: ContinuousClock.Instant) {
         let due = entries.withLock { entries -> [Entry] in
             guard !entries.waiting.isEmpty else { return [] }
-            let due = entries.waiting.filter { $0.value.deadline <= now }
-            for key in due.keys { entries.waiting.removeValue(forKey: key) }
-            return Array(due.values)
+            var due: [Entry] = []
+            for (key, var entry) in entries.waiting {
+                var expired = entry.deadline <= now
+                if !expired, let isLost = entry.isLost, isLost() {
+                    // Lost for a whole tick: no answer is coming (a statement failed by the
+                    // closing connection has been answered, and removed, long before).
+                    if let since = entry.lostSince { expired = now - since >= Self.tick } else { entry.lostSince = now }
+                    entries.waiting[key] = entry
+                }
+                if expired {
+                    entries.waiting.removeValue(forKey: key)
+                    due.append(entry)
+                }
+            }
+            return due
         }
         for entry in due { entry.expire() }
     }
@@ -409,6 +498,18 @@ private final class LeaseRace<T: Sendable>: @unchecked Sendable {
         if abandon(error) { onCancel?() }
     }
 
+    /// A statement of the granted lease went unanswered (`Connection.bounded`): answers
+    /// `error` now, and whatever the lease's work ends with later is dropped.
+    func fail(_ error: any Error) {
+        let waiting = lock.withLock { () -> CheckedContinuation<T, any Error>? in
+            guard phase != .done else { return nil }
+            phase = .done
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(throwing: error)
+    }
+
     /// The deadline: answers `error` unless the lease was granted (or all is over).
     private func abandon(_ error: any Error) -> Bool {
         let waiting = lock.withLock { () -> CheckedContinuation<T, any Error>? in
@@ -443,5 +544,33 @@ private final class LeaseRace<T: Sendable>: @unchecked Sendable {
         }
         work?()
         waiting?.resume(throwing: CancellationError())
+    }
+}
+
+/// Runs `work` in a task of its own and waits for it at most `limit`: true when it ended in
+/// time. The task is left running past the limit (for work that cannot be cancelled).
+func withTimeout(_ limit: Duration, _ work: @escaping @Sendable () async -> Void) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let answer = AnswerOnce(continuation)
+        Task {
+            await work()
+            answer.resume(true)
+        }
+        Task {
+            try? await Task.sleep(for: limit)
+            answer.resume(false)
+        }
+    }
+}
+
+/// A continuation resumed by whichever comes first.
+private final class AnswerOnce: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Bool, Never>?>
+    init(_ continuation: CheckedContinuation<Bool, Never>) { self.continuation = Mutex(continuation) }
+    func resume(_ value: Bool) {
+        continuation.withLock { pending in
+            defer { pending = nil }
+            return pending
+        }?.resume(returning: value)
     }
 }

@@ -40,11 +40,13 @@ extension Connection {
     private func run<SQL: PreparedSQL>(_ statement: SQL.Type, _ values: [any PostgresDynamicTypeEncodable]) async throws -> [PostgresRow] {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { bindings.append(value) }
-        var rows: [PostgresRow] = []
-        for try await row in try await connection.execute(Prepared<SQL>(bindings: bindings), logger: logger) {
-            rows.append(row)
+        return try await bounded {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.execute(Prepared<SQL>(bindings: bindings), logger: logger) {
+                rows.append(row)
+            }
+            return rows
         }
-        return rows
     }
 }
 
@@ -84,10 +86,12 @@ extension Connection {
             logger.error("an assembled statement differs from its form's text; run unprepared", metadata: ["form": "\(form)"])
             return try await rows(query)
         }
-        var rows: [PostgresRow] = []
-        for try await row in try await connection.execute(Prepared<SQL>(bindings: query.binds), logger: logger) {
-            rows.append(row)
+        return try await bounded {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.execute(Prepared<SQL>(bindings: query.binds), logger: logger) {
+                rows.append(row)
+            }
+            return rows
         }
-        return rows
     }
 }

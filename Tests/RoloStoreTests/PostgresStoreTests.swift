@@ -3,6 +3,7 @@ import PostgresNIO
 import PostgresTestSupport
 @testable import RoloPostgres
 import RoloStore
+import Synchronization
 import Testing
 
 /// What only the PostgreSQL store has: its URL settings, migrations shared by several
@@ -138,6 +139,52 @@ import Testing
     }
 
     enum TestFormSQL: AssembledSQL {}
+
+    /// The PostgreSQL backend a test stopped, to let go on at the end.
+    final class StoppedBackend: Sendable {
+        let pid = Mutex<Int32?>(nil)
+    }
+
+    /// A server that stops answering without closing the connection (here: its backend
+    /// process stopped with SIGSTOP) cannot hold a call for ever: past the statement timeout
+    /// and a margin the connection is closed and the call answered `unavailable` (503), and
+    /// the next call is served on another connection.
+    @Test func anUnansweredStatementLosesItsConnectionAndTheCallGoesOn() async throws {
+        let database = try await TestDatabase.create()
+        var configuration = try database.configuration()
+        configuration.statementTimeout = .seconds(1)
+        configuration.lostStatementMargin = .seconds(1)
+        let store = try await PostgresStore.open(configuration)
+        let stopped = StoppedBackend()
+        StoreCleanups.schedule {
+            if let pid = stopped.pid.withLock({ $0 }) { kill(pid, SIGCONT) }
+            await store.close()
+            await database.drop()
+        }
+        let started = ContinuousClock.now
+        let call = Task {
+            try await store.autocommit { connection in
+                if stopped.pid.withLock({ $0 }) == nil {
+                    let pid = try await connection.first("SELECT pg_backend_pid()")?.decode(Int32.self) ?? 0
+                    #expect(kill(pid, SIGSTOP) == 0)
+                    stopped.pid.withLock { $0 = pid }
+                }
+                return try await connection.first("SELECT 7::BIGINT")?.decode(Int64.self)
+            }
+        }
+        // Without the bound the call waits as long as the backend is stopped: give up on it
+        // after 15 s (and let the backend go on, so that the call ends and the test with it).
+        let watch = Task {
+            try await Task.sleep(for: .seconds(15))
+            Issue.record("the stopped backend held the call for 15 s")
+            if let pid = stopped.pid.withLock({ $0 }) { kill(pid, SIGCONT) }
+        }
+        defer { watch.cancel() }
+        await #expect(throws: StoreError.self) { try await call.value }
+        #expect(ContinuousClock.now - started < .seconds(10), "the stopped backend held the call")
+        let next = try await store.autocommit { connection in try await connection.first("SELECT 7::BIGINT")?.decode(Int64.self) }
+        #expect(next == 7)
+    }
 
     /// The condition a contains or ends-with query puts on an index row is one the trigram
     /// index answers (the planner takes it for big books; measured in Docs/scale-out.md),

@@ -251,11 +251,9 @@ def outage(seconds_before=2.0, seconds_down=4.0, seconds_after=4.0, writers=4):
     for thread in threads:
         thread.join()
     print(f"   answers: {answers}")
-    # KNOWN (Docs/scale-out.md, "Known limits"): a PUT whose connection was cut while in use
-    # can stay unanswered (seen: one or two of ~1000, until the client gave up at 60 s). Not
-    # acknowledged, so nothing is lost; reported here until it is fixed, not failed.
-    if slow:
-        print(f"KNOWN a PUT in flight when the connection was cut went unanswered: {slow}")
+    # Until the store gave up on statements whose connection closed without an answer, one
+    # or two PUTs of ~1000 went unanswered here (until the client gave up at 60 s).
+    check("no PUT waited more than 15 s for its answer", not slow, slow)
     check("503 while the database was down", answers.get(503, 0) > 0, answers)
     check("every 503 carries Retry-After", retry_after and all(value and value.isdigit() for value in retry_after),
           retry_after[:5])
