@@ -2,18 +2,22 @@
 # A throwaway PostgreSQL cluster for the tests, on a free 127.0.0.1 port, in a temporary
 # folder, as a normal user (the server refuses root: as root it runs as `postgres`).
 #
-#   scripts/pg-cluster.sh start [--owner-pid PID] [--ssl]
+#   scripts/pg-cluster.sh start [--owner-pid PID] [--ssl] [--durable]
 #                                                   prints "DIR URL" on one line; URL is
 #                                                   postgresql://rolo@127.0.0.1:PORT/postgres
 #                                                   (superuser rolo, trust authentication);
 #                                                   --ssl: TLS on, with a self-signed
-#                                                   certificate for 127.0.0.1 in DIR/server.crt
+#                                                   certificate for 127.0.0.1 in DIR/server.crt;
+#                                                   --durable: fsync, synchronous commit and
+#                                                   full page writes on, as in production (the
+#                                                   benchmarks, to match SQLite's synchronous=FULL)
 #   scripts/pg-cluster.sh stop DIR                  stops it and removes DIR
 #   scripts/pg-cluster.sh halt DIR                  stops the server, keeps the data (an outage)
 #   scripts/pg-cluster.sh resume DIR                starts it again on the same port
 #
 # With --owner-pid the cluster stops by itself within a second of that process's end, even
-# if it crashed. Durability is off (fsync, full pages): the data dies with the folder anyway.
+# if it crashed. Durability is off (fsync, full pages) unless --durable: the data dies with the
+# folder anyway, and the tests want speed, not crash safety of the cluster itself.
 set -euo pipefail
 
 # Only stdin, stdout and stderr go on to the server: a descriptor the caller left open (a
@@ -54,11 +58,12 @@ stop_cluster() {
 }
 
 start_cluster() {
-    local owner_pid="" ssl="" bin dir port settings
+    local owner_pid="" ssl="" durable="" bin dir port settings
     while [ $# -gt 0 ]; do
         case $1 in
             --owner-pid) owner_pid=$2; shift 2 ;;
             --ssl) ssl=yes; shift ;;
+            --durable) durable=yes; shift ;;
             *) echo "pg-cluster: unknown option $1" >&2; exit 2 ;;
         esac
     done
@@ -71,7 +76,8 @@ start_cluster() {
         rm -rf "$dir"
         exit 1
     fi
-    settings="-c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    settings="-c listen_addresses=127.0.0.1 -c max_connections=300"
+    [ -n "$durable" ] || settings="$settings -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     if [ -n "$ssl" ]; then
         openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
             -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
@@ -124,5 +130,5 @@ case "${1:-}" in
         while kill -0 "$2" 2>/dev/null; do sleep 1; done
         stop_cluster "$3"
         ;;
-    *) echo "usage: $0 start [--owner-pid PID] [--ssl] | stop DIR | halt DIR | resume DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 start [--owner-pid PID] [--ssl] [--durable] | stop DIR | halt DIR | resume DIR" >&2; exit 2 ;;
 esac
