@@ -43,6 +43,9 @@ extension PostgresStore {
         /// How much longer than `statementTimeout` a statement may go unanswered before its
         /// connection is taken as lost and closed (shorter in tests).
         var lostStatementMargin = Duration.seconds(10)
+        /// Books with fewer cards than this answer `contains` and `ends-with` without the
+        /// trigram index (`SubstringIndexChoice`); 0 sends every book to it (tests).
+        var substringIndexMinimumCards = 5_000
 
         public init(host: String, port: Int = 5432, username: String, password: String?, database: String,
                     tls: TLSMode = .prefer, rootCertificatePath: String? = nil, poolSize: Int = 10,

@@ -12,15 +12,31 @@ extension PostgresStore {
     static let indexedPrefix = 200
 
     public func query(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws -> [String] {
+        let trigrams = usesTrigramIndex && predicate.hasSubstringMatch ? try await substringIndex.usesIndex(
+            collectionID: collectionID,
+            bookCards: { try await self.autocommit { connection in
+                try await connection.first(BookCardsSQL.self, collectionID)?.decode(Int64.self) }.map(Int.init) ?? 0 },
+            // The planner's estimate, kept by ANALYZE and autovacuum: enough to steer a plan.
+            totalCards: { try await self.autocommit { connection in
+                try await connection.first(CardsEstimateSQL.self)?.decode(Int64.self) }.map(Int.init) ?? 0 })
+            : false
         var sql = SQLBuilder()
         let collection = sql.bind(collectionID)
-        let condition = Self.condition(for: predicate, collection: collection, trigrams: usesTrigramIndex, sql: &sql)
+        let condition = Self.condition(for: predicate, collection: collection, trigrams: trigrams, sql: &sql)
         sql.append("SELECT r.name FROM resources r WHERE r.collection_id = \(collection) AND \(condition) ORDER BY r.name")
         if let limit { sql.append(" LIMIT \(sql.bind(Int64(max(limit, 0))))") }
         let query = sql.query
         return try await autocommit { connection in
             try await connection.rows(query).map { try $0.decode(String.self) }
         }
+    }
+
+    enum BookCardsSQL: PreparedSQL {
+        static let sql = "SELECT count(*) FROM resources WHERE collection_id = $1"
+    }
+
+    enum CardsEstimateSQL: PreparedSQL {
+        static let sql = "SELECT greatest(reltuples, 0)::BIGINT FROM pg_class WHERE oid = 'resources'::regclass"
     }
 
     public func groupMembers(collectionID: Int64, groupName: String) async throws -> [String] {

@@ -36,11 +36,14 @@ public final class PostgresStore: RoloStore, Sendable {
     /// Whether the schema has the trigram index (pg_trgm was available), which the
     /// substring queries then add as a candidate filter.
     private let trigramIndex = Mutex(false)
+    /// Whether a substring query of a book uses that index (`SubstringIndexChoice`).
+    let substringIndex: SubstringIndexChoice
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         let client = PostgresClient(configuration: try configuration.clientConfiguration(), backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }

@@ -39,10 +39,12 @@ import VCard
         return filters
     }()
 
-    /// With every entry still pending (scanned), and after the merge (value and trigram indexes).
-    @Test(arguments: [false, true])
-    func indexAndScanAgree(merged: Bool) async throws {
-        let store = try SQLiteStore.temporary()
+    /// With every entry still pending (scanned), and after the merge (value indexes, and
+    /// substrings through the trigram index or, as a small book in a big database does, by
+    /// scanning the book's rows: `SubstringIndexChoice`).
+    @Test(arguments: [false, true], [false, true])
+    func indexAndScanAgree(merged: Bool, trigramIndex: Bool) async throws {
+        let store = try SQLiteStore.temporary(tuning: SQLiteStore.Tuning(substringIndexMinimumCards: trigramIndex ? 0 : 5_000))
         defer { try? store.close() }
         try await store.createUser(name: "alice", password: "secret")
         let book = try #require(try await store.collection(owner: "alice", path: ["default"]))

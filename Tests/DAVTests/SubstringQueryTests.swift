@@ -29,9 +29,10 @@ import VCard
     ]
 
     /// A service over a fresh SQLite store; a small merge threshold leaves some cards'
-    /// entries merged (trigram index) and the last ones pending (scanned).
+    /// entries merged (trigram index, which this small book is sent to) and the last ones
+    /// pending (scanned).
     static func seeded() async throws -> (DAVService, SQLiteStore, [String: VCard]) {
-        let store = try SQLiteStore.temporary(tuning: SQLiteStore.Tuning(pendingIndexEntries: 20))
+        let store = try SQLiteStore.temporary(tuning: SQLiteStore.Tuning(pendingIndexEntries: 20, substringIndexMinimumCards: 0))
         try await store.createUser(name: "alice", password: "a")
         let service = DAVService(store: store)
         var cards: [String: VCard] = [:]

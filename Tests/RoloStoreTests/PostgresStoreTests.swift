@@ -115,6 +115,7 @@ import Testing
             PostgresStore.ExistingResourceSQL.self, PostgresStore.WriteTargetSQL.self, PostgresStore.ChangesSinceSQL.self,
             PostgresStore.InfoPageSQL.self, PostgresStore.InfosByNameSQL.self, PostgresStore.InsertSQL.self,
             PostgresStore.InsertListedSQL.self, PostgresStore.ReplaceSQL.self, PostgresStore.ReplaceListedSQL.self,
+            PostgresStore.BookCardsSQL.self, PostgresStore.CardsEstimateSQL.self,
         ]
         func name<S: PreparedSQL>(_ statement: S.Type) -> String { Prepared<S>.name }
         let names = statements.map { name($0) }
@@ -190,7 +191,15 @@ import Testing
     /// index answers (the planner takes it for big books; measured in Docs/scale-out.md),
     /// for every collation, and the answers are exact.
     @Test func substringQueriesMatchTheTrigramIndex() async throws {
-        let fixture = try await StoreFixture.make(.postgres)
+        // A book this small scans its own rows (`SubstringIndexChoice`): sent to the index here.
+        let database = try await TestDatabase.create()
+        var configuration = try database.configuration()
+        configuration.substringIndexMinimumCards = 0
+        let opened = try await PostgresStore.open(configuration)
+        try await opened.createUser(name: "alice", password: "secret")
+        let fixture = StoreFixture(backend: .postgres, store: opened,
+                                   book: try #require(try await opened.collection(owner: "alice", path: ["default"])),
+                                   cleanup: { await opened.close(); await database.drop() })
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         #expect(store.usesTrigramIndex, "pg_trgm ships with Debian's server: the test server has the index")

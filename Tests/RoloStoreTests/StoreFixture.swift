@@ -35,7 +35,8 @@ struct StoreFixture: Sendable {
         self.init(backend: .sqlite, store: store, book: book, cleanup: {})
     }
 
-    private init(backend: StoreBackend, store: any RoloStore, book: CollectionInfo, cleanup: @escaping @Sendable () async -> Void) {
+    /// A fixture over a store a test opened itself (with settings of its own), and what closes it.
+    init(backend: StoreBackend, store: any RoloStore, book: CollectionInfo, cleanup: @escaping @Sendable () async -> Void) {
         self.backend = backend; self.store = store; self.book = book; self.cleanup = cleanup
     }
 

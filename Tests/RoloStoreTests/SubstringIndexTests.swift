@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import RoloStore
 
@@ -38,14 +39,14 @@ import Testing
                                                    ("ann", .startsWith, false, false), ("ann", .equals, false, false)] {
                 var arguments = StatementArguments()
                 let sql = SQLiteStore.sql(for: Self.contains(text, collation, match: match, negate: negate),
-                                          collectionID: fixture.book.id, arguments: &arguments)
+                                          collectionID: fixture.book.id, trigrams: true, arguments: &arguments)
                 #expect(sql.contains("card_trigrams MATCH") == indexed, "\(collation) \(match) \(text) negate \(negate)")
             }
         }
         // SQLite drives the search from the trigram index and looks each candidate's rows up
         // by resource, rather than scanning the property's rows and probing the index.
         var arguments = StatementArguments([fixture.book.id])
-        let condition = SQLiteStore.sql(for: Self.contains("anna"), collectionID: fixture.book.id, arguments: &arguments)
+        let condition = SQLiteStore.sql(for: Self.contains("anna"), collectionID: fixture.book.id, trigrams: true, arguments: &arguments)
         let bound = arguments
         let plan = try await fixture.sqlite.pool.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT r.name FROM resources r WHERE +r.collection_id = ? AND \(condition)",
@@ -53,6 +54,28 @@ import Testing
         }
         #expect(plan.contains { $0.contains("VIRTUAL TABLE") }, "\(plan)")
         #expect(plan.contains { $0.contains("USING PRIMARY KEY (resource_id=?)") }, "\(plan)")
+    }
+
+    /// The trigram index covers every book: only a big book that is a good share of the
+    /// database uses it; a small one, or one among many, scans its own rows. Counts are
+    /// taken once a minute; 0 sends every book to the index.
+    @Test func onlyBigBooksThatAreAGoodShareOfTheDatabaseUseTheTrigramIndex() async throws {
+        let counted = Mutex(0)
+        func choose(_ choice: SubstringIndexChoice, book: Int, total: Int, id: Int64 = 1) async throws -> Bool {
+            try await choice.usesIndex(collectionID: id, bookCards: { counted.withLock { $0 += 1 }; return book },
+                                       totalCards: { total })
+        }
+        #expect(try await choose(SubstringIndexChoice(), book: 4_999, total: 4_999) == false)
+        #expect(try await choose(SubstringIndexChoice(), book: 100_000, total: 120_000) == true)
+        #expect(try await choose(SubstringIndexChoice(), book: 10_000, total: 1_000_000) == false)
+        #expect(try await choose(SubstringIndexChoice(), book: 10_000, total: 0) == true, "an estimate of 0: the book is all")
+        #expect(try await choose(SubstringIndexChoice(minimumBookCards: 0), book: 3, total: 1_000_000) == true)
+        let cached = SubstringIndexChoice()
+        counted.withLock { $0 = 0 }
+        _ = try await choose(cached, book: 100_000, total: 100_000)
+        #expect(try await choose(cached, book: 1, total: 1) == true, "the count of a minute ago")
+        #expect(counted.withLock { $0 } == 1)
+        #expect(try await choose(cached, book: 1, total: 1, id: 2) == false)
     }
 
     /// Words mixing the characters where folds differ; needles are their substrings of one

@@ -2,8 +2,16 @@ import GRDB
 
 extension SQLiteStore {
     public func query(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws -> [String] {
+        let trigrams = predicate.hasSubstringMatch ? try await substringIndex.usesIndex(
+            collectionID: collectionID,
+            bookCards: { try await self.pool.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM resources WHERE collection_id = ?", arguments: [collectionID]) ?? 0
+            } },
+            // An estimate is enough: ids are never reused, so this counts deleted cards too.
+            totalCards: { try await self.pool.read { db in try Int.fetchOne(db, sql: "SELECT max(id) FROM resources") ?? 0 } })
+            : false
         var bound = StatementArguments([collectionID])
-        let condition = Self.sql(for: predicate, collectionID: collectionID, arguments: &bound)
+        let condition = Self.sql(for: predicate, collectionID: collectionID, trigrams: trigrams, arguments: &bound)
         bound += [limit ?? -1]
         let arguments = bound
         // The unary + keeps SQLite from walking the whole book in name order: the
@@ -37,15 +45,18 @@ extension SQLiteStore {
     /// ends-with on the trigram index, which SQLite runs once, with the same test on the
     /// pending entries (`card_index_pending`, which has no
     /// value index: scanned, and bounded by `Tuning.pendingIndexEntries`) added by UNION ALL.
-    static func sql(for predicate: IndexPredicate, collectionID: Int64, arguments: inout StatementArguments) -> String {
+    /// `trigrams`: whether contains and ends-with may use the trigram index
+    /// (`SubstringIndexChoice`); without it they scan the book's rows of the property.
+    static func sql(for predicate: IndexPredicate, collectionID: Int64, trigrams: Bool,
+                    arguments: inout StatementArguments) -> String {
         switch predicate {
         case .all(let parts):
             guard !parts.isEmpty else { return "1" }
-            return "(" + parts.map { sql(for: $0, collectionID: collectionID, arguments: &arguments) }
+            return "(" + parts.map { sql(for: $0, collectionID: collectionID, trigrams: trigrams, arguments: &arguments) }
                 .joined(separator: " AND ") + ")"
         case .any(let parts):
             guard !parts.isEmpty else { return "0" }
-            return "(" + parts.map { sql(for: $0, collectionID: collectionID, arguments: &arguments) }
+            return "(" + parts.map { sql(for: $0, collectionID: collectionID, trigrams: trigrams, arguments: &arguments) }
                 .joined(separator: " OR ") + ")"
         case .defined(let property):
             let property = property.uppercased()
@@ -57,8 +68,8 @@ extension SQLiteStore {
             return "r.id NOT IN (\(Self.entriesOfProperty))"
         case .textMatch(let property, let text, let collation, let match, let negate):
             let property = property.uppercased()
-            let merged = substringMatchSQL(property: property, text: text, collation: collation, match: match,
-                                           negate: negate, collectionID: collectionID, arguments: &arguments)
+            let merged = (trigrams ? substringMatchSQL(property: property, text: text, collation: collation, match: match,
+                                                       negate: negate, collectionID: collectionID, arguments: &arguments) : nil)
                 ?? textMatchSQL(property: property, text: text, collation: collation, match: match,
                                 negate: negate, collectionID: collectionID, arguments: &arguments)
             let pending = pendingTextMatchSQL(property: property, text: text, collation: collation, match: match,

@@ -37,9 +37,14 @@ extension SQLiteStore {
         /// (some 14,000 cards of a few phones and emails each). Queries scan the pending
         /// entries, so this bounds that scan: 89,000 of them made a query 6 ms slower.
         public var pendingIndexEntries: Int
+        /// Books with fewer cards than this answer `contains` and `ends-with` by scanning
+        /// their own index rows rather than through the database-wide trigram index
+        /// (`SubstringIndexChoice`); default 5,000. 0 sends every book to the index.
+        public var substringIndexMinimumCards: Int
 
         public init(writerCacheKiB: Int = 16_384, readerCacheKiB: Int = 4_096, mmapBytes: Int = 0, maximumReaders: Int = 4,
-                    maximumWritesPerCommit: Int = 64, checkpointBytes: Int = 32 << 20, pendingIndexEntries: Int = 131_072) {
+                    maximumWritesPerCommit: Int = 64, checkpointBytes: Int = 32 << 20, pendingIndexEntries: Int = 131_072,
+                    substringIndexMinimumCards: Int = 5_000) {
             self.writerCacheKiB = writerCacheKiB
             self.readerCacheKiB = readerCacheKiB
             self.mmapBytes = mmapBytes
@@ -47,6 +52,7 @@ extension SQLiteStore {
             self.maximumWritesPerCommit = maximumWritesPerCommit
             self.checkpointBytes = checkpointBytes
             self.pendingIndexEntries = pendingIndexEntries
+            self.substringIndexMinimumCards = substringIndexMinimumCards
         }
 
         /// The defaults documented on each property.

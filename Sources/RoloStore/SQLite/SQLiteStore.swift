@@ -16,6 +16,8 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     let readAnchor: ReadAnchor
     /// Index entries written since the last merge (`SQLiteStore+PendingIndex.swift`).
     let pendingIndex: PendingIndexCount
+    /// Whether a substring query of a book uses the trigram index (`SubstringIndexChoice`).
+    let substringIndex: SubstringIndexChoice
     /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
     let bcryptCost: UInt8
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
@@ -66,6 +68,7 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         // the writer to NORMAL after prepareDatabase ran (commits then reach the disk only
         // at checkpoints).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        substringIndex = SubstringIndexChoice(minimumBookCards: max(tuning.substringIndexMinimumCards, 0))
         let pendingIndex = PendingIndexCount()
         self.pendingIndex = pendingIndex
         let readAnchor = try ReadAnchor(path: path)
