@@ -129,6 +129,12 @@ extension PostgresStore {
             // connections go without one, and with a minimum above 0 the pool traps on a
             // lease while an outage has taken its connections below it.)
             configuration.options.keepAliveBehavior = nil
+            // And that timer, cancelled at the next lease, still holds its memory until its
+            // deadline (Swift's Task.sleep leaves the cancelled timer queued): with the
+            // default minute, 45,000 GETs in 5 s grew the process by 33 MB, and 4 such bursts
+            // to 217 MB. Five seconds bound that to what five seconds of leases leave; a
+            // connection idle for longer is closed and opened again when needed (a few ms).
+            configuration.options.connectionIdleTimeout = .seconds(5)
             configuration.options.connectTimeout = connectionTimeout
             configuration.options.additionalStartupParameters = startupParameters
             return configuration
