@@ -122,8 +122,8 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 
-        // Benchmarks (figures, not tests): swift run -c release RoloBench vcard|store|web-store
-        .executableTarget(name: "RoloBench", dependencies: ["VCard", "Contacts", "RoloStore", "RoloPostgres", "CardIndexing"]),
+        // Benchmarks (figures, not tests): swift run -c release RoloBench vcard|xml|store|web-store
+        .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloPostgres", "CardIndexing"]),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize fuzzer); in a plain
         // build, a tool that replays saved inputs through the same checks.
         .executableTarget(name: "RoloFuzz", dependencies: ["VCard", "DAVXML", "DAV"], path: "Fuzz/RoloFuzz"),

@@ -1,16 +1,17 @@
 // Benchmarks print figures; they are never timed unit tests.
-// Usage: swift run -c release RoloBench <vcard|store|web-store> [options]
+// Usage: swift run -c release RoloBench <vcard|xml|store|web-store> [options]
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "vcard": runVCardBenchmark(Array(arguments.dropFirst()))
+case "xml": runXMLBenchmark(Array(arguments.dropFirst()))
 case "store": await runStoreBenchmark(Array(arguments.dropFirst()))
 case "web-store": await runWebStoreBenchmark(Array(arguments.dropFirst()))
 case "store-serve": await runStoreServe(Array(arguments.dropFirst()))
 case "store-puts": await runStorePutsBenchmark(Array(arguments.dropFirst()))
 case "store-crash-writer": await runStoreCrashWriter(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: RoloBench vcard|store|web-store|store-serve|store-puts|store-crash-writer\n".utf8))
+    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer\n".utf8))
     exit(2)
 }

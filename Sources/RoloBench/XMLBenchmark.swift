@@ -1,0 +1,134 @@
+import DAVXML
+import Foundation
+
+/// `RoloBench xml [--rounds R]`: the XML a DAV request costs, one thread: parsing the
+/// request bodies clients send (a PROPFIND, a multiget of 1000 hrefs, a sync-collection, an
+/// addressbook-query, a PROPPATCH with an `xml:lang` dead property) and writing a
+/// multistatus of 1000 responses. Best of R rounds, in documents/s and MB/s.
+func runXMLBenchmark(_ arguments: [String]) {
+    var rounds = 5
+    var index = 0
+    while index < arguments.count {
+        let value = index + 1 < arguments.count ? arguments[index + 1] : ""
+        switch arguments[index] {
+        case "--rounds": rounds = Int(value) ?? rounds
+        default:
+            FileHandle.standardError.write(Data("usage: RoloBench xml [--rounds R]\n".utf8))
+            exit(2)
+        }
+        index += 2
+    }
+    for (label, body) in XMLBodies.requests {
+        let bytes = Array(body.utf8)
+        let repeats = max(1, 20_000_000 / max(bytes.count, 1) / 10)
+        let best = bestOf(rounds) {
+            for _ in 0..<repeats { xmlSink &+= (try? XMLDocumentParser.parse(bytes).children.count) ?? 0 }
+        }
+        report("parse \(label)", documents: repeats, bytes: bytes.count * repeats, seconds: best)
+    }
+    let size = XMLBodies.multistatus(responses: 1000).count
+    let writes = 200
+    let best = bestOf(rounds) {
+        for _ in 0..<writes { xmlSink &+= XMLBodies.multistatus(responses: 1000).count }
+    }
+    report("write multistatus of 1000 responses", documents: writes, bytes: size * writes, seconds: best)
+}
+
+/// Keeps the measured work from being optimised away.
+nonisolated(unsafe) private var xmlSink = 0
+
+private func bestOf(_ rounds: Int, _ work: () -> Void) -> Double {
+    let clock = ContinuousClock()
+    var best = Duration.seconds(1_000_000)
+    for _ in 0..<max(rounds, 1) { best = min(best, clock.measure(work)) }
+    let parts = best.components
+    return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+}
+
+private func report(_ label: String, documents: Int, bytes: Int, seconds: Double) {
+    let perSecond = Double(documents) / seconds
+    let megabytes = Double(bytes) / seconds / 1e6
+    print("xml \(label): \(String(format: "%.0f", perSecond)) documents/s, \(String(format: "%.0f", megabytes)) MB/s")
+}
+
+/// Request bodies shaped like the ones DAVx5, iOS and vdirsyncer send.
+enum XMLBodies {
+    static let propfind = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:propfind xmlns:d="DAV:" xmlns:cs="http://calendarserver.org/ns/" xmlns:card="urn:ietf:params:xml:ns:carddav">
+          <d:prop><d:resourcetype/><d:displayname/><cs:getctag/><d:sync-token/><d:getetag/><d:getcontenttype/>
+          <card:supported-address-data/><d:current-user-privilege-set/><d:owner/></d:prop>
+        </d:propfind>
+        """
+
+    static var multiget: String {
+        let hrefs = (0..<1000).map { "  <d:href>/dav/addressbooks/alice/default/\(UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", $0))!.uuidString).vcf</d:href>" }
+        return """
+            <?xml version="1.0" encoding="utf-8"?>
+            <card:addressbook-multiget xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav">
+              <d:prop><d:getetag/><card:address-data/></d:prop>
+            \(hrefs.joined(separator: "\n"))
+            </card:addressbook-multiget>
+            """
+    }
+
+    static let sync = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:sync-collection xmlns:d="DAV:"><d:sync-token>http://rolo.example/ns/sync/1234-5678</d:sync-token>
+        <d:sync-level>1</d:sync-level><d:prop><d:getetag/><d:getcontenttype/></d:prop></d:sync-collection>
+        """
+
+    static let query = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <card:addressbook-query xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav">
+          <d:prop><d:getetag/><card:address-data><card:prop name="FN"/><card:prop name="EMAIL"/></card:address-data></d:prop>
+          <card:filter test="anyof">
+            <card:prop-filter name="FN"><card:text-match collation="i;unicode-casemap" match-type="contains">lind</card:text-match></card:prop-filter>
+            <card:prop-filter name="EMAIL"><card:text-match collation="i;unicode-casemap" match-type="starts-with">anna</card:text-match></card:prop-filter>
+          </card:filter>
+          <card:limit><card:nresults>100</card:nresults></card:limit>
+        </card:addressbook-query>
+        """
+
+    static let proppatch = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:propertyupdate xmlns:d="DAV:" xmlns:x="http://example.com/ns/">
+          <d:set><d:prop><d:displayname>Familie &amp; Freunde</d:displayname>
+          <x:note xml:lang="de">Geburtstage im <x:b>März</x:b></x:note></d:prop></d:set>
+          <d:remove><d:prop><x:old/></d:prop></d:remove>
+        </d:propertyupdate>
+        """
+
+    static var requests: [(String, String)] {
+        [("PROPFIND", propfind), ("multiget of 1000", multiget), ("sync-collection", sync),
+         ("addressbook-query", query), ("PROPPATCH", proppatch)]
+    }
+
+    /// A PROPFIND Depth 1 answer: 1000 cards with their ETag and content type.
+    static func multistatus(responses: Int) -> [UInt8] {
+        var writer = XMLWriter()
+        writer.start(XMLNamespace.dav, "multistatus")
+        for index in 0..<responses {
+            writer.start(XMLNamespace.dav, "response")
+            writer.start(XMLNamespace.dav, "href")
+            writer.text("/dav/addressbooks/alice/default/card-\(index)%20é.vcf")
+            writer.end()
+            writer.start(XMLNamespace.dav, "propstat")
+            writer.start(XMLNamespace.dav, "prop")
+            writer.start(XMLNamespace.dav, "getetag")
+            writer.text("\"\(index)-5f3a9c\"")
+            writer.end()
+            writer.start(XMLNamespace.dav, "getcontenttype")
+            writer.text("text/vcard; charset=utf-8")
+            writer.end()
+            writer.end()
+            writer.start(XMLNamespace.dav, "status")
+            writer.text("HTTP/1.1 200 OK")
+            writer.end()
+            writer.end()
+            writer.end()
+        }
+        writer.end()
+        return writer.bytes
+    }
+}
