@@ -504,13 +504,7 @@ private final class LeaseRace<T: Sendable>: @unchecked Sendable {
     /// A statement of the granted lease went unanswered (`Connection.bounded`): answers
     /// `error` now, and whatever the lease's work ends with later is dropped.
     func fail(_ error: any Error) {
-        let waiting = lock.withLock { () -> CheckedContinuation<T, any Error>? in
-            guard phase != .done else { return nil }
-            phase = .done
-            defer { continuation = nil }
-            return continuation
-        }
-        waiting?.resume(throwing: error)
+        finish(.failure(error))
     }
 
     /// The deadline: answers `error` unless the lease was granted (or all is over).

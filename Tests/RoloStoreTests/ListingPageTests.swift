@@ -77,6 +77,20 @@ import Testing
         #expect(try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: []).isEmpty)
     }
 
+    /// A long list of names (PostgreSQL then scans rather than probes each: `probedNames`)
+    /// finds the same as a short one: each present name once, in byte order.
+    @Test(arguments: StoreBackend.allCases)
+    func aLongListOfNamesFindsEachPresentNameOnce(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.fixture(backend)
+        defer { fixture.close() }
+        let asked = (0..<290).map { "missing-\($0)" } + Self.names + Self.names
+        let infos = try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: asked)
+        let resources = try await fixture.store.resources(collectionID: fixture.book.id, names: asked)
+        let inByteOrder = Self.names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        #expect(infos.map(\.name) == inByteOrder)
+        #expect(resources.map(\.info.name) == inByteOrder)
+    }
+
     /// Named reads share statements padded to a power of two: a read of fewer names after
     /// one of more (8 then 5 share the statement for 8) must not find the names the earlier
     /// one left bound.

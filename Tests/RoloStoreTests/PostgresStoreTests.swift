@@ -115,7 +115,7 @@ import Testing
             PostgresStore.ExistingResourceSQL.self, PostgresStore.WriteTargetSQL.self, PostgresStore.ChangesSinceSQL.self,
             PostgresStore.InfoPageSQL.self, PostgresStore.InfosByNameSQL.self, PostgresStore.InsertSQL.self,
             PostgresStore.InsertListedSQL.self, PostgresStore.ReplaceSQL.self, PostgresStore.ReplaceListedSQL.self,
-            PostgresStore.BookCardsSQL.self, PostgresStore.CardsEstimateSQL.self,
+            PostgresStore.BookCardsSQL.self, PostgresStore.CardsEstimateSQL.self, PostgresStore.InfosByNamesScanSQL.self,
         ]
         func name<S: PreparedSQL>(_ statement: S.Type) -> String { Prepared<S>.name }
         let names = statements.map { name($0) }
