@@ -329,11 +329,14 @@ struct Connection: Sendable {
             let closed = connection.isClosed
             logger.warning(closed ? "a statement's connection closed and no answer came" :
                                     "a statement went unanswered for \(bound.limit): closing its connection")
+            // The call is answered first: closing first let the statement's own failure
+            // (`clientClosedConnection`) win the race now and then, and that one is retried
+            // on another connection, so the call was not the 503 it is meant to be.
+            failCall?(StoreError.unavailable("the database connection was lost"))
             if !closed {
                 let closing: EventLoopFuture<Void> = connection.close()
                 _ = closing
             }
-            failCall?(StoreError.unavailable("the database connection was lost"))
         }
         defer { bound.deadlines.remove(ticket) }
         return try await work()

@@ -79,36 +79,26 @@ public enum TestPostgres {
     }
 
     /// Runs a command to its end; its standard output, or an error with its standard error.
-    /// Spawned and waited for directly (`posix_spawn`, `waitpid`): Foundation's `Process`
-    /// left the child unreaped inside the test runner. The output goes through files, not
-    /// pipes: a server the command starts in the background would inherit a pipe, and its
-    /// reader would wait for that server's end.
+    /// The output goes through files, not pipes: a server the command starts in the
+    /// background would inherit a pipe, and its reader would wait for that server's end.
     @discardableResult
     static func run(_ command: [String]) throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let outPath = folder.appendingPathComponent("out").path, errPath = folder.appendingPathComponent("err").path
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = childSpawnLock.withLock { posix_spawn(&pid, command[0], &actions, nil, &argv, environ) }
-        guard spawned == 0 else { throw TestPostgresError("cannot run \(command[0]): error \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw TestPostgresError("waitpid failed: error \(errno)") }
+        let child: SpawnedProcess
+        do {
+            child = try SpawnedProcess(command[0], Array(command.dropFirst()),
+                                       stdin: .null, stdout: .file(outPath), stderr: .file(errPath))
+        } catch {
+            throw TestPostgresError("cannot run \(command[0]): \(error)")
         }
+        child.waitUntilExit()
         let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-        // Exited normally with status 0 (the wait status's high byte, low seven bits zero).
-        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
-            throw TestPostgresError("\(command.joined(separator: " ")) failed (wait status \(status)): \(err)")
+        guard child.terminationReason == .exit, child.terminationStatus == 0 else {
+            throw TestPostgresError("\(command.joined(separator: " ")) failed (\(child.terminationReason) \(child.terminationStatus)): \(err)")
         }
         return out
     }

@@ -1,16 +1,10 @@
 import Foundation
 
-/// One lock for every child process the tests start, whichever test target starts it: all
-/// test targets run in one process, and two `Process.run()` calls at once (RoloCLITests
-/// launching `rolo` while CrashDurabilityTests launched its writer) crashed the whole run
-/// inside Foundation's spawn (a bad read in its memcpy, signal 11). posix_spawn-based
-/// helpers take it too, so no spawn overlaps another.
+/// One lock for every child process the tests start, whichever test target starts it (all
+/// test targets run in one process): a pipe is made and set close-on-exec, and the child
+/// spawned, under it, so no other spawn inherits a pipe end meant for another child (which
+/// would hold the pipe open and hang its reader).
 public let childSpawnLock = NSLock()
-
-/// `process.run()` under `childSpawnLock`.
-public func launchSerialized(_ process: Process) throws {
-    try childSpawnLock.withLock { try process.run() }
-}
 
 /// One read(2) from `descriptor`, retried on EINTR: up to 64 KiB, empty at end of file (or on
 /// an error). Foundation's `FileHandle.availableData` and `readDataToEndOfFile()` trap on
@@ -26,12 +20,16 @@ public func readChunk(_ descriptor: Int32) -> Data {
     }
 }
 
-/// Everything `descriptor` yields until end of file (`readChunk` until it is empty).
+/// Everything `descriptor` yields until end of file (`readChunk` until it is empty); then
+/// closes it.
 public func readToEnd(_ descriptor: Int32) -> Data {
     var data = Data()
     while true {
         let chunk = readChunk(descriptor)
-        if chunk.isEmpty { return data }
+        if chunk.isEmpty {
+            close(descriptor)
+            return data
+        }
         data.append(chunk)
     }
 }

@@ -20,7 +20,7 @@ import Testing
         let started = ContinuousClock.now
         while importing.process.isRunning {
             if importing.stderr.current.contains("progress: "), ContinuousClock.now - started >= .milliseconds(300) {
-                kill(importing.process.processIdentifier, SIGTERM)
+                importing.process.send(SIGTERM)
                 return true
             }
             usleep(2_000)

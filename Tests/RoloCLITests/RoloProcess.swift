@@ -24,30 +24,18 @@ enum RoloBinary {
 
     /// Runs `rolo arguments…` to completion with `stdin`, without blocking the cooperative pool:
     /// both pipes are read to their end on plain threads (so a large output cannot block the
-    /// child, and no last chunk is lost at EOF); the exit comes from the termination handler.
+    /// child, and no last chunk is lost at EOF), and the exit is waited for on another.
     static func run(_ arguments: [String], stdin: Data? = nil) async throws -> Outcome {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe(), input = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input
-        async let out = onPlainThread { readToEnd(output.fileHandleForReading.fileDescriptor) }
-        async let err = onPlainThread { readToEnd(errors.fileHandleForReading.fileDescriptor) }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try launch(process)
-                if let stdin { writeAll(input.fileHandleForWriting.fileDescriptor, stdin) }
-                try? input.fileHandleForWriting.close()
-            } catch {
-                try? output.fileHandleForWriting.close()
-                try? errors.fileHandleForWriting.close()
-                continuation.resume(throwing: error)
-            }
+        let process = try SpawnedProcess(url.path, arguments, stdin: .pipe, stdout: .pipe, stderr: .pipe)
+        let outputFD = process.standardOutput!, errorsFD = process.standardError!, inputFD = process.standardInput!
+        async let out = onPlainThread { readToEnd(outputFD) }
+        async let err = onPlainThread { readToEnd(errorsFD) }
+        await onPlainThread {
+            if let stdin { writeAll(inputFD, stdin) }
+            close(inputFD)
         }
         let (stdout, stderr) = await (out, err)
+        await process.exited()
         return Outcome(status: process.terminationStatus, output: stdout, stderr: String(decoding: stderr, as: UTF8.self))
     }
 
@@ -68,11 +56,12 @@ final class PipeText: @unchecked Sendable {
     private var bytes = Data()
     private var ended = false
 
-    init(_ pipe: Pipe) {
-        let handle = pipe.fileHandleForReading
+    /// Reads `descriptor` until its end, then closes it.
+    init(_ descriptor: Int32) {
         Thread.detachNewThread { [self] in
             while true {
-                let data = readChunk(handle.fileDescriptor)
+                let data = readChunk(descriptor)
+                if data.isEmpty { close(descriptor) }
                 let finished = lock.withLock {
                     if data.isEmpty { ended = true } else { bytes.append(data) }
                     return data.isEmpty
@@ -114,7 +103,7 @@ struct ServeStartLine: Decodable {
 
 /// `rolo serve` (or any long-running `rolo` command) in the background.
 final class ServeProcess: @unchecked Sendable {
-    let process = Process()
+    let process: SpawnedProcess
     let stdout: PipeText
     let stderr: PipeText
     private(set) var port = 0
@@ -128,16 +117,11 @@ final class ServeProcess: @unchecked Sendable {
 
     /// `rolo arguments…` with `environment` added to the test's own.
     init(arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = RoloBinary.url
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        stdout = PipeText(output)
-        stderr = PipeText(errors)
-        try launch(process)
+        process = try SpawnedProcess(RoloBinary.url.path, arguments,
+                                     environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+                                     stdin: .null, stdout: .pipe, stderr: .pipe)
+        stdout = PipeText(process.standardOutput!)
+        stderr = PipeText(process.standardError!)
     }
 
     /// Waits for the JSON start line and returns the bound port.
@@ -161,7 +145,7 @@ final class ServeProcess: @unchecked Sendable {
         if process.isRunning { process.terminate() }
         let deadline = ContinuousClock.now + .seconds(10)
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { process.send(SIGKILL) }
         while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         return process.terminationStatus
     }
@@ -186,13 +170,11 @@ func curlStatus(_ arguments: [String]) async throws -> Int {
 
 /// `curl -s arguments…`; returns what it wrote to stdout (read to EOF on a plain thread).
 func curl(_ arguments: [String]) async throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-s"] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try launch(process)
-    return String(decoding: await onPlainThread { readToEnd(output.fileHandleForReading.fileDescriptor) }, as: UTF8.self)
+    let process = try SpawnedProcess("/usr/bin/curl", ["-s"] + arguments)
+    let outputFD = process.standardOutput!
+    let output = await onPlainThread { readToEnd(outputFD) }
+    await process.exited()
+    return String(decoding: output, as: UTF8.self)
 }
 
 /// Runs blocking `work` on its own thread, so pipes and waits never hold the cooperative pool.
@@ -206,10 +188,4 @@ func onPlainThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T 
 func propfindStatus(port: Int, path: String, user: String, password: String) async throws -> Int {
     try await curlStatus(["-X", "PROPFIND", "-H", "Depth: 0", "-u", "\(user):\(password)",
                           "http://127.0.0.1:\(port)\(path)"])
-}
-
-/// Foundation's `Process.run()` one at a time, with every other test target's spawns
-/// (`ProcessLaunch`): concurrent launches crashed inside `Process.run()` itself.
-func launch(_ process: Process) throws {
-    try launchSerialized(process)
 }

@@ -18,7 +18,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: folder) }
         try await ImportInterruptionTests.addUser("sam", database: database)
         let serve = try ServeProcess(database: database)
-        defer { if serve.process.isRunning { kill(serve.process.processIdentifier, SIGKILL) } }
+        defer { if serve.process.isRunning { serve.process.send(SIGKILL) } }
         let port = try await serve.waitUntilListening()
         let book = "/dav/addressbooks/sam/default/"
 
@@ -39,7 +39,7 @@ import Glibc
         try Self.send(Array(head.utf8), to: socket)
         #expect(try Self.readHead(from: socket).hasPrefix("HTTP/1.1 100"))
 
-        kill(serve.process.processIdentifier, SIGTERM)
+        serve.process.send(SIGTERM)
         // Shutdown has begun once the listener is gone.
         var refused = false
         for _ in 0..<500 where !refused {
@@ -60,7 +60,7 @@ import Glibc
         // No second signal: the exit must come from the first one.
         for _ in 0..<500 where serve.process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(!serve.process.isRunning, "exits within seconds of SIGTERM")
-        if serve.process.isRunning { kill(serve.process.processIdentifier, SIGKILL) }
+        if serve.process.isRunning { serve.process.send(SIGKILL) }
         serve.process.waitUntilExit()
         #expect(serve.process.terminationReason == .exit)
         #expect(serve.process.terminationStatus == 0, "\(serve.stderr.current)")

@@ -38,7 +38,7 @@ import Testing
         // While a server runs on the same database, as an admin would.
         let server = try ServeProcess(database: db[1])
         try await server.waitUntilListening()
-        defer { if server.process.isRunning { kill(server.process.processIdentifier, SIGKILL) } }
+        defer { if server.process.isRunning { server.process.send(SIGKILL) } }
 
         try await Self.expectFailure(["share", "add", "alice", "family", "alice"], db,
                                      stderrContains: "Cannot share alice/family with alice: a book cannot be shared with its own owner.")

@@ -29,13 +29,8 @@ private func expectedBody(_ index: Int) -> Data {
             defer { try? FileManager.default.removeItem(at: folder) }
             let path = folder.appendingPathComponent("crash.sqlite").path
 
-            let process = Process()
-            process.executableURL = crashWriter
-            process.arguments = ["store-crash-writer", path, String(writers)]
-            let output = Pipe()
-            process.standardOutput = output
-            try launchSerialized(process)
-            let printedSoFar = PrintedLines(output.fileHandleForReading.fileDescriptor)
+            let process = try SpawnedProcess(crashWriter!.path, ["store-crash-writer", path, String(writers)])
+            let printedSoFar = PrintedLines(process.standardOutput!)
             // Killed at a random moment once the writer has acknowledged its first put (a fixed
             // delay from the launch killed it before it started on a loaded machine).
             let started = ContinuousClock.now
@@ -43,8 +38,8 @@ private func expectedBody(_ index: Int) -> Data {
                 try await Task.sleep(for: .milliseconds(5))
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...400) + 100 * round))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.send(SIGKILL)
+            await process.exited()
             #expect(process.terminationReason == .uncaughtSignal)
             let printed = String(decoding: await printedSoFar.all(), as: UTF8.self)
                 .split(separator: "\n").map(String.init)
@@ -93,7 +88,10 @@ private final class PrintedLines: @unchecked Sendable {
             while true {
                 let chunk = readChunk(descriptor)
                 lock.withLock { if chunk.isEmpty { ended = true } else { data.append(chunk) } }
-                if chunk.isEmpty { return }
+                if chunk.isEmpty {
+                    close(descriptor)
+                    return
+                }
             }
         }
     }
