@@ -55,12 +55,24 @@ import Testing
     @Test func aFixedPortPrintsTheHumanLineOnStdoutAndNoJSON() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let probe = try await freeLoopbackPort()
-        let serve = try ServeProcess(arguments: ["serve", "--port", "\(probe)", "--database", database,
-                                                 "--log-level", "warning"])
-        let line = await serve.stdout.waitFor { $0.contains("listening on") ? $0 : nil }
-        #expect(line?.hasPrefix("Rolo listening on http://127.0.0.1:\(probe)/dav/") == true, "\(line ?? "")")
-        #expect(await serve.terminate() == 0)
+        // A port free a moment ago may be taken meanwhile (the suite's own clients take
+        // ephemeral ports all the time): then `serve` exits with "Address already in use",
+        // and another port is tried.
+        for attempt in 1...5 {
+            let probe = try await freeLoopbackPort()
+            let serve = try ServeProcess(arguments: ["serve", "--port", "\(probe)", "--database", database,
+                                                     "--log-level", "warning"])
+            let line = await serve.stdout.waitFor { $0.contains("listening on") ? $0 : nil }
+            if line == nil, attempt < 5,
+               await serve.stderr.waitFor(timeout: .seconds(5), { $0.contains("Address already in use") ? true : nil }) == true {
+                _ = await serve.terminate()
+                continue
+            }
+            #expect(line?.hasPrefix("Rolo listening on http://127.0.0.1:\(probe)/dav/") == true,
+                    "stdout: \(line ?? "") stderr: \(serve.stderr.current)")
+            #expect(await serve.terminate() == 0)
+            return
+        }
     }
 }
 
