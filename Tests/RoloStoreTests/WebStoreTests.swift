@@ -94,10 +94,16 @@ import Testing
     }
 
     /// Past the search window: a common word is paged in list order, a rare one from the
-    /// trigram index, merged or still pending, with the same answers either way.
-    @Test(arguments: StoreBackend.allCases)
-    func searchesOfBigBooksPageTheSameFromTheWindowAndFromTheTrigramIndex(_ backend: StoreBackend) async throws {
-        let fixture = try await StoreFixture.make(backend)
+    /// trigram index, merged or still pending, with the same answers either way; and the
+    /// same answers again where the book is too small for the index (SQLite's default:
+    /// under 5,000 cards, `SubstringIndexChoice`) and its own rows are read.
+    @Test(arguments: zip([StoreBackend.sqlite, .sqlite, .postgres], [true, false, true]))
+    func searchesOfBigBooksPageTheSameFromTheWindowAndFromTheTrigramIndex(_ backend: StoreBackend, trigramIndex: Bool) async throws {
+        let fixture = try await StoreFixture.make(backend, tuning: SQLiteStore.Tuning(substringIndexMinimumCards: trigramIndex ? 0 : 5_000))
+        if let sqlite = fixture.sqliteStore {
+            let query = try await sqlite.listingTrigramQuery(collectionID: fixture.book.id, search: ["xylo"], filter: .contacts)
+            #expect((query != nil) == trigramIndex)
+        }
         defer { fixture.close() }
         let count = SQLiteStore.searchWindow + 600
         // Every 40th card is a rare "Xylo"; all are "Common".

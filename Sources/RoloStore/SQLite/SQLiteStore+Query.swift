@@ -2,14 +2,7 @@ import GRDB
 
 extension SQLiteStore {
     public func query(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws -> [String] {
-        let trigrams = predicate.hasSubstringMatch ? try await substringIndex.usesIndex(
-            collectionID: collectionID,
-            bookCards: { try await self.pool.read { db in
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM resources WHERE collection_id = ?", arguments: [collectionID]) ?? 0
-            } },
-            // An estimate is enough: ids are never reused, so this counts deleted cards too.
-            totalCards: { try await self.pool.read { db in try Int.fetchOne(db, sql: "SELECT max(id) FROM resources") ?? 0 } })
-            : false
+        let trigrams = predicate.hasSubstringMatch ? try await usesTrigramIndex(collectionID: collectionID) : false
         var bound = StatementArguments([collectionID])
         let condition = Self.sql(for: predicate, collectionID: collectionID, trigrams: trigrams, arguments: &bound)
         bound += [limit ?? -1]
@@ -20,6 +13,19 @@ extension SQLiteStore {
         return try await pool.read { db in
             try String.fetchAll(db, sql: sql, arguments: arguments)
         }
+    }
+
+    /// Whether a substring search of this book (a query, or the web UI's list) takes its
+    /// candidates from a trigram index, which covers every book, or reads the book's own
+    /// rows (`SubstringIndexChoice`).
+    func usesTrigramIndex(collectionID: Int64) async throws -> Bool {
+        try await substringIndex.usesIndex(
+            collectionID: collectionID,
+            bookCards: { try await self.pool.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM resources WHERE collection_id = ?", arguments: [collectionID]) ?? 0
+            } },
+            // An estimate is enough: ids are never reused, so this counts deleted cards too.
+            totalCards: { try await self.pool.read { db in try Int.fetchOne(db, sql: "SELECT max(id) FROM resources") ?? 0 } })
     }
 
     public func groupMembers(collectionID: Int64, groupName: String) async throws -> [String] {
