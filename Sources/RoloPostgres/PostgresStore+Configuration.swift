@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import PostgresNIO
+import RoloStore
 
 extension PostgresStore {
     /// Where the database is and how to use it: what `postgresql://` URLs say, the pool's
@@ -45,7 +46,7 @@ extension PostgresStore {
         var lostStatementMargin = Duration.seconds(10)
         /// Books with fewer cards than this answer `contains` and `ends-with` without the
         /// trigram index (`SubstringIndexChoice`); 0 sends every book to it (tests).
-        var substringIndexMinimumCards = 5_000
+        var substringIndexMinimumCards = SubstringIndexChoice.defaultMinimumBookCards
 
         public init(host: String, port: Int = 5432, username: String, password: String?, database: String,
                     tls: TLSMode = .prefer, rootCertificatePath: String? = nil, poolSize: Int = 10,

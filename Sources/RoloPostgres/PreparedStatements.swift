@@ -40,7 +40,12 @@ extension Connection {
     private func run<SQL: PreparedSQL>(_ statement: SQL.Type, _ values: [any PostgresDynamicTypeEncodable]) async throws -> [PostgresRow] {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { bindings.append(value) }
-        return try await bounded {
+        return try await runPrepared(SQL.self, bindings)
+    }
+
+    /// Every row of `SQL` prepared on this connection and run with `bindings`.
+    fileprivate func runPrepared<SQL: PreparedSQL>(_ statement: SQL.Type, _ bindings: PostgresBindings) async throws -> [PostgresRow] {
+        try await bounded {
             var rows: [PostgresRow] = []
             for try await row in try await connection.execute(Prepared<SQL>(bindings: bindings), logger: logger) {
                 rows.append(row)
@@ -86,12 +91,6 @@ extension Connection {
             logger.error("an assembled statement differs from its form's text; run unprepared", metadata: ["form": "\(form)"])
             return try await rows(query)
         }
-        return try await bounded {
-            var rows: [PostgresRow] = []
-            for try await row in try await connection.execute(Prepared<SQL>(bindings: query.binds), logger: logger) {
-                rows.append(row)
-            }
-            return rows
-        }
+        return try await runPrepared(SQL.self, query.binds)
     }
 }

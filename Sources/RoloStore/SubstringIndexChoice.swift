@@ -10,14 +10,17 @@ import Synchronization
 /// millisecond. So the index is for big books that are a good share of the database (a
 /// household's server, a company's shared book), where it turns a 40 ms scan into 1 ms.
 /// Same rule on both stores; only the speed depends on it, never the answer.
-package final class SubstringIndexChoice: Sendable {
+public final class SubstringIndexChoice: Sendable {
     /// Books smaller than this scan (a few milliseconds at most), by default.
-    package static let defaultMinimumBookCards = 5_000
+    public static let defaultMinimumBookCards = 5_000
     /// A book holding less than this share of the database's cards scans too: the index's
     /// candidates would be mostly other books' cards.
     package static let minimumShare = 0.1
     /// How long counts are reused: they only steer the plan, so they may be a minute old.
     package static let countsLifetime = Duration.seconds(60)
+
+    /// Book counts kept before the stale ones are dropped.
+    static let booksKept = 10_000
 
     private struct Count { var value: Int; var taken: ContinuousClock.Instant }
     private let books = Mutex<[Int64: Count]>([:])
@@ -40,7 +43,11 @@ package final class SubstringIndexChoice: Sendable {
             book = cached.value
         } else {
             book = try await bookCards()
-            books.withLock { $0[collectionID] = Count(value: book, taken: now) }
+            books.withLock { books in
+                // One entry per book asked about: on a server of many books, the stale ones go.
+                if books.count >= Self.booksKept { books = books.filter { now - $0.value.taken < Self.countsLifetime } }
+                books[collectionID] = Count(value: book, taken: now)
+            }
         }
         guard book >= minimumBookCards else { return false }
         let all: Int

@@ -44,7 +44,7 @@ import VCard
     /// scanning the book's rows: `SubstringIndexChoice`).
     @Test(arguments: [false, true], [false, true])
     func indexAndScanAgree(merged: Bool, trigramIndex: Bool) async throws {
-        let store = try SQLiteStore.temporary(tuning: SQLiteStore.Tuning(substringIndexMinimumCards: trigramIndex ? 0 : 5_000))
+        let store = try SQLiteStore.temporary(tuning: SQLiteStore.Tuning(substringIndexMinimumCards: trigramIndex ? 0 : SubstringIndexChoice.defaultMinimumBookCards))
         defer { try? store.close() }
         try await store.createUser(name: "alice", password: "secret")
         let book = try #require(try await store.collection(owner: "alice", path: ["default"]))

@@ -99,12 +99,13 @@ import Testing
     /// under 5,000 cards, `SubstringIndexChoice`) and its own rows are read.
     @Test(arguments: zip([StoreBackend.sqlite, .sqlite, .postgres], [true, false, true]))
     func searchesOfBigBooksPageTheSameFromTheWindowAndFromTheTrigramIndex(_ backend: StoreBackend, trigramIndex: Bool) async throws {
-        let fixture = try await StoreFixture.make(backend, tuning: SQLiteStore.Tuning(substringIndexMinimumCards: trigramIndex ? 0 : 5_000))
+        let fixture = try await StoreFixture.make(backend, tuning: SQLiteStore.Tuning(
+            substringIndexMinimumCards: trigramIndex ? 0 : SubstringIndexChoice.defaultMinimumBookCards))
+        defer { fixture.close() }
         if let sqlite = fixture.sqliteStore {
             let query = try await sqlite.listingTrigramQuery(collectionID: fixture.book.id, search: ["xylo"], filter: .contacts)
             #expect((query != nil) == trigramIndex)
         }
-        defer { fixture.close() }
         let count = SQLiteStore.searchWindow + 600
         // Every 40th card is a rare "Xylo"; all are "Common".
         let cards = (0..<count).map { index in

@@ -44,7 +44,7 @@ extension SQLiteStore {
 
         public init(writerCacheKiB: Int = 16_384, readerCacheKiB: Int = 4_096, mmapBytes: Int = 0, maximumReaders: Int = 4,
                     maximumWritesPerCommit: Int = 64, checkpointBytes: Int = 32 << 20, pendingIndexEntries: Int = 131_072,
-                    substringIndexMinimumCards: Int = 5_000) {
+                    substringIndexMinimumCards: Int = SubstringIndexChoice.defaultMinimumBookCards) {
             self.writerCacheKiB = writerCacheKiB
             self.readerCacheKiB = readerCacheKiB
             self.mmapBytes = mmapBytes
