@@ -2,7 +2,8 @@
 import PackageDescription
 
 /// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
-/// RoloPostgres (the PostgreSQL store) depends on RoloStore only; rolo picks a store by the database URL.
+/// RoloStore is the store core (protocols by role, value types, domain rules; no database library);
+/// RoloSQLite and RoloPostgres implement it and depend on it only; rolo picks one by the database URL.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
 /// DAV uses WebPush to validate push registrations.
 let package = Package(
@@ -13,6 +14,7 @@ let package = Package(
         .library(name: "VCard", targets: ["VCard"]),
         .library(name: "Contacts", targets: ["Contacts"]),
         .library(name: "RoloStore", targets: ["RoloStore"]),
+        .library(name: "RoloSQLite", targets: ["RoloSQLite"]),
         .library(name: "RoloServer", targets: ["RoloServer"]),
         .library(name: "RoloTesting", targets: ["RoloTesting"]),
     ],
@@ -48,9 +50,16 @@ let package = Package(
         .target(name: "Contacts", dependencies: ["VCard"]),
         // SQLite's process-wide settings (sqlite3_config is variadic: not callable from Swift).
         .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
-        // Storage protocol + SQLite (GRDB) implementation.
+        // The store core: the storage protocols by role, their value types and the domain
+        // rules every back end applies (preconditions, UID conflicts, names, shares,
+        // credentials). No database library: front ends depend on this and on nothing below.
         .target(name: "RoloStore", dependencies: [
-            "CSQLiteConfig",
+            .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // The embedded SQLite (GRDB) implementation of the store protocols.
+        .target(name: "RoloSQLite", dependencies: [
+            "RoloStore", "CSQLiteConfig",
             .product(name: "GRDB", package: "GRDB.swift"),
             // The SQLite C API GRDB links, for binding import rows without per-row arrays.
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -112,10 +121,10 @@ let package = Package(
         ]),
         // Rolo as a fixture for other test suites: in-process server, shared launch setup.
         .target(name: "RoloTesting", dependencies: [
-            "RoloServer", "RoloStore", .product(name: "Logging", package: "swift-log"),
+            "RoloServer", "RoloStore", "RoloSQLite", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "RoloPostgres", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -123,7 +132,7 @@ let package = Package(
         ]),
 
         // Benchmarks (figures, not tests): swift run -c release RoloBench vcard|xml|store|web-store
-        .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloPostgres", "CardIndexing"]),
+        .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloSQLite", "RoloPostgres", "CardIndexing"]),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize fuzzer); in a plain
         // build, a tool that replays saved inputs through the same checks.
         .executableTarget(name: "RoloFuzz", dependencies: ["VCard", "DAVXML", "DAV"], path: "Fuzz/RoloFuzz"),
@@ -138,17 +147,17 @@ let package = Package(
             "RoloPostgres", "ProcessLaunch", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/PostgresTestSupport"),
-        .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore", "RoloPostgres", "PostgresTestSupport", "ProcessLaunch",
+        .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore", "RoloSQLite", "RoloPostgres", "PostgresTestSupport", "ProcessLaunch",
                                                        "CardIndexing", "VCard"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
-        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard", "CardIndexing"]),
+        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "RoloSQLite", "DAVXML", "VCard", "CardIndexing"]),
         .testTarget(name: "CardIndexingTests", dependencies: ["CardIndexing", "VCard", "RoloStore"]),
         // One lock for every child process any test target starts (Foundation's spawn is not safe to overlap).
         .target(name: "ProcessLaunch", path: "Tests/ProcessLaunch"),
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
-            "RoloServer", "RoloStore", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
+            "RoloServer", "RoloStore", "RoloSQLite", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -165,9 +174,9 @@ let package = Package(
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
             "RoloStore", "RoloPostgres", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
+        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "Contacts", "VCard", "CardIndexing"]),
+        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]

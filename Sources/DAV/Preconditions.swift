@@ -19,17 +19,6 @@ enum Preconditions {
         return .none
     }
 
-    /// Whether a precondition holds for a resource whose current ETag is `etag` (nil: absent).
-    static func holds(_ precondition: WritePrecondition, etag: String?) -> Bool {
-        switch precondition {
-        case .none: true
-        case .ifMatchAny: etag != nil
-        case .ifMatch(let tags): etag.map { tags.contains($0) } ?? false
-        case .ifNoneMatchAny: etag == nil
-        case .ifNoneMatch(let tags): etag.map { !tags.contains($0) } ?? true
-        }
-    }
-
     /// `"a", W/"b"` -> [`"a"`, `"b"`]; `*` -> [`*`]. Trims HTTP's optional white space
     /// (space, tab) on the bytes: Foundation's `trimmingCharacters(in:)` cost a PUT more
     /// than the rest of its precondition handling.

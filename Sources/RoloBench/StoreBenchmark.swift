@@ -1,4 +1,5 @@
 import Foundation
+import RoloSQLite
 import RoloStore
 
 /// `RoloBench store [count...]`: import speed, incremental sync, listing, search, file size

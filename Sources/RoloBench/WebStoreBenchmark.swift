@@ -1,6 +1,7 @@
 import CardIndexing
 import Foundation
 import RoloPostgres
+import RoloSQLite
 import RoloStore
 
 /// `RoloBench web-store [count] [--postgres URL]`: the store reads behind the web UI's pages on one book of

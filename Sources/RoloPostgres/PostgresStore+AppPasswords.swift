@@ -9,15 +9,11 @@ extension PostgresStore {
     }
 
     public func createAppPassword(user: String, name: String, readOnly: Bool, books: [String]?) async throws -> NewAppPassword {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 200 else { throw StoreError.invalid("an app password needs a name (1-200 bytes)") }
-        // The history calls the account password so; no app password may look like it.
-        guard trimmed.lowercased() != "account password" else { throw StoreError.invalid("\"account password\" names the account's own password") }
-        let name = trimmed.withoutNUL
+        let name = try AccountRules.appPasswordName(name)
         let (publicID, secret) = AppPasswordToken.make()
         let hash = secretHash(secret)
         let now = self.now
-        let taken = StoreError.invalid("\(user) already has an app password named \(name)")
+        let taken = StoreError.appPasswordNameTaken(user: user, name: name)
         let id: Int64
         do {
             id = try await transaction { connection in
@@ -36,7 +32,7 @@ extension PostgresStore {
                         """) {
                         bookIDs.append(try mounted.decode(Int64.self))
                     } else {
-                        throw StoreError.invalid("\(user) has no address book \(book)")
+                        throw StoreError.noAddressBook(user: user, book: book)
                     }
                 }
                 guard let row = try await connection.first("""

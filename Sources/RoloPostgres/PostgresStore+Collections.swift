@@ -12,12 +12,7 @@ extension PostgresStore {
     @discardableResult
     public func createCollection(owner: String, path: [String], kind: CollectionKind,
                                  displayName: String?, description: String?) async throws -> CollectionInfo {
-        guard !path.isEmpty else { throw StoreError.alreadyExists }
-        for component in path { try Naming.validate(component, what: "collection") }
-        // `~` names mounts of shared books in a home (`Share.mountName`): no collection may take one.
-        if path.count == 1, path[0].contains("~") {
-            throw StoreError.invalidName("collection names in a home cannot contain '~' (reserved for shared books)")
-        }
+        try CollectionRules.validateNewPath(path)
         let now = self.now
         do {
             return try await transaction { connection in
@@ -27,9 +22,7 @@ extension PostgresStore {
                     guard let parent = try await Self.collectionRow(connection, ownerID: ownerID, path: Array(path.dropLast())) else {
                         throw StoreError.parentNotFound
                     }
-                    guard parent.kind == .plain, kind == .plain else {
-                        throw StoreError.invalidName("address books live directly in the home and hold no collections")
-                    }
+                    try CollectionRules.checkNesting(parent: parent.kind, child: kind)
                     parentID = parent.id
                 }
                 if try await Self.collectionRow(connection, ownerID: ownerID, path: path) != nil { throw StoreError.alreadyExists }

@@ -73,7 +73,7 @@ extension PostgresStore {
                 WHERE collection_id = \(request.collectionID) AND user_id = \(userID) AND expires > \(now)
                 """)?.decode(Int64.self) ?? 0
             if live >= limit {
-                throw StoreError.invalid("at most \(limit) push registrations per user and address book")
+                throw StoreError.pushRegistrationLimit(limit)
             }
             // An expired registration of the same book makes room rather than counting.
             try await connection.execute("""

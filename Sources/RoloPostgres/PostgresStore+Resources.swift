@@ -21,17 +21,14 @@ extension PostgresStore {
             if mayCreate, try await Self.insert(connection, write, collectionID: collectionID, seq: seq, now: now) != nil {
                 return PutResult(etag: write.etag, created: true, seq: seq)
             }
-            let target = try await Self.writeTarget(connection, collectionID: collectionID, name: name, uid: card?.uid)
-            try precondition.check(currentETag: target.existing?.etag)
-            if let owner = target.uidOwner, owner != name {
-                throw StoreError.uidConflict(existingName: owner)
-            }
-            if let existing = target.existing {
+            let existing = try await Self.checkWrite(connection, collectionID: collectionID, name: name, card: card,
+                                                     precondition: precondition)
+            if let existing {
                 try await Self.replace(connection, id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
             } else if try await Self.insert(connection, write, collectionID: collectionID, seq: seq, now: now) == nil {
                 throw StoreError.alreadyExists // unreachable: name and UID were checked above
             }
-            return PutResult(etag: write.etag, created: target.existing == nil, seq: seq)
+            return PutResult(etag: write.etag, created: existing == nil, seq: seq)
         }
         bookChanges.publish(collectionID: collectionID, seq: result.seq)
         return result
@@ -144,36 +141,43 @@ extension PostgresStore {
         static let sql = "SELECT name FROM resources WHERE collection_id = $1 AND md5(uid) = md5($2) AND uid = $2"
     }
 
-    static func existingResource(_ connection: Connection, collectionID: Int64, name: String) async throws -> (id: Int64, etag: String)? {
+    static func existingResource(_ connection: Connection, collectionID: Int64, name: String) async throws -> ExistingResource? {
         guard let row = try await connection.first(ExistingResourceSQL.self, collectionID, name) else { return nil }
-        let (id, etag) = try row.decode((Int64, String).self)
-        return (id, etag)
+        let (id, etag, uid) = try row.decode((Int64, String, String?).self)
+        return ExistingResource(id: id, etag: etag, uid: uid)
     }
 
-    /// What a write to `name` finds, in one statement: the resource of that name (its id and
-    /// ETag) and the name holding the card's UID, if any.
-    static func writeTarget(_ connection: Connection, collectionID: Int64, name: String,
-                            uid: String?) async throws -> (existing: (id: Int64, etag: String)?, uidOwner: String?) {
+    /// What a write of `card` as `name` finds, read in one statement (the resource of that
+    /// name, and the name holding the card's UID) and judged by `WriteRules`.
+    static func checkWrite(_ connection: Connection, collectionID: Int64, name: String, card: CardMetadata?,
+                           precondition: WritePrecondition) async throws -> ExistingResource? {
         // A resource without a card has no UID to check: "" matches no card (a card's UID is
         // never empty; an imported one without gets one).
-        guard let row = try await connection.first(WriteTargetSQL.self, collectionID, name, uid?.withoutNUL ?? "") else {
-            return (nil, nil)
+        let uid = card?.uid
+        var existing: ExistingResource?
+        var holder: String?
+        if let row = try await connection.first(WriteTargetSQL.self, collectionID, name, uid?.withoutNUL ?? "") {
+            let (id, etag, storedUID, owner) = try row.decode((Int64?, String?, String?, String?).self)
+            if let id, let etag { existing = ExistingResource(id: id, etag: etag, uid: storedUID) }
+            holder = uid == nil ? nil : owner
         }
-        let (id, etag, owner) = try row.decode((Int64?, String?, String?).self)
-        let existing = id.flatMap { id in etag.map { (id: id, etag: $0) } }
-        return (existing, uid == nil ? nil : owner)
+        // UIDs are stored without NUL (PostgreSQL text holds none): compare them so.
+        var stored = card
+        stored?.uid = card?.uid.withoutNUL ?? ""
+        try WriteRules.checkWrite(name: name, card: stored, precondition: precondition, existing: existing, uidHolder: holder)
+        return existing
     }
 
     enum WriteTargetSQL: PreparedSQL {
         static let sql = """
-            SELECT e.id, e.etag,
+            SELECT e.id, e.etag, e.uid,
                    (SELECT name FROM resources WHERE collection_id = $1 AND md5(uid) = md5($3) AND uid = $3 LIMIT 1)
             FROM (SELECT 1) one LEFT JOIN resources e ON e.collection_id = $1 AND e.name = $2
             """
     }
 
     enum ExistingResourceSQL: PreparedSQL {
-        static let sql = "SELECT id, etag FROM resources WHERE collection_id = $1 AND name = $2"
+        static let sql = "SELECT id, etag, uid FROM resources WHERE collection_id = $1 AND name = $2"
     }
 
     /// Inserts a new resource with its index, member and change rows in one statement;

@@ -97,17 +97,17 @@ extension PostgresStore {
 
     public func shareBook(owner: String, book: String, with sharee: String, access: ShareAccess,
                           accepted: Bool) async throws -> Share {
-        guard owner != sharee else { throw StoreError.invalid("a book cannot be shared with its own owner") }
+        guard owner != sharee else { throw StoreError.shareWithOwner }
         let now = self.now
         return try await transaction { connection in
             guard let ownerID = try await Self.userID(connection, name: owner) else { throw StoreError.noSuchUser }
             guard let shareeID = try await Self.userID(connection, name: sharee) else {
-                throw StoreError.invalid("there is no user \(sharee)")
+                throw StoreError.noSuchSharee(sharee)
             }
             guard let collection = try await Self.collectionRow(connection, ownerID: ownerID, path: [book]) else {
                 throw StoreError.notFound
             }
-            guard collection.kind == .addressBook else { throw StoreError.invalid("\(book) is not an address book") }
+            guard collection.kind == .addressBook else { throw StoreError.notAnAddressBook(book) }
             if let existing = try await Self.share(connection, owner: owner, book: book, sharee: sharee) {
                 let state = accepted ? ShareState.accepted : existing.state
                 try await connection.execute("""

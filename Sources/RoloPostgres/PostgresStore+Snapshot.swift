@@ -121,55 +121,10 @@ extension PostgresStore: StoreSnapshotting {
 
     // MARK: Reading
 
-    private struct Source {
-        var table: String
-        var columns: String
-        var key: [String]
-    }
-
-    private static func snapshotSource(_ table: SnapshotTable) -> Source {
-        switch table {
-        case .settings: Source(table: "settings", columns: "key, value", key: ["key"])
-        case .users:
-            Source(table: "users", columns: """
-                id, name, password_hash, created, display_name, email, app_passwords_only, admin, disabled, home_seq
-                """, key: ["id"])
-        case .collections:
-            Source(table: "collections", columns: """
-                id, owner_id, parent_id, path, kind, display_name, description, sync_seq, min_valid_seq, created, modified, push_topic
-                """, key: ["id"])
-        case .resources:
-            Source(table: "resources", columns: "id, collection_id, name, content_type, etag, modified, seq, uid, kind, data",
-                   key: ["id"])
-        case .changes:
-            Source(table: "changes", columns: "collection_id, seq, name, deleted, at, actor_user, actor_credential",
-                   key: ["collection_id", "seq"])
-        case .deadProperties:
-            Source(table: "dead_properties", columns: "collection_id, resource, namespace, name, xml",
-                   key: ["collection_id", "resource", "namespace", "name"])
-        case .shares:
-            Source(table: "shares", columns: """
-                id, collection_id, sharee_id, access, state, mount_name, mount_display_name, created, modified
-                """, key: ["id"])
-        case .appPasswords:
-            Source(table: "app_passwords", columns: """
-                id, user_id, public_id, name, secret_hash, read_only, all_books, created, last_used, last_address,
-                last_user_agent, revoked
-                """, key: ["id"])
-        case .accessHourly, .accessDaily:
-            Source(table: table == .accessDaily ? "access_daily" : "access_hourly", columns: """
-                user_id, credential_id, book_id, period_start, requests, cards_read, cards_written, cards_deleted, full_download
-                """, key: ["user_id", "credential_id", "book_id", "period_start"])
-        case .pushRegistrations:
-            Source(table: "push_registrations", columns: """
-                id, user_id, collection_id, credential_id, push_resource, public_key, auth_secret, expires, created,
-                last_success, failures, first_failure, retry_after
-                """, key: ["id"])
-        case .trash:
-            Source(table: "trash", columns: """
-                id, collection_id, batch, reason, name, uid, display_name, etag, replaced_by, content_type, data, trashed, "user"
-                """, key: ["id"])
-        }
+    /// The core's column lists (`SnapshotTable.columns`); `user` is a reserved word here.
+    private static func snapshotSource(_ table: SnapshotTable) -> SnapshotSource {
+        let source = SnapshotSource(table)
+        return table == .trash ? source.replacing(columns: ["user": "\"user\""], of: table) : source
     }
 
     private enum KeyValue { case int(Int64), text(String) }

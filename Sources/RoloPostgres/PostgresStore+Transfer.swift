@@ -44,11 +44,8 @@ extension PostgresStore {
                 try await Self.removeResource(connection, collectionID: collectionID, id: source.id, name: name,
                                               seq: try nextSeq(collectionID), now: now, author: write.author)
             }
-            let existing = try await Self.existingResource(connection, collectionID: targetCollectionID, name: targetName)
-            if let card, let owner = try await Self.resourceName(connection, collectionID: targetCollectionID, uid: card.uid),
-               owner != targetName {
-                throw StoreError.uidConflict(existingName: owner)
-            }
+            let existing = try await Self.checkWrite(connection, collectionID: targetCollectionID, name: targetName, card: card,
+                                                     precondition: .none)
             let seq = try nextSeq(targetCollectionID)
             if let existing {
                 try await Self.replace(connection, id: existing.id, with: write, collectionID: targetCollectionID, seq: seq, now: now)

@@ -189,18 +189,7 @@ extension PostgresStore {
                 GROUP BY value ORDER BY min(resource_id)
                 """).map { try $0.decode(String.self) }
         }
-        // An entry is the property's text, "a,b": one category per comma-separated value,
-        // the first spelling of each met (case-insensitively).
-        var seen: [String: String] = [:]
-        for value in values {
-            for category in value.split(separator: ",") {
-                let name = category.trimmingCharacters(in: .whitespaces)
-                guard !name.isEmpty else { continue }
-                let key = CaseFolding.search(name)
-                if seen[key] == nil { seen[key] = name }
-            }
-        }
-        return Array(seen.values.sorted { CaseFolding.search($0) < CaseFolding.search($1) }.prefix(max(limit, 0)))
+        return Categories.distinct(values, limit: limit)
     }
 
     public func duplicateCandidates(collectionID: Int64, limit: Int) async throws -> [[String]] {
@@ -226,27 +215,13 @@ extension PostgresStore {
 
     // MARK: Batches and the trash
 
-    private enum PreparedBatchWrite: Sendable {
-        case put(ResourceWrite, WritePrecondition, keepPrevious: Bool)
-        case trash(name: String, WritePrecondition, TrashReason)
-        case dropTrashed(Int64)
-    }
 
     public func applyCardBatch(collectionID: Int64, writes: [CardBatchWrite]) async throws -> CardBatchResult {
-        let prepared: [PreparedBatchWrite] = try writes.map { write in
-            switch write {
-            case let .put(name, data, contentType, card, precondition, keepPrevious):
-                try Naming.validateResource(name)
-                return .put(ResourceWrite(name: name, data: data, contentType: contentType, card: card), precondition,
-                            keepPrevious: keepPrevious)
-            case let .trash(name, precondition, reason):
-                return .trash(name: name, precondition, reason)
-            case let .dropTrashed(id):
-                return .dropTrashed(id)
-            }
-        }
-        let batch = UUID().uuidString.lowercased()
-        let author = ChangeAuthor.current
+        // ETags and folds before taking the writer, as for a PUT.
+        let preparedBatch = try PreparedCardBatch(writes)
+        let prepared = preparedBatch.writes
+        let batch = preparedBatch.batch
+        let author = preparedBatch.author
         let now = self.now
         let result = try await transaction { connection in
             // The book's row, locked until the commit, as by a PUT; each write below moves
@@ -261,13 +236,8 @@ extension PostgresStore {
             for write in prepared {
                 switch write {
                 case let .put(resource, precondition, keepPrevious):
-                    let existing = try await Self.existingResource(connection, collectionID: collectionID, name: resource.name)
-                    try precondition.check(currentETag: existing?.etag)
-                    if let uid = resource.card?.uid,
-                       let owner = try await Self.resourceName(connection, collectionID: collectionID, uid: uid),
-                       owner != resource.name {
-                        throw StoreError.uidConflict(existingName: owner)
-                    }
+                    let existing = try await Self.checkWrite(connection, collectionID: collectionID, name: resource.name,
+                                                             card: resource.card, precondition: precondition)
                     seq = try await Self.nextSeq(connection, collectionID: collectionID, now: now)
                     if let existing {
                         if keepPrevious {

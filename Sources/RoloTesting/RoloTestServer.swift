@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RoloServer
+import RoloSQLite
 import RoloStore
 
 /// A Rolo server inside the test process, on a free 127.0.0.1 port with a throwaway store:

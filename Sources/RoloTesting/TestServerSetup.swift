@@ -1,5 +1,6 @@
 import Foundation
 import RoloServer
+import RoloSQLite
 import RoloStore
 
 /// The store-side preparation shared by `rolo serve` (`--ephemeral`, `--fixtures`,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RoloPostgres
+import RoloSQLite
 import RoloStore
 
 /// `--database PATH|URL` (falling back to `ROLO_DATABASE`, then `./rolo-data/rolo.sqlite`),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RoloServer
+import RoloSQLite
 import RoloStore
 import RoloTesting
 import WebPush

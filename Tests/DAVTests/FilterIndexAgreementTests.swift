@@ -1,6 +1,7 @@
 import CardIndexing
 import Foundation
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 import VCard
 @testable import DAV

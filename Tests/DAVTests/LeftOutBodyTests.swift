@@ -1,6 +1,7 @@
 import DAV
 import DAVXML
 import Foundation
+import RoloSQLite
 import RoloStore
 import Testing
 

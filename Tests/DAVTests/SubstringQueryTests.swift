@@ -2,6 +2,7 @@
 import CardIndexing
 import DAVXML
 import Foundation
+import RoloSQLite
 import RoloStore
 import Testing
 import VCard

@@ -1,4 +1,5 @@
 import Foundation
+import RoloSQLite
 import RoloStore
 import Testing
 

@@ -1,6 +1,7 @@
 import CardIndexing
 import Foundation
 import RoloServer
+import RoloSQLite
 import RoloStore
 import Testing
 import VCard

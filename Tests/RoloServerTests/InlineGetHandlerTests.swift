@@ -7,6 +7,7 @@ import NIOEmbedded
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import RoloSQLite
 import RoloStore
 import Testing
 @testable import RoloServer

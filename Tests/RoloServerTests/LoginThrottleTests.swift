@@ -1,6 +1,7 @@
 import DAV
 import Foundation
 import Logging
+import RoloSQLite
 import RoloStore
 import Testing
 @testable import RoloServer

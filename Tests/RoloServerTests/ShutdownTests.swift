@@ -1,5 +1,6 @@
 import Foundation
 import RoloServer
+import RoloSQLite
 import RoloStore
 import Testing
 

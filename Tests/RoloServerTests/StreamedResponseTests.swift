@@ -2,6 +2,7 @@ import DAV
 import DAVXML
 import Foundation
 import RoloServer
+import RoloSQLite
 import RoloStore
 import Testing
 

@@ -5,6 +5,7 @@ import PostgresTestSupport
 import Synchronization
 import Testing
 @testable import RoloPostgres
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// What several processes on one database coordinate through the store (issue 20): WebDAV

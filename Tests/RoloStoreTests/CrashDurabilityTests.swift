@@ -1,6 +1,7 @@
 import Foundation
 import ProcessLaunch
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// `RoloBench store-crash-writer`, built beside the test bundle by `swift build --build-tests`.

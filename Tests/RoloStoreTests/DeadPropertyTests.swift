@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 @Suite(.closesStores) struct DeadPropertyTests {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// Keeps the store's one writer connection busy until `open()`, so that the writes sent

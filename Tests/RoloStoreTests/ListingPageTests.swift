@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+@testable import RoloSQLite
 @testable import RoloStore
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// Index entries of PUTs wait in `card_index_pending` and move into `card_index` in

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// A clock a test moves by hand: expiry without sleeping.

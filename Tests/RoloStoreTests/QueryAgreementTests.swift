@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// The index stores a fold only where it differs from another (v2 schema) and answers ASCII

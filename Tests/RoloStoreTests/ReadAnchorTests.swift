@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// The read anchor holds the newest snapshot between writes and never holds up the log:

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// The single-row reads that block their thread (`readOnCallingThread`) must never wait for

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 @Suite(.closesStores) struct SharingStoreTests {

@@ -1,4 +1,5 @@
 import Foundation
+@testable import RoloSQLite
 @testable import RoloStore
 import Testing
 

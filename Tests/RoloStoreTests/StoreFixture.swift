@@ -3,6 +3,7 @@ import GRDB
 import PostgresNIO
 import PostgresTestSupport
 @testable import RoloPostgres
+@testable import RoloSQLite
 @testable import RoloStore
 import Synchronization
 import Testing

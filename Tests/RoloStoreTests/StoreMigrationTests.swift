@@ -1,6 +1,7 @@
 import CardIndexing
 import Foundation
 @testable import RoloPostgres
+@testable import RoloSQLite
 @testable import RoloStore
 import Testing
 import VCard

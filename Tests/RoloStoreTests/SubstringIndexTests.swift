@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// contains and ends-with of three or more characters go through `card_trigrams` (schema v7)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// COPY and MOVE of one resource as one transaction: both places change together or not at all.

@@ -1,5 +1,6 @@
 import GRDB
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 @Suite struct TuningTests {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import RoloSQLite
 @testable import RoloStore
 
 /// The store side of the web UI (schema v9): list pages and searches from listing rows,

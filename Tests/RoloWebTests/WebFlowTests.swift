@@ -1,5 +1,6 @@
 import CardIndexing
 import Foundation
+import RoloSQLite
 import RoloStore
 import Testing
 import VCard

@@ -28,7 +28,7 @@ extension DAVService {
             try require(.unbind, on: info.path.count == 1 ? .home(request.user) : .collection(info), request)
             // A collection exists but has no entity tag: only `If-Match: *` style conditions hold.
             guard try await ifHeaderHolds(request, path: path, etag: nil),
-                  Preconditions.holds(Preconditions.write(request.headers), etag: "") else {
+                  Preconditions.write(request.headers).holds(currentETag: "") else {
                 throw DAVError.preconditionFailed
             }
             try await store.deleteCollection(id: info.id)

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RoloServer
+import RoloSQLite
 import RoloStore
 
 /// A real Rolo server on 127.0.0.1 with a free port and a temporary SQLite file, with

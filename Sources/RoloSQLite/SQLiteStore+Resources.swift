@@ -1,0 +1,151 @@
+import Foundation
+import RoloStore
+import GRDB
+
+extension SQLiteStore {
+    static let infoColumns = "name, content_type, etag, size, modified, seq"
+    /// Resources with their bodies (`data`), which live in their own table.
+    static let withBodies = "resources JOIN resource_bodies ON resource_id = id"
+
+    public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
+                            card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
+        try Naming.validateResource(name)
+        let write = ResourceWrite(name: name, data: data, contentType: contentType, card: card)
+        let result = try await groupCommit.write(bytes: data.count) { db in
+            let collection = try Self.collectionRow(db, id: collectionID)
+            let existing = try Self.checkWrite(db, collectionID: collectionID, name: name, card: card, precondition: precondition)
+            let seq = collection.syncSeq + 1
+            let now = self.now
+            let statements = try ResourceStatements(db)
+            if let existing {
+                try statements.replace(id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
+            } else if try !statements.insert(write, collectionID: collectionID, seq: seq, now: now) {
+                throw StoreError.alreadyExists // unreachable: name and UID were checked above
+            }
+            try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+            self.pendingIndex.add(write.entries.count)
+            return PutResult(etag: write.etag, created: existing == nil, seq: seq)
+        }
+        bookChanges.publish(collectionID: collectionID, seq: result.seq)
+        return result
+    }
+
+    public func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws {
+        let author = ChangeAuthor.current
+        let seq = try await groupCommit.write(bytes: 0) { db in
+            let collection = try Self.collectionRow(db, id: collectionID)
+            let existing = try Self.existingResource(db, collectionID: collectionID, name: name)
+            try precondition.check(currentETag: existing?.etag)
+            guard let existing else { throw StoreError.notFound }
+            let seq = collection.syncSeq + 1
+            let now = self.now
+            try Self.removeResource(db, collectionID: collectionID, id: existing.id, name: name, seq: seq, now: now,
+                                    author: author)
+            try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
+            // Its trigram row is now stale: counted so that deletes alone also bring a merge.
+            self.pendingIndex.add(1)
+            return seq
+        }
+        bookChanges.publish(collectionID: collectionID, seq: seq)
+    }
+
+    public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
+        try readOnCallingThread(.storedResource, bind: { $0.add(collectionID); $0.add(name) }, row: Self.storedResource(from:))
+    }
+
+    public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
+        try resourceImmediately(owner: owner, collectionPath: collectionPath, name: name)
+    }
+
+    /// One prepared JOIN on a row reader (`readOnCallingThread`): collection and resource in
+    /// one snapshot, without waiting for a connection.
+    public func resourceImmediately(owner: String, collectionPath: [String], name: String) throws -> LocatedResource? {
+        guard !collectionPath.isEmpty else { return nil }
+        let path = Self.joined(collectionPath)
+        return try readOnCallingThread(.locatedResource, bind: { $0.add(owner); $0.add(path); $0.add(name) }) { columns in
+            LocatedResource(collection: Self.collectionInfo(from: columns),
+                            resource: Self.storedResource(from: columns.advanced(by: RowReader.Query.collectionColumnCount)))
+        }
+    }
+
+    public func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo? {
+        try readOnCallingThread(.resourceInfo, bind: { $0.add(collectionID); $0.add(name) }, row: Self.resourceInfo(from:))
+    }
+
+    public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
+        guard !path.isEmpty else { return nil }
+        let joinedPath = Self.joined(path)
+        return try readOnCallingThread(.collectionMember, bind: { $0.add(owner); $0.add(joinedPath); $0.add(name) }) { columns in
+            let resource = columns.advanced(by: RowReader.Query.collectionColumnCount)
+            return CollectionMember(collection: Self.collectionInfo(from: columns),
+                                    resource: resource.isNull(0) ? nil : Self.resourceInfo(from: resource))
+        }
+    }
+
+    public func resourceName(collectionID: Int64, uid: String) async throws -> String? {
+        try await pool.read { db in try Self.resourceName(db, collectionID: collectionID, uid: uid) }
+    }
+
+    // MARK: Helpers shared with import
+
+    static func resourceName(_ db: Database, collectionID: Int64, uid: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM resources WHERE collection_id = ? AND uid = ?")
+            .bound([collectionID, uid]))
+    }
+
+    static func existingResource(_ db: Database, collectionID: Int64, name: String) throws -> ExistingResource? {
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, etag, uid FROM resources WHERE collection_id = ? AND name = ?")
+            .bound([collectionID, name]))
+        return row.map { ExistingResource(id: $0[0], etag: $0[1], uid: $0[2]) }
+    }
+
+    /// What a write of `card` as `name` finds, judged by `WriteRules`.
+    static func checkWrite(_ db: Database, collectionID: Int64, name: String, card: CardMetadata?,
+                           precondition: WritePrecondition) throws -> ExistingResource? {
+        let existing = try existingResource(db, collectionID: collectionID, name: name)
+        let holder = try card.flatMap { try resourceName(db, collectionID: collectionID, uid: $0.uid) }
+        try WriteRules.checkWrite(name: name, card: card, precondition: precondition, existing: existing, uidHolder: holder)
+        return existing
+    }
+
+    /// Deletes the resource (index and member rows cascade) and its dead properties, and
+    /// leaves a tombstone in the change log.
+    static func removeResource(_ db: Database, collectionID: Int64, id: Int64, name: String, seq: Int64, now: Double,
+                               author: ChangeAuthor?) throws {
+        try db.cachedStatement(sql: "DELETE FROM resources WHERE id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?")
+            .execute(arguments: [collectionID, name])
+        try recordChange(db, collectionID: collectionID, name: name, deleted: true, seq: seq, now: now, author: author)
+    }
+
+    static func setSyncSeq(_ db: Database, collectionID: Int64, seq: Int64, now: Double) throws {
+        try db.cachedStatement(sql: "UPDATE collections SET sync_seq = ?, modified = ? WHERE id = ?")
+            .execute(arguments: [seq, now, collectionID])
+    }
+
+    /// Reads the columns in the order of `infoColumns`.
+    static func resourceInfo(from row: some ColumnSource) -> ResourceInfo {
+        ResourceInfo(name: row.text(0), contentType: row.text(1), etag: row.text(2), size: row.int(3),
+                     modified: Date(timeIntervalSince1970: row.double(4)), seq: row.int64(5))
+    }
+
+    /// Reads `infoColumns` and then `data`.
+    static func storedResource(from row: some ColumnSource) -> StoredResource {
+        StoredResource(info: resourceInfo(from: row), data: row.data(6))
+    }
+
+    /// Reads `bodyColumns(upTo:)`: a NULL body is one left in the store.
+    static func storedResource(from row: ColumnReader, limited: Bool) -> StoredResource {
+        guard limited, row.isNull(6) else { return storedResource(from: row) }
+        return StoredResource(info: resourceInfo(from: row), data: Data(), bodyLeftOut: true)
+    }
+}
+
+extension Statement {
+    /// Binds arguments without GRDB's per-call validation, which costs more than the insert
+    /// itself on import hot paths; callers pass exactly one value per placeholder.
+    func bound(_ arguments: StatementArguments) -> Statement {
+        setUncheckedArguments(arguments)
+        return self
+    }
+}

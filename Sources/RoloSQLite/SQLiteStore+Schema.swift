@@ -1,0 +1,445 @@
+import RoloStore
+import GRDB
+
+extension SQLiteStore {
+    /// The schema, one migration per released change. Foreign keys cascade so that deleting
+    /// a user, a collection or a resource removes everything that hangs off it.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE users (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    password_hash TEXT NOT NULL,
+                    created REAL NOT NULL
+                );
+                -- path: the components below the owner's home joined by '/', which no name contains.
+                -- min_valid_seq: tokens older than this lost tombstones to compaction.
+                CREATE TABLE collections (
+                    id INTEGER PRIMARY KEY,
+                    owner_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    parent_id INTEGER REFERENCES collections(id) ON DELETE CASCADE,
+                    path TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('addressbook', 'plain')),
+                    display_name TEXT,
+                    description TEXT,
+                    sync_seq INTEGER NOT NULL DEFAULT 0,
+                    min_valid_seq INTEGER NOT NULL DEFAULT 0,
+                    created REAL NOT NULL,
+                    modified REAL NOT NULL,
+                    UNIQUE (owner_id, path)
+                );
+                CREATE INDEX collections_parent ON collections(parent_id);
+                CREATE TABLE resources (
+                    id INTEGER PRIMARY KEY,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    content_type TEXT NOT NULL,
+                    etag TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified REAL NOT NULL,
+                    seq INTEGER NOT NULL,
+                    uid TEXT,
+                    kind TEXT,
+                    UNIQUE (collection_id, name)
+                );
+                CREATE UNIQUE INDEX resources_uid ON resources(collection_id, uid) WHERE uid IS NOT NULL;
+                -- Search index: value verbatim (i;octet), ASCII-folded and Unicode-folded.
+                -- Clustered by resource (no separate rowid b-tree); the two folded indexes
+                -- cover the queries and carry the resource id.
+                CREATE TABLE card_index (
+                    resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    collection_id INTEGER NOT NULL,
+                    property TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    value_ascii TEXT NOT NULL,
+                    value_unicode TEXT NOT NULL,
+                    PRIMARY KEY (resource_id, position)
+                ) WITHOUT ROWID;
+                CREATE INDEX card_index_ascii ON card_index(collection_id, property, value_ascii);
+                CREATE INDEX card_index_unicode ON card_index(collection_id, property, value_unicode);
+                CREATE TABLE group_members (
+                    resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+                    collection_id INTEGER NOT NULL,
+                    member_uid TEXT NOT NULL
+                );
+                CREATE INDEX group_members_resource ON group_members(resource_id);
+                CREATE INDEX group_members_uid ON group_members(collection_id, member_uid);
+                -- The change log keeps the latest change per name: what a sync needs.
+                CREATE TABLE changes (
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    deleted INTEGER NOT NULL,
+                    at REAL NOT NULL,
+                    PRIMARY KEY (collection_id, seq),
+                    UNIQUE (collection_id, name)
+                ) WITHOUT ROWID;
+                -- resource '' holds the collection's own properties.
+                CREATE TABLE dead_properties (
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    resource TEXT NOT NULL,
+                    namespace TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    xml TEXT NOT NULL,
+                    PRIMARY KEY (collection_id, resource, namespace, name)
+                ) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration("v2-lean-card-index") { db in
+            // Each index entry cost three b-tree inserts (table, ASCII index, Unicode index)
+            // and a foreign-key lookup. Most values are ASCII, whose two folds are equal, and
+            // many are already their own fold, so v2 stores a fold or the verbatim value only
+            // where it differs (NULL otherwise) and indexes the ASCII fold only for the rows
+            // that have one. The index is derived data written with its resource: a trigger
+            // removes it with the resource (also on cascades), instead of a foreign key
+            // checked on every one of a card's inserts; integrityCheck() looks for orphans.
+            try db.execute(sql: """
+                CREATE TABLE card_index_v2 (
+                    resource_id INTEGER NOT NULL,
+                    position INTEGER NOT NULL,
+                    collection_id INTEGER NOT NULL,
+                    property TEXT NOT NULL,
+                    -- i;unicode-casemap fold.
+                    value_unicode TEXT NOT NULL,
+                    -- i;ascii-casemap fold; NULL when equal to value_unicode.
+                    value_ascii TEXT,
+                    -- The value verbatim (i;octet); NULL when equal to its ASCII fold.
+                    value TEXT,
+                    PRIMARY KEY (resource_id, position)
+                ) WITHOUT ROWID;
+                INSERT INTO card_index_v2 (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
+                    SELECT resource_id, position, collection_id, property, value_unicode,
+                           NULLIF(value_ascii, value_unicode), NULLIF(value, value_ascii)
+                    FROM card_index;
+                DROP TABLE card_index;
+                ALTER TABLE card_index_v2 RENAME TO card_index;
+                -- Covers every query: value_ascii IS NULL tells that the Unicode fold is
+                -- also the ASCII one.
+                CREATE INDEX card_index_unicode ON card_index(collection_id, property, value_unicode, value_ascii);
+                CREATE INDEX card_index_ascii ON card_index(collection_id, property, value_ascii)
+                    WHERE value_ascii IS NOT NULL;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                END;
+                """)
+        }
+        migrator.registerMigration("v3-resource-bodies") { db in
+            // Listings, syncs and index hits read the names, ETags and sizes of many
+            // resources; with the bodies inline those rows spread over four times the pages.
+            // Bodies live apart, keyed by resource id, and go with their resource.
+            try db.execute(sql: """
+                CREATE TABLE resource_bodies (
+                    resource_id INTEGER PRIMARY KEY REFERENCES resources(id) ON DELETE CASCADE,
+                    data BLOB NOT NULL
+                );
+                INSERT INTO resource_bodies (resource_id, data) SELECT id, data FROM resources;
+                ALTER TABLE resources DROP COLUMN data;
+                """)
+        }
+        migrator.registerMigration("v4-listing-index") { db in
+            // Listings (PROPFIND Depth 1, initial sync, index hits, multiget) read a card's
+            // name, ETag, size, date and content type by name. Through the unique name index
+            // each row costs a lookup in the table b-tree, on a page that name order visits
+            // at random: 40% of the SQLite time of a 10,000-card listing, and at 100,000 cards
+            // a pread per row. This index covers them, in name order; the rowid it carries
+            // joins the bodies. One more b-tree entry per write, measured in
+            // Docs/performance.md ("Listings from a covering index").
+            try db.execute(sql: """
+                CREATE INDEX resources_listing ON resources(collection_id, name, etag, size, modified, seq, content_type);
+                """)
+        }
+        migrator.registerMigration("v5-pending-index") { db in
+            // A card's index entries land at random places of the two value indexes: about
+            // nine b-tree leaves written per card on every commit, half the log a PUT
+            // writes. New entries are appended to this table instead (clustered by
+            // resource, like card_index) and moved into card_index in batches by the writer
+            // between bursts of writes (`SQLiteStore.mergePendingIndex`), where each leaf
+            // is written once per batch. Queries read both tables. A resource's entries are
+            // always all in one of them: writes replace them whole.
+            try db.execute(sql: """
+                CREATE TABLE card_index_pending (
+                    resource_id INTEGER NOT NULL,
+                    position INTEGER NOT NULL,
+                    collection_id INTEGER NOT NULL,
+                    property TEXT NOT NULL,
+                    value_unicode TEXT NOT NULL,
+                    value_ascii TEXT,
+                    value TEXT,
+                    PRIMARY KEY (resource_id, position)
+                ) WITHOUT ROWID;
+                DROP TRIGGER resources_delete_index;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                    DELETE FROM card_index_pending WHERE resource_id = OLD.id;
+                END;
+                """)
+        }
+        migrator.registerMigration("v6-sharing") { db in
+            // Shared books, app passwords and the access history (issue 17). Existing rows
+            // are kept as they are: every card, ETag and sync token stays valid.
+            try db.execute(sql: """
+                ALTER TABLE users ADD COLUMN display_name TEXT;
+                ALTER TABLE users ADD COLUMN email TEXT;
+                ALTER TABLE users ADD COLUMN app_passwords_only INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+                -- The home's ctag: moves when the collections listed in the home change.
+                ALTER TABLE users ADD COLUMN home_seq INTEGER NOT NULL DEFAULT 0;
+                -- Who made each change (NULL for changes made before v6 and by bulk tools);
+                -- credential 0 is the account password.
+                ALTER TABLE changes ADD COLUMN actor_user TEXT;
+                ALTER TABLE changes ADD COLUMN actor_credential INTEGER;
+                -- Server-wide secrets made once (the app-password pepper, later push keys).
+                CREATE TABLE settings (
+                    key TEXT PRIMARY KEY,
+                    value BLOB NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE shares (
+                    id INTEGER PRIMARY KEY,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    sharee_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    access TEXT NOT NULL CHECK (access IN ('read', 'read-write')),
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'accepted')),
+                    mount_name TEXT NOT NULL,
+                    mount_display_name TEXT,
+                    created REAL NOT NULL,
+                    modified REAL NOT NULL,
+                    UNIQUE (collection_id, sharee_id),
+                    UNIQUE (sharee_id, mount_name)
+                );
+                -- secret_hash: HMAC-SHA-256 under the pepper; public_id: the lookup key
+                -- the token carries (rolo_<public_id>_<secret>).
+                CREATE TABLE app_passwords (
+                    id INTEGER PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    public_id TEXT NOT NULL UNIQUE,
+                    name TEXT NOT NULL,
+                    secret_hash BLOB NOT NULL,
+                    read_only INTEGER NOT NULL,
+                    all_books INTEGER NOT NULL,
+                    created REAL NOT NULL,
+                    last_used REAL,
+                    last_address TEXT,
+                    last_user_agent TEXT,
+                    revoked REAL
+                );
+                CREATE UNIQUE INDEX app_passwords_live_name ON app_passwords(user_id, name) WHERE revoked IS NULL;
+                CREATE TABLE app_password_books (
+                    app_password_id INTEGER NOT NULL REFERENCES app_passwords(id) ON DELETE CASCADE,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    PRIMARY KEY (app_password_id, collection_id)
+                ) WITHOUT ROWID;
+                -- Counts only, never which cards. book_id 0: requests that touched no book.
+                -- period_start: the hour (access_hourly) or the UTC day (access_daily).
+                CREATE TABLE access_hourly (
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    credential_id INTEGER NOT NULL,
+                    book_id INTEGER NOT NULL,
+                    period_start INTEGER NOT NULL,
+                    requests INTEGER NOT NULL,
+                    cards_read INTEGER NOT NULL,
+                    cards_written INTEGER NOT NULL,
+                    cards_deleted INTEGER NOT NULL,
+                    full_download INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, credential_id, book_id, period_start)
+                ) WITHOUT ROWID;
+                CREATE INDEX access_hourly_book ON access_hourly(book_id, period_start);
+                CREATE TABLE access_daily (
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    credential_id INTEGER NOT NULL,
+                    book_id INTEGER NOT NULL,
+                    period_start INTEGER NOT NULL,
+                    requests INTEGER NOT NULL,
+                    cards_read INTEGER NOT NULL,
+                    cards_written INTEGER NOT NULL,
+                    cards_deleted INTEGER NOT NULL,
+                    full_download INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, credential_id, book_id, period_start)
+                ) WITHOUT ROWID;
+                CREATE INDEX access_daily_book ON access_daily(book_id, period_start);
+                -- A book's history goes with the book (the users' rows cascade).
+                CREATE TRIGGER collections_delete_history AFTER DELETE ON collections BEGIN
+                    DELETE FROM access_hourly WHERE book_id = OLD.id;
+                    DELETE FROM access_daily WHERE book_id = OLD.id;
+                END;
+                """)
+        }
+        migrator.registerMigration("v7-substring-index") { db in
+            // contains and ends-with scanned every value of the property in the book, so
+            // their cost grew with the book, not with the matches. card_trigrams finds the
+            // cards whose values hold every trigram of the needle; the query then checks
+            // each candidate's card_index rows exactly (`SQLiteStore.substringMatchSQL`).
+            // One row per card (rowid = resource id) whose text is its merged values: the
+            // Unicode fold, and the ASCII fold where it differs (`SQLiteStore.trigramText`).
+            // detail=none keeps no positions: half the size of detail=full and measured as
+            // fast, since the exact check does what phrase positions would. columnsize=0
+            // drops ranking data nothing uses. Like card_index it is written when pending
+            // entries are merged, never by a PUT: a replaced card's row is replaced then, and
+            // a deleted card's row (or one left without entries) is only noted in
+            // card_trigram_stale and dropped then (`mergePendingIndex`). Until then a stale
+            // row adds candidates that fail the exact check, nothing more.
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE card_trigrams USING fts5(
+                    text, tokenize = 'trigram case_sensitive 1', detail = none, columnsize = 0);
+                CREATE TABLE card_trigram_stale (resource_id INTEGER PRIMARY KEY);
+                INSERT INTO card_trigrams (rowid, text)
+                    SELECT resource_id, \(SQLiteStore.trigramText) FROM card_index GROUP BY resource_id;
+                DROP TRIGGER resources_delete_index;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                    DELETE FROM card_index_pending WHERE resource_id = OLD.id;
+                    INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (OLD.id);
+                END;
+                """)
+        }
+        migrator.registerMigration("v8-push") { db in
+            // WebDAV-Push (issue 18). Every book gets a topic: random, so that it says
+            // nothing about the book and survives a rename, and never reused (unique).
+            // A trigger gives new books theirs, whichever statement creates them.
+            try db.execute(sql: """
+                ALTER TABLE collections ADD COLUMN push_topic TEXT;
+                UPDATE collections SET push_topic = lower(hex(randomblob(16)));
+                CREATE UNIQUE INDEX collections_push_topic ON collections(push_topic);
+                CREATE TRIGGER collections_push_topic AFTER INSERT ON collections
+                WHEN NEW.push_topic IS NULL BEGIN
+                    UPDATE collections SET push_topic = lower(hex(randomblob(16))) WHERE id = NEW.id;
+                END;
+                -- One row per user, book and push resource: registering again renews it.
+                -- credential_id 0 is the account password.
+                CREATE TABLE push_registrations (
+                    id TEXT PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    credential_id INTEGER NOT NULL,
+                    push_resource TEXT NOT NULL,
+                    public_key BLOB NOT NULL,
+                    auth_secret BLOB NOT NULL,
+                    expires REAL NOT NULL,
+                    created REAL NOT NULL,
+                    last_success REAL,
+                    failures INTEGER NOT NULL DEFAULT 0,
+                    first_failure REAL,
+                    retry_after REAL,
+                    UNIQUE (collection_id, user_id, push_resource)
+                );
+                CREATE INDEX push_registrations_user ON push_registrations(user_id);
+                -- A registration lives no longer than the access that allowed it: the
+                -- sharee's share, the app password that made it.
+                CREATE TRIGGER shares_delete_push AFTER DELETE ON shares BEGIN
+                    DELETE FROM push_registrations WHERE collection_id = OLD.collection_id AND user_id = OLD.sharee_id;
+                END;
+                CREATE TRIGGER app_passwords_revoke_push AFTER UPDATE OF revoked ON app_passwords
+                WHEN NEW.revoked IS NOT NULL BEGIN
+                    DELETE FROM push_registrations WHERE credential_id = NEW.id;
+                END;
+                CREATE TRIGGER app_passwords_delete_push AFTER DELETE ON app_passwords BEGIN
+                    DELETE FROM push_registrations WHERE credential_id = OLD.id;
+                END;
+                """)
+        }
+        migrator.registerMigration("v9-web") { db in
+            // The web UI (issue 19). card_listings: a card's list row, written with the card
+            // (`CardMetadata.listing`), clustered by (book, group or not, sort key, name) so a
+            // page of a list, a letter jump or a search in sort order reads consecutive rows
+            // and never a card. Cards stored before v9 get theirs from
+            // `backfillCardListings`, which needs a vCard parser the store does not have.
+            // card_listing_trigrams: the search lines in an FTS5 trigram table, written at
+            // the pending-index merge like card_trigrams (v7), for searches whose words are
+            // rare in the book (`SQLiteStore.cardListings`).
+            // trash: cards the web UI deleted, merged away or replaced in a merge, kept 30
+            // days to put back. web_sessions: signed-in browsers, shared by every process and
+            // ended with their user. users.disabled: an admin's switch.
+            try db.execute(sql: """
+                CREATE TABLE card_listings (
+                    collection_id INTEGER NOT NULL,
+                    is_group INTEGER NOT NULL,
+                    sort_key TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    resource_id INTEGER NOT NULL UNIQUE,
+                    display_name TEXT NOT NULL,
+                    organization TEXT,
+                    email TEXT,
+                    phone TEXT,
+                    has_photo INTEGER NOT NULL,
+                    search_text TEXT NOT NULL,
+                    PRIMARY KEY (collection_id, is_group, sort_key, name)
+                ) WITHOUT ROWID;
+                CREATE VIRTUAL TABLE card_listing_trigrams USING fts5(
+                    text, tokenize = 'trigram case_sensitive 1', detail = none, columnsize = 0);
+                DROP TRIGGER resources_delete_index;
+                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+                    DELETE FROM card_index WHERE resource_id = OLD.id;
+                    DELETE FROM card_index_pending WHERE resource_id = OLD.id;
+                    INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (OLD.id);
+                    DELETE FROM card_listings WHERE resource_id = OLD.id;
+                END;
+                CREATE TABLE trash (
+                    id INTEGER PRIMARY KEY,
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    batch TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    uid TEXT NOT NULL,
+                    display_name TEXT NOT NULL,
+                    etag TEXT NOT NULL,
+                    replaced_by TEXT,
+                    content_type TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    trashed REAL NOT NULL,
+                    user TEXT
+                );
+                CREATE INDEX trash_collection ON trash(collection_id, trashed);
+                CREATE INDEX trash_batch ON trash(batch);
+                CREATE TABLE web_sessions (
+                    token_hash TEXT PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    csrf_token TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    last_seen REAL NOT NULL
+                );
+                CREATE INDEX web_sessions_user ON web_sessions(user_id);
+                ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
+        migrator.registerMigration("v10-coordination") { db in
+            // Several processes on one database (issue 20), kept alike in SQLite so that one
+            // code path serves both. locks: WebDAV write locks (were in memory); home is the
+            // first component of root, the only locks one can conflict with. last_sent_seq:
+            // the book's seq of the last message claimed for a registration, so that
+            // exactly one process sends each (starting at the book's current seq: nothing
+            // is owed for changes before the upgrade). login_failures: the failed-login
+            // throttle's counts per subnet and per account, kept by every process alike.
+            try db.execute(sql: """
+                CREATE TABLE locks (
+                    token TEXT PRIMARY KEY,
+                    user TEXT NOT NULL,
+                    home TEXT NOT NULL,
+                    root TEXT NOT NULL,
+                    root_href TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    infinite INTEGER NOT NULL,
+                    owner_xml TEXT NOT NULL,
+                    timeout INTEGER NOT NULL,
+                    expires REAL NOT NULL
+                );
+                CREATE INDEX locks_home ON locks(home);
+                CREATE INDEX locks_user ON locks(user);
+                CREATE TABLE login_failures (
+                    kind TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    failures INTEGER NOT NULL,
+                    last_failure REAL NOT NULL,
+                    PRIMARY KEY (kind, key)
+                ) WITHOUT ROWID;
+                CREATE INDEX login_failures_last ON login_failures(last_failure);
+                ALTER TABLE push_registrations ADD COLUMN last_sent_seq INTEGER NOT NULL DEFAULT 0;
+                UPDATE push_registrations
+                SET last_sent_seq = (SELECT sync_seq FROM collections WHERE id = push_registrations.collection_id);
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,175 @@
+import CSQLiteConfig
+import Foundation
+import RoloStore
+import GRDB
+
+/// The embedded `RoloStore`: one SQLite file in WAL mode through a GRDB `DatabasePool`, so
+/// readers (PROPFIND, GET, REPORT) never wait for a writer and every write is one
+/// transaction. Hot paths use cached prepared statements and row cursors. Puts and deletes
+/// of single resources share transactions through `GroupCommit` (one fsync for many).
+public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
+    let pool: DatabasePool
+    /// Read-only connections for single-row lookups on the calling thread (see `RowReaders`).
+    let rowReaders: RowReaders
+    /// Batches `putResource` and `deleteResource` into shared transactions.
+    let groupCommit: GroupCommit
+    /// Holds the newest read mark between writes (`ReadAnchor`).
+    let readAnchor: ReadAnchor
+    /// Index entries written since the last merge (`SQLiteStore+PendingIndex.swift`).
+    let pendingIndex: PendingIndexCount
+    /// Whether a substring query of a book uses the trigram index (`SubstringIndexChoice`).
+    let substringIndex: SubstringIndexChoice
+    /// bcrypt work factor for new password hashes (10 in production, 4 in tests).
+    let bcryptCost: UInt8
+    /// Time stamped on everything written; `.fixed` for deterministic test servers.
+    public let clock: StoreClock
+    /// The key of app-password hashes (`SQLiteStore+AppPasswords.swift`); replaced when
+    /// `rolo migrate` restores another store's (`finishRestore`).
+    let pepperValue: LockedValue<Data>
+    var pepper: Data { pepperValue.value }
+    /// Committed changes of books, for push (published after each commit).
+    public let bookChanges = BookChangeFeed()
+    /// How many WebDAV locks the file holds (`SQLiteStore+Coordination.swift`).
+    let lockRows = LockRowHint()
+    /// Folder removed on `close()` for stores made by `temporary()`.
+    private let temporaryFolder: URL?
+
+    /// Opens (or creates) the database at `path`, creating parent folders and running
+    /// migrations.
+    public convenience init(path: String, bcryptCost: UInt8 = 10, clock: StoreClock = .system,
+                            tuning: Tuning = .default) throws {
+        try self.init(path: path, bcryptCost: bcryptCost, clock: clock, tuning: tuning, temporaryFolder: nil)
+    }
+
+    /// SQLite's process-wide settings, applied once, before this process's first
+    /// connection: memory statistics off (`CSQLiteConfig`). Had another part of the process
+    /// opened a connection first, SQLite keeps its defaults.
+    static let processSettings: Int32 = rolo_sqlite_disable_memory_statistics()
+
+    private init(path: String, bcryptCost: UInt8, clock: StoreClock, tuning: Tuning, temporaryFolder: URL?) throws {
+        _ = Self.processSettings
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(10)
+        configuration.maximumReaderCount = max(tuning.maximumReaders, 1)
+        configuration.prepareDatabase { db in
+            if !db.configuration.readonly {
+                // GroupCommit runs each write in a savepoint, whose journal (the pages'
+                // contents before it) SQLite spills to a temporary file past 64 KiB: one
+                // extra write per touched page. In memory it lasts until the savepoint ends.
+                try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            }
+            try tuning.apply(to: db)
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        // Durable against power loss, not only against a crashed process: every COMMIT
+        // waits for the disk. Set here, not in prepareDatabase: turning WAL on, GRDB sets
+        // the writer to NORMAL after prepareDatabase ran (commits then reach the disk only
+        // at checkpoints).
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        substringIndex = SubstringIndexChoice(minimumBookCards: max(tuning.substringIndexMinimumCards, 0))
+        let pendingIndex = PendingIndexCount()
+        self.pendingIndex = pendingIndex
+        let readAnchor = try ReadAnchor(path: path)
+        self.readAnchor = readAnchor
+        groupCommit = GroupCommit(pool: pool, limits: GroupCommit.Limits(maximumWrites: max(tuning.maximumWritesPerCommit, 1)),
+                                  upkeep: Self.pendingIndexUpkeep(pendingIndex, mergeAt: max(tuning.pendingIndexEntries, 1)),
+                                  readAnchor: readAnchor)
+        self.bcryptCost = bcryptCost
+        self.clock = clock
+        self.temporaryFolder = temporaryFolder
+        try Self.migrator.migrate(pool)
+        pepperValue = LockedValue(try Self.loadPepper(pool))
+        // Entries a stopped server left pending (or trigram rows stale): merged now, not after the next burst.
+        try pool.writeWithoutTransaction { db in
+            if try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM card_index_pending) OR EXISTS (SELECT 1 FROM card_trigram_stale)
+                """) == true {
+                try Self.mergePendingIndex(db)
+            }
+        }
+        // A thread blocks in a lookup only for the read itself. The threads that run them are
+        // the event loops and the listings' read-ahead (`PrefetchingPages`): as many
+        // connections as the pool has readers stay open; more open when needed.
+        rowReaders = RowReaders(path: path, setupSQL: tuning.pragmas(readonly: true),
+                                maximumIdle: max(1, tuning.maximumReaders))
+        readAnchor.holdNewest()
+    }
+
+    /// A store on a fresh file in a temporary folder, removed by `close()`: for tests and
+    /// ephemeral servers (a WAL pool needs a real file, not `:memory:`).
+    public static func temporary(bcryptCost: UInt8 = 4, clock: StoreClock = .system,
+                                 tuning: Tuning = .default) throws -> SQLiteStore {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rolo-\(UUID().uuidString)", isDirectory: true)
+        return try SQLiteStore(path: folder.appendingPathComponent("rolo.sqlite").path,
+                               bcryptCost: bcryptCost, clock: clock, tuning: tuning, temporaryFolder: folder)
+    }
+
+    /// The database file.
+    public var path: String { pool.path }
+
+    /// Closes every connection; a temporary store also deletes its files. First the
+    /// write-ahead log is copied into the database and truncated (`PRAGMA
+    /// wal_checkpoint(TRUNCATE)`), once the read connections that could hold it back are
+    /// closed: a stopped server leaves all its data in the one file, which a copy or backup
+    /// of that file alone then holds whole, and the next start replays no log.
+    public func close() throws {
+        readAnchor.close()
+        rowReaders.close()
+        // A failed checkpoint (a read still open somewhere) leaves the log for the next
+        // start to replay: the store closes all the same. It waits briefly, not the busy
+        // timeout: a TRUNCATE checkpoint holds the file's write lock while it waits for other
+        // processes' readers, and a process that reads and then writes (a `rolo` command
+        // next to this one) waited for it in turn, both for 10 s, and then failed.
+        try? pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA busy_timeout = 200")
+            _ = try db.checkpoint(.truncate)
+        }
+        try pool.close()
+        if let temporaryFolder {
+            try? FileManager.default.removeItem(at: temporaryFolder)
+        }
+    }
+
+    /// Copies the live database to `path` with SQLite's online backup API: a consistent
+    /// snapshot, taken while readers and writers keep working.
+    public func backup(to path: String) throws {
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        let destination = try DatabaseQueue(path: path)
+        try pool.backup(to: destination)
+        try destination.close()
+    }
+
+    /// Copies the write-ahead log into the database file and truncates it (after a big
+    /// import, before measuring or copying the file).
+    public func checkpoint() async throws {
+        try await pool.writeWithoutTransaction { [readAnchor] db in
+            // A TRUNCATE checkpoint waits for every reader.
+            readAnchor.release()
+            defer { readAnchor.holdNewest() }
+            _ = try db.checkpoint(.truncate)
+        }
+    }
+
+    /// Runs a lookup of a row on the calling thread, blocking it for the microseconds the
+    /// read takes. GRDB's async `read` hops to a reader's dispatch queue and back, which costs
+    /// more than such a read. These lookups never use the pool's readers: a thread blocked
+    /// waiting for one may be the very thread (an event loop, or one of the few
+    /// cooperative-pool threads) that the async reads holding them need in order to resume
+    /// and give them back; seen as a server that stopped answering even `/health`.
+    /// `RowReaders` never makes a lookup wait. Row lookups, and reads whose size the caller
+    /// bounds (a page of a listing, a page of named cards, a resource's dead properties)
+    /// read this way; reads that nothing bounds (a change log, an index scan, a whole
+    /// book) keep the async `read`, so that an event loop never stops for them.
+    func readOnCallingThread<T>(_ query: RowReader.Query, bind: (inout DirectBindings) -> Void,
+                                row: (ColumnReader) -> T) throws -> T? {
+        try rowReaders.read { reader in try reader.fetchOne(query, bind: bind, row: row) }
+    }
+
+    /// Seconds since 1970 by the store's clock, as the tables keep them.
+    var now: Double { clock.now.timeIntervalSince1970 }
+}
