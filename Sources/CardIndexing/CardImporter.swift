@@ -148,7 +148,7 @@ public enum CardImporter {
     /// whole cards only). A card whose UID is already in the book replaces that resource.
     /// `progress` gets the number of cards written after each batch.
     @discardableResult
-    public static func store(_ cards: [PreparedCard], collectionID: Int64, in store: any RoloStore,
+    public static func store(_ cards: [PreparedCard], collectionID: Int64, in store: any CardStore,
                              batchSize: Int = 500, progress: ((Int) -> Void)? = nil) async throws -> Counts {
         // A book that never changed holds nothing: skip the per-card lookups.
         let fresh = try await store.collection(id: collectionID)?.syncSeq == 0

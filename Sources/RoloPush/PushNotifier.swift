@@ -45,7 +45,7 @@ public enum PushEvent: String, Sendable {
 /// `push-message` with the book's topic and current sync token. Nothing here runs on a
 /// request's path: a hanging push service delays only its own deliveries.
 public actor PushNotifier {
-    private let store: any RoloStore
+    private let store: any CardStore & PushStore & StoreCoordination
     private let deliver: @Sendable (PushDelivery) async -> PushDeliveryResult
     private let syncToken: @Sendable (_ collectionID: Int64, _ seq: Int64) -> String
     private let settings: PushNotifierSettings
@@ -79,7 +79,7 @@ public actor PushNotifier {
         var due: ContinuousClock.Instant
     }
 
-    public init(store: any RoloStore, clock wallClock: StoreClock = .system,
+    public init(store: any CardStore & PushStore & StoreCoordination, clock wallClock: StoreClock = .system,
                 settings: PushNotifierSettings = PushNotifierSettings(), logger: Logger,
                 syncToken: @escaping @Sendable (_ collectionID: Int64, _ seq: Int64) -> String,
                 onEvent: @escaping @Sendable (PushEvent) -> Void = { _ in },

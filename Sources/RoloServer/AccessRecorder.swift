@@ -22,14 +22,14 @@ final class AccessRecorder: Service, Sendable {
         var uses: [Int64: CredentialUse] = [:]
     }
 
-    private let store: any RoloStore
+    private let store: any AccountStore & StoreCoordination
     private let interval: Duration
     private let retention: AccessRetention
     private let logger: Logger
     private let pending = Mutex(Pending())
     private let lastPrune = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(store: any RoloStore, interval: Duration, retention: AccessRetention, logger: Logger) {
+    init(store: any AccountStore & StoreCoordination, interval: Duration, retention: AccessRetention, logger: Logger) {
         self.store = store; self.interval = interval; self.retention = retention; self.logger = logger
     }
 

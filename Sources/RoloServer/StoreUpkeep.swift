@@ -11,7 +11,7 @@ import VCard
 /// idle or old past their limits. Each job runs under a maintenance lease: with several
 /// processes on one PostgreSQL database, one at a time does it and the others skip that turn.
 struct StoreUpkeep: Service {
-    let store: any RoloStore
+    let store: any WebStore & StoreCoordination
     let trashRetention: Duration
     let sessionIdleLimit: Duration
     let sessionLifetime: Duration

@@ -10,10 +10,10 @@ struct LockTable: Sendable {
     typealias Scope = WriteLockScope
     typealias ActiveLock = WriteLock
 
-    let store: any RoloStore
+    let store: any StoreCoordination
     private let tokens: TokenSource
 
-    init(store: any RoloStore, sequentialTokens: Bool = false) {
+    init(store: any StoreCoordination, sequentialTokens: Bool = false) {
         self.store = store
         self.tokens = TokenSource(sequential: sequentialTokens)
     }

@@ -202,7 +202,7 @@ struct CardReads: Sendable {
 /// The cards of a book in name order, `pageSize` at a time, with their bodies or without;
 /// a body over `bodyLimit` bytes is left in the store (`StoredResource.bodyLeftOut`).
 struct BookPages: ListingPages {
-    let store: any RoloStore
+    let store: any CardStore
     let collectionID: Int64
     let withBodies: Bool
     let pageSize: Int
@@ -210,7 +210,7 @@ struct BookPages: ListingPages {
     private var lastName: String?
     private(set) var isFinished = false
 
-    init(store: any RoloStore, collectionID: Int64, withBodies: Bool, pageSize: Int, bodyLimit: Int) {
+    init(store: any CardStore, collectionID: Int64, withBodies: Bool, pageSize: Int, bodyLimit: Int) {
         self.store = store; self.collectionID = collectionID; self.withBodies = withBodies; self.pageSize = pageSize
         self.bodyLimit = bodyLimit
     }
@@ -253,7 +253,7 @@ struct NamedCardPages: ListingPages {
 /// Reads named cards of a book, with their bodies only when the answer carries them (and
 /// then only those up to `bodyLimit` bytes: see `DAVConfiguration.pageBodyLimit`).
 struct NamedCardReader: Sendable {
-    let store: any RoloStore
+    let store: any CardStore
     let collectionID: Int64
     let withBodies: Bool
     let bodyLimit: Int
