@@ -2,6 +2,7 @@
 import PackageDescription
 
 /// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
+/// HTTPHead (the raw request-head reading, no dependencies) <- RoloServer and RoloFuzz.
 /// RoloPostgres (the PostgreSQL store) depends on RoloStore only; rolo picks a store by the database URL.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
 /// DAV uses WebPush to validate push registrations.
@@ -99,9 +100,13 @@ let package = Package(
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["Templates", "Static"]),
+        // The strict reading of a raw HTTP/1.1 request head (`RawRequestHead`) that the inline
+        // GET path puts in front of NIO's codec. No dependencies: RoloFuzz compares it with
+        // NIO's parser without building the server.
+        .target(name: "HTTPHead"),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
+            "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -141,6 +146,7 @@ let package = Package(
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore", "RoloPostgres", "PostgresTestSupport", "ProcessLaunch",
                                                        "CardIndexing", "VCard"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
+        .testTarget(name: "HTTPHeadTests", dependencies: ["HTTPHead"]),
         .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "DAVXML", "VCard", "CardIndexing"]),
         .testTarget(name: "CardIndexingTests", dependencies: ["CardIndexing", "VCard", "RoloStore"]),
         // One lock for every child process any test target starts (Foundation's spawn is not safe to overlap).
