@@ -131,7 +131,11 @@ let package = Package(
         .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloPostgres", "CardIndexing"]),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize fuzzer); in a plain
         // build, a tool that replays saved inputs through the same checks.
-        .executableTarget(name: "RoloFuzz", dependencies: ["VCard", "DAVXML", "DAV"], path: "Fuzz/RoloFuzz"),
+        .executableTarget(name: "RoloFuzz", dependencies: [
+            "VCard", "DAVXML", "DAV", "HTTPHead",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], path: "Fuzz/RoloFuzz"),
 
         .testTarget(name: "VCardTests", dependencies: [
             "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
