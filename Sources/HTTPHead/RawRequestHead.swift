@@ -10,8 +10,8 @@
 /// caller then stops reading the connection itself and leaves every byte to the codec, which
 /// decides what they mean. A head that reads fine but whose end of request another parser
 /// could place elsewhere, or after which NIO's parser reads nothing more (`Transfer-Encoding`,
-/// more than one or an odd `Content-Length`, `Upgrade`, a `Connection` option other than
-/// `keep-alive`, HTTP/1.0, CONNECT) has `isDelimited` false, with the same consequence once
+/// more than one or an odd `Content-Length`, `Upgrade`, a `Connection` or `Proxy-Connection`
+/// option other than `keep-alive`, HTTP/1.0, CONNECT) has `isDelimited` false, with the same consequence once
 /// it is passed on.
 ///
 /// A module of its own, with no dependencies, so that its tests and the `head` fuzz target
@@ -180,6 +180,8 @@ public struct RawRequestHead: Equatable, Sendable {
             case 14 where RawRequestHead.matches(bytes, name, "content-length"): self = .contentLength
             case 17 where RawRequestHead.matches(bytes, name, "transfer-encoding"): self = .transferEncoding
             case 10 where RawRequestHead.matches(bytes, name, "connection"): self = .connection
+            // llhttp reads it as `Connection`: after `Proxy-Connection: close` it reads nothing more.
+            case 16 where RawRequestHead.matches(bytes, name, "proxy-connection"): self = .connection
             case 7 where RawRequestHead.matches(bytes, name, "upgrade"): self = .upgrade
             case 6 where RawRequestHead.matches(bytes, name, "expect"): self = .expect
             case 13 where RawRequestHead.matches(bytes, name, "authorization"): self = .authorization

@@ -182,6 +182,18 @@ import Testing
         }
     }
 
+    /// Was delimited: NIO's parser (llhttp) reads `Proxy-Connection` as `Connection`, so after
+    /// `Proxy-Connection: close` it refuses the next request (the `head` fuzz target's check
+    /// fails on Fuzz/Seeds/http/proxy-connection-close.http without the fix).
+    @Test func proxyConnectionOptionOtherThanKeepAliveIsNotDelimited() {
+        for value in ["close", "keep-alive, close", "upgrade"] {
+            let text = Self.get("Proxy-Connection: \(value)\r\n")
+            #expect(Self.verdict(text) == Self.undelimited(text), "\(value)")
+        }
+        let keepAlive = Self.get("proxy-connection: keep-alive\r\n")
+        #expect(Self.verdict(keepAlive) == Self.delimited(keepAlive, plainGet: true))
+    }
+
     @Test func http10IsNotDelimited() {
         let text = Self.get(version: "HTTP/1.0")
         #expect(Self.verdict(text) == Self.undelimited(text))
