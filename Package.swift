@@ -4,6 +4,7 @@ import PackageDescription
 /// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
 /// RoloStore is the store core (protocols by role, value types, domain rules; no database library);
 /// RoloSQLite and RoloPostgres implement it and depend on it only; rolo picks one by the database URL.
+/// HTTPHead (the raw request-head reading, no dependencies) <- RoloServer and RoloFuzz.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
 /// DAV uses WebPush to validate push registrations.
 let package = Package(
@@ -108,9 +109,13 @@ let package = Package(
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["Templates", "Static"]),
+        // The strict reading of a raw HTTP/1.1 request head (`RawRequestHead`) that the inline
+        // GET path puts in front of NIO's codec. No dependencies: RoloFuzz compares it with
+        // NIO's parser without building the server.
+        .target(name: "HTTPHead"),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
+            "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -135,7 +140,11 @@ let package = Package(
         .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloSQLite", "RoloPostgres", "CardIndexing"]),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize fuzzer); in a plain
         // build, a tool that replays saved inputs through the same checks.
-        .executableTarget(name: "RoloFuzz", dependencies: ["VCard", "DAVXML", "DAV"], path: "Fuzz/RoloFuzz"),
+        .executableTarget(name: "RoloFuzz", dependencies: [
+            "VCard", "DAVXML", "DAV", "HTTPHead",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], path: "Fuzz/RoloFuzz"),
 
         .testTarget(name: "VCardTests", dependencies: [
             "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
@@ -150,6 +159,7 @@ let package = Package(
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore", "RoloSQLite", "RoloPostgres", "PostgresTestSupport", "ProcessLaunch",
                                                        "CardIndexing", "VCard"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
+        .testTarget(name: "HTTPHeadTests", dependencies: ["HTTPHead"]),
         .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "RoloSQLite", "DAVXML", "VCard", "CardIndexing"]),
         .testTarget(name: "CardIndexingTests", dependencies: ["CardIndexing", "VCard", "RoloStore"]),
         // One lock for every child process any test target starts (Foundation's spawn is not safe to overlap).

@@ -2,7 +2,7 @@
 # Runs Rolo's libFuzzer targets (Fuzz/RoloFuzz), each for FUZZ_SECONDS, and fails when one
 # finds a crash, a sanitizer error, a hang, a leak or a broken round trip.
 #
-#   scripts/fuzz.sh [TARGET...]        targets: vcard convert jcard xml filter (default: all)
+#   scripts/fuzz.sh [TARGET...]        targets: vcard convert jcard xml filter head (default: all)
 #
 # FUZZ_SECONDS   time per target (default 60)
 # FUZZ_CONFIG    release (default: fast inputs, slower build) or debug (quick build, for CI)
@@ -23,7 +23,7 @@ CONFIG=${FUZZ_CONFIG:-release}
 BUILD="$ROOT/.build-fuzz"
 WORK="$BUILD/work"
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(vcard convert jcard xml filter)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(vcard convert jcard xml filter head)
 
 echo "== building the fuzz targets ($CONFIG, address sanitizer + libFuzzer)"
 # --sanitize fuzzer links libFuzzer, but in a release (whole-module) build the Swift
@@ -54,6 +54,9 @@ seed() {
         xml|filter)
             cp Fuzz/Seeds/xml/* "$folder/"
             ;;
+        head)
+            cp Fuzz/Seeds/http/* "$folder/"
+            ;;
     esac
 }
 
@@ -62,6 +65,7 @@ dictionary() {
         vcard|convert) echo "Fuzz/Dictionaries/vcard.dict" ;;
         jcard) echo "Fuzz/Dictionaries/jcard.dict" ;;
         xml|filter) echo "Fuzz/Dictionaries/xml.dict" ;;
+        head) echo "Fuzz/Dictionaries/http.dict" ;;
     esac
 }
 

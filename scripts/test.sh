@@ -83,7 +83,7 @@ for script in Tests/interop/*.sh; do
     fi
 done
 
-# Fuzzing, short: every libFuzzer target (vcard, convert, jcard, xml, filter) for
+# Fuzzing, short: every libFuzzer target (vcard, convert, jcard, xml, filter, head) for
 # CI_FUZZ_SECONDS each, starting from the seeds in the repository, each a test; a crash,
 # leak, hang or round-trip difference fails it. `make fuzz` is the long run.
 # A debug build (CI_FUZZ_CONFIG) costs about 40% less compile time than a release one,

@@ -13,6 +13,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case xml
     /// addressbook-query filters: XML -> `AddressbookFilter`, matched against sample cards.
     case filter
+    /// Request heads: `RawRequestHead`'s verdict against NIO's HTTP/1 parser on the same bytes.
+    case head
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -21,6 +23,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .jcard: VCardChecks.jcard(bytes)
         case .xml: XMLChecks.roundTrip(bytes)
         case .filter: XMLChecks.filter(bytes)
+        case .head: HTTPHeadChecks.compareWithNIO(bytes)
         }
     }
 }

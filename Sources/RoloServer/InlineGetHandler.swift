@@ -1,5 +1,6 @@
 import DAV
 import Foundation
+import HTTPHead
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes

@@ -10,11 +10,15 @@
 /// caller then stops reading the connection itself and leaves every byte to the codec, which
 /// decides what they mean. A head that reads fine but whose end of request another parser
 /// could place elsewhere, or after which NIO's parser reads nothing more (`Transfer-Encoding`,
-/// more than one or an odd `Content-Length`, `Upgrade`, a `Connection` option other than
-/// `keep-alive`, HTTP/1.0, CONNECT) has `isDelimited` false, with the same consequence once
+/// more than one or an odd `Content-Length`, `Upgrade`, a `Connection` or `Proxy-Connection`
+/// option other than `keep-alive`, HTTP/1.0, CONNECT) has `isDelimited` false, with the same consequence once
 /// it is passed on.
-struct RawRequestHead {
-    enum Scan {
+///
+/// A module of its own, with no dependencies, so that its tests and the `head` fuzz target
+/// (which compares each verdict with NIO's HTTP/1 parser on the same bytes) reach it without
+/// building the server.
+public struct RawRequestHead: Equatable, Sendable {
+    public enum Scan: Equatable, Sendable {
         /// No blank line yet, and nothing wrong so far: more bytes may complete the head.
         case incomplete
         /// Bytes this reading cannot delimit (see the type's comment).
@@ -23,20 +27,21 @@ struct RawRequestHead {
     }
 
     /// Heads this long or longer are left to the codec (CardDAV clients send a few hundred bytes).
-    static let maximumSize = 8192
+    public static let maximumSize = 8192
 
     /// Bytes of the head, the blank line included.
-    let size: Int
+    public let size: Int
     /// Body bytes after the head, by `Content-Length` (0 without one).
-    let bodyLength: Int
+    public let bodyLength: Int
     /// True when the request certainly ends `size + bodyLength` bytes from its start, for NIO's
     /// parser as for this one.
-    let isDelimited: Bool
+    public let isDelimited: Bool
     /// A GET or HEAD of an origin-form path without query, HTTP/1.1, no body, no `Expect`,
     /// exactly one `Authorization`, only ASCII in its fields, `Connection` at most
     /// `keep-alive`: one this server may answer itself when the card is at hand.
-    let isPlainGet: Bool
-    let isHead: Bool
+    public let isPlainGet: Bool
+    /// The method is HEAD: the answer has no body.
+    public let isHead: Bool
     /// Where the target and the field lines are in the scanned bytes.
     private let target: Range<Int>
     private let fieldsStart: Int
@@ -44,7 +49,7 @@ struct RawRequestHead {
     /// Reads the head at the start of `bytes`. `checked`: how many of its first bytes an
     /// earlier scan found `incomplete` (a head that comes in pieces is not read again from its
     /// start each time).
-    static func scan(_ bytes: UnsafeRawBufferPointer, checked: Int = 0) -> Scan {
+    public static func scan(_ bytes: UnsafeRawBufferPointer, checked: Int = 0) -> Scan {
         guard let size = headSize(bytes, from: max(0, checked - 3)) else {
             return bytes.count >= maximumSize ? .unreadable : .incomplete
         }
@@ -52,11 +57,11 @@ struct RawRequestHead {
         return parse(bytes, size: size).map(Scan.head) ?? .unreadable
     }
 
-    /// The bytes up to and including the blank line; nil while there is none within
-    /// `maximumSize`; 0 (unreadable) at a bare CR or LF. Looks from `start` on (a blank line
-    /// ends at least 3 bytes after where an incomplete scan stopped).
+    /// The bytes up to and including the blank line; nil while there is none in the first
+    /// `maximumSize - 1` bytes; 0 (unreadable) at a bare CR or LF. Looks from `start` on (a
+    /// blank line ends at least 3 bytes after where an incomplete scan stopped).
     private static func headSize(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        let limit = min(bytes.count, maximumSize)
+        let limit = min(bytes.count, maximumSize - 1)
         var index = start
         while index < limit {
             let byte = bytes[index]
@@ -141,7 +146,8 @@ struct RawRequestHead {
     /// What the engine takes of a plain GET (`isPlainGet`), read again from the same bytes:
     /// the method, the target as sent, and the fields by lower-cased name, repeated fields
     /// joined with ", " (as `RoloResponder.lowercasedHeaders` makes them on the full path).
-    func request(in bytes: UnsafeRawBufferPointer) -> (method: String, target: String, headers: [String: String]) {
+    /// The same for any head, which is how the fuzz target compares it with NIO's reading.
+    public func request(in bytes: UnsafeRawBufferPointer) -> (method: String, target: String, headers: [String: String]) {
         var headers: [String: String] = [:]
         var index = fieldsStart
         while index < size - 2 {
@@ -163,7 +169,7 @@ struct RawRequestHead {
                 headers[name] = value
             }
         }
-        return (isHead ? "HEAD" : "GET", Self.string(bytes, target), headers)
+        return (Self.string(bytes, 0..<target.lowerBound - 1), Self.string(bytes, target), headers)
     }
 
     private enum FieldKind {
@@ -174,6 +180,8 @@ struct RawRequestHead {
             case 14 where RawRequestHead.matches(bytes, name, "content-length"): self = .contentLength
             case 17 where RawRequestHead.matches(bytes, name, "transfer-encoding"): self = .transferEncoding
             case 10 where RawRequestHead.matches(bytes, name, "connection"): self = .connection
+            // llhttp reads it as `Connection`: after `Proxy-Connection: close` it reads nothing more.
+            case 16 where RawRequestHead.matches(bytes, name, "proxy-connection"): self = .connection
             case 7 where RawRequestHead.matches(bytes, name, "upgrade"): self = .upgrade
             case 6 where RawRequestHead.matches(bytes, name, "expect"): self = .expect
             case 13 where RawRequestHead.matches(bytes, name, "authorization"): self = .authorization
