@@ -31,6 +31,13 @@ public struct XMLElement: Sendable, Hashable {
     public func attribute(_ name: String, namespace: String = "") -> String? {
         attributes.first { $0.namespace == namespace && $0.name == name }?.value
     }
+
+    /// The `xml:lang` in scope on this element, given the one in scope on its parent: its
+    /// own when it has one (`xml:lang=""` says it has none), else the parent's (XML 1.0 §2.12).
+    public func language(inheriting inherited: String?) -> String? {
+        guard let own = attribute("lang", namespace: XMLNamespace.xml) else { return inherited }
+        return own.isEmpty ? nil : own
+    }
 }
 
 public struct XMLAttribute: Sendable, Hashable {

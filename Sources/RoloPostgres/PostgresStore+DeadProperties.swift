@@ -7,11 +7,11 @@ extension PostgresStore {
         let owner = resource ?? ""
         return try await autocommit { connection in
             try await connection.rows("""
-                SELECT namespace, name, xml FROM dead_properties WHERE collection_id = \(collectionID) AND resource = \(owner)
+                SELECT namespace, name, xml, language FROM dead_properties WHERE collection_id = \(collectionID) AND resource = \(owner)
                 ORDER BY namespace, name
                 """).map { row in
-                let (namespace, name, xml) = try row.decode((String, String, String).self)
-                return DeadProperty(name: PropertyName(namespace: namespace, name: name), xmlValue: xml)
+                let (namespace, name, xml, language) = try row.decode((String, String, String, String?).self)
+                return DeadProperty(name: PropertyName(namespace: namespace, name: name), xmlValue: xml, language: language)
             }
         }
     }
@@ -38,9 +38,10 @@ extension PostgresStore {
             // One statement, in order, for each property: a later value of the same name wins.
             for property in set {
                 try await connection.execute("""
-                    INSERT INTO dead_properties (collection_id, resource, namespace, name, xml)
-                    VALUES (\(collectionID), \(owner), \(property.name.namespace), \(property.name.name), \(property.xmlValue))
-                    ON CONFLICT (collection_id, resource, namespace, name) DO UPDATE SET xml = excluded.xml
+                    INSERT INTO dead_properties (collection_id, resource, namespace, name, xml, language)
+                    VALUES (\(collectionID), \(owner), \(property.name.namespace), \(property.name.name), \(property.xmlValue),
+                            \(property.language))
+                    ON CONFLICT (collection_id, resource, namespace, name) DO UPDATE SET xml = excluded.xml, language = excluded.language
                     """)
             }
         }

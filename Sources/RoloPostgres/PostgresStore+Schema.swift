@@ -416,6 +416,11 @@ extension PostgresStore {
             FOR EACH ROW WHEN (NEW.sync_seq > OLD.sync_seq) EXECUTE FUNCTION rolo_notify_book_change()
             """,
         ]),
+        // The xml:lang a dead property was set under (RFC 4918 §4.3), as SQLite's
+        // v11-dead-property-language; properties set before had none kept, so NULL.
+        Migration(version: "v4-dead-property-language", statements: [
+            "ALTER TABLE dead_properties ADD COLUMN language TEXT",
+        ]),
     ]
 
     /// Key of the session-level advisory lock held while migrating ("rolo" in ASCII): every

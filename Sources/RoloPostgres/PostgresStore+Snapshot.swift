@@ -177,7 +177,7 @@ extension PostgresStore: StoreSnapshotting {
                                           at: try c.next(), actorUser: try c.next(), actorCredential: try c.next()))
         case .deadProperties:
             return .deadProperty(SnapshotDeadProperty(collectionID: try c.next(), resource: try c.next(), namespace: try c.next(),
-                                                      name: try c.next(), xml: try c.next()))
+                                                      name: try c.next(), xml: try c.next(), language: try c.next()))
         case .shares:
             return .share(SnapshotShare(id: try c.next(), collectionID: try c.next(), shareeID: try c.next(), access: try c.next(),
                                         state: try c.next(), mountName: try c.next(), mountDisplayName: try c.next(),
@@ -233,8 +233,9 @@ extension PostgresStore: StoreSnapshotting {
             try await restoreChanges([c], connection)
         case .deadProperty(let p):
             try await connection.execute("""
-                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml)
-                VALUES (\(p.collectionID), \(p.resource), \(p.namespace), \(p.name), \(p.xml.withoutNUL))
+                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml, language)
+                VALUES (\(p.collectionID), \(p.resource), \(p.namespace), \(p.name), \(p.xml.withoutNUL),
+                        \(p.language?.withoutNUL))
                 """)
         case .share(let s):
             try await connection.execute("""

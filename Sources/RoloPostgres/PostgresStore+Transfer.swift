@@ -36,8 +36,8 @@ extension PostgresStore {
                 DELETE FROM dead_properties WHERE collection_id = \(targetCollectionID) AND resource = \(targetName)
                 """)
             try await connection.execute("""
-                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml)
-                SELECT \(targetCollectionID), \(targetName), namespace, name, xml FROM dead_properties
+                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml, language)
+                SELECT \(targetCollectionID), \(targetName), namespace, name, xml, language FROM dead_properties
                 WHERE collection_id = \(collectionID) AND resource = \(name)
                 """)
             if move {

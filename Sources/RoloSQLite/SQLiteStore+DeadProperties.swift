@@ -7,11 +7,11 @@ extension SQLiteStore {
         try rowReaders.read { reader in
             var found: [DeadProperty] = []
             try reader.forEachRow(sql: """
-                SELECT namespace, name, xml FROM dead_properties WHERE collection_id = ? AND resource = ?
+                SELECT namespace, name, xml, language FROM dead_properties WHERE collection_id = ? AND resource = ?
                 ORDER BY namespace, name
                 """, bind: { $0.add(collectionID); $0.add(resource ?? "") }, row: { columns in
                 found.append(DeadProperty(name: PropertyName(namespace: columns.text(0), name: columns.text(1)),
-                                          xmlValue: columns.text(2)))
+                                          xmlValue: columns.text(2), language: columns.optionalText(3)))
             })
             return found
         }
@@ -33,11 +33,12 @@ extension SQLiteStore {
                 try delete.execute(arguments: [collectionID, owner, name.namespace, name.name])
             }
             let upsert = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO dead_properties (collection_id, resource, namespace, name, xml) VALUES (?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO dead_properties (collection_id, resource, namespace, name, xml, language)
+                VALUES (?, ?, ?, ?, ?, ?)
                 """)
             for property in set {
                 try upsert.execute(arguments: [collectionID, owner, property.name.namespace, property.name.name,
-                                               property.xmlValue])
+                                               property.xmlValue, property.language])
             }
         }
     }

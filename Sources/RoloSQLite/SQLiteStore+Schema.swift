@@ -440,6 +440,11 @@ extension SQLiteStore {
                 SET last_sent_seq = (SELECT sync_seq FROM collections WHERE id = push_registrations.collection_id);
                 """)
         }
+        migrator.registerMigration("v11-dead-property-language") { db in
+            // The xml:lang a dead property was set under (RFC 4918 §4.3); properties set
+            // before had none kept, so NULL.
+            try db.execute(sql: "ALTER TABLE dead_properties ADD COLUMN language TEXT")
+        }
         return migrator
     }
 }

@@ -91,7 +91,7 @@ extension SQLiteStore: StoreSnapshotting {
                                           actorUser: row[5], actorCredential: row[6]))
         case .deadProperties:
             return .deadProperty(SnapshotDeadProperty(collectionID: row[0], resource: row[1], namespace: row[2], name: row[3],
-                                                      xml: row[4]))
+                                                      xml: row[4], language: row[5]))
         case .shares:
             return .share(SnapshotShare(id: row[0], collectionID: row[1], shareeID: row[2], access: row[3], state: row[4],
                                         mountName: row[5], mountDisplayName: row[6], created: row[7], modified: row[8]))
@@ -142,8 +142,8 @@ extension SQLiteStore: StoreSnapshotting {
                 """, arguments: [c.collectionID, c.seq, c.name, c.deleted, c.at, c.actorUser, c.actorCredential])
         case .deadProperty(let p):
             try db.execute(sql: """
-                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [p.collectionID, p.resource, p.namespace, p.name, p.xml])
+                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml, language) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [p.collectionID, p.resource, p.namespace, p.name, p.xml, p.language])
         case .share(let s):
             try db.execute(sql: """
                 INSERT INTO shares (id, collection_id, sharee_id, access, state, mount_name, mount_display_name, created, modified)

@@ -26,8 +26,8 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?",
                            arguments: [targetCollectionID, targetName])
             try db.execute(sql: """
-                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml)
-                SELECT ?, ?, namespace, name, xml FROM dead_properties WHERE collection_id = ? AND resource = ?
+                INSERT INTO dead_properties (collection_id, resource, namespace, name, xml, language)
+                SELECT ?, ?, namespace, name, xml, language FROM dead_properties WHERE collection_id = ? AND resource = ?
                 """, arguments: [targetCollectionID, targetName, collectionID, name])
             if move {
                 try Self.removeResource(db, collectionID: collectionID, id: source.id, name: name,

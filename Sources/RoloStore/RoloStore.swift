@@ -250,7 +250,12 @@ public struct PropertyName: Sendable, Hashable, CustomStringConvertible {
 public struct DeadProperty: Sendable, Hashable {
     public var name: PropertyName
     public var xmlValue: String
-    public init(name: PropertyName, xmlValue: String) { self.name = name; self.xmlValue = xmlValue }
+    /// The `xml:lang` in scope where the property was set (RFC 4918 §4.3 says it is part of
+    /// the value), nil when none was.
+    public var language: String?
+    public init(name: PropertyName, xmlValue: String, language: String? = nil) {
+        self.name = name; self.xmlValue = xmlValue; self.language = language
+    }
 }
 
 /// A query answerable from the index (RFC 6352 text-match semantics on case-folded values).

@@ -128,10 +128,11 @@ public struct SnapshotDeadProperty: Sendable, Hashable {
     public var namespace: String
     public var name: String
     public var xml: String
+    public var language: String?
 
-    public init(collectionID: Int64, resource: String, namespace: String, name: String, xml: String) {
+    public init(collectionID: Int64, resource: String, namespace: String, name: String, xml: String, language: String? = nil) {
         self.collectionID = collectionID; self.resource = resource; self.namespace = namespace; self.name = name
-        self.xml = xml
+        self.xml = xml; self.language = language
     }
 }
 

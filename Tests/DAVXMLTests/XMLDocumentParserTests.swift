@@ -180,4 +180,12 @@ private func parseError(_ xml: String, limits: XMLDocumentParser.Limits = .defau
             for try await count in group { #expect(count == 1) }
         }
     }
+
+    @Test func anElementsLanguageIsItsOwnXMLLangElseItsParentsAndEmptySaysNone() throws {
+        let root = try parse(#"<r xml:lang="en"><a xml:lang="fr"/><b/><c xml:lang=""/></r>"#)
+        let inRoot = root.language(inheriting: "de")
+        #expect(inRoot == "en")
+        #expect(root.children.map { $0.language(inheriting: inRoot) } == ["fr", "en", nil])
+        #expect(try parse("<r/>").language(inheriting: "de") == "de")
+    }
 }

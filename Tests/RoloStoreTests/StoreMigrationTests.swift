@@ -62,7 +62,8 @@ import VCard
             DeadProperty(name: PropertyName(namespace: "http://apple.com/ns/ical/", name: "calendar-color"), xmlValue: "#FF0000"),
         ], remove: [])
         try await store.updateDeadProperties(collectionID: book.id, resource: "ben.vcf", set: [
-            DeadProperty(name: PropertyName(namespace: "urn:example", name: "note"), xmlValue: "<x:b xmlns:x=\"urn:example\">1</x:b>"),
+            DeadProperty(name: PropertyName(namespace: "urn:example", name: "note"), xmlValue: "<x:b xmlns:x=\"urn:example\">1</x:b>",
+                         language: "en-GB"),
         ], remove: [])
         try await store.createCollection(owner: "alice", path: ["work"], kind: .addressBook, displayName: "Work", description: "Colleagues")
         try await store.createCollection(owner: "alice", path: ["files"], kind: .plain, displayName: nil, description: nil)

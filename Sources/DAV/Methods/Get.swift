@@ -188,6 +188,44 @@ extension DAVService {
         return DAVResponse(status: 200, headers: headers, streamedBody: stream)
     }
 
+    /// The length of a GET of the book without `Accept` (`DAV:getcontentlength`), or nil
+    /// for a book of `bookLengthBound` bytes or more. RFC 4918 §15.4 asks the property of a
+    /// resource whose GET sends a `Content-Length`, which a book's does below one chunk
+    /// (`streamChunkSize`); the bound is at least that, and a chunked GET's body has the same
+    /// length, so a smaller chunk does not take the property away. Only the cards' bytes
+    /// tell the length (a card that does not end in a newline gets one), so the rows' sizes
+    /// are read first, giving up as soon as they reach the bound, and the bodies only of a
+    /// book below it: a PROPFIND never reads more of a book than that.
+    func bookDocumentLength(_ book: CollectionInfo) async throws -> Int? {
+        let bound = max(configuration.streamChunkSize, Self.bookLengthBound)
+        var rows = BookPages(store: store, collectionID: book.id, withBodies: false, pageSize: configuration.listingPageSize,
+                             bodyLimit: configuration.pageBodyLimit)
+        var stored = 0
+        while !rows.isFinished {
+            for card in try await rows.nextPage() {
+                stored += card.info.size
+                if stored >= bound { return nil }
+            }
+        }
+        var cards = BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: configuration.listingPageSize,
+                              bodyLimit: configuration.pageBodyLimit)
+        var document = AddressBookDocument(CardMediaType.negotiate(accept: nil))
+        var out: [UInt8] = []
+        while !cards.isFinished {
+            for card in try await cards.nextPage() {
+                let body = card.bodyLeftOut
+                    ? try await store.resource(collectionID: book.id, name: card.info.name)?.data ?? Data() : card.data
+                document.append(card: body, to: &out)
+                if out.count >= bound { return nil }
+            }
+        }
+        document.finish(into: &out)
+        return out.count
+    }
+
+    /// The default `streamChunkSize`: the least of a book that `bookDocumentLength` measures.
+    static let bookLengthBound = 256 << 10
+
     // MARK: Home, principal and root
 
     /// The user's address books (their own, then those shared with them), each with its URL.

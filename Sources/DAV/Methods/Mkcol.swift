@@ -17,7 +17,8 @@ extension DAVService {
             guard body.namespace == Namespace.dav, body.name == "mkcol" else {
                 throw DAVError(415, message: "MKCOL body must be a DAV:mkcol element.")
             }
-            let instructions = body.children(Namespace.dav, "set").flatMap { PropertyInstruction.parse($0) ?? [] }
+            let language = body.language(inheriting: nil)
+            let instructions = body.children(Namespace.dav, "set").flatMap { PropertyInstruction.parse($0, language: language) ?? [] }
             let requested = try MkcolRequest(instructions: instructions)
             kind = requested.kind
             plan = requested.plan

@@ -14,7 +14,9 @@ extension DAVService {
         guard case .found(let node) = try await resolve(path, for: request.credential) else { throw DAVError.notFound }
         try require(.writeProperties, on: node, request)
         try await checkLocks(request, path: path, descendants: false)
-        let plan = PropertyUpdatePlan(instructions: body.children.compactMap(PropertyInstruction.parse).flatMap { $0 }, node: node)
+        let language = body.language(inheriting: nil)
+        let plan = PropertyUpdatePlan(instructions: body.children.compactMap { PropertyInstruction.parse($0, language: language) }
+                                        .flatMap { $0 }, node: node)
 
         var multistatus = Multistatus()
         let href = href(for: node, request: request)
@@ -49,17 +51,28 @@ extension DAVService {
 struct PropertyInstruction: Sendable {
     var element: XMLElement
     var remove: Bool
+    /// The `xml:lang` in scope on the property element, which RFC 4918 §4.3 makes part of a
+    /// dead property's value: its own, or inherited from `prop`, `set` or the body's root.
+    var language: String?
 
     var name: PropertyName { PropertyName(namespace: element.namespace, name: element.name) }
 
-    /// The instructions of one `DAV:set`/`DAV:remove` element (nil for other elements).
-    static func parse(_ element: XMLElement) -> [PropertyInstruction]? {
+    /// The instructions of one `DAV:set`/`DAV:remove` element (nil for other elements);
+    /// `language` is the `xml:lang` in scope on its parent.
+    static func parse(_ element: XMLElement, language: String? = nil) -> [PropertyInstruction]? {
         guard element.namespace == Namespace.dav, element.name == "set" || element.name == "remove" else { return nil }
-        return element.children(Namespace.dav, "prop").flatMap(\.children)
-            .map { PropertyInstruction(element: $0, remove: element.name == "remove") }
+        let inSet = element.language(inheriting: language)
+        return element.children(Namespace.dav, "prop").flatMap { prop in
+            let inProp = prop.language(inheriting: inSet)
+            return prop.children.map {
+                PropertyInstruction(element: $0, remove: element.name == "remove", language: $0.language(inheriting: inProp))
+            }
+        }
     }
 
-    init(element: XMLElement, remove: Bool) { self.element = element; self.remove = remove }
+    init(element: XMLElement, remove: Bool, language: String? = nil) {
+        self.element = element; self.remove = remove; self.language = language
+    }
 }
 
 /// A validated property update: what to write, or which properties refuse it.
@@ -95,7 +108,7 @@ struct PropertyUpdatePlan: Sendable {
             } else {
                 deadRemove.removeAll { $0 == name }
                 deadSet.removeAll { $0.name == name }
-                deadSet.append(DeadProperty(name: name, xmlValue: instruction.element.innerXML))
+                deadSet.append(DeadProperty(name: name, xmlValue: instruction.element.innerXML, language: instruction.language))
             }
         }
         var seen = Set<PropertyName>()

@@ -13,6 +13,7 @@ enum PropertyRequest: Sendable {
         guard element.namespace == Namespace.dav, element.name == "propfind" else {
             throw .badRequest("Expected DAV:propfind.")
         }
+        try Self.requireOneKind(in: element)
         if let prop = element.child(Namespace.dav, "prop") {
             self = .prop(prop.children)
         } else if element.child(Namespace.dav, "propname") != nil {
@@ -25,13 +26,26 @@ enum PropertyRequest: Sendable {
     }
 
     /// From the `DAV:prop` child of a REPORT body; absent means allprop.
-    init(report element: XMLElement) {
+    init(report element: XMLElement) throws(DAVError) {
+        try Self.requireOneKind(in: element)
         if let prop = element.child(Namespace.dav, "prop") {
             self = .prop(prop.children)
         } else if element.child(Namespace.dav, "propname") != nil {
             self = .propname
         } else {
             self = .allprop(include: [])
+        }
+    }
+
+    /// RFC 4918's `propfind` and every REPORT body Rolo serves (RFC 6352's, RFC 6578's,
+    /// RFC 3744's) hold at most one of `prop`, `allprop` and `propname`: a body with two
+    /// asks for two answers, and gets 400 rather than whichever the server picks.
+    private static func requireOneKind(in element: XMLElement) throws(DAVError) {
+        let kinds = element.children.filter {
+            $0.namespace == Namespace.dav && ($0.name == "prop" || $0.name == "allprop" || $0.name == "propname")
+        }
+        guard kinds.count <= 1 else {
+            throw .badRequest("\(element.name) holds \(kinds.map { "DAV:" + $0.name }.joined(separator: " and ")): at most one of prop, allprop and propname.")
         }
     }
 
@@ -76,7 +90,7 @@ extension DAVService {
                         missing.append((name, nil))
                     }
                 } else if let dead = try await deadProperties().first(where: { $0.name == name }) {
-                    found.append((name, .innerXML(dead.xmlValue)))
+                    found.append((name, .dead(xml: dead.xmlValue, language: dead.language)))
                 } else {
                     missing.append((name, nil))
                 }
@@ -91,7 +105,7 @@ extension DAVService {
             for live in PropertyRegistry.properties(for: kind) where live.inAllprop {
                 if let value = try await live.value(context(nil)) { found.append((live.name, value)) }
             }
-            found += try await deadProperties().map { ($0.name, .innerXML($0.xmlValue)) }
+            found += try await deadProperties().map { ($0.name, .dead(xml: $0.xmlValue, language: $0.language)) }
             let already = Set(found.map(\.name))
             try await evaluate(include.filter { !already.contains(PropertyName(namespace: $0.namespace, name: $0.name)) })
         case .prop(let elements):

@@ -16,6 +16,9 @@ enum PropertyValue: Sendable {
     case emptyElements([PropertyName])
     /// Stored, self-contained inner XML (dead properties, lock owners), written verbatim.
     case innerXML(String)
+    /// A dead property's stored inner XML, written verbatim, under the `xml:lang` it was set
+    /// with (an attribute of the property element, so `property(_:_:)` writes it).
+    case dead(xml: String, language: String?)
     /// Anything with more structure, written by the closure.
     case xml(@Sendable (inout XMLWriter) -> Void)
 
@@ -26,7 +29,7 @@ enum PropertyValue: Sendable {
         case .utf8(let bytes): if !bytes.isEmpty { writer.text(utf8: bytes) }
         case .href(let href): writer.element(Namespace.dav, "href", text: href)
         case .emptyElements(let names): for name in names { writer.empty(name) }
-        case .innerXML(let xml): if !xml.isEmpty { writer.raw(xml) }
+        case .innerXML(let xml), .dead(let xml, _): if !xml.isEmpty { writer.raw(xml) }
         case .xml(let body): body(&writer)
         }
     }
@@ -41,7 +44,11 @@ extension XMLWriter {
 
     /// A property element with its value (`<name/>` when there is none).
     mutating func property(_ name: PropertyName, _ value: PropertyValue?) {
-        start(name)
+        if case .dead(_, let language?) = value {
+            start(name.namespace, name.name, attributes: [XMLAttribute(namespace: XMLNamespace.xml, name: "lang", value: language)])
+        } else {
+            start(name)
+        }
         value?.write(into: &self)
         end()
     }

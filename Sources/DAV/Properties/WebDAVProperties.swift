@@ -51,8 +51,13 @@ enum WebDAVProperties {
         return .text(context.node.kind == .card ? Put.cardContentType : info.contentType)
     }
 
-    static let contentLength = LiveProperty(.dav("getcontentlength"), kinds: NodeKind.objects) { context in
-        guard case .object(_, let info, _) = context.node else { return nil }
-        return .text(String(info.size))
+    /// A card's or file's stored size; a book's is its GET's (`bookDocumentLength`), where
+    /// that GET sends one.
+    static let contentLength = LiveProperty(.dav("getcontentlength"), kinds: NodeKind.objects.union([.addressBook])) { context in
+        switch context.node {
+        case .object(_, let info, _): .text(String(info.size))
+        case .collection(let book): try await context.service.bookDocumentLength(book).map { .text(String($0)) }
+        default: nil
+        }
     }
 }

@@ -8,7 +8,7 @@ import RoloStore
 /// 404 at the end of the multistatus.
 extension DAVService {
     func addressbookMultiget(_ request: DAVRequest, body: XMLElement, node: Node) async throws -> DAVResponse {
-        let properties = PropertyRequest(report: body)
+        let properties = try PropertyRequest(report: body)
         var unresolved: [String] = []
         var requested: [MultigetPages.Target] = []
         // The address books the hrefs point into, each looked up once; targets refer to them

@@ -8,13 +8,18 @@ import VCard
 /// the store's index when the filter translates to an `IndexPredicate`, else by parsing
 /// and matching the cards the index names as candidates (`candidatePredicate`), or each
 /// card of the book when it names none. `limit/nresults` truncates with a 507 response for the book
-/// carrying `DAV:number-of-matches-within-limits`.
+/// carrying `DAV:number-of-matches-within-limits`. On a card, the answer is that card
+/// when it matches, else empty (`cardQuery`).
 extension DAVService {
     func addressbookQuery(_ request: DAVRequest, body: XMLElement, node: Node) async throws -> DAVResponse {
-        let book = try addressBook(node, report: "addressbook-query")
-        let properties = PropertyRequest(report: body)
+        let properties = try PropertyRequest(report: body)
         let filter = try Self.filter(body.child(Namespace.cardDAV, "filter"))
         let limit = try resultLimit(body.child(Namespace.cardDAV, "limit"))
+        if case .object(let book, let card, let loaded) = node, book.kind == .addressBook {
+            return try await cardQuery(request, card: card, body: loaded, in: book, node: node, properties: properties,
+                                       filter: filter)
+        }
+        let book = try addressBook(node, report: "addressbook-query")
 
         let bookHref = hrefs.href(for: node)
         let rows = CardResponseWriter(properties, withBodies: true)
@@ -54,6 +59,25 @@ extension DAVService {
         return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { pages, multistatus in
             if pages.truncated { multistatus.addTruncation(href: bookHref) }
         })
+    }
+
+    /// RFC 6352 §8.6 lets the query address a card itself: the card when it matches the
+    /// filter, else an empty multistatus. A card has no members, so any Depth means the
+    /// card alone (as PROPFIND's infinity does on a card).
+    private func cardQuery(_ request: DAVRequest, card: ResourceInfo, body loaded: Data?, in book: CollectionInfo, node: Node,
+                           properties: PropertyRequest, filter: AddressbookFilter) async throws -> DAVResponse {
+        try require(.read, on: node, request)
+        var body = loaded
+        if body == nil { body = try await store.resource(collectionID: book.id, name: card.name)?.data }
+        var multistatus = Multistatus()
+        // One card is within any `limit` (its nresults is positive).
+        if let body, filter.matches(cardData: body) {
+            if properties.wantsBodies { request.tally?.read(1, book: book.id) }
+            try await addCard(card, body: body, in: book, href: hrefs.href(for: node),
+                              rows: CardResponseWriter(properties, withBodies: true),
+                              properties: properties, credential: request.credential, to: &multistatus)
+        }
+        return multistatusResponse(multistatus.finish())
     }
 
     /// The request's filter; a missing one matches every card. Unsupported collations and
@@ -108,11 +132,18 @@ struct MatchingCardPages<Cards: ListingPages>: ListingPages where Cards.Item == 
             guard let full = try await store.resource(collectionID: collectionID, name: stored.info.name) else { return false }
             data = full.data
         }
+        return filter.matches(cardData: data)
+    }
+}
+
+extension AddressbookFilter {
+    /// Whether the stored card matches; a card that does not parse matches nothing.
+    func matches(cardData data: Data) -> Bool {
         // Parsed where the bytes are: a [UInt8] copy of each body cost as much as a big card.
         let card = data.withUnsafeBytes { raw in
             try? VCardParser.parse(raw.assumingMemoryBound(to: UInt8.self)).first
         }
         guard let card else { return false }
-        return filter.matches(card)
+        return matches(card)
     }
 }

@@ -55,7 +55,7 @@ extension DAVService {
         }
         let matches = candidates.values.filter(search.matches).sorted { $0.name < $1.name }
 
-        let properties = PropertyRequest(report: body)
+        let properties = try PropertyRequest(report: body)
         var multistatus = Multistatus()
         for account in matches.prefix(Self.principalSearchLimit) {
             multistatus.add(href: hrefs.principal(account.name),
@@ -103,7 +103,7 @@ extension DAVService {
         try requireDepthZero(request, report: "principal-match")
         let me = hrefs.principal(request.user)
         let wantsProperties = body.child(Namespace.dav, "prop") != nil
-        let properties = PropertyRequest(report: body)
+        let properties = try PropertyRequest(report: body)
         let credential = request.credential
 
         if body.child(Namespace.dav, "self") != nil {
@@ -205,7 +205,7 @@ extension DAVService {
                                         message: "acl-principal-prop-set runs on a book, a collection or a card.")
         }
         try require(.readACL, on: node, request)
-        let properties = PropertyRequest(report: body)
+        let properties = try PropertyRequest(report: body)
         var seen: Set<String> = []
         var multistatus = Multistatus()
         for grant in try await AccessProperties.grants(on: collection, seenBy: request.user, store: store) {

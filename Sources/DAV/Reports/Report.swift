@@ -22,7 +22,7 @@ extension DAVService {
         guard let handler = Self.reports[body.clarkName] else {
             throw DAVError.precondition(403, .dav("supported-report"), message: "Unsupported report \(body.clarkName).")
         }
-        let properties = PropertyRequest(report: body)
+        let properties = try PropertyRequest(report: body)
         if let element = properties.addressDataElement { _ = try AddressDataRequest(element: element) }
         let node = try await existingNode(request)
         return try await handler(self, request, body, node)

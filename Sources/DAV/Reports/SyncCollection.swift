@@ -9,7 +9,7 @@ import RoloStore
 extension DAVService {
     func syncCollection(_ request: DAVRequest, body: XMLElement, node: Node) async throws -> DAVResponse {
         let book = try addressBook(node, report: "sync-collection")
-        let properties = PropertyRequest(report: body)
+        let properties = try PropertyRequest(report: body)
         let token = body.child(Namespace.dav, "sync-token")?.text.trimmingXMLWhitespace ?? ""
         let limit = try resultLimit(body.child(Namespace.dav, "limit"))
         let invalidToken = DAVError.precondition(403, .dav("valid-sync-token"), message: "Unknown or expired sync token; sync again from scratch.")

@@ -30,7 +30,7 @@ extension SnapshotTable {
              "created", "modified", "push_topic"]
         case .resources: ["id", "collection_id", "name", "content_type", "etag", "modified", "seq", "uid", "kind", "data"]
         case .changes: ["collection_id", "seq", "name", "deleted", "at", "actor_user", "actor_credential"]
-        case .deadProperties: ["collection_id", "resource", "namespace", "name", "xml"]
+        case .deadProperties: ["collection_id", "resource", "namespace", "name", "xml", "language"]
         case .shares:
             ["id", "collection_id", "sharee_id", "access", "state", "mount_name", "mount_display_name", "created", "modified"]
         case .appPasswords:
