@@ -6,7 +6,8 @@ import PackageDescription
 /// RoloSQLite and RoloPostgres implement it and depend on it only; rolo picks one by the database URL.
 /// HTTPHead (the raw request-head reading, no dependencies) <- RoloServer and RoloFuzz.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
-/// DAV uses WebPush to validate push registrations.
+/// DAV uses WebPush to validate push registrations. Authorization (who may do what, the quota) depends on
+/// RoloStore's value types; DAV, RoloWeb, RoloServer and rolo ask it.
 let package = Package(
     name: "Rolo",
     platforms: [.macOS(.v14)],
@@ -89,8 +90,11 @@ let package = Package(
         .target(name: "CardIndexing", dependencies: [
             "VCard", "Contacts", "RoloStore", .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // Who may do what, for every front end: privileges on DAV's nodes and the web UI's
+        // books, account actions (shares, app passwords, users), the quota. Value types only.
+        .target(name: "Authorization", dependencies: ["RoloStore"]),
         // WebDAV/CardDAV protocol engine: no HTTP framework, no SQL.
-        .target(name: "DAV", dependencies: ["DAVXML", "RoloStore", "Contacts", "VCard", "WebPush", "CardIndexing"]),
+        .target(name: "DAV", dependencies: ["Authorization", "DAVXML", "RoloStore", "Contacts", "VCard", "WebPush", "CardIndexing"]),
         // WebDAV-Push message crypto (RFC 8291 aes128gcm, RFC 8292 VAPID) and push-URL checks. No I/O.
         .target(name: "WebPush", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // WebDAV-Push delivery: POSTs encrypted messages to push services.
@@ -105,7 +109,7 @@ let package = Package(
         ]),
         // The web UI at /web/: server-rendered pages over the store, no HTTP framework, no DAV, no SQL.
         .target(name: "RoloWeb", dependencies: [
-            "RoloStore", "VCard", "Contacts", "CardIndexing",
+            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing",
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["Templates", "Static"]),
@@ -115,7 +119,7 @@ let package = Package(
         .target(name: "HTTPHead"),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
+            "Authorization", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -129,7 +133,7 @@ let package = Package(
             "RoloServer", "RoloStore", "RoloSQLite", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "Authorization", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -160,14 +164,15 @@ let package = Package(
                                                        "CardIndexing", "VCard"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
         .testTarget(name: "HTTPHeadTests", dependencies: ["HTTPHead"]),
-        .testTarget(name: "DAVTests", dependencies: ["DAV", "RoloStore", "RoloSQLite", "DAVXML", "VCard", "CardIndexing"]),
+        .testTarget(name: "AuthorizationTests", dependencies: ["Authorization", "RoloStore"]),
+        .testTarget(name: "DAVTests", dependencies: ["DAV", "Authorization", "RoloStore", "RoloSQLite", "DAVXML", "VCard", "CardIndexing"]),
         .testTarget(name: "CardIndexingTests", dependencies: ["CardIndexing", "VCard", "RoloStore"]),
         // One lock for every child process any test target starts (Foundation's spawn is not safe to overlap).
         .target(name: "ProcessLaunch", path: "Tests/ProcessLaunch"),
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
-            "RoloServer", "RoloStore", "RoloSQLite", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
+            "RoloServer", "Authorization", "RoloStore", "RoloSQLite", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -186,7 +191,7 @@ let package = Package(
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing"]),
+        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "Authorization", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]

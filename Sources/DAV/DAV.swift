@@ -1,3 +1,4 @@
+import Authorization
 import Foundation
 import RoloStore
 

@@ -1,3 +1,4 @@
+import Authorization
 import DAV
 import Foundation
 import Logging

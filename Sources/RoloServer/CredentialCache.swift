@@ -1,3 +1,4 @@
+import Authorization
 import Crypto
 import DAV
 import Foundation

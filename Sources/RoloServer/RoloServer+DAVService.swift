@@ -18,6 +18,7 @@ extension RoloServer {
             proxyPrefix: configuration.proxyPrefix,
             maxResourceSize: configuration.limits.maxResourceSize,
             maxXMLBodySize: configuration.limits.maxRequestBodySize,
+            quotaBytes: configuration.limits.quotaBytes,
             publicBaseURL: configuration.publicURL,
             sequentialLockTokens: configuration.deterministic)
         davConfiguration.push = push?.engine

@@ -84,10 +84,15 @@ public struct RequestLimits: Sendable {
     /// Largest body of any other method (PROPFIND, REPORT, PROPPATCH, MKCOL, LOCK...): XML
     /// that is parsed whole, so it keeps its own, smaller cap.
     public var maxRequestBodySize: Int
+    /// Bytes a user's own books may hold in total, checked by every write (DAV, the web UI:
+    /// `Quota`); nil: no quota.
+    public var quotaBytes: Int64?
 
-    public init(maxResourceSize: Int = DAVConfiguration.defaultMaxResourceSize, maxRequestBodySize: Int = 4 << 20) {
+    public init(maxResourceSize: Int = DAVConfiguration.defaultMaxResourceSize, maxRequestBodySize: Int = 4 << 20,
+                quotaBytes: Int64? = nil) {
         self.maxResourceSize = maxResourceSize
         self.maxRequestBodySize = maxRequestBodySize
+        self.quotaBytes = quotaBytes
     }
 
     /// The cap that applies to a request with this method.

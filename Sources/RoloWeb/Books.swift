@@ -1,42 +1,59 @@
+import Authorization
 import Foundation
 import RoloStore
 
 /// A book as the signed-in user reaches it: one of their own, or a share mounted in their
-/// home (`<book>~<owner>`), with what they may do there.
+/// home (`<book>~<owner>`), with what they may do there (`Access` decides).
 struct BookContext: Sendable {
     var info: CollectionInfo
     /// The book's name in the user's home, as URLs carry it.
     var slug: String
     var displayName: String
-    var canWrite: Bool
+    /// What the signed-in user may do in the book: what its pages check and offer.
+    var privileges: Privileges
     /// Owner and access, for a shared book.
     var sharedBy: String?
     var access: ShareAccess?
 
     var id: Int64 { info.id }
+    /// Whether the pages offer changes (new, edit, import, trash, merge).
+    var canWrite: Bool { privileges.contains(.writeContent) }
+
+    /// Nil when `credential` may not see the book.
+    init?(_ info: CollectionInfo, for credential: Credential) {
+        guard info.kind == .addressBook, let privileges = Access.privileges(on: info, for: credential) else { return nil }
+        self.info = info
+        self.privileges = privileges
+        if let mount = info.mount {
+            slug = mount.name; displayName = mount.displayName; sharedBy = info.owner; access = mount.access
+        } else {
+            slug = info.path.last ?? ""; displayName = info.displayName ?? slug
+        }
+    }
+
+    /// Refuses a page that needs more than the user holds here.
+    func require(_ needed: Privileges) throws {
+        guard privileges.isSuperset(of: needed) else { throw WebError.forbidden("This address book is shared with you read-only.") }
+    }
 }
 
 extension WebApp {
     func book(slug: String, user: String) async throws -> BookContext? {
+        let credential = Credential.accountPassword(user)
         if !slug.contains("~"), let own = try await store.collection(owner: user, path: [slug]), own.kind == .addressBook {
-            return BookContext(info: own, slug: slug, displayName: own.displayName ?? slug, canWrite: true)
+            return BookContext(own, for: credential)
         }
-        guard let mounted = try await store.mount(sharee: user, name: slug), let mount = mounted.mount else { return nil }
-        return BookContext(info: mounted, slug: slug, displayName: mount.displayName, canWrite: mount.access == .readWrite,
-                           sharedBy: mounted.owner, access: mount.access)
+        guard let mounted = try await store.mount(sharee: user, name: slug) else { return nil }
+        return BookContext(mounted, for: credential)
     }
 
     /// The user's own address books, then the shares they accepted.
     func books(user: String) async throws -> [BookContext] {
+        let credential = Credential.accountPassword(user)
         let own = try await store.childCollections(owner: user, parentPath: [])
-            .filter { $0.kind == .addressBook }
             .sorted { ($0.path.last ?? "") < ($1.path.last ?? "") }
-            .map { BookContext(info: $0, slug: $0.path.last ?? "", displayName: $0.displayName ?? ($0.path.last ?? ""), canWrite: true) }
-        let mounted = try await store.mounts(sharee: user).compactMap { info -> BookContext? in
-            guard let mount = info.mount else { return nil }
-            return BookContext(info: info, slug: mount.name, displayName: mount.displayName, canWrite: mount.access == .readWrite,
-                               sharedBy: info.owner, access: mount.access)
-        }
+            .compactMap { BookContext($0, for: credential) }
+        let mounted = try await store.mounts(sharee: user).compactMap { BookContext($0, for: credential) }
         return own + mounted
     }
 
@@ -48,13 +65,6 @@ extension WebApp {
                 .merging(["hasSidebar": false] as [String: Any]) { $1 }))
         }
         return .redirect(URLs.book(base, first.slug))
-    }
-
-    /// A write on a shared read-only book: refused whatever the page showed.
-    func requireWrite(_ context: PageContext) throws -> BookContext {
-        let book = try context.currentBook
-        guard book.canWrite else { throw WebError.forbidden("This address book is shared with you read-only.") }
-        return book
     }
 
     /// The side bar: books, and the current book's groups and tools.

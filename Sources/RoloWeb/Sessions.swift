@@ -1,3 +1,4 @@
+import Authorization
 import Foundation
 import RoloStore
 
@@ -23,6 +24,17 @@ struct PageContext: Sendable {
 
     var user: String { session.user }
     var csrf: String { session.csrfToken }
+    /// A web session is signed in with the account password.
+    var credential: Credential { .accountPassword(user) }
+
+    /// Refuses an account action `Access` does not allow this user (403 with its reason).
+    func require(_ action: AccountAction) throws {
+        do {
+            try Access.require(action, by: .user(credential, admin: account.admin))
+        } catch {
+            throw WebError.forbidden(error.message)
+        }
+    }
 
     /// The book of a book page (routing sets it before any book page runs).
     var currentBook: BookContext {

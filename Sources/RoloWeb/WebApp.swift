@@ -1,3 +1,4 @@
+import Authorization
 import Foundation
 import RoloStore
 
@@ -40,15 +41,17 @@ public struct WebConfiguration: Sendable {
     public var maxStoredPhotoSize: Int
     /// Largest card the store takes (the DAV limit).
     public var maxCardSize: Int
+    /// Bytes a user may store in total (the DAV quota); nil means no quota.
+    public var quotaBytes: Int64?
 
     public init(pathPrefix: String = "", publicURL: URL? = nil, davPath: String = "/dav", version: String = "dev",
                 databasePath: String? = nil, idleTimeout: TimeInterval = 2 * 3600, absoluteTimeout: TimeInterval = 7 * 86_400,
                 maxImportSize: Int = 50 << 20, maxFormSize: Int = 12 << 20, maxStoredPhotoSize: Int = 256 << 10,
-                maxCardSize: Int = 10 << 20) {
+                maxCardSize: Int = 10 << 20, quotaBytes: Int64? = nil) {
         self.pathPrefix = pathPrefix; self.publicURL = publicURL; self.davPath = davPath; self.version = version
         self.databasePath = databasePath; self.idleTimeout = idleTimeout; self.absoluteTimeout = absoluteTimeout
         self.maxImportSize = maxImportSize; self.maxFormSize = maxFormSize; self.maxStoredPhotoSize = maxStoredPhotoSize
-        self.maxCardSize = maxCardSize
+        self.maxCardSize = maxCardSize; self.quotaBytes = quotaBytes
     }
 }
 
@@ -110,6 +113,8 @@ public struct WebApp: Sendable {
             response = try await route(request)
         } catch let error as WebError {
             response = errorPage(error, request: request)
+        } catch let exceeded as QuotaExceeded {
+            response = errorPage(.quotaExceeded(exceeded.message), request: request)
         } catch {
             logError("web \(request.method) \(request.path): \(error)")
             response = errorPage(.internal("\(error)"), request: request)
@@ -195,28 +200,39 @@ public struct WebApp: Sendable {
         return response
     }
 
+    /// A book page runs only after its book grants what the page needs: the route says it
+    /// here, once, so no handler can forget, and the page offers what `BookContext.privileges` holds.
     private func bookPage(_ context: PageContext, rest: [String], method: String) async throws -> WebResponse {
+        guard let (needs, page) = bookPage(method: method, rest: rest) else { throw WebError.notFound }
+        try context.currentBook.require(needs)
+        return try await page(context)
+    }
+
+    private typealias Page = @Sendable (PageContext) async throws -> WebResponse
+
+    private func bookPage(method: String, rest: [String]) -> (needs: Privileges, page: Page)? {
+        let name = rest.count > 1 ? rest[1] : ""
         switch (method, rest.first, rest.count) {
-        case ("GET", nil, _): return try await listPage(context)
-        case ("GET", "new", 1): return try await newContactPage(context)
-        case ("POST", "new", 1): return try await createContact(context)
-        case ("GET", "c", 2): return try await contactPage(context, name: rest[1])
-        case ("GET", "c", 3) where rest[2] == "edit": return try await editPage(context, name: rest[1])
-        case ("POST", "c", 3) where rest[2] == "edit": return try await saveContact(context, name: rest[1])
-        case ("GET", "c", 3) where rest[2] == "photo": return try await photo(context, name: rest[1])
-        case ("POST", "c", 3) where rest[2] == "delete": return try await deleteContact(context, name: rest[1])
-        case ("GET", "c", 3) where rest[2] == "groups": return try await membershipPage(context, name: rest[1])
-        case ("POST", "c", 3) where rest[2] == "groups": return try await saveMembership(context, name: rest[1])
-        case ("GET", "trash", 1): return try await trashPage(context)
-        case ("POST", "trash", 2) where rest[1] == "restore": return try await restore(context)
-        case ("POST", "undo", 1): return try await undo(context)
-        case ("GET", "duplicates", 1): return try await duplicatesPage(context)
-        case ("GET", "merge", 1): return try await mergePage(context)
-        case ("POST", "merge", 1): return try await merge(context)
-        case ("GET", "import", 1): return try await importPage(context)
-        case ("POST", "import", 1): return try await importCards(context)
-        case ("GET", "export", 1): return try await export(context)
-        default: throw WebError.notFound
+        case ("GET", nil, _): return (.read, { try await listPage($0) })
+        case ("GET", "new", 1): return (.bind, { try await newContactPage($0) })
+        case ("POST", "new", 1): return (.bind, { try await createContact($0) })
+        case ("GET", "c", 2): return (.read, { try await contactPage($0, name: name) })
+        case ("GET", "c", 3) where rest[2] == "edit": return (.writeContent, { try await editPage($0, name: name) })
+        case ("POST", "c", 3) where rest[2] == "edit": return (.writeContent, { try await saveContact($0, name: name) })
+        case ("GET", "c", 3) where rest[2] == "photo": return (.read, { try await photo($0, name: name) })
+        case ("POST", "c", 3) where rest[2] == "delete": return (.unbind, { try await deleteContact($0, name: name) })
+        case ("GET", "c", 3) where rest[2] == "groups": return (.writeContent, { try await membershipPage($0, name: name) })
+        case ("POST", "c", 3) where rest[2] == "groups": return ([.writeContent, .bind], { try await saveMembership($0, name: name) })
+        case ("GET", "trash", 1): return (.bind, { try await trashPage($0) })
+        case ("POST", "trash", 2) where rest[1] == "restore": return (.bind, { try await restore($0) })
+        case ("POST", "undo", 1): return ([.bind, .writeContent], { try await undo($0) })
+        case ("GET", "duplicates", 1): return ([.writeContent, .unbind], { try await duplicatesPage($0) })
+        case ("GET", "merge", 1): return ([.writeContent, .unbind], { try await mergePage($0) })
+        case ("POST", "merge", 1): return ([.writeContent, .unbind], { try await merge($0) })
+        case ("GET", "import", 1): return ([.bind, .writeContent], { try await importPage($0) })
+        case ("POST", "import", 1): return ([.bind, .writeContent], { try await importCards($0) })
+        case ("GET", "export", 1): return (.read, { try await export($0) })
+        default: return nil
         }
     }
 
@@ -283,6 +299,8 @@ enum WebError: Error {
     case forbidden(String)
     case badRequest(String)
     case tooLarge(String)
+    /// A write would pass the book owner's quota (`QuotaExceeded`).
+    case quotaExceeded(String)
     case `internal`(String)
 
     var status: Int {
@@ -291,6 +309,7 @@ enum WebError: Error {
         case .forbidden: 403
         case .badRequest: 400
         case .tooLarge: 413
+        case .quotaExceeded: 507
         case .internal: 500
         }
     }
@@ -301,6 +320,7 @@ enum WebError: Error {
         case .forbidden: "Not allowed"
         case .badRequest: "Cannot do that"
         case .tooLarge: "Too large"
+        case .quotaExceeded: "Storage full"
         case .internal: "Something went wrong"
         }
     }
@@ -308,7 +328,7 @@ enum WebError: Error {
     var message: String {
         switch self {
         case .notFound: "There is nothing here, or it is not yours to see."
-        case .forbidden(let text), .badRequest(let text), .tooLarge(let text): text
+        case .forbidden(let text), .badRequest(let text), .tooLarge(let text), .quotaExceeded(let text): text
         case .internal: "The server could not answer. Try again; if it keeps happening, tell the administrator."
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Authorization
 import Foundation
 import RoloStore
 
@@ -22,6 +23,7 @@ struct AccessCommand: AsyncParsableCommand {
     @OptionGroup var options: DatabaseOptions
 
     func run() async throws {
+        try authorize(.seeAccessHistory(of: user))
         let start: Date
         if let since {
             guard let parsed = CLIDate.parse(since) else {

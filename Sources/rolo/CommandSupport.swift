@@ -1,5 +1,16 @@
+import Authorization
 import Foundation
 import RoloStore
+
+/// The console's account actions (shares, app passwords, users, history) are asked of
+/// `Access` like every front end's; the console may take them all, since it holds the database.
+func authorize(_ action: AccountAction) throws {
+    do {
+        try Access.require(action, by: .console)
+    } catch {
+        throw CLIError(error.message)
+    }
+}
 
 extension CLIError {
     /// A `StoreError` as the one line the admin sees; other errors pass through unchanged.

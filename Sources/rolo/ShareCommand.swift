@@ -1,4 +1,5 @@
 import ArgumentParser
+import Authorization
 import Foundation
 import RoloStore
 
@@ -25,6 +26,7 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageSharesGiven(owner: owner))
             try await options.withStore { store in
                 guard owner != sharee else {
                     throw CLIError("Cannot share \(owner)/\(book) with \(sharee): a book cannot be shared with its own owner.")
@@ -56,6 +58,7 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageSharesReceived(sharee: sharee))
             try await options.withStore { store in
                 try await store.requireUser(sharee)
                 try await store.requireUser(owner)
@@ -85,6 +88,7 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.removeShare(owner: owner, sharee: sharee))
             try await options.withStore { store in
                 try await store.requireUser(owner)
                 try await store.requireUser(sharee)
@@ -105,6 +109,7 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageAccount(of: user))
             try await options.withStore { store in
                 try await store.requireUser(user)
                 let shares = try await store.shares(of: user)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Authorization
 import Foundation
 import RoloStore
 
@@ -24,6 +25,7 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageAppPasswords(of: user))
             try await options.withStore { store in
                 try await store.requireUser(user)
                 let created: NewAppPassword
@@ -52,6 +54,7 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageAppPasswords(of: user))
             try await options.withStore { store in
                 try await store.requireUser(user)
                 let passwords = try await store.appPasswords(user: user)
@@ -84,6 +87,7 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageAppPasswords(of: user))
             try await options.withStore { store in
                 try await store.requireUser(user)
                 do {

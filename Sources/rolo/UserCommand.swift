@@ -1,4 +1,5 @@
 import ArgumentParser
+import Authorization
 import Foundation
 import RoloStore
 
@@ -17,6 +18,7 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageUsers)
             let password = try PasswordInput.read(fromStdin: passwordStdin)
             try await options.withStore { store in
                 do {
@@ -39,6 +41,7 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageUsers)
             let password = try PasswordInput.read(fromStdin: passwordStdin, prompt: "New password: ")
             try await options.withStore { store in
                 do {
@@ -71,6 +74,7 @@ struct UserCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            try authorize(.manageUsers)
             try await options.withStore { store in
                 try await store.requireUser(name)
                 let update = UserAccountUpdate(
@@ -98,6 +102,7 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageUsers)
             for user in try await options.withStore({ try await $0.listUsers() }) { print(user) }
         }
     }
@@ -109,6 +114,7 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
+            try authorize(.manageUsers)
             do {
                 try await options.withStore { try await $0.deleteUser(name: name) }
             } catch StoreError.noSuchUser, StoreError.notFound {

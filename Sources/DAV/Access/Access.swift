@@ -1,28 +1,10 @@
+import Authorization
 import DAVXML
 import RoloStore
 
-/// The RFC 3744 privileges Rolo grants or withholds. Aggregates (`write`, `all`) are
-/// written out when every privilege they stand for is held.
-public struct Privileges: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt16
-    public init(rawValue: UInt16) { self.rawValue = rawValue }
-
-    public static let read = Privileges(rawValue: 1 << 0)
-    public static let writeContent = Privileges(rawValue: 1 << 1)
-    public static let writeProperties = Privileges(rawValue: 1 << 2)
-    public static let bind = Privileges(rawValue: 1 << 3)
-    public static let unbind = Privileges(rawValue: 1 << 4)
-    public static let readACL = Privileges(rawValue: 1 << 5)
-    public static let writeACL = Privileges(rawValue: 1 << 6)
-    public static let readCurrentUserPrivilegeSet = Privileges(rawValue: 1 << 7)
-
-    public static let write: Privileges = [.writeContent, .writeProperties, .bind, .unbind]
-    public static let all: Privileges = [.read, .write, .readACL, .writeACL, .readCurrentUserPrivilegeSet]
-    /// Exactly what clients read as "read-only": Thunderbird treats `write-properties`
-    /// alone as writable, so a read-only book must not list it.
-    public static let readOnly: Privileges = [.read, .readCurrentUserPrivilegeSet]
-    public static let readWriteShare: Privileges = [.readOnly, .write]
-
+/// DAV's side of access: the `Authorization` module decides; this maps a node onto what it
+/// decides on and a refusal onto RFC 3744's answers.
+extension Privileges {
     /// Element names in `DAV:current-user-privilege-set` order, aggregates included.
     var elementNames: [String] {
         var names: [String] = []
@@ -41,61 +23,23 @@ public struct Privileges: OptionSet, Sendable, Hashable {
     var elementName: String { elementNames.last ?? "all" }
 }
 
-/// Who makes a request: the authenticated user, the credential they used and what it may reach.
-public struct Credential: Sendable, Hashable {
-    public var user: String
-    /// The app password's id; 0 for the account password.
-    public var appPasswordID: Int64
-    public var scope: CredentialScope
-
-    public init(user: String, appPasswordID: Int64, scope: CredentialScope) {
-        self.user = user; self.appPasswordID = appPasswordID; self.scope = scope
+extension Node {
+    /// What `Access` decides on for this node.
+    var accessTarget: AccessTarget {
+        switch self {
+        case .root, .principals, .homes: .server
+        case .principal(let name): .principal(name)
+        case .home(let owner): .home(owner: owner)
+        case .collection(let info): .collection(info)
+        case .object(let collection, _, _): .member(of: collection)
+        }
     }
-
-    public static func accountPassword(_ user: String) -> Credential {
-        Credential(user: user, appPasswordID: 0, scope: .full)
-    }
-
-    public var isAppPassword: Bool { appPasswordID != 0 }
-
-    /// The change-log attribution of this credential's writes.
-    public var author: ChangeAuthor { ChangeAuthor(user: user, credentialID: appPasswordID) }
 }
 
-/// The one place that decides what a request may do. Handlers resolve a node and ask here;
-/// the URL path grants nothing (a path only finds the node: another user's tree answers 404
-/// before any node is found, and a mount finds the owner's book with the share's access).
-enum Access {
+extension Access {
     /// What `credential` may do on `node`; nil when the node is invisible to it (404).
     static func privileges(on node: Node, for credential: Credential) -> Privileges? {
-        switch node {
-        case .root, .principals, .homes, .principal:
-            return .readOnly
-        case .home(let owner):
-            guard owner == credential.user else { return nil }
-            // A scoped or read-only app password sees its books, and creates or removes none.
-            return credential.scope.isFull ? [.readOnly, .bind, .unbind, .writeProperties] : .readOnly
-        case .collection(let collection), .object(let collection, _, _):
-            return privileges(on: collection, for: credential)
-        }
-    }
-
-    static func privileges(on collection: CollectionInfo, for credential: Credential) -> Privileges? {
-        var granted: Privileges
-        if let mount = collection.mount {
-            guard mount.sharee == credential.user else { return nil }
-            granted = mount.access == .readWrite ? .readWriteShare : .readOnly
-        } else {
-            guard collection.owner == credential.user else { return nil }
-            granted = .all
-        }
-        let scope = credential.scope
-        if let books = scope.books {
-            // Plain collections are no books: a scoped password does not see them.
-            guard collection.kind == .addressBook, books.contains(collection.id) else { return nil }
-        }
-        if scope.readOnly { granted.formIntersection(.readOnly) }
-        return granted
+        privileges(on: node.accessTarget, for: credential)
     }
 
     /// Throws 403 with `DAV:need-privileges` naming `href` unless `privilege` is held on `node`.
@@ -113,5 +57,10 @@ extension DAVError {
                              message: "Not allowed: this needs the \(privilege.elementName) privilege.")
         error.missingPrivilege = (href, privilege.elementName)
         return error
+    }
+
+    /// 507 with `DAV:quota-not-exceeded` (RFC 4331 §6).
+    static func quotaExceeded(_ exceeded: QuotaExceeded) -> DAVError {
+        DAVError.precondition(507, .dav("quota-not-exceeded"), message: "The quota of \(exceeded.limit) bytes is used up.")
     }
 }

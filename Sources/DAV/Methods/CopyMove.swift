@@ -1,3 +1,4 @@
+import Authorization
 import CardIndexing
 import Foundation
 import RoloStore
@@ -46,6 +47,12 @@ extension DAVService {
         }
         if source.isCollection, destinationComponents.starts(with: sourceComponents) {
             throw DAVError(403, message: "Cannot copy a collection into itself.")
+        }
+
+        // A copy of a collection adds its cards to the user's bytes (a move adds nothing):
+        // checked before anything at the destination is replaced.
+        if !move, depth == .infinity, case .collection(let info) = source, configuration.quotaBytes != nil {
+            try await checkQuota(user: info.owner, adding: try await storedBytes(in: info))
         }
 
         // Where the copy lands, and what it replaces.
@@ -153,6 +160,12 @@ extension DAVService {
             card = CardMetadata(card: try Put.validatedCard(stored.data))
             contentType = Put.cardContentType
         }
+        // A move within one owner's books adds nothing; a copy, or a move into another
+        // owner's book (a share), adds the body to the target's owner, less what it replaces.
+        if !move || source.owner != target.owner {
+            let replaced = try await store.resource(collectionID: target.id, name: targetName)?.info.size ?? 0
+            try await checkQuota(user: target.owner, adding: stored.data.count - replaced)
+        }
         do {
             _ = try await store.transferResource(collectionID: source.id, name: name, sourceETag: stored.info.etag,
                                                  to: target.id, name: targetName, data: stored.data,
@@ -166,6 +179,15 @@ extension DAVService {
 
     /// Creates a copy of a collection at `path` with its properties, and (recursive) its
     /// members and sub-collections.
+    /// The bytes of a collection's members and its sub-collections' members.
+    private func storedBytes(in collection: CollectionInfo) async throws -> Int {
+        var total = try await store.listResources(collectionID: collection.id).reduce(0) { $0 + $1.size }
+        for child in try await store.childCollections(owner: collection.owner, parentPath: collection.path) {
+            total += try await storedBytes(in: child)
+        }
+        return total
+    }
+
     private func copyCollection(_ source: CollectionInfo, to path: [String], recursive: Bool) async throws {
         let copy = try await store.createCollection(owner: source.owner, path: path, kind: source.kind,
                                                     displayName: source.displayName, description: source.description)

@@ -1,3 +1,4 @@
+import Authorization
 import RoloStore
 
 /// DELETE of a card, file or stored collection (RFC 4918 §9.6); `If-Match` and `If` are
@@ -17,9 +18,10 @@ extension DAVService {
             request.tally?.deleted(book: collection.id)
         case .collection(let info) where info.mount != nil:
             // A sharee's DELETE of a mount leaves the share; the owner's cards stay. Leaving
-            // is managing the account's shares, which app passwords never do.
+            // is an account action (app passwords never take one). DAV grants no admin powers.
             let home = Node.home(request.user)
-            if request.credential.isAppPassword {
+            let leave = AccountAction.removeShare(owner: info.owner, sharee: request.user)
+            if case .denied = Access.decide(leave, by: .user(request.credential, admin: false)) {
                 throw DAVError.needPrivileges(href: hrefs.href(for: home), privilege: .unbind)
             }
             try require(.unbind, on: home, request)

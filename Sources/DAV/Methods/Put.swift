@@ -1,3 +1,4 @@
+import Authorization
 import CardIndexing
 import Foundation
 import RoloStore
@@ -166,12 +167,12 @@ extension DAVService {
         return DAVResponse(status: result.created ? 201 : 204, headers: etag + [("Content-Length", "0")])
     }
 
-    /// 507 with `DAV:quota-not-exceeded` when the write would pass the user's quota.
+    /// 507 with `DAV:quota-not-exceeded` when the write would pass the user's quota (`Quota`).
     func checkQuota(user: String, adding bytes: Int) async throws {
-        guard let quota = configuration.quotaBytes, bytes > 0 else { return }
-        let used = try await store.usedBytes(owner: user)
-        if used + Int64(bytes) > quota {
-            throw DAVError.precondition(507, .dav("quota-not-exceeded"), message: "The quota of \(quota) bytes is used up.")
+        do {
+            try await Quota(limit: configuration.quotaBytes).check(owner: user, adding: bytes, in: store)
+        } catch let exceeded as QuotaExceeded {
+            throw DAVError.quotaExceeded(exceeded)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Authorization
 import DAVXML
 import RoloStore
 

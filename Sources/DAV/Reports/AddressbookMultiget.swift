@@ -1,3 +1,4 @@
+import Authorization
 import Foundation
 import DAVXML
 import RoloStore

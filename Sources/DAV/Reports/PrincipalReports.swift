@@ -1,3 +1,4 @@
+import Authorization
 import DAVXML
 import Foundation
 import RoloStore
@@ -39,9 +40,9 @@ extension DAVService {
             throw DAVError.precondition(403, .dav("supported-report"),
                                         message: "principal-property-search runs on the principal collection \(hrefs.principals).")
         }
-        // Searching is for picking a sharee, and app passwords never manage sharing.
-        if request.credential.isAppPassword {
-            throw DAVError(403, message: "App passwords cannot search for users; use the account password.")
+        // Searching is for picking a sharee, an account action.
+        if case .denied(let denied) = Access.decide(.searchUsers, by: .user(request.credential, admin: false)) {
+            throw DAVError(403, message: denied.message)
         }
         let search = try PrincipalSearch(body)
 

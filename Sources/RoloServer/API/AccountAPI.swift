@@ -1,18 +1,21 @@
+import Authorization
 import DAV
 import Foundation
 import RoloStore
 
 /// The JSON API under `/api/`: the signed-in user's shares (given and received), app
 /// passwords and access history, the same operations as `rolo share|token|access`, so the
-/// web UI and scripts use one path. Account password only: app passwords never manage the
-/// account, so they get 403 here. Every refusal is a JSON `{"error": …}` and changes nothing.
+/// web UI and scripts use one path. Each path names the account action it takes and
+/// `Access` allows it or not: account password only (app passwords get 403), and only for
+/// the signed-in user's own account; an admin acts for other users from the command line.
+/// Every refusal is a JSON `{"error": …}` and changes nothing.
 ///
 /// | method and path | what |
 /// | --- | --- |
 /// | `GET /api/account` | the user's account record |
 /// | `GET /api/shares` | `{"given": [...], "received": [...]}` |
 /// | `POST /api/shares` `{"book", "sharee", "access": "read"/"read-write"}` | share one of the user's books (pending) |
-/// | `POST /api/shares/OWNER/BOOK/SHAREE/accept` | the sharee (or an admin) accepts |
+/// | `POST /api/shares/OWNER/BOOK/SHAREE/accept` | the sharee accepts |
 /// | `DELETE /api/shares/OWNER/BOOK/SHAREE` | the owner revokes or the sharee leaves |
 /// | `GET /api/tokens` | the user's app passwords, never their secrets |
 /// | `POST /api/tokens` `{"name", "read_only", "books": [...]}` | a new one; its secret in the answer, once |
@@ -30,10 +33,12 @@ struct AccountAPI: Sendable {
 
     /// `path` is percent-decoded and starts with `/api/`.
     func handle(method: String, path: String, query: [String: String], body: Data, credential: Credential) async -> Answer {
-        guard !credential.isAppPassword else {
-            return Self.error(403, "App passwords cannot manage the account; sign in with the account password.")
-        }
         let segments = path.dropFirst(Self.prefix.count).split(separator: "/").map(String.init)
+        // The API takes no admin action, so whether the user is one does not matter here.
+        if case .denied(let denied) = Access.decide(Self.action(method: method, segments: segments, user: credential.user),
+                                                      by: .user(credential, admin: false)) {
+            return Self.error(403, denied.message)
+        }
         do {
             return try await route(method: method, segments: segments, query: query, body: body, user: credential.user)
         } catch let error as APIError {
@@ -77,14 +82,9 @@ struct AccountAPI: Sendable {
             return Answer(status: 201, json: Self.serialized(Self.json(share)))
         case ("POST", "shares", 5) where segments[4] == "accept":
             let (owner, book, sharee) = (segments[1], segments[2], segments[3])
-            guard try await mayActFor(sharee, user: user) else { throw APIError(403, "Only the sharee accepts a share.") }
             return Self.ok(Self.json(try await store.acceptShare(sharee: sharee, owner: owner, book: book)))
         case ("DELETE", "shares", 4):
             let (owner, book, sharee) = (segments[1], segments[2], segments[3])
-            let admin = try await isAdmin(user)
-            guard user == owner || user == sharee || admin else {
-                throw APIError(403, "Only the owner or the sharee removes a share.")
-            }
             try await store.removeShare(owner: owner, book: book, sharee: sharee)
             return Answer(status: 204, json: Data())
         case ("GET", "tokens", 1):
@@ -119,14 +119,17 @@ struct AccountAPI: Sendable {
         }
     }
 
-    /// The sharee themself, or an admin acting on their behalf.
-    private func mayActFor(_ sharee: String, user: String) async throws -> Bool {
-        if user == sharee { return true }
-        return try await isAdmin(user)
-    }
-
-    private func isAdmin(_ user: String) async throws -> Bool {
-        try await store.account(name: user)?.admin == true
+    /// The account action a request takes; any other path is the account's too (an app
+    /// password gets 403 before it learns which paths exist).
+    static func action(method: String, segments: [String], user: String) -> AccountAction {
+        switch (method, segments.first, segments.count) {
+        case ("POST", "shares", 1): .manageSharesGiven(owner: user)
+        case ("POST", "shares", 5) where segments[4] == "accept": .manageSharesReceived(sharee: segments[3])
+        case ("DELETE", "shares", 4): .removeShare(owner: segments[1], sharee: segments[3])
+        case (_, "tokens", _): .manageAppPasswords(of: user)
+        case (_, "access", _): .seeAccessHistory(of: user)
+        default: .manageAccount(of: user)
+        }
     }
 
     // MARK: JSON

@@ -3,7 +3,7 @@ import RoloStore
 
 extension WebApp {
     func adminRoute(_ context: PageContext, rest: [String], method: String) async throws -> WebResponse {
-        guard context.account.admin else { throw WebError.forbidden("Only administrators see this page.") }
+        try context.require(method == "GET" ? .seeAdminPages : .manageUsers)
         switch (method, rest.first, rest.count) {
         case ("GET", nil, _): return try await adminPage(context)
         case ("POST", "users", 1): return try await createUser(context)

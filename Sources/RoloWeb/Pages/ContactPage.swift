@@ -179,26 +179,15 @@ extension WebApp {
     /// `POST …/c/{name}/delete`: into the trash (a delete to every phone), with the ETag the
     /// page showed; the list then offers to undo it.
     func deleteContact(_ context: PageContext, name: String) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         guard let etag = context.form["etag"], !etag.isEmpty else { throw WebError.badRequest("The form has no ETag.") }
         do {
-            let result = try await asAuthor(context) {
-                try await store.applyCardBatch(collectionID: book.id, writes: [
-                    .trash(name: name, precondition: .ifMatch([etag]), reason: .deleted),
-                ])
-            }
+            let result = try await writeCards(context, book, [.trash(name: name, precondition: .ifMatch([etag]), reason: .deleted)])
             return .redirect(URLs.book(base, book.slug, query: [("done", "deleted"), ("batch", result.batch)]))
         } catch StoreError.preconditionFailed {
             throw WebError.badRequest("This contact was changed on another device since you opened it; it was not deleted. Open it again to see the change.")
         } catch StoreError.notFound {
             throw WebError.notFound
-        }
-    }
-
-    /// Runs a write attributed to the signed-in user (the change log records who made it).
-    func asAuthor<T: Sendable>(_ context: PageContext, _ body: () async throws -> T) async throws -> T {
-        try await ChangeAuthor.$current.withValue(ChangeAuthor(user: context.user, credentialID: 0)) {
-            try await body()
         }
     }
 }

@@ -102,7 +102,7 @@ extension WebApp {
 
     /// `GET …/c/{name}/edit`.
     func editPage(_ context: PageContext, name: String) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let loaded = try await loadCard(book, name: name)
         let edit = CardEdit(card: loaded.card)
         return try await editorResponse(context, title: "Edit " + Self.displayName(loaded.contact), heading: "Edit contact",
@@ -112,7 +112,7 @@ extension WebApp {
 
     /// `GET …/new`.
     func newContactPage(_ context: PageContext) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         var edit = CardEdit()
         edit.phones = [CardEdit.Value(label: .mobile, value: "")]
         edit.emails = [CardEdit.Value(label: .home, value: "")]
@@ -208,7 +208,7 @@ extension WebApp {
     /// `POST …/c/{name}/edit`: patches the stored card with what changed, with the ETag
     /// the form carried; a card changed meanwhile gets the conflict page.
     func saveContact(_ context: PageContext, name: String) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let form = context.form
         let posted = EditorForm(form)
         let etag = form["etag"] ?? ""
@@ -244,10 +244,7 @@ extension WebApp {
         guard patch.hasChanges else { return .redirect(URLs.card(base, book.slug, name)) }
         let (data, metadata) = try prepare(patch)
         do {
-            _ = try await asAuthor(context) {
-                try await store.putResource(collectionID: book.id, name: name, data: data, contentType: Self.vCardType,
-                                            card: metadata, precondition: .ifMatch([etag]))
-            }
+            try await putCard(context, book, name: name, data: data, card: metadata, precondition: .ifMatch([etag]))
         } catch StoreError.preconditionFailed {
             let current = try await loadCard(book, name: name)
             return try await conflictResponse(context, name: name, posted: posted.edit, current: current, form: form)
@@ -345,7 +342,7 @@ extension WebApp {
     /// `POST …/new`: a new vCard 3.0 card (the version every client reads) made by
     /// patching an empty one, under a new UID.
     func createContact(_ context: PageContext) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let posted = EditorForm(context.form)
         let action = URLs.bookPage(base, book.slug, "new")
         let cancel = URLs.book(base, book.slug)
@@ -374,10 +371,7 @@ extension WebApp {
         patch.touchRevision(at: store.clock.now)
         let (data, metadata) = try prepare(patch)
         let name = uid + ".vcf"
-        _ = try await asAuthor(context) {
-            try await store.putResource(collectionID: book.id, name: name, data: data, contentType: Self.vCardType,
-                                        card: metadata, precondition: .ifNoneMatchAny)
-        }
+        try await putCard(context, book, name: name, data: data, card: metadata, precondition: .ifNoneMatchAny)
         return .redirect(URLs.card(base, book.slug, name, query: [("done", "created")]))
     }
 }

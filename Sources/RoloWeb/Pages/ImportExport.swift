@@ -1,3 +1,4 @@
+import Authorization
 import CardIndexing
 import Contacts
 import Foundation
@@ -9,7 +10,7 @@ extension WebApp {
 
     /// `GET …/import`.
     func importPage(_ context: PageContext, result: [String: Any]? = nil, error: String? = nil, status: Int = 200) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         var model = try await pageModel(context, title: "Import")
         model["importPage"] = [
             "bookName": book.displayName, "action": URLs.bookPage(base, book.slug, "import"),
@@ -23,7 +24,7 @@ extension WebApp {
     /// `POST …/import` (multipart: `file`, `collision`): every card read leniently like
     /// `rolo import` (`CardImporter`), then written in batches through the store; a summary.
     func importCards(_ context: PageContext) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         guard let file = context.form.file("file") else {
             return try await importPage(context, error: "Choose a .vcf file.", status: 400)
         }
@@ -44,14 +45,18 @@ extension WebApp {
         func flush() async throws {
             guard !pending.isEmpty else { return }
             do {
-                _ = try await asAuthor(context) { try await store.applyCardBatch(collectionID: book.id, writes: pending.map(\.write)) }
+                _ = try await writeCards(context, book, pending.map(\.write))
                 for entry in pending { if entry.replaces { updated += 1 } else { created += 1 } }
+            } catch let exceeded as QuotaExceeded {
+                throw exceeded
             } catch {
                 // Find the cards at fault one by one; the others go in.
                 for entry in pending {
                     do {
-                        _ = try await asAuthor(context) { try await store.applyCardBatch(collectionID: book.id, writes: [entry.write]) }
+                        _ = try await writeCards(context, book, [entry.write])
                         if entry.replaces { updated += 1 } else { created += 1 }
+                    } catch let exceeded as QuotaExceeded {
+                        throw exceeded
                     } catch StoreError.uidConflict {
                         failures.append((entry.label, "another card of the book has its UID"))
                     } catch StoreError.preconditionFailed {
@@ -64,44 +69,51 @@ extension WebApp {
             pending.removeAll(keepingCapacity: true)
         }
 
-        for (index, block) in blocks.enumerated() {
-            let label = Self.importLabel(block, index: index)
-            var prepared: CardImporter.PreparedCard
-            do {
-                prepared = try CardImporter.prepare(block, maxSize: configuration.maxCardSize)
-            } catch {
-                failures.append((label, "\(error)"))
-                continue
-            }
-            var existing = namesInFile[prepared.uid]
-            if existing == nil, !fresh { existing = try await store.resourceName(collectionID: book.id, uid: prepared.uid) }
-            var name = CardImporter.resourceName(forUID: prepared.uid)
-            var precondition = WritePrecondition.ifNoneMatchAny
-            var replaces = false
-            if let existing {
-                switch collision {
-                case .skip:
-                    skipped += 1
+        // The quota stops the import where it is reached: what went in before stays, and the
+        // summary says so.
+        var stopped: QuotaExceeded?
+        do {
+            for (index, block) in blocks.enumerated() {
+                let label = Self.importLabel(block, index: index)
+                var prepared: CardImporter.PreparedCard
+                do {
+                    prepared = try CardImporter.prepare(block, maxSize: configuration.maxCardSize)
+                } catch {
+                    failures.append((label, "\(error)"))
                     continue
-                case .replace:
-                    name = existing
-                    precondition = .none
-                    replaces = true
-                case .both:
-                    guard let renamed = Self.withNewUID(prepared) else {
-                        failures.append((label, "could not be given a new UID"))
-                        continue
-                    }
-                    prepared = renamed
-                    name = CardImporter.resourceName(forUID: prepared.uid)
                 }
+                var existing = namesInFile[prepared.uid]
+                if existing == nil, !fresh { existing = try await store.resourceName(collectionID: book.id, uid: prepared.uid) }
+                var name = CardImporter.resourceName(forUID: prepared.uid)
+                var precondition = WritePrecondition.ifNoneMatchAny
+                var replaces = false
+                if let existing {
+                    switch collision {
+                    case .skip:
+                        skipped += 1
+                        continue
+                    case .replace:
+                        name = existing
+                        precondition = .none
+                        replaces = true
+                    case .both:
+                        guard let renamed = Self.withNewUID(prepared) else {
+                            failures.append((label, "could not be given a new UID"))
+                            continue
+                        }
+                        prepared = renamed
+                        name = CardImporter.resourceName(forUID: prepared.uid)
+                    }
+                }
+                namesInFile[prepared.uid] = name
+                pending.append((label, .put(name: name, data: Data(prepared.bytes), contentType: Self.vCardType, card: prepared.metadata,
+                                            precondition: precondition, keepPrevious: false), replaces))
+                if pending.count >= 200 { try await flush() }
             }
-            namesInFile[prepared.uid] = name
-            pending.append((label, .put(name: name, data: Data(prepared.bytes), contentType: Self.vCardType, card: prepared.metadata,
-                                        precondition: precondition, keepPrevious: false), replaces))
-            if pending.count >= 200 { try await flush() }
+            try await flush()
+        } catch let exceeded as QuotaExceeded {
+            stopped = exceeded
         }
-        try await flush()
         let result: [String: Any] = [
             "created": Formatting.grouped(created), "updated": Formatting.grouped(updated),
             "skipped": Formatting.grouped(skipped), "failed": Formatting.grouped(failures.count),
@@ -109,6 +121,10 @@ extension WebApp {
             "failures": failures.prefix(200).map { ["card": $0.card, "reason": $0.reason] },
             "bookURL": URLs.book(base, book.slug),
         ]
+        if let stopped {
+            return try await importPage(context, result: result, error: "Import stopped: " + stopped.message
+                                        + " The cards counted as created or updated below were imported.", status: 507)
+        }
         return try await importPage(context, result: result)
     }
 

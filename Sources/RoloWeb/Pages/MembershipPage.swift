@@ -8,7 +8,7 @@ extension WebApp {
     /// `GET …/c/{name}/groups`: the book's group cards (checked where this card is a
     /// member) and the card's categories, the two ways clients keep groups.
     func membershipPage(_ context: PageContext, name: String, error: String? = nil) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let loaded = try await loadCard(book, name: name)
         let contact = loaded.contact
         let uid = contact.identifier ?? ""
@@ -34,7 +34,7 @@ extension WebApp {
     /// (their MEMBER lines, in the card's own style), the card's CATEGORIES too; all in
     /// one batch with every card's ETag, so nothing is half done.
     func saveMembership(_ context: PageContext, name: String) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let form = context.form
         let loaded = try await loadCard(book, name: name)
         guard form["etag"] == loaded.etag else {
@@ -89,7 +89,7 @@ extension WebApp {
         }
         if !writes.isEmpty {
             do {
-                _ = try await asAuthor(context) { try await store.applyCardBatch(collectionID: book.id, writes: writes) }
+                _ = try await writeCards(context, book, writes)
             } catch StoreError.preconditionFailed {
                 return try await membershipPage(context, name: name, error: "A card was changed on another device meanwhile. Check again.")
             }

@@ -1,28 +1,36 @@
+import Authorization
 import Foundation
 import RoloStore
 
 extension WebApp {
+    /// Each privacy form names the account action it takes; `Access` allows it or not.
     func privacyRoute(_ context: PageContext, rest: [String], method: String) async throws -> WebResponse {
+        let user = context.user, form = context.form
+        let action: AccountAction
         switch (method, rest.joined(separator: "/")) {
-        case ("GET", ""): return try await privacyPage(context)
+        case ("GET", ""): action = .manageAccount(of: user)
+        case ("POST", "tokens"), ("POST", "tokens/revoke"), ("POST", "mobileconfig"): action = .manageAppPasswords(of: user)
+        case ("POST", "shares"): action = .manageSharesGiven(owner: user)
+        case ("POST", "shares/accept"): action = .manageSharesReceived(sharee: user)
+        case ("POST", "shares/remove"): action = .removeShare(owner: form["owner"] ?? "", sharee: form["sharee"] ?? "")
+        default: throw WebError.notFound
+        }
+        try context.require(action)
+        switch (method, rest.joined(separator: "/")) {
         case ("POST", "tokens"): return try await createToken(context)
         case ("POST", "tokens/revoke"):
-            try await store.revokeAppPassword(user: context.user, name: context.form["name"] ?? "")
+            try await store.revokeAppPassword(user: user, name: form["name"] ?? "")
             return .redirect(base + "/privacy?done=token-revoked")
         case ("POST", "mobileconfig"): return mobileconfig(context)
         case ("POST", "shares"): return try await share(context)
         case ("POST", "shares/accept"):
-            try await store.acceptShare(sharee: context.user, owner: context.form["owner"] ?? "", book: context.form["book"] ?? "")
+            try await store.acceptShare(sharee: user, owner: form["owner"] ?? "", book: form["book"] ?? "")
             return .redirect(base + "/privacy?done=accepted")
         case ("POST", "shares/remove"):
-            let owner = context.form["owner"] ?? "", book = context.form["book"] ?? "", sharee = context.form["sharee"] ?? ""
-            guard context.user == owner || context.user == sharee else {
-                throw WebError.forbidden("Only the owner or the sharee removes a share.")
-            }
-            try await store.removeShare(owner: owner, book: book, sharee: sharee)
+            try await store.removeShare(owner: form["owner"] ?? "", book: form["book"] ?? "", sharee: form["sharee"] ?? "")
             return .redirect(base + "/privacy?done=share-removed")
         default:
-            throw WebError.notFound
+            return try await privacyPage(context)
         }
     }
 

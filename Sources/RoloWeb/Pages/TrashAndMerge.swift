@@ -22,7 +22,7 @@ extension WebApp {
 
     /// `GET …/trash`: what was deleted or merged away in the last 30 days.
     func trashPage(_ context: PageContext) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let entries = try await store.trash(collectionID: book.id, limit: 200)
         var model = try await pageModel(context, title: "Trash")
         model["trash"] = [
@@ -50,18 +50,16 @@ extension WebApp {
 
     /// `POST …/trash/restore` (`id`): the same card under the same name, as a new card.
     func restore(_ context: PageContext) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         guard let id = context.form["id"].flatMap(Int64.init), let found = try await store.trashedCard(id: id),
               found.card.collectionID == book.id else { throw WebError.notFound }
         let metadata = try metadata(found.data)
         do {
-            _ = try await asAuthor(context) {
-                try await store.applyCardBatch(collectionID: book.id, writes: [
-                    .put(name: found.card.name, data: found.data, contentType: found.contentType, card: metadata,
-                         precondition: .ifNoneMatchAny, keepPrevious: false),
-                    .dropTrashed(id: id),
-                ])
-            }
+            _ = try await writeCards(context, book, [
+                .put(name: found.card.name, data: found.data, contentType: found.contentType, card: metadata,
+                     precondition: .ifNoneMatchAny, keepPrevious: false),
+                .dropTrashed(id: id),
+            ])
         } catch StoreError.preconditionFailed, StoreError.uidConflict {
             throw WebError.badRequest("A card with this name or UID is in the book again; it cannot be restored beside it. If it came from a merge, undo the merge instead.")
         }
@@ -72,7 +70,7 @@ extension WebApp {
     /// deleted cards come back, replaced versions overwrite the version that replaced them
     /// (only that one: a later edit from a phone makes the undo fail instead of losing it).
     func undo(_ context: PageContext) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         guard let batch = context.form["batch"], !batch.isEmpty else { throw WebError.badRequest("Nothing to undo.") }
         let entries = try await store.trash(batch: batch).filter { $0.collectionID == book.id }
         guard !entries.isEmpty else { throw WebError.badRequest("This can no longer be undone.") }
@@ -91,7 +89,7 @@ extension WebApp {
         // Group cards a merge rewrote are `.replaced` entries too: put back the same way.
         writes += entries.map { .dropTrashed(id: $0.id) }
         do {
-            _ = try await asAuthor(context) { try await store.applyCardBatch(collectionID: book.id, writes: writes) }
+            _ = try await writeCards(context, book, writes)
         } catch StoreError.preconditionFailed, StoreError.uidConflict {
             throw WebError.badRequest("A card was changed since, so this cannot be undone automatically. The earlier versions are in the trash.")
         }
@@ -109,7 +107,7 @@ extension WebApp {
 
     /// `GET …/duplicates`: groups of cards that share an e-mail, a phone number or a name.
     func duplicatesPage(_ context: PageContext) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let groups = try await store.duplicateCandidates(collectionID: book.id, limit: 50)
         let listings = try await store.cardListings(collectionID: book.id, names: Array(Set(groups.flatMap { $0 })))
         let byName = Dictionary(listings.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -133,7 +131,7 @@ extension WebApp {
     /// `GET …/merge?c=a&c=b[&survivor=a]`: the person picks the card that stays and any
     /// single value the cards disagree on.
     func mergePage(_ context: PageContext, error: String? = nil) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let names = Array(NSOrderedSet(array: context.request.queryValues("c") + context.form.values("c")).compactMap { $0 as? String }.prefix(10))
         guard names.count >= 2 else { throw WebError.badRequest("Choose at least two contacts to merge.") }
         var cards: [LoadedCard] = []
@@ -186,7 +184,7 @@ extension WebApp {
     /// (its previous version kept in the trash), the others trashed as merged, and group
     /// cards that listed them pointed at the survivor. The contact page then offers undo.
     func merge(_ context: PageContext) async throws -> WebResponse {
-        let book = try requireWrite(context)
+        let book = try context.currentBook
         let form = context.form
         let names = form.values("c"), etags = form.values("etag")
         guard names.count >= 2, names.count == etags.count, Set(names).count == names.count,
@@ -238,7 +236,7 @@ extension WebApp {
         }
         let result: CardBatchResult
         do {
-            result = try await asAuthor(context) { try await store.applyCardBatch(collectionID: book.id, writes: writes) }
+            result = try await writeCards(context, book, writes)
         } catch StoreError.preconditionFailed {
             return try await mergePage(context, error: "A card was changed on another device meanwhile. Check the merge again.")
         }
