@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-/// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
+/// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTestControl <- RoloTesting <- rolo.
 /// RoloPostgres (the PostgreSQL store) depends on RoloStore only; rolo picks a store by the database URL.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
 /// DAV uses WebPush to validate push registrations.
@@ -110,12 +110,19 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ]),
+        // The test-control API (`/_rolo/`: reset, fixtures, request log, faults), plugged into
+        // RoloServer as its front middleware by `rolo serve --test-api` and RoloTesting.
+        .target(name: "RoloTestControl", dependencies: [
+            "RoloServer", "RoloStore", "DAV", "DAVXML", "CardIndexing",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // Rolo as a fixture for other test suites: in-process server, shared launch setup.
         .target(name: "RoloTesting", dependencies: [
-            "RoloServer", "RoloStore", .product(name: "Logging", package: "swift-log"),
+            "RoloServer", "RoloTestControl", "RoloStore", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "RoloServer", "RoloStore", "RoloPostgres", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "RoloServer", "RoloStore", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -148,7 +155,7 @@ let package = Package(
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
-            "RoloServer", "RoloStore", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
+            "RoloServer", "RoloTestControl", "RoloStore", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -168,7 +175,7 @@ let package = Package(
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "Contacts", "VCard", "CardIndexing"]),
-        .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
+        .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloTestControl", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RoloServer
 import RoloStore
+import RoloTestControl
 import RoloTesting
 import WebPush
 
