@@ -1,6 +1,7 @@
 import DAV
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import RoloStore
