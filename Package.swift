@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-/// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTesting <- rolo.
+/// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTestControl <- RoloTesting <- rolo.
 /// RoloStore is the store core (protocols by role, value types, domain rules; no database library);
 /// RoloSQLite and RoloPostgres implement it and depend on it only; rolo picks one by the database URL.
 /// HTTPHead (the raw request-head reading, no dependencies) <- RoloServer and RoloFuzz.
@@ -128,12 +128,19 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ]),
+        // The test-control API (`/_rolo/`: reset, fixtures, request log, faults), plugged into
+        // RoloServer as its front middleware by `rolo serve --test-api` and RoloTesting.
+        .target(name: "RoloTestControl", dependencies: [
+            "RoloServer", "RoloStore", "DAV", "DAVXML", "CardIndexing",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // Rolo as a fixture for other test suites: in-process server, shared launch setup.
         .target(name: "RoloTesting", dependencies: [
-            "RoloServer", "RoloStore", "RoloSQLite", .product(name: "Logging", package: "swift-log"),
+            "RoloServer", "RoloTestControl", "RoloStore", "RoloSQLite", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "Authorization", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "Authorization", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -172,7 +179,7 @@ let package = Package(
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
-            "RoloServer", "Authorization", "RoloStore", "RoloSQLite", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
+            "RoloServer", "RoloTestControl", "Authorization", "RoloStore", "RoloSQLite", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -192,7 +199,7 @@ let package = Package(
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "Authorization", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing"]),
-        .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
+        .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloTestControl", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,9 +14,9 @@ extension HTTPField.Name {
 /// The protocol engine as the server calls it: one DAV request in, one response out.
 public typealias DAVHandler = @Sendable (DAVRequest) async -> DAVResponse
 
-/// Takes every method on every path: answers the few unauthenticated endpoints itself
-/// (`/.well-known/carddav`, `/health`, `/metrics`, OPTIONS), authenticates the rest,
-/// collects the body within its limit and hands a `DAVRequest` to the engine.
+/// Takes every method on every path and answers it through the route table
+/// (`routeTable`, Routing/Route.swift): the first route whose path and method match, after
+/// its authentication and body limit. The access log and metrics cover every request.
 struct RoloResponder: HTTPResponder {
     typealias Context = RoloRequestContext
 
@@ -30,6 +30,14 @@ struct RoloResponder: HTTPResponder {
     let api: AccountAPI
     /// `/web/`: the web UI, which signs browsers in with its own session cookie. Nil: no UI.
     let web: WebApp?
+    let routes: [Route]
+
+    init(configuration: ServerConfiguration, authenticator: BasicAuthenticator, handler: @escaping DAVHandler,
+         accessLog: AccessLog, recorder: AccessRecorder?, api: AccountAPI, web: WebApp?) {
+        self.configuration = configuration; self.authenticator = authenticator; self.handler = handler
+        self.accessLog = accessLog; self.recorder = recorder; self.api = api; self.web = web
+        self.routes = Self.routeTable(webUI: web != nil)
+    }
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -57,64 +65,65 @@ struct RoloResponder: HTTPResponder {
         return response
     }
 
+    /// The first matching route's authentication, body limit and handler, in that order.
     private func route(_ request: Request, method: String, path: String, remote: () -> String, peer: () -> String,
                        user: inout String) async throws -> Response {
-        switch (method, path) {
-        case (_, "/.well-known/carddav"), (_, "/.well-known/carddav/"):
+        var matched = routes[routes.count - 1]
+        for route in routes where route.matches(method: method, path: path, request: request) {
+            matched = route
+            break
+        }
+        var credential = Credential.accountPassword("")
+        switch matched.authentication {
+        case .none, .webSession:
+            break
+        case .basic:
+            switch await authenticate(request, method: method, remote: remote) {
+            case .success(let authenticated):
+                credential = authenticated
+                user = authenticated.user
+            case .failure(let refusal):
+                return refusal.response
+            }
+        }
+        let body: Data
+        switch matched.body {
+        case .none:
+            body = Data()
+        case .request:
+            let limit = configuration.limits.maxBodySize(forMethod: method)
+            guard let collected = try await collectBody(request, limit: limit) else {
+                return Self.tooLarge(method: method, limit: limit)
+            }
+            body = collected
+        case .webForm:
+            let limit = web?.maxBodySize(method: method, path: path) ?? 0
+            guard let collected = try await collectBody(request, limit: limit) else {
+                return Self.plain(.contentTooLarge, "Request body larger than \(limit) bytes.\n")
+            }
+            body = collected
+        }
+        switch matched.handler {
+        case .wellKnownRedirect:
             var headers = HTTPFields()
             headers[.location] = configuration.publicPathPrefix + configuration.basePath + "/"
             return Response(status: .movedPermanently, headers: headers)
-        case ("GET", "/health"), ("HEAD", "/health"):
+        case .health:
             return Self.plain(.ok, "ok\n")
-        case ("GET", "/metrics"):
+        case .metrics:
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers,
                             body: ResponseBody(byteBuffer: ByteBuffer(string: await accessLog.metrics.exposition())))
-        default:
-            break
-        }
-        // The web UI handles its own paths entirely (its session cookie opens nothing else),
-        // and a browser asking for `/` goes there; DAV clients never ask for HTML.
-        if let web {
-            if WebApp.handles(path: path) {
-                return try await webResponse(request, path: path, web: web, remote: remote(), peer: peer())
-            }
-            if WebApp.wantsRedirectToUI(method: method, path: path, accept: request.headers[.accept]) {
-                var headers = HTTPFields()
-                headers[.location] = configuration.publicPathPrefix + WebApp.prefix + "/"
-                headers[.vary] = "Accept"
-                return Response(status: .seeOther, headers: headers)
-            }
-        }
-
-        let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],
-                                                       remoteAddress: remote())
-        let credential: Credential
-        switch outcome {
-        case .authenticated(let authenticated):
-            credential = authenticated
-            user = authenticated.user
-        case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS",
-             .throttled where method == "OPTIONS", .unavailable where method == "OPTIONS":
-            credential = .accountPassword("")
-            user = ""
-        case .missingCredentials:
-            return Self.unauthorized()
-        case .rejected(let delay):
-            if delay > .zero { try? await Task.sleep(for: delay) }
-            return Self.unauthorized()
-        case .throttled(let retryAfter):
-            return Self.tooManyRequests(retryAfter: retryAfter)
-        case .unavailable:
-            return Self.unavailable()
-        }
-
-        let limit = configuration.limits.maxBodySize(forMethod: method)
-        guard let body = try await collectBody(request, limit: limit) else {
-            return Self.tooLarge(method: method, limit: limit)
-        }
-        if path.hasPrefix(AccountAPI.prefix), !credential.user.isEmpty {
+        case .browserRedirect:
+            var headers = HTTPFields()
+            headers[.location] = configuration.publicPathPrefix + WebApp.prefix + "/"
+            headers[.vary] = "Accept"
+            return Response(status: .seeOther, headers: headers)
+        case .web:
+            guard let web else { return Self.plain(.notFound, "Not Found\n") }
+            return await webResponse(request, path: path, body: body, web: web, remote: remote(), peer: peer())
+        case .accountAPI where !credential.user.isEmpty:
             let answer = await api.handle(method: method, path: path, query: Self.query(of: request), body: body,
                                           credential: credential)
             var headers = HTTPFields()
@@ -122,7 +131,43 @@ struct RoloResponder: HTTPResponder {
             if answer.status == 503 { headers[.retryAfter] = String(DAVResponse.unavailableRetryAfter) }
             return Response(status: HTTPResponse.Status(code: answer.status), headers: headers,
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.json)))
+        case .accountAPI, .dav:
+            // An OPTIONS of `/api/` without credentials gets DAV's answer (its `Allow`).
+            return await davResponse(request, method: method, path: path, body: body, credential: credential,
+                                     remote: remote)
         }
+    }
+
+    /// Why a request is refused before its route's handler runs.
+    private struct Refusal: Error {
+        let response: Response
+    }
+
+    /// `Route.Authentication.basic`: Basic or an app password, through the login throttle.
+    private func authenticate(_ request: Request, method: String, remote: () -> String) async -> Result<Credential, Refusal> {
+        let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],
+                                                       remoteAddress: remote())
+        switch outcome {
+        case .authenticated(let authenticated):
+            return .success(authenticated)
+        case .missingCredentials where method == "OPTIONS", .rejected where method == "OPTIONS",
+             .throttled where method == "OPTIONS", .unavailable where method == "OPTIONS":
+            return .success(.accountPassword(""))
+        case .missingCredentials:
+            return .failure(Refusal(response: Self.unauthorized()))
+        case .rejected(let delay):
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            return .failure(Refusal(response: Self.unauthorized()))
+        case .throttled(let retryAfter):
+            return .failure(Refusal(response: Self.tooManyRequests(retryAfter: retryAfter)))
+        case .unavailable:
+            return .failure(Refusal(response: Self.unavailable()))
+        }
+    }
+
+    /// The engine's answer to a DAV request, its tally recorded once the answer is sent.
+    private func davResponse(_ request: Request, method: String, path: String, body: Data, credential: Credential,
+                             remote: () -> String) async -> Response {
         let tally = recorder == nil || credential.user.isEmpty ? nil : RequestTally()
         let davRequest = DAVRequest(method: method, path: path, headers: Self.lowercasedHeaders(request.headers),
                                     body: body, credential: credential, tally: tally)
@@ -136,15 +181,12 @@ struct RoloResponder: HTTPResponder {
         }
     }
 
-    /// Hands a `/web/` request to the web UI: its body within the UI's limit for the path,
-    /// whether the browser came over TLS (the public URL is https, or a trusted proxy says
-    /// so), and the answer back as HTTP (streamed for an export).
-    private func webResponse(_ request: Request, path: String, web: WebApp, remote: String, peer: String) async throws -> Response {
+    /// Hands a `/web/` request, its body read within the UI's limit for the path, to the web
+    /// UI: whether the browser came over TLS (the public URL is https, or a trusted proxy
+    /// says so), and the answer back as HTTP (streamed for an export).
+    private func webResponse(_ request: Request, path: String, body: Data, web: WebApp, remote: String,
+                             peer: String) async -> Response {
         let method = request.method.rawValue
-        let limit = web.maxBodySize(method: method, path: path)
-        guard let body = try await collectBody(request, limit: limit) else {
-            return Self.plain(.contentTooLarge, "Request body larger than \(limit) bytes.\n")
-        }
         var headers = Self.lowercasedHeaders(request.headers)
         if let authority = request.head.authority { headers["host"] = authority }
         let query = request.uri.query.map { WebRequest.parseQuery($0) } ?? []

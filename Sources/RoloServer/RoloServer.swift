@@ -1,6 +1,7 @@
 import DAV
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import RoloStore
@@ -80,7 +81,7 @@ public struct RoloServer: Sendable {
         throw RoloServerError.stoppedBeforeListening
     }
 
-    func makeService(onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {
+    func makeService(onRunning: @escaping @Sendable (Int) async -> Void) -> any Service {
         makeService(recorder: nil, onRunning: onRunning)
     }
 
@@ -95,7 +96,7 @@ public struct RoloServer: Sendable {
         return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
 
-    func makeService(recorder: AccessRecorder?, onRunning: @escaping @Sendable (Int) async -> Void) -> some Service {
+    func makeService(recorder: AccessRecorder?, onRunning: @escaping @Sendable (Int) async -> Void) -> any Service {
         let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime,
                                                throttle: LoginThrottle(configuration.loginThrottle), logger: logger)
         let accessLog = AccessLog(metrics: metrics, logger: logger)
@@ -110,29 +111,33 @@ public struct RoloServer: Sendable {
         let limits = configuration.limits
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
-        let testControl = configuration.testAPI.map { [resetHandler] testAPI in
-            TestControl(configuration: testAPI, store: store, limits: limits) {
+        let front = configuration.frontMiddleware.map { [resetHandler, store] factory in
+            factory.makeMiddleware(ServerParts(store: store, limits: limits) {
                 await resetHandler()
                 authenticator.forgetAll()
-            }
+            })
         }
         let serverName = "Rolo"
         let date = HTTPDateCache()
-        // The test API numbers, records and faults every request: all of them go its way.
-        let inlineGets = testControl == nil ? immediateHandler.map { answer in
+        // A front middleware (the test API numbers, records and faults every request) sees
+        // every request: none is answered inline then.
+        let inlineGets = front == nil ? immediateHandler.map { answer in
             InlineGets(credentials: authenticator.cache, throttle: authenticator.throttle, answer: answer,
                        accessLog: accessLog, recorder: recorder,
                        trustedProxies: configuration.trustedProxies, date: date, serverName: serverName)
         } : nil
+        let channelConfiguration = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ExpectContinueHandler(limits: limits)], idleTimeout: idle)
+        let address = BindAddress.hostname(configuration.host, port: configuration.port)
+        if let front {
+            return HTTPService(
+                responder: FrontedResponder(front: front, inner: responder), channelConfiguration: channelConfiguration,
+                inlineGets: nil, address: address, serverName: serverName, date: date, logger: logger,
+                onRunning: onRunning)
+        }
         return HTTPService(
-            responder: TestControlResponder(inner: responder, control: testControl),
-            channelConfiguration: .init(additionalChannelHandlers: [ExpectContinueHandler(limits: limits)], idleTimeout: idle),
-            inlineGets: inlineGets,
-            address: .hostname(configuration.host, port: configuration.port),
-            serverName: serverName,
-            date: date,
-            logger: logger,
-            onRunning: onRunning)
+            responder: responder, channelConfiguration: channelConfiguration, inlineGets: inlineGets,
+            address: address, serverName: serverName, date: date, logger: logger, onRunning: onRunning)
     }
 }
 

@@ -32,8 +32,9 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: Set<String>
     /// Growing delays, then 429s, for failed logins per client subnet, and delays per account.
     public var loginThrottle: LoginThrottleSettings
-    /// The test-control API for harnesses (`/_rolo/`); nil (the default) answers 404 there.
-    public var testAPI: TestAPIConfiguration?
+    /// A middleware in front of every route (the test-control API of `RoloTestControl`,
+    /// which sets it as `testAPI`); nil (the default): none, and the inline GET path is on.
+    public var frontMiddleware: (any FrontMiddlewareFactory)?
     /// Deterministic test server: lock tokens from a counter (the store's clock is fixed by
     /// whoever opens the store, see `StoreClock.fixed`).
     public var deterministic: Bool
@@ -52,14 +53,14 @@ public struct ServerConfiguration: Sendable {
                 idleTimeout: Duration = .seconds(60), credentialCacheLifetime: Duration = .seconds(300),
                 proxyPrefix: String = "", publicURL: URL? = nil, trustedProxies: Set<String> = [],
                 loginThrottle: LoginThrottleSettings = LoginThrottleSettings(),
-                testAPI: TestAPIConfiguration? = nil, deterministic: Bool = false) {
+                frontMiddleware: (any FrontMiddlewareFactory)? = nil, deterministic: Bool = false) {
         self.host = host; self.port = port; self.databasePath = databasePath
         self.basePath = Self.normalizedBasePath(basePath)
         self.logLevel = logLevel; self.limits = limits
         self.idleTimeout = idleTimeout; self.credentialCacheLifetime = credentialCacheLifetime
         self.proxyPrefix = proxyPrefix; self.publicURL = publicURL; self.trustedProxies = trustedProxies
         self.loginThrottle = loginThrottle
-        self.testAPI = testAPI; self.deterministic = deterministic
+        self.frontMiddleware = frontMiddleware; self.deterministic = deterministic
     }
 
     /// What clients see before `basePath`: `proxyPrefix`, else the path of `publicURL`

@@ -3,6 +3,7 @@ import Logging
 import RoloServer
 import RoloSQLite
 import RoloStore
+import RoloTestControl
 
 /// A Rolo server inside the test process, on a free 127.0.0.1 port with a throwaway store:
 /// `RoloTestServer.start()` in one call, `stop()` at the end, or `withRoloServer { … }`,
@@ -61,7 +62,7 @@ public final class RoloTestServer: Sendable {
             let configuration = ServerConfiguration(
                 host: "127.0.0.1", port: 0, databasePath: store.path, basePath: options.basePath,
                 logLevel: options.logLevel,
-                testAPI: token.map { TestAPIConfiguration(token: $0, fixtures: fixtures) },
+                frontMiddleware: token.map { TestAPIConfiguration(token: $0, fixtures: fixtures) },
                 deterministic: options.deterministic)
             let running = try await RoloServer.make(configuration: configuration, store: store).start()
             let base = URL(string: "http://127.0.0.1:\(running.port)\(configuration.basePath)/")!

@@ -2,6 +2,7 @@ import Foundation
 import RoloServer
 import RoloSQLite
 import RoloStore
+import RoloTestControl
 
 /// The store-side preparation shared by `rolo serve` (`--ephemeral`, `--fixtures`,
 /// `--deterministic`) and `RoloTestServer`, so the binary and the in-process server start

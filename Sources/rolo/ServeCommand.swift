@@ -4,6 +4,7 @@ import Logging
 import RoloServer
 import RoloSQLite
 import RoloStore
+import RoloTestControl
 import RoloTesting
 import WebPush
 

@@ -1,5 +1,6 @@
 import Foundation
 import RoloServer
+import RoloTestControl
 import Testing
 
 /// The `/_rolo/` endpoints over real HTTP: off unless configured, bearer token, request log

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import RoloServer
+@testable import RoloTestControl
 
 /// The test-control pieces that need no server: path patterns, the request-log ring.
 @Suite struct TestControlUnitTests {

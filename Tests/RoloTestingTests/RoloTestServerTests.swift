@@ -1,5 +1,6 @@
 import Foundation
 import RoloServer
+import RoloTestControl
 import RoloTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import RoloServer
+import RoloTestControl
 
 /// Talks to a test server's `/_rolo/` API the way a harness would: curl with the bearer
 /// token, JSON in and out.

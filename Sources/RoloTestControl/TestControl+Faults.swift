@@ -1,3 +1,4 @@
+import RoloServer
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -21,7 +22,7 @@ extension TestControl {
             let limit = limits.maxBodySize(forMethod: method)
             guard let body = try await Self.collect(request.body, limit: limit) else {
                 let (seq, _) = await state.arrive(method: method, path: path, carriesSyncToken: false)
-                let response = RoloResponder.tooLarge(method: method, limit: limit)
+                let response = ServerAnswers.tooLarge(method: method, limit: limit)
                 await record(seq: seq, request: request, path: path, digest: digest, response: response, started: started, fault: nil)
                 return response
             }
@@ -91,7 +92,7 @@ extension TestControl {
             if !values.isEmpty { headers[name] = values.joined(separator: ", ") }
         }
         let accepted = response.status.code != 401
-        let user = accepted ? request.headers[.authorization].flatMap(BasicAuthenticator.parseBasic)?.user : nil
+        let user = accepted ? request.headers[.authorization].flatMap(ServerAnswers.basicUser) : nil
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         let body = digest.result

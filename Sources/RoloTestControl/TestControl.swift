@@ -1,3 +1,4 @@
+import RoloServer
 import RoloStore
 
 /// The test-control API of one running server (`rolo serve --test-api`): its token and

@@ -1,3 +1,4 @@
+import RoloServer
 import DAVXML
 import Foundation
 import HTTPTypes
@@ -14,7 +15,7 @@ enum FaultResponses {
         for (name, value) in (spec.headers ?? [:]).sorted(by: { $0.key < $1.key }) {
             if let fieldName = HTTPField.Name(name) { headers.append(HTTPField(name: fieldName, value: value)) }
         }
-        return Response(status: HTTPResponse.Status(code: code, reasonPhrase: RoloResponder.reasonPhrase(code)),
+        return Response(status: HTTPResponse.Status(code: code, reasonPhrase: ServerAnswers.reasonPhrase(code)),
                         headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
@@ -22,7 +23,7 @@ enum FaultResponses {
     /// (RFC 4918 names no precondition element for it; sabre/dav's `DAV:error` body carries only
     /// its own exception and message elements).
     static func preconditionFailed() -> Response {
-        RoloResponder.plain(.preconditionFailed, "Precondition Failed\n")
+        ServerAnswers.plain(.preconditionFailed, "Precondition Failed\n")
     }
 
     /// RFC 6578 §3.2: an expired or unknown token is refused with 403 and `DAV:valid-sync-token`,
