@@ -12,7 +12,8 @@ import NIOHTTP1
 /// fields, exactly `bodyLength` body bytes and the end, and then read a request sent after
 /// the last one as a request of its own. NIO may refuse a request the raw reading accepts
 /// (a method llhttp does not know): the codec's error makes the handler give up on the
-/// connection, which is safe; but only before NIO has read any part of that request.
+/// connection, which is safe; but only before NIO has read any part of that request, and
+/// only when it refuses the request alone too.
 enum HTTPHeadChecks {
     static func compareWithNIO(_ bytes: [UInt8]) {
         checkResumedScans(bytes)
@@ -30,8 +31,14 @@ enum HTTPHeadChecks {
             let (parts, error) = feed(channel, request)
             if let error {
                 // NIO refused it: the handler gives up on the connection. Safe only when NIO
-                // read nothing of this request first (it is not taken for part of another).
+                // read nothing of this request first (it is not taken for part of another),
+                // and refuses it alone too: the refusal is about its own bytes, not about
+                // what NIO made of the requests before it (`Connection: close` in one of them).
                 require(parts.isEmpty, "NIO read \(parts) and then refused (\(error)):\n\(describe(request))")
+                let alone = EmbeddedChannel(handler: ByteToMessageHandler(HTTPRequestDecoder()))
+                defer { _ = try? alone.finish(acceptAlreadyClosed: true) }
+                require(feed(alone, request).1 != nil,
+                        "NIO refused a request after \(offset) bytes (\(error)) that it reads alone:\n\(describe(Array(bytes[..<(offset + request.count)])))")
                 return
             }
             guard case .head(let nioHead) = parts.first else {
