@@ -153,7 +153,7 @@ let package = Package(
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
-            "RoloServer", "Authorization", "RoloStore", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
+            "RoloServer", "RoloStore", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -172,7 +172,7 @@ let package = Package(
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "Authorization", "RoloStore", "Contacts", "VCard", "CardIndexing"]),
+        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "Contacts", "VCard", "CardIndexing"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]
