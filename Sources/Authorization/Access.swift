@@ -36,12 +36,18 @@ public enum Access {
         }
     }
 
+    /// What a share lets its sharee do (before an app password's scope narrows it); also
+    /// what `DAV:acl` lists for the sharee.
+    public static func privileges(grantedBy access: ShareAccess) -> Privileges {
+        access == .readWrite ? .readWriteShare : .readOnly
+    }
+
     /// What `credential` may do in `collection` (and on its members); nil when invisible.
     public static func privileges(on collection: CollectionInfo, for credential: Credential) -> Privileges? {
         var granted: Privileges
         if let mount = collection.mount {
             guard mount.sharee == credential.user else { return nil }
-            granted = mount.access == .readWrite ? .readWriteShare : .readOnly
+            granted = privileges(grantedBy: mount.access)
         } else {
             guard collection.owner == credential.user else { return nil }
             granted = .all

@@ -16,6 +16,24 @@ import Testing
         (try? JSONSerialization.jsonObject(with: result.body)) as? [[String: Any]] ?? []
     }
 
+    /// An admin manages other users' shares with `rolo share` on the server, never through
+    /// their own account (`Access.decide`): the API refuses and changes nothing.
+    @Test func anAdminCannotAcceptOrRemoveSomeoneElsesShareThroughTheAPI() async throws {
+        try await TestServer.with { server in
+            try await server.store.createUser(name: "root", password: "root-pw")
+            try await server.store.updateAccount(name: "root", UserAccountUpdate(admin: true))
+            try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: false)
+            let accept = try await server.request("POST", "/api/shares/alice/default/bob/accept", user: "root", password: "root-pw")
+            #expect(accept.status == 403)
+            #expect(Self.object(accept)["error"] as? String == "Only the sharee accepts a share.")
+            let remove = try await server.request("DELETE", "/api/shares/alice/default/bob", user: "root", password: "root-pw")
+            #expect(remove.status == 403)
+            #expect(Self.object(remove)["error"] as? String == "Only the owner or the sharee removes a share.")
+            let shares = try await server.store.shares(of: "alice")
+            #expect(shares.count == 1 && shares.first?.state == .pending)
+        }
+    }
+
     @Test func sharesAreOfferedAcceptedAndLeftThroughTheAPI() async throws {
         try await TestServer.with { server in
             // Bad input: a clear JSON error, and no share made.

@@ -97,7 +97,7 @@ enum AccessProperties {
         if collection.kind == .addressBook {
             for share in try await store.shares(bookID: collection.id)
             where share.state == .accepted && (collection.mount == nil || share.sharee == user) {
-                grants.append((share.sharee, share.access == .readWrite ? .readWriteShare : .readOnly))
+                grants.append((share.sharee, Access.privileges(grantedBy: share.access)))
             }
         }
         return grants
