@@ -91,10 +91,11 @@ extension PostgresStore {
                 SELECT (SELECT COUNT(*) FROM users),
                        (SELECT COUNT(*) FROM collections WHERE kind = 'addressbook'),
                        (SELECT COUNT(*) FROM resources r JOIN collections c ON c.id = r.collection_id
-                        WHERE c.kind = 'addressbook')
+                        WHERE c.kind = 'addressbook'),
+                       pg_database_size(current_database())
                 """) else { return StoreStatistics(users: 0, addressBooks: 0, cards: 0) }
-            let (users, books, cards) = try row.decode((Int64, Int64, Int64).self)
-            return StoreStatistics(users: Int(users), addressBooks: Int(books), cards: Int(cards))
+            let (users, books, cards, bytes) = try row.decode((Int64, Int64, Int64, Int64).self)
+            return StoreStatistics(users: Int(users), addressBooks: Int(books), cards: Int(cards), databaseBytes: bytes)
         }
     }
 

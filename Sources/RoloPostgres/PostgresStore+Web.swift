@@ -43,16 +43,7 @@ extension PostgresStore {
         var rows = try await autocommit { connection in
             try await connection.rows(query).map(Self.cardListing)
         }
-        let more = rows.count > limit
-        if more { rows.removeLast() }
-        if case .before = position { rows.reverse() }
-        let first = rows.first.map { ListingCursor(sortKey: $0.fields.sortKey, name: $0.name) }
-        let last = rows.last.map { ListingCursor(sortKey: $0.fields.sortKey, name: $0.name) }
-        switch position {
-        case .first: return ListingPage(rows: rows, previous: nil, next: more ? last : nil)
-        case .after: return ListingPage(rows: rows, previous: first, next: more ? last : nil)
-        case .before: return ListingPage(rows: rows, previous: more ? first : nil, next: last)
-        }
+        return ListingPage(scanned: rows, limit: limit, position: position)
     }
 
     public func cardListings(collectionID: Int64, names: [String]) async throws -> [CardListing] {

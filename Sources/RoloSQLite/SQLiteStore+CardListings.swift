@@ -35,16 +35,7 @@ extension SQLiteStore {
                                              limit: limit + 1, window: nil, candidates: trigrams)
             }
         }
-        let more = rows.count > limit
-        if more { rows.removeLast() }
-        if descending { rows.reverse() }
-        let first = rows.first.map { ListingCursor(sortKey: $0.fields.sortKey, name: $0.name) }
-        let last = rows.last.map { ListingCursor(sortKey: $0.fields.sortKey, name: $0.name) }
-        switch position {
-        case .first: return ListingPage(rows: rows, previous: nil, next: more ? last : nil)
-        case .after: return ListingPage(rows: rows, previous: first, next: more ? last : nil)
-        case .before: return ListingPage(rows: rows, previous: more ? first : nil, next: last)
-        }
+        return ListingPage(scanned: rows, limit: limit, position: position)
     }
 
     /// Up to `limit` rows from `position` on, in list order. `window` reads at most that

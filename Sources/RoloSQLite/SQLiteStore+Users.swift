@@ -1,3 +1,4 @@
+import Foundation
 import RoloStore
 import GRDB
 import HummingbirdBcrypt
@@ -83,8 +84,17 @@ extension SQLiteStore {
                        (SELECT COUNT(*) FROM resources r JOIN collections c ON c.id = r.collection_id
                         WHERE c.kind = 'addressbook')
                 """)
-            return StoreStatistics(users: row?[0] ?? 0, addressBooks: row?[1] ?? 0, cards: row?[2] ?? 0)
+            return StoreStatistics(users: row?[0] ?? 0, addressBooks: row?[1] ?? 0, cards: row?[2] ?? 0,
+                                   databaseBytes: databaseFileBytes())
         }
+    }
+
+    /// The database file and its write-ahead log; nil when neither can be read.
+    func databaseFileBytes() -> Int64? {
+        let sizes = [path, path + "-wal"].compactMap {
+            ((try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? NSNumber)?.int64Value
+        }
+        return sizes.isEmpty ? nil : sizes.reduce(0, +)
     }
 
     static func userID(_ db: Database, name: String) throws -> Int64? {

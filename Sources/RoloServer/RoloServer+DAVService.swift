@@ -10,7 +10,7 @@ extension RoloServer {
     public static func make(configuration: ServerConfiguration, store: any RoloStore,
                             logger: Logger? = nil) async throws -> RoloServer {
         let logger = logger ?? defaultLogger(configuration)
-        let metrics = ServerMetrics(store: store, databasePath: configuration.databasePath)
+        let metrics = ServerMetrics(store: store)
         let push = try await PushRuntime.make(settings: configuration.push, publicURL: configuration.publicURL,
                                               store: store, logger: logger, onEvent: metrics.record(push:))
         var davConfiguration = DAVConfiguration(

@@ -28,7 +28,7 @@ public struct RoloServer: Sendable {
                 resetHandler: @escaping @Sendable () async -> Void = {}, logger: Logger? = nil) {
         self.init(configuration: configuration, store: store, handler: handler, immediateHandler: immediateHandler,
                   resetHandler: resetHandler, logger: logger ?? Self.defaultLogger(configuration),
-                  metrics: ServerMetrics(store: store, databasePath: configuration.databasePath), push: nil)
+                  metrics: ServerMetrics(store: store), push: nil)
     }
 
     init(configuration: ServerConfiguration, store: any RoloStore, handler: @escaping DAVHandler,

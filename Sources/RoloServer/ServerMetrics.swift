@@ -18,7 +18,6 @@ final class ServerMetrics: Sendable {
     /// Push messages by outcome: sent (2xx), failed (kept for a retry), dropped (registration deleted).
     private let pushCounters: [PushEvent: Counter]
     private let store: any RoloStore
-    private let databasePath: String
     /// The request counters already made, by method label and status: the registry's own
     /// lookup validates names and labels and builds strings on every call, which cost more
     /// than a cached GET.
@@ -46,9 +45,8 @@ final class ServerMetrics: Sendable {
                              helpText: "HTTP requests answered, by method and status.")
     }
 
-    init(store: any RoloStore, databasePath: String) {
+    init(store: any RoloStore) {
         self.store = store
-        self.databasePath = databasePath
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         latency = registry.makeDurationHistogram(
@@ -91,12 +89,9 @@ final class ServerMetrics: Sendable {
             users.set(Double(statistics.users))
             addressBooks.set(Double(statistics.addressBooks))
             cards.set(Double(statistics.cards))
+            databaseBytes.set(Double(statistics.databaseBytes ?? 0))
         }
-        databaseBytes.set(Double(Self.fileSize(databasePath) + Self.fileSize(databasePath + "-wal")))
         return registry.emitToString()
     }
 
-    private static func fileSize(_ path: String) -> Int64 {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
-    }
 }

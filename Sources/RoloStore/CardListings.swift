@@ -82,6 +82,25 @@ public struct ListingPage: Sendable, Hashable {
     }
 }
 
+extension ListingPage {
+    /// A page from the rows a back end read walking away from `position` (backwards for
+    /// `.before`), one more than `limit` when more follow: the extra row is dropped, the rows
+    /// put in list order, and the links set. The same on every back end.
+    package init(scanned scannedRows: [CardListing], limit: Int, position: ListingPosition) {
+        var rows = scannedRows
+        let more = rows.count > limit
+        if more { rows.removeLast() }
+        if case .before = position { rows.reverse() }
+        let first = rows.first.map { ListingCursor(sortKey: $0.fields.sortKey, name: $0.name) }
+        let last = rows.last.map { ListingCursor(sortKey: $0.fields.sortKey, name: $0.name) }
+        switch position {
+        case .first: self.init(rows: rows, previous: nil, next: more ? last : nil)
+        case .after: self.init(rows: rows, previous: first, next: more ? last : nil)
+        case .before: self.init(rows: rows, previous: more ? first : nil, next: last)
+        }
+    }
+}
+
 /// Where a page of a list starts.
 public enum ListingPosition: Sendable, Hashable {
     case first

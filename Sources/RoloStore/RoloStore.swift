@@ -89,9 +89,13 @@ public struct StoreStatistics: Sendable, Equatable {
     public var addressBooks: Int
     /// Resources stored in address books.
     public var cards: Int
+    /// What the database takes on disk, as its back end knows it (SQLite: the file and its
+    /// write-ahead log; PostgreSQL: `pg_database_size`); nil when it cannot tell. Asked of the
+    /// store so that no front end needs to know where, or what, the database is.
+    public var databaseBytes: Int64?
 
-    public init(users: Int, addressBooks: Int, cards: Int) {
-        self.users = users; self.addressBooks = addressBooks; self.cards = cards
+    public init(users: Int, addressBooks: Int, cards: Int, databaseBytes: Int64? = nil) {
+        self.users = users; self.addressBooks = addressBooks; self.cards = cards; self.databaseBytes = databaseBytes
     }
 }
 

@@ -52,7 +52,7 @@ import Testing
         var logger = Logger(label: "test")
         logger.logLevel = .error
         let gets = InlineGets(credentials: credentials, throttle: throttle, answer: engine.immediateResponse,
-                              accessLog: AccessLog(metrics: ServerMetrics(store: store, databasePath: store.path), logger: logger),
+                              accessLog: AccessLog(metrics: ServerMetrics(store: store), logger: logger),
                               recorder: nil,
                               trustedProxies: [], date: HTTPDateCache(), serverName: "Rolo")
         try body(Fixture(gets: gets))

@@ -40,23 +40,13 @@ extension WebApp {
         model["adminPage"] = [
             "error": error ?? false,
             "health": [
-                "version": configuration.version, "databaseSize": databaseSize(),
+                "version": configuration.version, "databaseSize": statistics.databaseBytes.map(Formatting.bytes) ?? "unknown",
                 "users": Formatting.grouped(statistics.users), "books": Formatting.grouped(statistics.addressBooks),
                 "cards": Formatting.grouped(statistics.cards),
             ] as [String: Any],
             "users": users,
         ] as [String: Any]
         return .html(renderer.render("page", model), status: status)
-    }
-
-    /// The database file and its write-ahead log, or "unknown".
-    func databaseSize() -> String {
-        guard let path = configuration.databasePath else { return "unknown" }
-        var total: Int64 = 0
-        for file in [path, path + "-wal"] {
-            if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber { total += size.int64Value }
-        }
-        return total == 0 ? "unknown" : Formatting.bytes(total)
     }
 
     func createUser(_ context: PageContext) async throws -> WebResponse {
