@@ -26,9 +26,9 @@ extension InMemoryCardStore {
     public func compactChanges(olderThan date: Date) {
         for (id, book) in state.collections {
             let dropped = book.changes.filter { $0.value.deleted && $0.value.at < date }
-            guard let newest = dropped.values.map(\.seq).max() else { continue }
+            guard let newest = dropped.map(\.value.seq).max() else { continue }
             state.collections[id]!.minimumValidSeq = max(book.minimumValidSeq, newest)
-            for name in dropped.keys { state.collections[id]!.changes[name] = nil }
+            for name in dropped.map(\.key) { state.collections[id]!.changes[name] = nil }
         }
     }
 
@@ -52,16 +52,15 @@ extension InMemoryCardStore {
         var problems: [String] = []
         for (id, book) in state.collections.sorted(by: { $0.key < $1.key }) {
             if let parent = book.parentID, state.collections[parent] == nil { problems.append("book \(id): no parent \(parent)") }
-            let held = book.resources.values.compactMap { resource in resource.uid.map { ($0, resource.info.name) } }
-            let uids = Dictionary(held, uniquingKeysWith: { first, _ in first })
-            if uids.count != held.count || uids != book.uids { problems.append("book \(id): UID map differs from its cards") }
+            let cards = book.resources.values.filter { $0.uid != nil }
+            if cards.count != book.uids.count || !cards.allSatisfy({ book.uids[$0.uid!]?.isExactly($0.info.name) == true }) { problems.append("book \(id): UID map differs from its cards") }
             for (name, resource) in book.resources where book.changes[name].map({ $0.deleted || $0.seq != resource.info.seq }) ?? true {
                 problems.append("book \(id): \(name) has no change row at seq \(resource.info.seq)")
             }
             for (name, row) in book.changes where row.seq > book.info.syncSeq {
                 problems.append("book \(id): \(name) changed at \(row.seq), after the book's \(book.info.syncSeq)")
             }
-            for name in book.properties.keys where !name.isEmpty && book.resources[name] == nil {
+            for name in book.properties.map(\.key) where !name.isEmpty && book.resources[name] == nil {
                 problems.append("book \(id): dead properties of a missing \(name)")
             }
         }

@@ -21,11 +21,11 @@ extension IndexPredicate {
         switch self {
         case .all(let parts): parts.allSatisfy { $0.matches(entries) }
         case .any(let parts): parts.contains { $0.matches(entries) }
-        case .defined(let property): entries.contains { $0.property == property.uppercased() }
-        case .notDefined(let property): !entries.contains { $0.property == property.uppercased() }
+        case .defined(let property): entries.contains { $0.property.isExactly(property.uppercased()) }
+        case .notDefined(let property): !entries.contains { $0.property.isExactly(property.uppercased()) }
         case let .textMatch(property, text, collation, match, negate):
             entries.contains { entry in
-                guard entry.property == property.uppercased() else { return false }
+                guard entry.property.isExactly(property.uppercased()) else { return false }
                 let found = switch collation {
                 case .unicodeCasemap: Self.test(Array(entry.unicode.utf8), match, Array(CaseFolding.unicode(text).utf8))
                 case .asciiCasemap: Self.test(Array(entry.asciiFold.utf8), match, Array(CaseFolding.ascii(text).utf8))

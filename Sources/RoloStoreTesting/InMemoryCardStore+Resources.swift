@@ -40,8 +40,8 @@ extension InMemoryCardStore {
     /// suite holds them to it: `ListingPageTests`).
     public func resources(collectionID: Int64, names: [String]) -> [StoredResource] {
         guard let book = state.collections[collectionID] else { return [] }
-        return Set(names).compactMap { book.resources[$0] }
-            .sorted { $0.info.name.utf8.lexicographicallyPrecedes($1.info.name.utf8) }.map(\.stored)
+        return Set(names.map(Exact.init)).compactMap { book.resources[$0.string] }
+            .sorted { $0.info.name.precedesInBytes($1.info.name) }.map(\.stored)
     }
 
     public func listResources(collectionID: Int64) -> [ResourceInfo] {
@@ -102,7 +102,7 @@ extension InMemoryCardStore {
     }
 
     public func groups(collectionID: Int64, containingUID uid: String) -> [String] {
-        state.collections[collectionID]?.sortedResources.filter { $0.members.contains(uid) }.map(\.info.name) ?? []
+        state.collections[collectionID]?.sortedResources.filter { $0.members.contains { $0.isExactly(uid) } }.map(\.info.name) ?? []
     }
 
     // MARK: Bulk
@@ -124,7 +124,7 @@ extension InMemoryCardStore {
                 var seq = book.info.syncSeq
                 for write in batch {
                     seq += 1
-                    if let uid = write.card?.uid, let holder = book.uids[uid], holder != write.name {
+                    if let uid = write.card?.uid, let holder = book.uids[uid], !holder.isExactly(write.name) {
                         book.remove(holder, seq: seq, now: now, author: nil)
                         seq += 1
                     }

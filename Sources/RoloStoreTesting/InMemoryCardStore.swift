@@ -32,7 +32,7 @@ public actor InMemoryCardStore: CardStore {
 
     private static func add(user name: String, to state: inout State) throws {
         try Naming.validate(name, what: "user")
-        guard state.users.insert(name).inserted else { throw StoreError.userExists }
+        guard state.users.insert(Exact(name)).inserted else { throw StoreError.userExists }
     }
 
     /// Runs `body` on a copy of the state and keeps the copy only when it returns: the
@@ -68,7 +68,7 @@ public actor InMemoryCardStore: CardStore {
 extension InMemoryCardStore {
     /// Everything the store holds, a value: copying it is how a write can be undone.
     struct State {
-        var users: Set<String> = []
+        var users: Set<Exact> = []
         var collections: [Int64: Book] = [:]
         var nextCollectionID: Int64 = 1
         /// Resource ids are never reused, as a database's row ids are not.
@@ -80,7 +80,10 @@ extension InMemoryCardStore {
         }
 
         func collectionID(owner: String, path: [String]) -> Int64? {
-            collections.first { $0.value.info.owner == owner && $0.value.info.path == path }?.key
+            collections.first { book in
+                book.value.info.owner.isExactly(owner) && book.value.info.path.count == path.count
+                    && zip(book.value.info.path, path).allSatisfy { $0.isExactly($1) }
+            }?.key
         }
 
         /// The book `id`, or `StoreError.notFound`.
@@ -97,12 +100,12 @@ extension InMemoryCardStore {
         var parentID: Int64?
         /// Tokens older than this were compacted away (`compactChanges`).
         var minimumValidSeq: Int64 = 0
-        var resources: [String: Resource] = [:]
+        var resources = ByName<Resource>()
         /// The name of the resource holding each card UID: unique per book.
-        var uids: [String: String] = [:]
-        var changes: [String: ChangeRow] = [:]
+        var uids = ByName<String>()
+        var changes = ByName<ChangeRow>()
         /// Dead properties by resource name, "" for the collection's own.
-        var properties: [String: [PropertyName: String]] = [:]
+        var properties = ByName<[PropertyKey: String]>()
 
         /// Writes `write` as its name (a new resource or a replacement, whose dead
         /// properties stay) with its change row; the caller checked it and moves the seq.
@@ -140,7 +143,7 @@ extension InMemoryCardStore {
 
         /// Resources in name order: UTF-8 byte order, as the back ends sort.
         var sortedResources: [Resource] {
-            resources.values.sorted { $0.info.name.utf8.lexicographicallyPrecedes($1.info.name.utf8) }
+            resources.values.sorted { $0.info.name.precedesInBytes($1.info.name) }
         }
     }
 
@@ -173,7 +176,7 @@ extension InMemoryCardStore {
         try CollectionRules.validateNewPath(path)
         let now = clock.now
         return try transaction { state in
-            guard state.users.contains(owner) else { throw StoreError.noSuchUser }
+            guard state.users.contains(Exact(owner)) else { throw StoreError.noSuchUser }
             var parentID: Int64?
             if path.count > 1 {
                 guard let parent = state.collectionID(owner: owner, path: Array(path.dropLast())) else {
@@ -210,9 +213,9 @@ extension InMemoryCardStore {
             parentID = id
         }
         return state.collections.values
-            .filter { $0.info.owner == owner && $0.parentID == parentID }
+            .filter { $0.info.owner.isExactly(owner) && $0.parentID == parentID }
             .map(\.info)
-            .sorted { $0.path.joined(separator: "/").utf8.lexicographicallyPrecedes($1.path.joined(separator: "/").utf8) }
+            .sorted { $0.path.joined(separator: "/").precedesInBytes($1.path.joined(separator: "/")) }
     }
 
     public func updateCollection(id: Int64, displayName: String??, description: String??) throws {
@@ -242,7 +245,7 @@ extension InMemoryCardStore {
     }
 
     public func usedBytes(owner: String) -> Int64 {
-        state.collections.values.filter { $0.info.owner == owner }
+        state.collections.values.filter { $0.info.owner.isExactly(owner) }
             .reduce(0) { total, book in book.resources.values.reduce(total) { $0 + Int64($1.info.size) } }
     }
 
@@ -251,7 +254,7 @@ extension InMemoryCardStore {
     /// In (namespace, name) order by their UTF-8 bytes, as the back ends return them.
     public func deadProperties(collectionID: Int64, resource: String?) -> [DeadProperty] {
         (state.collections[collectionID]?.properties[resource ?? ""] ?? [:])
-            .map { DeadProperty(name: $0.key, xmlValue: $0.value) }
+            .map { DeadProperty(name: $0.key.propertyName, xmlValue: $0.value) }
             .sorted { utf8Precedes(($0.name.namespace, $0.name.name), ($1.name.namespace, $1.name.name)) }
     }
 
@@ -262,8 +265,8 @@ extension InMemoryCardStore {
             var book = try state.book(collectionID)
             if let resource, book.resources[resource] == nil { throw StoreError.notFound }
             var properties = book.properties[resource ?? ""] ?? [:]
-            for name in remove { properties[name] = nil }
-            for property in set { properties[property.name] = property.xmlValue }
+            for name in remove { properties[PropertyKey(name)] = nil }
+            for property in set { properties[PropertyKey(property.name)] = property.xmlValue }
             book.properties[resource ?? ""] = properties.isEmpty ? nil : properties
             state.collections[collectionID] = book
         }
