@@ -3,7 +3,8 @@ import PackageDescription
 
 /// Targets point one way: VCard <- Contacts <- RoloStore / DAVXML <- DAV <- RoloServer <- RoloTestControl <- RoloTesting <- rolo.
 /// RoloStore is the store core (protocols by role, value types, domain rules; no database library);
-/// RoloSQLite and RoloPostgres implement it and depend on it only; rolo picks one by the database URL.
+/// RoloSQLite and RoloPostgres implement it and depend on it only; rolo picks one by the database URL;
+/// RoloStoreTesting holds the in-memory double of its CardStore role.
 /// HTTPHead (the raw request-head reading, no dependencies) <- RoloServer and RoloFuzz.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
 /// DAV uses WebPush to validate push registrations. Authorization (who may do what, the quota) depends on
@@ -17,6 +18,7 @@ let package = Package(
         .library(name: "Contacts", targets: ["Contacts"]),
         .library(name: "RoloStore", targets: ["RoloStore"]),
         .library(name: "RoloSQLite", targets: ["RoloSQLite"]),
+        .library(name: "RoloStoreTesting", targets: ["RoloStoreTesting"]),
         .library(name: "RoloServer", targets: ["RoloServer"]),
         .library(name: "RoloTesting", targets: ["RoloTesting"]),
     ],
@@ -68,6 +70,9 @@ let package = Package(
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // The in-memory test double of the CardStore role (as NIOEmbedded is NIO's): no
+        // database, the core's rules; run through the store suite beside the back ends.
+        .target(name: "RoloStoreTesting", dependencies: ["RoloStore"]),
         // The same storage protocol on PostgreSQL (postgres-nio), for several processes on one database.
         .target(name: "RoloPostgres", dependencies: [
             "RoloStore",
@@ -167,7 +172,7 @@ let package = Package(
             "RoloPostgres", "ProcessLaunch", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/PostgresTestSupport"),
-        .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore", "RoloSQLite", "RoloPostgres", "PostgresTestSupport", "ProcessLaunch",
+        .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore", "RoloSQLite", "RoloPostgres", "RoloStoreTesting", "PostgresTestSupport", "ProcessLaunch",
                                                        "CardIndexing", "VCard"]),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"]),
         .testTarget(name: "HTTPHeadTests", dependencies: ["HTTPHead"]),

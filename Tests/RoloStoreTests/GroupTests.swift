@@ -4,7 +4,7 @@ import Testing
 @testable import RoloStore
 
 @Suite(.closesStores) struct GroupTests {
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func membershipIsQueryableBothWaysForBothGroupStyles(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
@@ -14,23 +14,23 @@ import Testing
         try await fixture.put("friends.vcf", uid: "g1", members: ["u1", "u2"], kind: "group")
         try await fixture.put("apple-team.vcf", uid: "g2", members: ["u2", "u3"], kind: "group")
         let id = fixture.book.id
-        #expect(try await fixture.store.groupMembers(collectionID: id, groupName: "friends.vcf") == ["u1", "u2"])
-        #expect(try await fixture.store.groups(collectionID: id, containingUID: "u2") == ["apple-team.vcf", "friends.vcf"])
-        #expect(try await fixture.store.groups(collectionID: id, containingUID: "u3") == ["apple-team.vcf"])
-        #expect(try await fixture.store.groups(collectionID: id, containingUID: "u9").isEmpty)
+        #expect(try await fixture.cards.groupMembers(collectionID: id, groupName: "friends.vcf") == ["u1", "u2"])
+        #expect(try await fixture.cards.groups(collectionID: id, containingUID: "u2") == ["apple-team.vcf", "friends.vcf"])
+        #expect(try await fixture.cards.groups(collectionID: id, containingUID: "u3") == ["apple-team.vcf"])
+        #expect(try await fixture.cards.groups(collectionID: id, containingUID: "u9").isEmpty)
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func rewritingOrDeletingAGroupUpdatesMembership(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let id = fixture.book.id
         try await fixture.put("g.vcf", uid: "g", members: ["a", "b"], kind: "group")
         try await fixture.put("g.vcf", uid: "g", members: ["c"], kind: "group")
-        #expect(try await fixture.store.groupMembers(collectionID: id, groupName: "g.vcf") == ["c"])
-        #expect(try await fixture.store.groups(collectionID: id, containingUID: "a").isEmpty)
-        try await fixture.store.deleteResource(collectionID: id, name: "g.vcf", precondition: .none)
-        #expect(try await fixture.store.groups(collectionID: id, containingUID: "c").isEmpty)
-        #expect(try await fixture.store.groupMembers(collectionID: id, groupName: "g.vcf").isEmpty)
+        #expect(try await fixture.cards.groupMembers(collectionID: id, groupName: "g.vcf") == ["c"])
+        #expect(try await fixture.cards.groups(collectionID: id, containingUID: "a").isEmpty)
+        try await fixture.cards.deleteResource(collectionID: id, name: "g.vcf", precondition: .none)
+        #expect(try await fixture.cards.groups(collectionID: id, containingUID: "c").isEmpty)
+        #expect(try await fixture.cards.groupMembers(collectionID: id, groupName: "g.vcf").isEmpty)
     }
 }

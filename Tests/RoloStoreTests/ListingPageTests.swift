@@ -17,7 +17,7 @@ import Testing
         return fixture
     }
 
-    @Test(arguments: StoreBackend.allCases, [1, 3, 10, 50])
+    @Test(arguments: StoreBackend.cardBackends, [1, 3, 10, 50])
     func pagesCoverEveryResourceOnceInByteOrder(_ backend: StoreBackend, pageSize: Int) async throws {
         let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
@@ -26,9 +26,9 @@ import Testing
         var cursor: String?
         var reads = 0
         repeat {
-            let page = try await fixture.store.listResources(collectionID: fixture.book.id, after: cursor, limit: pageSize)
+            let page = try await fixture.cards.listResources(collectionID: fixture.book.id, after: cursor, limit: pageSize)
             #expect(page.count <= pageSize)
-            withBodies += try await fixture.store.allResources(collectionID: fixture.book.id, after: cursor, limit: pageSize)
+            withBodies += try await fixture.cards.allResources(collectionID: fixture.book.id, after: cursor, limit: pageSize)
             listed += page.map(\.name)
             cursor = page.last?.name
             reads += 1
@@ -42,18 +42,18 @@ import Testing
 
     /// A listing's body limit: bodies over it come back empty and marked, the rest whole,
     /// in named reads and in pages alike (the SQL's CASE, which never loads a big body).
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func bodiesOverTheLimitStayInTheStore(_ backend: StoreBackend) async throws {
         let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
         let big = Data(("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:big\r\nFN:Big\r\nNOTE:" + String(repeating: "x", count: 5000)
             + "\r\nEND:VCARD\r\n").utf8)
-        _ = try await fixture.store.putResource(collectionID: fixture.book.id, name: "big", data: big, contentType: "text/vcard",
+        _ = try await fixture.cards.putResource(collectionID: fixture.book.id, name: "big", data: big, contentType: "text/vcard",
                                                 card: CardMetadata(uid: "big", kind: "individual", indexEntries: [], members: []),
                                                 precondition: .none)
         let limit = big.count - 1
-        let named = try await fixture.store.resources(collectionID: fixture.book.id, names: ["big", "a", "日本"], bodyLimit: limit)
-        let paged = try await fixture.store.allResources(collectionID: fixture.book.id, after: nil, limit: 100, bodyLimit: limit)
+        let named = try await fixture.cards.resources(collectionID: fixture.book.id, names: ["big", "a", "日本"], bodyLimit: limit)
+        let paged = try await fixture.cards.allResources(collectionID: fixture.book.id, after: nil, limit: 100, bodyLimit: limit)
         #expect(named.count == 3 && paged.count == Self.names.count + 1)
         for card in named + paged {
             let isBig = card.info.name == "big"
@@ -61,32 +61,32 @@ import Testing
             if isBig { #expect(card.info.size == big.count) }
         }
         // At the limit the body is still read; the full read always has it.
-        let atLimit = try await fixture.store.resources(collectionID: fixture.book.id, names: ["big"], bodyLimit: big.count)
+        let atLimit = try await fixture.cards.resources(collectionID: fixture.book.id, names: ["big"], bodyLimit: big.count)
         #expect(atLimit.first?.data == big && atLimit.first?.bodyLeftOut == false)
-        #expect(try await fixture.store.resource(collectionID: fixture.book.id, name: "big")?.data == big)
+        #expect(try await fixture.cards.resource(collectionID: fixture.book.id, name: "big")?.data == big)
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func infosByNameAreTheResourcesWithoutBodies(_ backend: StoreBackend) async throws {
         let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
         let asked = ["é", "missing", "a%b", "日本"]
-        let infos = try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: asked)
-        let resources = try await fixture.store.resources(collectionID: fixture.book.id, names: asked)
+        let infos = try await fixture.cards.resourceInfos(collectionID: fixture.book.id, names: asked)
+        let resources = try await fixture.cards.resources(collectionID: fixture.book.id, names: asked)
         #expect(Set(infos) == Set(resources.map(\.info)))
         #expect(Set(infos.map(\.name)) == ["é", "a%b", "日本"])
-        #expect(try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: []).isEmpty)
+        #expect(try await fixture.cards.resourceInfos(collectionID: fixture.book.id, names: []).isEmpty)
     }
 
     /// A long list of names (PostgreSQL then scans rather than probes each: `probedNames`)
     /// finds the same as a short one: each present name once, in byte order.
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func aLongListOfNamesFindsEachPresentNameOnce(_ backend: StoreBackend) async throws {
         let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
         let asked = (0..<290).map { "missing-\($0)" } + Self.names + Self.names
-        let infos = try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: asked)
-        let resources = try await fixture.store.resources(collectionID: fixture.book.id, names: asked)
+        let infos = try await fixture.cards.resourceInfos(collectionID: fixture.book.id, names: asked)
+        let resources = try await fixture.cards.resources(collectionID: fixture.book.id, names: asked)
         let inByteOrder = Self.names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         #expect(infos.map(\.name) == inByteOrder)
         #expect(resources.map(\.info.name) == inByteOrder)
@@ -95,16 +95,16 @@ import Testing
     /// Named reads share statements padded to a power of two: a read of fewer names after
     /// one of more (8 then 5 share the statement for 8) must not find the names the earlier
     /// one left bound.
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func aSmallerNamedReadFindsOnlyItsOwnNames(_ backend: StoreBackend) async throws {
         let fixture = try await Self.fixture(backend)
         defer { fixture.close() }
         let eight = Array(Self.names.prefix(8))
         for asked in [["b", "missing", "a", "0", "also missing"], ["missing", "nope", "none", "no", "never"]] {
-            #expect(try await fixture.store.resources(collectionID: fixture.book.id, names: eight).count == 8)
-            #expect(try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: eight).count == 8)
-            let found = try await fixture.store.resources(collectionID: fixture.book.id, names: asked)
-            let infos = try await fixture.store.resourceInfos(collectionID: fixture.book.id, names: asked)
+            #expect(try await fixture.cards.resources(collectionID: fixture.book.id, names: eight).count == 8)
+            #expect(try await fixture.cards.resourceInfos(collectionID: fixture.book.id, names: eight).count == 8)
+            let found = try await fixture.cards.resources(collectionID: fixture.book.id, names: asked)
+            let infos = try await fixture.cards.resourceInfos(collectionID: fixture.book.id, names: asked)
             let present = Set(asked).intersection(Self.names)
             #expect(Set(found.map(\.info.name)) == present, "\(asked)")
             #expect(Set(infos.map(\.name)) == present, "\(asked)")

@@ -4,7 +4,7 @@ import Testing
 @testable import RoloStore
 
 @Suite(.closesStores) struct PreconditionRaceTests {
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func exactlyOneOfTwoRacingIfMatchPutsWins(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
@@ -28,11 +28,11 @@ import Testing
                 return await group.reduce(into: [Bool]()) { $0.append($1) }
             }
             #expect(outcomes.filter { $0 }.count == 1, "round \(round)")
-            #expect(try await fixture.store.collection(id: fixture.book.id)?.syncSeq == Int64(round * 2 + 2))
+            #expect(try await fixture.cards.collection(id: fixture.book.id)?.syncSeq == Int64(round * 2 + 2))
         }
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func exactlyOneOfTwoRacingCreatesWins(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }

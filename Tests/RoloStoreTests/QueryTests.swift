@@ -17,7 +17,7 @@ import Testing
     }
 
     func names(_ fixture: StoreFixture, _ predicate: IndexPredicate, limit: Int? = nil) async throws -> [String] {
-        try await fixture.store.query(collectionID: fixture.book.id, predicate: predicate, limit: limit)
+        try await fixture.cards.query(collectionID: fixture.book.id, predicate: predicate, limit: limit)
     }
 
     func fn(_ text: String, _ collation: IndexPredicate.Collation, _ match: IndexPredicate.MatchType,
@@ -25,7 +25,7 @@ import Testing
         .textMatch(property: "FN", text: text, collation: collation, match: match, negate: negate)
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func asciiCasemapFoldsOnlyASCIILetters(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)
         defer { fixture.close() }
@@ -34,7 +34,7 @@ import Testing
         #expect(try await names(fixture, fn("BOB", .asciiCasemap, .startsWith)) == ["bob.vcf"])
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func unicodeCasemapFoldsEveryLetter(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)
         defer { fixture.close() }
@@ -45,7 +45,7 @@ import Testing
         #expect(try await names(fixture, fn("ZOË", .unicodeCasemap, .contains)) == ["zoe.vcf"])
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func octetComparesExactBytes(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)
         defer { fixture.close() }
@@ -58,7 +58,7 @@ import Testing
         #expect(try await names(fixture, fn("Bob", .octet, .startsWith, negate: true)) == ["bob.vcf", "elodie.vcf", "zoe.vcf"])
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func eachMatchTypeIncludingLikeWildcardsLiterally(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)
         defer { fixture.close() }
@@ -69,7 +69,7 @@ import Testing
         #expect(try await names(fixture, fn("", .asciiCasemap, .contains)) == ["bob.vcf", "elodie.vcf", "zoe.vcf"])
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func negateMatchesCardsHavingSomeValueThatDoesNotMatch(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)
         defer { fixture.close() }
@@ -79,7 +79,7 @@ import Testing
         #expect(try await names(fixture, notWork) == ["bob.vcf", "elodie.vcf"])
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func definedNotDefinedAllAnyAndLimit(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)
         defer { fixture.close() }
@@ -92,7 +92,7 @@ import Testing
         #expect(try await names(fixture, .all([]), limit: 2) == ["bob.vcf", "elodie.vcf"])
     }
 
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func replacedCardsAreReindexed(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)
         defer { fixture.close() }
@@ -104,7 +104,7 @@ import Testing
 
     /// "é" precomposed folds to itself under ASCII but to "e\u{301}" under Unicode: equal as
     /// Swift strings, different as bytes, so the ASCII fold must be kept apart.
-    @Test(arguments: StoreBackend.allCases)
+    @Test(arguments: StoreBackend.cardBackends)
     func asciiCasemapKeepsNonASCIIBytesThatUnicodeFoldingChanges(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }

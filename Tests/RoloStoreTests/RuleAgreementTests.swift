@@ -4,10 +4,48 @@ import Testing
 
 /// The domain rules live once, in the core (`WriteRules`, `CollectionRules`, `AccountRules`,
 /// the `StoreError` reasons), and each back end asks them: so every refusal below is the
-/// same error, text included, on SQLite and on PostgreSQL, and leaves the store unchanged.
+/// same error, text included, on SQLite, on PostgreSQL and (for the card rules) on the
+/// in-memory double, and leaves the store unchanged.
 @Suite(.closesStores) struct RuleAgreementTests {
+    typealias Case = (what: String, expected: StoreError, attempt: @Sendable () async throws -> Void)
+
+    @Test(arguments: StoreBackend.cardBackends)
+    func everyCardRuleRefusesTheSameInputWithTheSameError(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let cards = fixture.cards
+        try await fixture.put("ada.vcf", uid: "ada-1")
+        let seq = try #require(try await cards.collection(id: fixture.book.id)).syncSeq
+
+        let cases: [Case] = [
+            ("a collection with no path", .alreadyExists,
+             { _ = try await cards.createCollection(owner: "alice", path: [], kind: .addressBook, displayName: nil, description: nil) }),
+            ("a '~' at the top of a home", .tildeInHomeCollection,
+             { _ = try await cards.createCollection(owner: "alice", path: ["a~b"], kind: .addressBook, displayName: nil, description: nil) }),
+            ("a collection inside an address book", .addressBookHoldsNoCollections,
+             { _ = try await cards.createCollection(owner: "alice", path: ["default", "x"], kind: .plain, displayName: nil, description: nil) }),
+            ("a collection name with a line break", .invalidName("collection name contains a control character"),
+             { _ = try await cards.createCollection(owner: "alice", path: ["a\nb"], kind: .addressBook, displayName: nil, description: nil) }),
+            ("a card whose UID another card holds", .uidConflict(existingName: "ada.vcf"),
+             { _ = try await fixture.put("other.vcf", uid: "ada-1") }),
+            ("a card that changes its UID in place", .uidConflict(existingName: "ada.vcf"),
+             { _ = try await fixture.put("ada.vcf", uid: "someone-else") }),
+            ("a stale If-Match", .preconditionFailed,
+             { _ = try await fixture.put("ada.vcf", uid: "ada-1", precondition: .ifMatch(["\"stale\""])) }),
+            ("a resource name with NUL", .invalidName("resource name contains NUL"),
+             { _ = try await fixture.put("ada\0.vcf", uid: "nul") }),
+        ]
+        for (what, expected, attempt) in cases {
+            await #expect(throws: expected, "\(what)") { try await attempt() }
+        }
+        // Nothing was written by any of them.
+        #expect(try await cards.collection(id: fixture.book.id)?.syncSeq == seq)
+        #expect(try await cards.childCollections(owner: "alice", parentPath: []).map(\.path) == [["default"]])
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
     @Test(arguments: StoreBackend.allCases)
-    func everyRuleRefusesTheSameInputWithTheSameError(_ backend: StoreBackend) async throws {
+    func everyAccountSharingAndBatchRuleRefusesTheSameInputWithTheSameError(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)
         defer { fixture.close() }
         let store = fixture.store
@@ -15,15 +53,7 @@ import Testing
         try await fixture.put("ada.vcf", uid: "ada-1")
         let seq = try #require(try await store.collection(id: fixture.book.id)).syncSeq
 
-        let cases: [(what: String, expected: StoreError, attempt: @Sendable () async throws -> Void)] = [
-            ("a collection with no path", .alreadyExists,
-             { _ = try await store.createCollection(owner: "alice", path: [], kind: .addressBook, displayName: nil, description: nil) }),
-            ("a '~' at the top of a home", .tildeInHomeCollection,
-             { _ = try await store.createCollection(owner: "alice", path: ["a~b"], kind: .addressBook, displayName: nil, description: nil) }),
-            ("a collection inside an address book", .addressBookHoldsNoCollections,
-             { _ = try await store.createCollection(owner: "alice", path: ["default", "x"], kind: .plain, displayName: nil, description: nil) }),
-            ("a collection name with a line break", .invalidName("collection name contains a control character"),
-             { _ = try await store.createCollection(owner: "alice", path: ["a\nb"], kind: .addressBook, displayName: nil, description: nil) }),
+        let cases: [Case] = [
             ("an app password without a name", .appPasswordNameLength,
              { _ = try await store.createAppPassword(user: "alice", name: "  ", readOnly: false, books: nil) }),
             ("an app password named like the account's", .appPasswordNameReserved,
@@ -36,12 +66,6 @@ import Testing
              { _ = try await store.shareBook(owner: "alice", book: "default", with: "alice", access: .readOnly, accepted: false) }),
             ("a share with nobody", .noSuchSharee("carol"),
              { _ = try await store.shareBook(owner: "alice", book: "default", with: "carol", access: .readOnly, accepted: false) }),
-            ("a card whose UID another card holds", .uidConflict(existingName: "ada.vcf"),
-             { _ = try await fixture.put("other.vcf", uid: "ada-1") }),
-            ("a card that changes its UID in place", .uidConflict(existingName: "ada.vcf"),
-             { _ = try await fixture.put("ada.vcf", uid: "someone-else") }),
-            ("a stale If-Match", .preconditionFailed,
-             { _ = try await fixture.put("ada.vcf", uid: "ada-1", precondition: .ifMatch(["\"stale\""])) }),
             ("a card batch changing a UID", .uidConflict(existingName: "ada.vcf"),
              { _ = try await store.applyCardBatch(collectionID: fixture.book.id, writes: [
                  .put(name: "ada.vcf", data: Data("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:x\r\nFN:X\r\nEND:VCARD\r\n".utf8),
@@ -53,7 +77,6 @@ import Testing
         }
         // Nothing was written by any of them.
         #expect(try await store.collection(id: fixture.book.id)?.syncSeq == seq)
-        #expect(try await store.childCollections(owner: "alice", parentPath: []).map(\.path) == [["default"]])
         #expect(try await store.appPasswords(user: "alice").isEmpty)
         #expect(try await store.shares(of: "alice").isEmpty)
     }

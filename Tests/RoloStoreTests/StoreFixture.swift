@@ -5,31 +5,55 @@ import PostgresTestSupport
 @testable import RoloPostgres
 @testable import RoloSQLite
 @testable import RoloStore
+import RoloStoreTesting
 import Synchronization
 import Testing
 
-/// The implementations of `RoloStore` the semantic suites run against, each test once per
-/// backend (`@Test(arguments: StoreBackend.allCases)`): the same assertions, so both keep the
-/// same semantics.
+/// The implementations the semantic suites run against, each test once per backend: the same
+/// assertions, so all keep the same semantics. A suite claims the roles it uses: one that
+/// calls only `CardStore` (through `StoreFixture.cards`) runs over `cardBackends`, the
+/// in-memory double included; one that needs any other role runs over `allCases`.
 enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite, postgres
+    /// `InMemoryCardStore` (RoloStoreTesting), which plays the `CardStore` role only.
+    case memory
+
+    /// The back ends of the whole `RoloStore`.
+    static let allCases: [StoreBackend] = [.sqlite, .postgres]
+    /// Every back end of the `CardStore` role.
+    static let cardBackends: [StoreBackend] = allCases + [.memory]
+
     var testDescription: String { rawValue }
 }
 
 /// A store with user "alice" and her address book `default`: SQLite on a real file in a
-/// fresh temporary folder, or PostgreSQL on a fresh database of the test server
-/// (`TestDatabase`). Tests call `close()` when done (a `defer`); suites carry the
-/// `.closesStores` trait, which waits for a PostgreSQL store's database to be dropped.
+/// fresh temporary folder, PostgreSQL on a fresh database of the test server
+/// (`TestDatabase`), or the in-memory double. Tests call `close()` when done (a `defer`);
+/// suites carry the `.closesStores` trait, which waits for a PostgreSQL store's database to
+/// be dropped.
 struct StoreFixture: Sendable {
     let backend: StoreBackend
-    let store: any RoloStore
+    /// The store in its `CardStore` role: what suites over `StoreBackend.cardBackends` call.
+    let cards: any CardStore
     let book: CollectionInfo
     private let cleanup: @Sendable () async -> Void
 
+    /// The whole store, for suites over `StoreBackend.allCases`: the in-memory double has
+    /// no other role, so asking it of a `.memory` fixture is a mistake in the suite.
+    var store: any RoloStore {
+        guard let store = cards as? any RoloStore else {
+            preconditionFailure("the \(backend) backend plays only the CardStore role: call `cards`")
+        }
+        return store
+    }
+
+    /// The in-memory double, nil on another backend.
+    var memory: InMemoryCardStore? { cards as? InMemoryCardStore }
+
     /// The SQLite store, for tests of SQLite's own machinery.
-    var sqlite: SQLiteStore { store as! SQLiteStore }
+    var sqlite: SQLiteStore { cards as! SQLiteStore }
     /// The SQLite store, nil on another backend (for SQLite-only checks inside shared tests).
-    var sqliteStore: SQLiteStore? { store as? SQLiteStore }
+    var sqliteStore: SQLiteStore? { cards as? SQLiteStore }
 
     /// A fixture on an SQLite store the test opened and closes itself.
     init(sqlite store: SQLiteStore, book: CollectionInfo) {
@@ -37,12 +61,17 @@ struct StoreFixture: Sendable {
     }
 
     /// A fixture over a store a test opened itself (with settings of its own), and what closes it.
-    init(backend: StoreBackend, store: any RoloStore, book: CollectionInfo, cleanup: @escaping @Sendable () async -> Void) {
-        self.backend = backend; self.store = store; self.book = book; self.cleanup = cleanup
+    init(backend: StoreBackend, store: any CardStore, book: CollectionInfo, cleanup: @escaping @Sendable () async -> Void) {
+        self.backend = backend; self.cards = store; self.book = book; self.cleanup = cleanup
     }
 
     static func make(_ backend: StoreBackend = .sqlite, tuning: SQLiteStore.Tuning = .default,
                      clock: StoreClock = .system) async throws -> StoreFixture {
+        if backend == .memory {
+            let store = try InMemoryCardStore(users: ["alice"], clock: clock)
+            let book = try await Self.addDefaultBook(owner: "alice", to: store)
+            return StoreFixture(backend: backend, store: store, book: book, cleanup: {})
+        }
         let (store, cleanup) = try await openStore(backend, tuning: tuning, clock: clock)
         do {
             try await store.createUser(name: "alice", password: "secret")
@@ -54,10 +83,30 @@ struct StoreFixture: Sendable {
         }
     }
 
-    /// An empty store of `backend` and what closes it.
+    /// The book `AccountStore.createUser` makes with a user, made on the double, which has
+    /// no accounts.
+    private static func addDefaultBook(owner: String, to store: InMemoryCardStore) async throws -> CollectionInfo {
+        try await store.createCollection(owner: owner, path: ["default"], kind: .addressBook, displayName: "Contacts",
+                                         description: nil)
+    }
+
+    /// Another user with an address book `default`, as `AccountStore.createUser` makes one,
+    /// on every backend.
+    func addUser(_ name: String) async throws {
+        if let memory {
+            try await memory.addUser(name)
+            _ = try await Self.addDefaultBook(owner: name, to: memory)
+        } else {
+            try await store.createUser(name: name, password: "secret")
+        }
+    }
+
+    /// An empty store of `backend` (a whole `RoloStore`: not `.memory`) and what closes it.
     static func openStore(_ backend: StoreBackend, tuning: SQLiteStore.Tuning = .default,
                           clock: StoreClock = .system) async throws -> (any RoloStore, @Sendable () async -> Void) {
         switch backend {
+        case .memory:
+            preconditionFailure("the in-memory double plays only the CardStore role")
         case .sqlite:
             let store = try SQLiteStore.temporary(bcryptCost: 4, clock: clock, tuning: tuning)
             return (store, { try? store.close() })
@@ -92,7 +141,7 @@ struct StoreFixture: Sendable {
              precondition: WritePrecondition = .none) async throws -> PutResult {
         let uid = uid ?? name
         let data = Data(vcard(uid: uid, fn: fn).utf8)
-        return try await store.putResource(
+        return try await cards.putResource(
             collectionID: book.id, name: name, data: data, contentType: "text/vcard; charset=utf-8",
             card: CardMetadata(uid: uid, kind: kind,
                                indexEntries: [IndexEntry(property: "UID", value: uid), IndexEntry(property: "FN", value: fn)] + extra,
@@ -102,9 +151,10 @@ struct StoreFixture: Sendable {
 
     /// Each backend's own check of its invariants.
     func integrityCheck() async throws -> [String] {
-        switch store {
+        switch cards {
         case let store as SQLiteStore: try await store.integrityCheck()
         case let store as PostgresStore: try await store.integrityCheck()
+        case let store as InMemoryCardStore: await store.integrityCheck()
         default: []
         }
     }
