@@ -33,7 +33,8 @@ public protocol CardStore: Sendable {
     /// collection, in one lookup: all a GET needs. Nil when either is absent. A default
     /// implementation makes the two calls; a store may answer it in one round trip.
     func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource?
-    /// Many resources in one query; absent names are simply missing from the result.
+    /// Many resources in one query, each once, in the UTF-8 byte order of their names;
+    /// absent names are simply missing from the result.
     func resources(collectionID: Int64, names: [String]) async throws -> [StoredResource]
     /// The same without the bodies, for answers that list no `address-data`. A default
     /// implementation reads the resources and drops the bodies.
@@ -84,7 +85,8 @@ public protocol CardStore: Sendable {
     /// compacted log, and `StoreError.invalidSyncToken` when it is in the future. Seq 0
     /// (a client holding nothing) is never too old and gets no deletions.
     func changes(collectionID: Int64, since seq: Int64, limit: Int?) async throws -> ChangeSet
-    /// Drops tombstones and change rows older than `date`; tokens older than the newest
+    /// Drops tombstones older than `date` (the log keeps one row per name, its latest
+    /// change, so rows of live resources never pile up); tokens older than the newest
     /// dropped tombstone become too old (`StoreError.syncTokenTooOld`).
     func compactChanges(olderThan date: Date) async throws
     /// The latest change of each resource of the book with who made it, newest first.

@@ -25,7 +25,11 @@ package enum WriteRules {
                                    existing: ExistingResource?, uidHolder: String?) throws(StoreError) {
         try precondition.check(currentETag: existing?.etag)
         guard let card else { return }
-        if let uidHolder, uidHolder != name { throw StoreError.uidConflict(existingName: uidHolder) }
-        if let previous = existing?.uid, previous != card.uid { throw StoreError.uidConflict(existingName: name) }
+        // Bytes, not String equality: Swift calls "é" and "e\u{301}" equal, the databases
+        // (and so the names and UIDs they hold) do not.
+        if let uidHolder, !uidHolder.utf8.elementsEqual(name.utf8) { throw StoreError.uidConflict(existingName: uidHolder) }
+        if let previous = existing?.uid, !previous.utf8.elementsEqual(card.uid.utf8) {
+            throw StoreError.uidConflict(existingName: name)
+        }
     }
 }
