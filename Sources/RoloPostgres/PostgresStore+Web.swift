@@ -40,7 +40,7 @@ extension PostgresStore {
             WHERE \(condition) ORDER BY \(order) LIMIT \(sql.bind(Int64(limit + 1)))
             """)
         let query = sql.query
-        var rows = try await autocommit { connection in
+        let rows = try await autocommit { connection in
             try await connection.rows(query).map(Self.cardListing)
         }
         return ListingPage(scanned: rows, limit: limit, position: position)

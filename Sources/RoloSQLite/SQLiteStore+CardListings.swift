@@ -19,8 +19,6 @@ extension SQLiteStore {
                              limit: Int) async throws -> ListingPage {
         let limit = max(1, limit)
         var rows: [CardListing]
-        let descending: Bool
-        if case .before = position { descending = true } else { descending = false }
         let trigrams = try await listingTrigramQuery(collectionID: collectionID, search: search, filter: filter)
         if trigrams == nil {
             rows = try await listingRows(collectionID: collectionID, filter: filter, search: search, position: position,
