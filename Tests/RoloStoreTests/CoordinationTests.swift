@@ -258,7 +258,9 @@ import Testing
         var configuration = try PostgresStore.Configuration(url: cluster.url)
         configuration.poolSize = 2
         configuration.bcryptCost = 4
-        configuration.connectionTimeout = .seconds(5)
+        // As in `aLostServerMakesCallsUnavailableAndTheStoreRecoversByItself`: long enough for
+        // a fresh cluster's first connections while the whole suite runs on two cores.
+        configuration.connectionTimeout = .seconds(15)
         let writer = try await PostgresStore.open(configuration)
         let listener = try await PostgresStore.open(configuration)
         StoreCleanups.schedule {

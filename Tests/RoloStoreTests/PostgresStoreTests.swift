@@ -269,8 +269,10 @@ import Testing
         configuration.poolSize = 2
         configuration.bcryptCost = 4
         // Short, but not so short that a busy test process (its tasks all waiting for two
-        // cores) gives up on a connection the pool did grant.
-        configuration.connectionTimeout = .seconds(5)
+        // cores, a fresh cluster's first connections and migrations among them) gives up on a
+        // connection the pool did grant: 5 s was not enough once the suite grew (two full runs
+        // failed here at open while the run was at its busiest; the test passed alone).
+        configuration.connectionTimeout = .seconds(15)
         let store = try await PostgresStore.open(configuration)
         StoreCleanups.schedule { await store.close() }
         try await store.createUser(name: "alice", password: "pw")
