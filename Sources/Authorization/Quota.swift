@@ -14,7 +14,7 @@ public struct Quota: Sendable, Hashable {
 
     /// Throws `QuotaExceeded` when adding `bytes` to what `owner` stores would pass the
     /// limit. A write that frees bytes (or adds none) always passes, even over the limit.
-    public func check(owner: String, adding bytes: Int, in store: any RoloStore) async throws {
+    public func check(owner: String, adding bytes: Int, in store: any CardStore) async throws {
         guard let limit, bytes > 0 else { return }
         let used = try await store.usedBytes(owner: owner)
         if used + Int64(bytes) > limit { throw QuotaExceeded(limit: limit) }

@@ -68,11 +68,8 @@ struct RoloResponder: HTTPResponder {
     /// The first matching route's authentication, body limit and handler, in that order.
     private func route(_ request: Request, method: String, path: String, remote: () -> String, peer: () -> String,
                        user: inout String) async throws -> Response {
-        var matched = routes[routes.count - 1]
-        for route in routes where route.matches(method: method, path: path, request: request) {
-            matched = route
-            break
-        }
+        // The table ends with the DAV route, which takes every request.
+        let matched = routes.first { $0.matches(method: method, path: path, request: request) } ?? routes[routes.count - 1]
         var credential = Credential.accountPassword("")
         switch matched.authentication {
         case .none, .webSession:

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import RoloSQLite
 @testable import RoloStore
 
 @Suite(.closesStores) struct PreconditionRaceTests {

@@ -1,5 +1,4 @@
 import Foundation
-@testable import RoloSQLite
 @testable import RoloStore
 import Testing
 

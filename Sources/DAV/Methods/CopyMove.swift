@@ -162,8 +162,8 @@ extension DAVService {
         }
         // A move within one owner's books adds nothing; a copy, or a move into another
         // owner's book (a share), adds the body to the target's owner, less what it replaces.
-        if !move || source.owner != target.owner {
-            let replaced = try await store.resource(collectionID: target.id, name: targetName)?.info.size ?? 0
+        if configuration.quotaBytes != nil, !move || source.owner != target.owner {
+            let replaced = try await store.resourceInfo(collectionID: target.id, name: targetName)?.size ?? 0
             try await checkQuota(user: target.owner, adding: stored.data.count - replaced)
         }
         do {
@@ -177,8 +177,6 @@ extension DAVService {
         }
     }
 
-    /// Creates a copy of a collection at `path` with its properties, and (recursive) its
-    /// members and sub-collections.
     /// The bytes of a collection's members and its sub-collections' members.
     private func storedBytes(in collection: CollectionInfo) async throws -> Int {
         var total = try await store.listResources(collectionID: collection.id).reduce(0) { $0 + $1.size }
@@ -188,6 +186,8 @@ extension DAVService {
         return total
     }
 
+    /// Creates a copy of a collection at `path` with its properties, and (recursive) its
+    /// members and sub-collections.
     private func copyCollection(_ source: CollectionInfo, to path: [String], recursive: Bool) async throws {
         let copy = try await store.createCollection(owner: source.owner, path: path, kind: source.kind,
                                                     displayName: source.displayName, description: source.description)
