@@ -79,10 +79,13 @@ import Testing
         #expect(staying.readAnchor.isHolding)
         let closed = Task.detached { try closing.close() }
         try await Task.sleep(for: .milliseconds(50))
+        // Only the write is timed: the close's own checkpoint is not what is asked about,
+        // and on a loaded CI machine write and close together once took 3.2 s.
         let started = ContinuousClock.now
         try await staying.createUser(name: "second", password: "pw")
+        let writeTook = ContinuousClock.now - started
         try await closed.value
-        #expect(ContinuousClock.now - started < .seconds(3), "no wait for the busy timeout")
+        #expect(writeTook < .seconds(3), "no wait for the 10 s busy timeout")
         #expect(Set(try await staying.listUsers()) == ["first", "second"])
     }
 }
