@@ -93,7 +93,7 @@ let package = Package(
         // from the vCard: every write path (DAV, import, the web UI) uses it; and
         // `CardImporter`, the one bulk path from .vcf bytes to stored cards.
         .target(name: "CardIndexing", dependencies: [
-            "VCard", "Contacts", "RoloStore", .product(name: "Crypto", package: "swift-crypto"),
+            "VCard", "Contacts", "RoloStore", "Authorization", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Who may do what, for every front end: privileges on DAV's nodes and the web UI's
         // books, account actions (shares, app passwords, users), the quota. Value types only.

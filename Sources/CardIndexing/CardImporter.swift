@@ -1,3 +1,4 @@
+import Authorization
 import CardIndexing
 import Crypto
 import Foundation
@@ -147,30 +148,55 @@ public enum CardImporter {
     /// Writes `cards` into the book, `batchSize` per transaction (an interruption leaves
     /// whole cards only). A card whose UID is already in the book replaces that resource.
     /// `progress` gets the number of cards written after each batch.
+    ///
+    /// Each batch is checked against the book owner's `quota` before it is written, as every
+    /// write path is: the batch that would pass it throws `QuotaExceeded`, and the batches
+    /// before it stay (`Counts` of those is in the error's `imported`).
     @discardableResult
     public static func store(_ cards: [PreparedCard], collectionID: Int64, in store: any CardStore,
-                             batchSize: Int = 500, progress: ((Int) -> Void)? = nil) async throws -> Counts {
+                             batchSize: Int = 500, quota: Quota = .unlimited,
+                             progress: ((Int) -> Void)? = nil) async throws -> Counts {
+        let book = try await store.collection(id: collectionID)
         // A book that never changed holds nothing: skip the per-card lookups.
-        let fresh = try await store.collection(id: collectionID)?.syncSeq == 0
+        let fresh = book?.syncSeq == 0
         let batchSize = max(batchSize, 1)
         var counts = Counts(), done = 0, names: Set<String> = []
         for start in stride(from: 0, to: cards.count, by: batchSize) {
             var batch: [CardImport] = []
+            var batchCounts = Counts(), added = 0
             for card in cards[start..<min(start + batchSize, cards.count)] {
                 var name = CardImporter.resourceName(forUID: card.uid)
-                var exists = false
+                var replacedSize: Int?
                 if !fresh {
                     if let owner = try await store.resourceName(collectionID: collectionID, uid: card.uid) { name = owner }
-                    exists = try await store.resourceInfo(collectionID: collectionID, name: name) != nil
+                    replacedSize = try await store.resourceInfo(collectionID: collectionID, name: name)?.size
                 }
-                if exists || names.contains(name) { counts.replaced += 1 } else { counts.created += 1 }
+                if replacedSize != nil || names.contains(name) { batchCounts.replaced += 1 } else { batchCounts.created += 1 }
+                // A card the file repeats replaces its earlier copy in this import: counted
+                // at full size, which can only make the check stricter.
+                added += card.bytes.count - (replacedSize ?? 0)
                 names.insert(name)
                 batch.append(CardImport(name: name, data: Data(card.bytes), card: card.metadata))
             }
+            if let owner = book?.owner {
+                do {
+                    try await quota.check(owner: owner, adding: added, in: store)
+                } catch let exceeded as QuotaExceeded {
+                    throw ImportStopped(quota: exceeded, imported: counts)
+                }
+            }
+            counts.created += batchCounts.created
+            counts.replaced += batchCounts.replaced
             try await store.importCards(collectionID: collectionID, cards: batch, batchSize: batch.count, progress: nil)
             done += batch.count
             progress?(done)
         }
         return counts
+    }
+
+    /// An import the owner's quota stopped: the cards of `imported` went in, the rest did not.
+    public struct ImportStopped: Error, Sendable {
+        public var quota: QuotaExceeded
+        public var imported: Counts
     }
 }

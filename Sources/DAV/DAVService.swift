@@ -3,11 +3,16 @@ import DAVXML
 import Foundation
 import RoloStore
 
+/// The store roles the protocol engine uses: cards and their change log, accounts (principal
+/// properties and searches), sharing (mounted books), push topics, and coordination (locks).
+/// Web sessions, the trash and maintenance are not DAV's business.
+public typealias DAVStore = CardStore & AccountStore & SharingStore & PushStore & StoreCoordination
+
 /// The WebDAV/CardDAV protocol engine: turns a `DAVRequest` from an authenticated user into
-/// a `DAVResponse` over any `RoloStore`. It knows no HTTP framework and no SQL, so the
+/// a `DAVResponse` over any `DAVStore`. It knows no HTTP framework and no SQL, so the
 /// server target only moves bytes and the whole protocol is testable in memory.
 public struct DAVService: Sendable {
-    public let store: any RoloStore
+    public let store: any DAVStore
     public let configuration: DAVConfiguration
     let hrefs: HrefBuilder
     /// Write locks, kept by the store.
@@ -15,7 +20,7 @@ public struct DAVService: Sendable {
     /// The store's reads that never wait, when it has them (`immediateResponse(to:)`).
     let immediateReads: (any ImmediateResourceReads)?
 
-    public init(store: any RoloStore, configuration: DAVConfiguration = DAVConfiguration()) {
+    public init(store: any DAVStore, configuration: DAVConfiguration = DAVConfiguration()) {
         self.store = store
         self.immediateReads = store as? any ImmediateResourceReads
         self.configuration = configuration

@@ -37,7 +37,7 @@ public struct FixtureSet: Sendable {
     }
 
     /// Creates the users (when missing), books and cards in `store`.
-    public func load(into store: any RoloStore) async throws -> FixtureSummary {
+    public func load(into store: any CardStore & AccountStore & SharingStore) async throws -> FixtureSummary {
         var summary = FixtureSummary()
         let existing = Set(try await store.listUsers())
         for user in users {

@@ -9,13 +9,13 @@ struct TestControl: Sendable {
     static let logCapacity = 10_000
 
     let configuration: TestAPIConfiguration
-    let store: any RoloStore
+    let store: any CardStore & AccountStore & SharingStore & StoreMaintenance
     let limits: RequestLimits
     let state: TestControlState
     /// Clears the server's in-memory state outside the store.
     let forgetServerState: @Sendable () async -> Void
 
-    init(configuration: TestAPIConfiguration, store: any RoloStore, limits: RequestLimits,
+    init(configuration: TestAPIConfiguration, store: any CardStore & AccountStore & SharingStore & StoreMaintenance, limits: RequestLimits,
          forgetServerState: @escaping @Sendable () async -> Void) {
         self.configuration = configuration
         self.store = store

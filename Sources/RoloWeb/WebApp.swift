@@ -64,10 +64,14 @@ public struct WebConfiguration: Sendable {
 /// `Referrer-Policy: same-origin` and `nosniff`. A session cookie (never accepted by DAV)
 /// signs a browser in; every POST needs the session's CSRF token and a same-origin
 /// `Origin`/`Sec-Fetch-Site`; no GET changes anything.
+/// The store roles the web UI uses: every one but coordination (it takes no locks and follows
+/// no change feed); maintenance only for the admin page's figures.
+public typealias WebAppStore = CardStore & AccountStore & SharingStore & PushStore & WebStore & StoreMaintenance
+
 public struct WebApp: Sendable {
     public static let prefix = "/web"
 
-    let store: any RoloStore
+    let store: any WebAppStore
     let configuration: WebConfiguration
     let checkPassword: WebPasswordCheck
     let renderer: Renderer
@@ -75,7 +79,7 @@ public struct WebApp: Sendable {
     /// Told of every error a page could not handle (the person sees a generic page).
     let logError: @Sendable (String) -> Void
 
-    public init(store: any RoloStore, configuration: WebConfiguration = WebConfiguration(),
+    public init(store: any WebAppStore, configuration: WebConfiguration = WebConfiguration(),
                 logError: @escaping @Sendable (String) -> Void = { _ in },
                 checkPassword: @escaping WebPasswordCheck) throws {
         self.store = store

@@ -16,7 +16,7 @@ struct ConfigFile {
         "database_pool_size": .integer, "database_statement_timeout": .integer, "database_connection_timeout": .integer,
         "proxy_prefix": .string, "public_url": .string, "trusted_proxies": .stringList,
         "log_level": .string, "log_format": .string,
-        "max_resource_size": .integer, "max_request_size": .integer,
+        "max_resource_size": .integer, "max_request_size": .integer, "quota_bytes": .integer,
         "sqlite_writer_cache_kib": .integer, "sqlite_reader_cache_kib": .integer,
         "sqlite_mmap_bytes": .integer, "sqlite_readers": .integer,
         "login_free_failures": .integer, "login_delay_ms": .integer, "login_max_delay_ms": .integer,
@@ -99,5 +99,17 @@ struct LayeredSettings {
             return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         return file.list(key) ?? []
+    }
+}
+
+/// The storage quota (`Quota`): `serve` applies it to DAV and the web UI, `rolo import` to
+/// what it writes, from the same flag, variable and key, so no way in skips it.
+enum QuotaSetting {
+    static func bytes(flag: Int64?, settings: LayeredSettings) throws -> Int64? {
+        guard let bytes = try settings.integer(flag.map { Int($0) }, env: "ROLO_QUOTA_BYTES", key: "quota_bytes") else {
+            return nil
+        }
+        guard bytes > 0 else { throw CLIError("quota_bytes must be a number of bytes above 0 (got \(bytes)); leave it out for no quota.") }
+        return Int64(bytes)
     }
 }

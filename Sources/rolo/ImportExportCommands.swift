@@ -1,5 +1,6 @@
-import CardIndexing
 import ArgumentParser
+import Authorization
+import CardIndexing
 import DAV
 import Foundation
 import RoloServer
@@ -19,8 +20,11 @@ struct ImportCommand: AsyncParsableCommand {
     @OptionGroup var options: DatabaseOptions
 
     @Option(help: "Cards per transaction.") var batchSize = 500
+    @Option(help: "The owner's storage quota in bytes, as `serve` applies it (env ROLO_QUOTA_BYTES, default none).")
+    var quotaBytes: Int64?
 
     func run() async throws {
+        let quota = Quota(limit: try QuotaSetting.bytes(flag: quotaBytes, settings: LayeredSettings(file: ConfigFile())))
         try await options.withStore(closingSQLite: true) { store in
             guard let collection = try await store.collection(owner: user, path: [book]),
                   collection.kind == .addressBook else {
@@ -45,9 +49,15 @@ struct ImportCommand: AsyncParsableCommand {
                 }
             }
             var progress = ImportProgress(total: prepared.count + invalid.count)
-            let counts = try await CardImporter.store(prepared, collectionID: collection.id, in: store,
-                                                      batchSize: batchSize) { done in
-                progress.update(done: done == prepared.count ? done + invalid.count : done)
+            let counts: CardImporter.Counts
+            do {
+                counts = try await CardImporter.store(prepared, collectionID: collection.id, in: store,
+                                                      batchSize: batchSize, quota: quota) { done in
+                    progress.update(done: done == prepared.count ? done + invalid.count : done)
+                }
+            } catch let stopped as CardImporter.ImportStopped {
+                throw CLIError("Import stopped: \(stopped.quota.message) \(stopped.imported.total) cards went in "
+                               + "(\(stopped.imported.created) new, \(stopped.imported.replaced) replaced), in whole batches of \(batchSize).")
             }
             if prepared.isEmpty { progress.update(done: invalid.count) }
             (skipped.map { "skipped \($0)" } + invalid.map { "invalid \($0)" })

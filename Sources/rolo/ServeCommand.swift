@@ -35,6 +35,8 @@ struct ServeCommand: AsyncParsableCommand {
     var maxResourceSize: Int?
     @Option(help: "Largest other request body, in bytes (env ROLO_MAX_REQUEST_SIZE, default 4194304).")
     var maxRequestSize: Int?
+    @Option(help: "Bytes of cards each user's own books may hold, over every write path (env ROLO_QUOTA_BYTES, default no quota).")
+    var quotaBytes: Int64?
     @Option(name: .customLong("sqlite-writer-cache-kib"),
             help: "Page cache of the writer connection in KiB (env ROLO_SQLITE_WRITER_CACHE_KIB, default 16384).")
     var sqliteWriterCacheKiB: Int?
@@ -117,6 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let size = try settings.integer(maxRequestSize, env: "ROLO_MAX_REQUEST_SIZE", key: "max_request_size") {
             limits.maxRequestBodySize = size
         }
+        limits.quotaBytes = try QuotaSetting.bytes(flag: quotaBytes, settings: settings)
         var url: URL?
         if let text = settings.string(publicURL, env: "ROLO_PUBLIC_URL", key: "public_url") {
             guard let parsed = URL(string: text), let scheme = parsed.scheme, ["http", "https"].contains(scheme),

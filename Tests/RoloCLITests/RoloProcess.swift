@@ -25,8 +25,9 @@ enum RoloBinary {
     /// Runs `rolo arguments…` to completion with `stdin`, without blocking the cooperative pool:
     /// both pipes are read to their end on plain threads (so a large output cannot block the
     /// child, and no last chunk is lost at EOF), and the exit is waited for on another.
-    static func run(_ arguments: [String], stdin: Data? = nil) async throws -> Outcome {
-        let process = try SpawnedProcess(url.path, arguments, stdin: .pipe, stdout: .pipe, stderr: .pipe)
+    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) async throws -> Outcome {
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let process = try SpawnedProcess(url.path, arguments, environment: variables, stdin: .pipe, stdout: .pipe, stderr: .pipe)
         let outputFD = process.standardOutput!, errorsFD = process.standardError!, inputFD = process.standardInput!
         async let out = onPlainThread { readToEnd(outputFD) }
         async let err = onPlainThread { readToEnd(errorsFD) }

@@ -92,7 +92,7 @@ enum AccessProperties {
     /// then each accepted sharee's. A sharee (`user` through a mount) sees only the owner's
     /// grant and their own, never the other sharees.
     static func grants(on collection: CollectionInfo, seenBy user: String,
-                       store: any RoloStore) async throws -> [(principal: String, privileges: Privileges)] {
+                       store: any DAVStore) async throws -> [(principal: String, privileges: Privileges)] {
         var grants: [(principal: String, privileges: Privileges)] = [(collection.owner, .all)]
         if collection.kind == .addressBook {
             for share in try await store.shares(bookID: collection.id)

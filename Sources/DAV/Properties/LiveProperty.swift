@@ -12,7 +12,7 @@ struct PropertyContext: Sendable {
     let element: XMLElement?
 
     var user: String { credential.user }
-    var store: any RoloStore { service.store }
+    var store: any DAVStore { service.store }
     var hrefs: HrefBuilder { service.hrefs }
 }
 

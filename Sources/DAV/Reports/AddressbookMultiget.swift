@@ -158,7 +158,7 @@ struct MultigetPages: ListingPages {
         var card: StoredResource
     }
 
-    let store: any RoloStore
+    let store: any CardStore
     let targets: [Target]
     /// The collections the targets point into; nil for one that is not an address book of the user's.
     let books: [CollectionInfo?]
@@ -169,7 +169,7 @@ struct MultigetPages: ListingPages {
     private(set) var notFound: [String] = []
     var isFinished: Bool { position >= targets.count }
 
-    init(store: any RoloStore, targets: [Target], books: [CollectionInfo?], withBodies: Bool, pageSize: Int, bodyLimit: Int) {
+    init(store: any CardStore, targets: [Target], books: [CollectionInfo?], withBodies: Bool, pageSize: Int, bodyLimit: Int) {
         self.store = store; self.targets = targets; self.books = books; self.withBodies = withBodies; self.pageSize = pageSize
         self.bodyLimit = bodyLimit
     }

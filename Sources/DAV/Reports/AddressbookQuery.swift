@@ -101,7 +101,7 @@ extension DAVService {
 struct MatchingCardPages<Cards: ListingPages>: ListingPages where Cards.Item == StoredResource {
     private var book: Cards
     /// Where a body left out of a page (`StoredResource.bodyLeftOut`) is read from.
-    let store: any RoloStore
+    let store: any CardStore
     let collectionID: Int64
     let filter: AddressbookFilter
     let limit: Int?
@@ -109,7 +109,7 @@ struct MatchingCardPages<Cards: ListingPages>: ListingPages where Cards.Item == 
     private(set) var truncated = false
     var isFinished: Bool { truncated || book.isFinished }
 
-    init(_ book: Cards, store: any RoloStore, collectionID: Int64, filter: AddressbookFilter, limit: Int?) {
+    init(_ book: Cards, store: any CardStore, collectionID: Int64, filter: AddressbookFilter, limit: Int?) {
         self.book = book; self.store = store; self.collectionID = collectionID; self.filter = filter; self.limit = limit
     }
 

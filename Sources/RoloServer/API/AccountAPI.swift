@@ -22,7 +22,8 @@ import RoloStore
 /// | `DELETE /api/tokens/NAME` | revoke |
 /// | `GET /api/access?since=YYYY-MM-DD` | the access history (30 days by default) |
 struct AccountAPI: Sendable {
-    let store: any RoloStore
+    /// Accounts, app passwords, the access history and shares: nothing of the cards.
+    let store: any AccountStore & SharingStore
 
     struct Answer: Sendable {
         var status: Int

@@ -206,7 +206,7 @@ extension WebApp {
 /// The cards of an export, a page at a time: the whole book in name order (`filter` nil),
 /// or a list's cards in list order, after the group card itself for a group.
 actor ExportSource {
-    let store: any RoloStore
+    let store: any WebAppStore
     let collectionID: Int64
     let filter: ListingFilter?
     let search: [String]
@@ -215,7 +215,7 @@ actor ExportSource {
     private var after: String?
     private var done = false
 
-    init(store: any RoloStore, collectionID: Int64, filter: ListingFilter?, search: [String], groupCard: String?) {
+    init(store: any WebAppStore, collectionID: Int64, filter: ListingFilter?, search: [String], groupCard: String?) {
         self.store = store; self.collectionID = collectionID; self.filter = filter; self.search = search
         self.groupCard = groupCard
     }
