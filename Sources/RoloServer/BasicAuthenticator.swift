@@ -7,7 +7,8 @@ import RoloWeb
 
 /// HTTP Basic authentication: the user's name with an app password (`rolo_…`, checked by
 /// keyed hash on every request) or the account password (bcrypt, with a cache of recent
-/// successes; refused when the user allows app passwords only), and a throttle on failures
+/// successes that each hit checks against the store's password stamp; refused when the user
+/// allows app passwords only), and a throttle on failures
 /// per client subnet and per account (`LoginThrottle`).
 struct BasicAuthenticator: Sendable {
     enum Outcome: Sendable, Equatable {
@@ -26,7 +27,9 @@ struct BasicAuthenticator: Sendable {
 
     /// What a password check found.
     enum Verdict: Sendable, Equatable {
-        case valid, invalid, unavailable
+        /// Right, with the account's password stamp read before the check.
+        case valid(stamp: String)
+        case invalid, unavailable
     }
 
     static let challenge = #"Basic realm="Rolo", charset="UTF-8""#
@@ -60,8 +63,17 @@ struct BasicAuthenticator: Sendable {
         if throttle.mayBlock, let refusal = refusal(authorization: authorization, remoteAddress: remoteAddress()) {
             return refusal
         }
-        if let credential = cache.credential(authorization: authorization) {
-            return .authenticated(credential)
+        if let (credential, stamp) = cache.entry(authorization: authorization) {
+            let current: String?
+            do {
+                current = try await store.accountPasswordStamp(user: credential.user)
+            } catch StoreError.unavailable {
+                return .unavailable
+            } catch {
+                current = nil
+            }
+            if current == stamp { return .authenticated(credential) }
+            cache.remove(authorization: authorization)
         }
         guard let (user, password) = Self.parseBasic(authorization) else { return .missingCredentials }
         let appPassword: AppPasswordCheck?
@@ -81,13 +93,16 @@ struct BasicAuthenticator: Sendable {
         // bcrypt holds a thread for 70-110 ms: never on an event loop that runs requests.
         let verdict = await checks.result(for: authorization) { [store] () async -> Verdict in
             do {
+                // Read before the check: a change made meanwhile leaves a stamp that no
+                // longer matches, so the next request checks again.
+                let stamp = try await store.accountPasswordStamp(user: user)
                 let matches = try await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
                     try await store.verifyPassword(user: user, password: password)
                 }
-                // "App passwords only": the account password opens no DAV request.
-                guard matches else { return .invalid }
-                let account = try await store.account(name: user)
-                return account?.appPasswordsOnly != true ? .valid : .invalid
+                // No stamp: "app passwords only" (the account password opens no DAV
+                // request), a disabled user, or none.
+                guard matches, let stamp else { return .invalid }
+                return .valid(stamp: stamp)
             } catch StoreError.unavailable {
                 return .unavailable
             } catch {
@@ -95,13 +110,14 @@ struct BasicAuthenticator: Sendable {
             }
         }
         let client = ClientAddress.subnet(of: remoteAddress())
+        let stamp: String
         switch verdict {
-        case .valid: break
+        case .valid(let found): stamp = found
         case .invalid: return await rejection(user: user, client: client)
         case .unavailable: return .unavailable
         }
         let credential = Credential.accountPassword(user)
-        cache.insert(authorization: authorization, credential: credential)
+        cache.insert(authorization: authorization, credential: credential, stamp: stamp)
         await recordSuccess(subnet: client.key)
         return .authenticated(credential)
     }
