@@ -75,7 +75,13 @@ struct BasicAuthenticator: Sendable {
             if current == stamp { return .authenticated(credential) }
             cache.remove(authorization: authorization)
         }
-        guard let (user, password) = Self.parseBasic(authorization) else { return .missingCredentials }
+        let user: String, password: String
+        switch Self.readBasic(authorization) {
+        case .credentials(let name, let secret): (user, password) = (name, secret)
+        case .notUTF8(let name):
+            return await rejection(user: name, client: ClientAddress.subnet(of: remoteAddress()), reason: .notUTF8)
+        case .unreadable: return .missingCredentials
+        }
         let appPassword: AppPasswordCheck?
         do {
             appPassword = try await store.checkAppPassword(user: user, secret: password)
@@ -156,14 +162,29 @@ struct BasicAuthenticator: Sendable {
 
     /// Splits `Basic base64(user:password)`; the password may contain colons, the user not.
     static func parseBasic(_ header: String) -> (user: String, password: String)? {
+        guard case .credentials(let user, let password) = readBasic(header) else { return nil }
+        return (user, password)
+    }
+
+    /// What a Basic header carries.
+    enum BasicCredentials: Sendable, Equatable {
+        case credentials(user: String, password: String)
+        /// Well-formed but not UTF-8 (the charset the challenge names): a failed login, with
+        /// the user's name as far as it can be read (invalid bytes replaced), for the log.
+        case notUTF8(user: String)
+        /// Not Basic, not base64, no colon, or no user: no credentials at all.
+        case unreadable
+    }
+
+    static func readBasic(_ header: String) -> BasicCredentials {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic",
               let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8),
-              let colon = text.firstIndex(of: ":") else { return nil }
-        let user = String(text[..<colon])
-        guard !user.isEmpty else { return nil }
-        return (user, String(text[text.index(after: colon)...]))
+              let colon = decoded.firstIndex(of: UInt8(ascii: ":")), colon > decoded.startIndex else { return .unreadable }
+        guard let text = String(data: decoded, encoding: .utf8), let textColon = text.firstIndex(of: ":") else {
+            return .notUTF8(user: String(decoding: decoded[..<colon], as: UTF8.self))
+        }
+        return .credentials(user: String(text[..<textColon]), password: String(text[text.index(after: textColon)...]))
     }
 }
 
