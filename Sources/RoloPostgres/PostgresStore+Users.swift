@@ -54,6 +54,14 @@ extension PostgresStore {
         return Bcrypt.verify(password, hash: hash)
     }
 
+    public func accountPasswordStamp(user: String) async throws -> String? {
+        try await autocommit { connection in
+            try await connection.first("""
+                SELECT password_hash FROM users WHERE name = \(user) AND NOT disabled AND NOT app_passwords_only
+                """).map { try $0.decode(String.self) }
+        }
+    }
+
     public func listUsers() async throws -> [String] {
         try await autocommit { connection in
             try await connection.rows("SELECT name FROM users ORDER BY name").map { try $0.decode(String.self) }

@@ -92,6 +92,9 @@ final class RowReader {
         case appPassword
         /// The book ids of a scoped app password, comma-separated in one row.
         case appPasswordBooks
+        /// A user's password hash while the account password opens DAV
+        /// (`SQLiteStore.accountPasswordStamp`).
+        case accountPasswordStamp
 
         static let resourceColumns = "r.name, r.content_type, r.etag, r.size, r.modified, r.seq"
         static let collectionColumnCount: Int32 = 9
@@ -124,6 +127,8 @@ final class RowReader {
                 FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE a.public_id = ? AND u.disabled = 0
                 """
             case .appPasswordBooks: "SELECT group_concat(collection_id) FROM app_password_books WHERE app_password_id = ?"
+            case .accountPasswordStamp:
+                "SELECT password_hash FROM users WHERE name = ? AND disabled = 0 AND app_passwords_only = 0"
             }
         }
     }

@@ -46,6 +46,10 @@ extension SQLiteStore {
         return Bcrypt.verify(password, hash: hash)
     }
 
+    public func accountPasswordStamp(user: String) throws -> String? {
+        try readOnCallingThread(.accountPasswordStamp, bind: { $0.add(user) }) { $0.text(0) }
+    }
+
     public func listUsers() async throws -> [String] {
         try await pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM users ORDER BY name")

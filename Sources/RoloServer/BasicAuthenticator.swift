@@ -7,7 +7,8 @@ import RoloWeb
 
 /// HTTP Basic authentication: the user's name with an app password (`rolo_…`, checked by
 /// keyed hash on every request) or the account password (bcrypt, with a cache of recent
-/// successes; refused when the user allows app passwords only), and a throttle on failures
+/// successes that each hit checks against the store's password stamp; refused when the user
+/// allows app passwords only), and a throttle on failures
 /// per client subnet and per account (`LoginThrottle`).
 struct BasicAuthenticator: Sendable {
     enum Outcome: Sendable, Equatable {
@@ -26,7 +27,9 @@ struct BasicAuthenticator: Sendable {
 
     /// What a password check found.
     enum Verdict: Sendable, Equatable {
-        case valid, invalid, unavailable
+        /// Right, with the account's password stamp read before the check.
+        case valid(stamp: String)
+        case invalid, unavailable
     }
 
     static let challenge = #"Basic realm="Rolo", charset="UTF-8""#
@@ -60,10 +63,25 @@ struct BasicAuthenticator: Sendable {
         if throttle.mayBlock, let refusal = refusal(authorization: authorization, remoteAddress: remoteAddress()) {
             return refusal
         }
-        if let credential = cache.credential(authorization: authorization) {
-            return .authenticated(credential)
+        if let (credential, stamp) = cache.entry(authorization: authorization) {
+            let current: String?
+            do {
+                current = try await store.accountPasswordStamp(user: credential.user)
+            } catch StoreError.unavailable {
+                return .unavailable
+            } catch {
+                current = nil
+            }
+            if current == stamp { return .authenticated(credential) }
+            cache.remove(authorization: authorization)
         }
-        guard let (user, password) = Self.parseBasic(authorization) else { return .missingCredentials }
+        let user: String, password: String
+        switch Self.readBasic(authorization) {
+        case .credentials(let name, let secret): (user, password) = (name, secret)
+        case .notUTF8(let name):
+            return await rejection(user: name, client: ClientAddress.subnet(of: remoteAddress()), reason: .notUTF8)
+        case .unreadable: return .missingCredentials
+        }
         let appPassword: AppPasswordCheck?
         do {
             appPassword = try await store.checkAppPassword(user: user, secret: password)
@@ -81,13 +99,16 @@ struct BasicAuthenticator: Sendable {
         // bcrypt holds a thread for 70-110 ms: never on an event loop that runs requests.
         let verdict = await checks.result(for: authorization) { [store] () async -> Verdict in
             do {
+                // Read before the check: a change made meanwhile leaves a stamp that no
+                // longer matches, so the next request checks again.
+                let stamp = try await store.accountPasswordStamp(user: user)
                 let matches = try await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
                     try await store.verifyPassword(user: user, password: password)
                 }
-                // "App passwords only": the account password opens no DAV request.
-                guard matches else { return .invalid }
-                let account = try await store.account(name: user)
-                return account?.appPasswordsOnly != true ? .valid : .invalid
+                // No stamp: "app passwords only" (the account password opens no DAV
+                // request), a disabled user, or none.
+                guard matches, let stamp else { return .invalid }
+                return .valid(stamp: stamp)
             } catch StoreError.unavailable {
                 return .unavailable
             } catch {
@@ -95,13 +116,14 @@ struct BasicAuthenticator: Sendable {
             }
         }
         let client = ClientAddress.subnet(of: remoteAddress())
+        let stamp: String
         switch verdict {
-        case .valid: break
+        case .valid(let found): stamp = found
         case .invalid: return await rejection(user: user, client: client)
         case .unavailable: return .unavailable
         }
         let credential = Credential.accountPassword(user)
-        cache.insert(authorization: authorization, credential: credential)
+        cache.insert(authorization: authorization, credential: credential, stamp: stamp)
         await recordSuccess(subnet: client.key)
         return .authenticated(credential)
     }
@@ -140,14 +162,29 @@ struct BasicAuthenticator: Sendable {
 
     /// Splits `Basic base64(user:password)`; the password may contain colons, the user not.
     static func parseBasic(_ header: String) -> (user: String, password: String)? {
+        guard case .credentials(let user, let password) = readBasic(header) else { return nil }
+        return (user, password)
+    }
+
+    /// What a Basic header carries.
+    enum BasicCredentials: Sendable, Equatable {
+        case credentials(user: String, password: String)
+        /// Well-formed but not UTF-8 (the charset the challenge names): a failed login, with
+        /// the user's name as far as it can be read (invalid bytes replaced), for the log.
+        case notUTF8(user: String)
+        /// Not Basic, not base64, no colon, or no user: no credentials at all.
+        case unreadable
+    }
+
+    static func readBasic(_ header: String) -> BasicCredentials {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic",
               let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8),
-              let colon = text.firstIndex(of: ":") else { return nil }
-        let user = String(text[..<colon])
-        guard !user.isEmpty else { return nil }
-        return (user, String(text[text.index(after: colon)...]))
+              let colon = decoded.firstIndex(of: UInt8(ascii: ":")), colon > decoded.startIndex else { return .unreadable }
+        guard let text = String(data: decoded, encoding: .utf8), let textColon = text.firstIndex(of: ":") else {
+            return .notUTF8(user: String(decoding: decoded[..<colon], as: UTF8.self))
+        }
+        return .credentials(user: String(text[..<textColon]), password: String(text[text.index(after: textColon)...]))
     }
 }
 

@@ -8,11 +8,17 @@ import Synchronization
 /// pays for bcrypt once, not once per request. Keyed on a SHA-256 of the header exactly as
 /// sent, so a repeat request is recognised without decoding it; only that digest and the
 /// credential (user, account password) are kept, never the password. Entries expire after
-/// `lifetime`. App passwords are not cached: they are checked on every request (a keyed
-/// hash and one row), so that revoking one takes effect on its next request.
+/// `lifetime`. An entry also keeps the account's password stamp
+/// (`AccountStore.accountPasswordStamp`) as it was before the password was checked, and a hit
+/// counts only while the store still gives the same one: a read of one row instead of
+/// bcrypt, so that deleting or disabling the user, a new password or "app passwords only",
+/// made by any process on the database, ends the login on its next request. App passwords
+/// are not cached: they are checked on every request (a keyed hash and one row), so that
+/// revoking one takes effect on its next request.
 final class CredentialCache: Sendable {
     private struct Entry: Sendable {
         var credential: Credential
+        var stamp: String
         var expiry: ContinuousClock.Instant
     }
 
@@ -45,8 +51,9 @@ final class CredentialCache: Sendable {
     }
 
     /// The credential `authorization` carried when it was last verified, if that was less
-    /// than `lifetime` ago.
-    func credential(authorization: String, now: ContinuousClock.Instant = .now) -> Credential? {
+    /// than `lifetime` ago, with the account's password stamp then. The caller compares the
+    /// stamp with the store's before it trusts the credential (`remove` when they differ).
+    func entry(authorization: String, now: ContinuousClock.Instant = .now) -> (credential: Credential, stamp: String)? {
         let key = Self.key(authorization)
         return entries.withLock { entries in
             guard let entry = entries[key] else { return nil }
@@ -54,11 +61,28 @@ final class CredentialCache: Sendable {
                 entries[key] = nil
                 return nil
             }
-            return entry.credential
+            return (entry.credential, entry.stamp)
         }
     }
 
-    func insert(authorization: String, credential: Credential, now: ContinuousClock.Instant = .now) {
+    /// The credential of a cached `authorization` whose stamp `currentStamp` (the store's,
+    /// read now) still matches; nil, and the entry forgotten, when it does not.
+    func credential(authorization: String, currentStamp: (String) throws -> String?,
+                    now: ContinuousClock.Instant = .now) rethrows -> Credential? {
+        guard let (credential, stamp) = entry(authorization: authorization, now: now) else { return nil }
+        guard try currentStamp(credential.user) == stamp else {
+            remove(authorization: authorization)
+            return nil
+        }
+        return credential
+    }
+
+    func remove(authorization: String) {
+        let key = Self.key(authorization)
+        entries.withLock { $0[key] = nil }
+    }
+
+    func insert(authorization: String, credential: Credential, stamp: String, now: ContinuousClock.Instant = .now) {
         guard lifetime > .zero else { return }
         let key = Self.key(authorization)
         entries.withLock { entries in
@@ -66,7 +90,7 @@ final class CredentialCache: Sendable {
                 entries = entries.filter { $0.value.expiry > now }
                 if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             }
-            entries[key] = Entry(credential: credential, expiry: now + lifetime)
+            entries[key] = Entry(credential: credential, stamp: stamp, expiry: now + lifetime)
         }
     }
 

@@ -4,6 +4,7 @@ import HTTPHead
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
+import RoloStore
 
 /// The engine's answer to a GET or HEAD given on the calling thread, or nil when it cannot
 /// be given without waiting (`DAVService.immediateResponse(to:)`).
@@ -13,6 +14,9 @@ public typealias ImmediateDAVHandler = @Sendable (DAVRequest) -> DAVResponse?
 struct InlineGets: Sendable {
     /// Logins already verified; a GET whose `Authorization` is not in it goes the full way.
     let credentials: CredentialCache
+    /// The store's reads without waiting: a cached login counts only while its password
+    /// stamp is still the store's (`CredentialCache.credential(authorization:currentStamp:)`).
+    let reads: any ImmediateResourceReads
     /// A GET from a subnet it blocks goes the full way, to be answered 429 there.
     let throttle: LoginThrottle
     let answer: ImmediateDAVHandler
@@ -176,7 +180,9 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         let started = ContinuousClock.now
         let (method, target, headers) = input.withUnsafeReadableBytes { head.request(in: $0) }
         guard let authorization = headers["authorization"],
-              let credential = gets.credentials.credential(authorization: authorization) else { return false }
+              let credential = try? gets.credentials.credential(authorization: authorization,
+                                                                currentStamp: gets.reads.accountPasswordStamp)
+        else { return false }
         if gets.throttle.mayBlock,
            gets.throttle.retryAfter(subnet: ClientAddress.subnet(of: client(context, headers)).key) != nil {
             return false

@@ -61,6 +61,9 @@ public protocol ImmediateResourceReads: Sendable {
     /// thread. It must never block for long: no waiting for a connection, a lock or I/O
     /// beyond the read itself.
     func resourceImmediately(owner: String, collectionPath: [String], name: String) throws -> LocatedResource?
+    /// `AccountStore.accountPasswordStamp(user:)` read on the calling thread, for a GET
+    /// whose cached login the server checks before it answers inline.
+    func accountPasswordStamp(user: String) throws -> String?
 }
 
 /// A resource found by its path, with the collection holding it (whose kind decides how

@@ -36,6 +36,7 @@ public enum TestServerSetup {
         }
         guard existing.isEmpty else { return nil }
         let password = randomPassword()
+        try AccountRules.checkPassword(password)
         try await store.createUser(name: "admin", password: password)
         return Credentials(username: "admin", password: password, created: true)
     }

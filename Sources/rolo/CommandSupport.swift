@@ -29,6 +29,16 @@ extension CLIError {
     }
 }
 
+/// `AccountRules.checkPassword`, refused in the admin's words: "Password refused: a password
+/// needs at least 8 characters."
+func checkNewPassword(_ password: String) throws {
+    do {
+        try AccountRules.checkPassword(password)
+    } catch {
+        throw CLIError.from(error, notFound: "", refused: "Password refused")
+    }
+}
+
 extension RoloStore {
     /// Throws "No user NAME." when there is none: checked first so the message names who.
     func requireUser(_ name: String) async throws {

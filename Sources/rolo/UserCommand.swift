@@ -20,6 +20,7 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             try authorize(.manageUsers)
             let password = try PasswordInput.read(fromStdin: passwordStdin)
+            try checkNewPassword(password)
             try await options.withStore { store in
                 do {
                     try await store.createUser(name: name, password: password)
@@ -43,13 +44,14 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             try authorize(.manageUsers)
             let password = try PasswordInput.read(fromStdin: passwordStdin, prompt: "New password: ")
+            try checkNewPassword(password)
             try await options.withStore { store in
                 do {
                     try await store.setPassword(user: name, password: password)
                 } catch StoreError.noSuchUser, StoreError.notFound {
                     throw CLIError("No user \(name).")
                 }
-                print("Password of \(name) changed (running servers accept the old one until their cache expires, at most 5 minutes).")
+                print("Password of \(name) changed.")
             }
         }
     }

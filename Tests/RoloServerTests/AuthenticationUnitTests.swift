@@ -30,11 +30,22 @@ import DAV
     @Test func credentialCacheRemembersOnlyTheExactHeaderUntilExpiry() {
         let cache = CredentialCache(lifetime: .seconds(60))
         let now = ContinuousClock.now
-        cache.insert(authorization: basic("alice:secret"), credential: .accountPassword("alice"), now: now)
-        #expect(cache.credential(authorization: basic("alice:secret"), now: now + .seconds(59))?.user == "alice")
-        #expect(cache.credential(authorization: basic("alice:Secret"), now: now) == nil)
-        #expect(cache.credential(authorization: basic("alicesecret:"), now: now) == nil)
-        #expect(cache.credential(authorization: basic("alice:secret"), now: now + .seconds(61)) == nil)
+        cache.insert(authorization: basic("alice:secret"), credential: .accountPassword("alice"), stamp: "s1", now: now)
+        #expect(cache.entry(authorization: basic("alice:secret"), now: now + .seconds(59))?.credential.user == "alice")
+        #expect(cache.entry(authorization: basic("alice:Secret"), now: now) == nil)
+        #expect(cache.entry(authorization: basic("alicesecret:"), now: now) == nil)
+        #expect(cache.entry(authorization: basic("alice:secret"), now: now + .seconds(61)) == nil)
+    }
+
+    @Test func credentialCacheHitCountsOnlyWhileTheStoreGivesTheSameStamp() {
+        let cache = CredentialCache(lifetime: .seconds(60))
+        cache.insert(authorization: basic("alice:secret"), credential: .accountPassword("alice"), stamp: "s1")
+        #expect(cache.credential(authorization: basic("alice:secret"), currentStamp: { _ in "s1" })?.user == "alice")
+        #expect(cache.credential(authorization: basic("alice:secret"), currentStamp: { _ in "s2" }) == nil)
+        // A stale entry is forgotten, so the stamp coming back does not revive it.
+        #expect(cache.credential(authorization: basic("alice:secret"), currentStamp: { _ in "s1" }) == nil)
+        cache.insert(authorization: basic("alice:secret"), credential: .accountPassword("alice"), stamp: "s1")
+        #expect(cache.credential(authorization: basic("alice:secret"), currentStamp: { _ in nil }) == nil)
     }
 
     @Test func throttleIsFreeForFiveFailuresThenDoublesUpToTheCap() {

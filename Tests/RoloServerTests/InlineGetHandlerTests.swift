@@ -48,10 +48,11 @@ import Testing
                                                  body: Data(card.utf8), user: "alice"))
         #expect(put.status == 201)
         let credentials = CredentialCache(lifetime: .seconds(60))
-        credentials.insert(authorization: cached, credential: .accountPassword("alice"))
+        credentials.insert(authorization: cached, credential: .accountPassword("alice"),
+                           stamp: try #require(try store.accountPasswordStamp(user: "alice")))
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        let gets = InlineGets(credentials: credentials, throttle: throttle, answer: engine.immediateResponse,
+        let gets = InlineGets(credentials: credentials, reads: store, throttle: throttle, answer: engine.immediateResponse,
                               accessLog: AccessLog(metrics: ServerMetrics(store: store), logger: logger),
                               recorder: nil,
                               trustedProxies: [], date: HTTPDateCache(), serverName: "Rolo")

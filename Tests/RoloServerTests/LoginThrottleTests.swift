@@ -227,7 +227,7 @@ import Testing
 
         #expect(await authenticator.authenticate(authorization: right, remoteAddress: attacker)
                 == .authenticated(.accountPassword("alice")))
-        #expect(authenticator.cache.credential(authorization: right)?.user == "alice")
+        #expect(authenticator.cache.entry(authorization: right)?.credential.user == "alice")
         for index in 1..<Self.small.blockingFailures {
             #expect(await authenticator.authenticate(authorization: Self.basic("alice:guess\(index)"), remoteAddress: attacker)
                     == .rejected(delay: Self.small.delay(afterFailures: index)))
@@ -243,7 +243,8 @@ import Testing
         guard case .throttled = await authenticator.authenticate(authorization: right, remoteAddress: attacker) else {
             Issue.record("the right password was not refused"); return
         }
-        authenticator.cache.insert(authorization: right, credential: .accountPassword("alice"))
+        authenticator.cache.insert(authorization: right, credential: .accountPassword("alice"),
+                                   stamp: try #require(try store.accountPasswordStamp(user: "alice")))
         guard case .throttled = await authenticator.authenticate(authorization: right, remoteAddress: neighbour) else {
             Issue.record("a cached login from the blocked /56 was not refused"); return
         }

@@ -16,7 +16,11 @@ extension DAVService {
         }
         let targetHref = href(for: node, request: request)
         if depth == .one, case .collection(let collection) = node {
-            return try await listCollection(collection, href: targetHref, credential: request.credential, request: properties)
+            // Depth 1 with address-data hands the client every card of the book.
+            let reads = collection.kind == .addressBook ? CardReads(request, book: collection.id, withBodies: properties.wantsBodies) : nil
+            if reads != nil { request.tally?.fullDownload(book: collection.id) }
+            return try await listCollection(collection, href: targetHref, credential: request.credential, request: properties,
+                                            reads: reads)
         }
         var targets = [(node: node, href: targetHref)]
         if depth == .one {
@@ -36,7 +40,7 @@ extension DAVService {
     /// than a page (`pagedMultistatus`). A card's response is written straight from its
     /// row when every asked property is in it (`CardResponseWriter`), else generically.
     private func listCollection(_ collection: CollectionInfo, href collectionHref: String, credential: Credential,
-                                request properties: PropertyRequest) async throws -> DAVResponse {
+                                request properties: PropertyRequest, reads: CardReads?) async throws -> DAVResponse {
         var multistatus = Multistatus()
         let own = Node.collection(collection)
         multistatus.add(href: collectionHref, propstats: try await propstats(of: own, href: collectionHref, credential: credential, request: properties))
@@ -64,7 +68,7 @@ extension DAVService {
                                     rows: nil, properties: properties, credential: credential, to: &multistatus)
             }
         }
-        return try await pagedMultistatus(multistatus, pages: pages, writer: writer)
+        return try await pagedMultistatus(multistatus, pages: pages, writer: writer, reads: reads)
     }
 
     /// The root answers under the path it was asked at (`/` or `/dav/`).

@@ -59,7 +59,11 @@ extension DAVService {
                                   href: item.href, rows: nil, properties: properties, credential: credential, to: &multistatus)
             }
         }
-        let reads = books.compactMap { $0 }.first.flatMap { CardReads(request, book: $0.id, withBodies: properties.wantsBodies) }
+        // Hrefs into one book may name all its cards (a client's first sync after a listing).
+        let found = books.compactMap { $0 }
+        let reads = found.count == 1 && books.count == 1
+            ? try await coveringReads(request, book: found[0].id, withBodies: properties.wantsBodies, atMost: requested.count)
+            : found.first.flatMap { CardReads(request, book: $0.id, withBodies: properties.wantsBodies) }
         return try await pagedMultistatus(Multistatus(), pages: pages, writer: writer, reads: reads, tail: { [unresolved] pages, multistatus in
             for href in unresolved + pages.notFound { multistatus.add(href: href, status: 404) }
         })

@@ -28,12 +28,13 @@ extension DAVService {
         let writeCard: ItemWriter<StoredResource> = memberWriter(in: book, collectionHref: memberPrefix, rows: rows,
                                                                  properties: properties, credential: credential) { $0 }
         let pageSize = configuration.listingPageSize
-        let reads = CardReads(request, book: book.id, withBodies: properties.wantsBodies)
         if let predicate = filter.indexPredicate(indexedProperties: CardMetadata.indexedProperties) {
             // The hits' names (in name order) are few bytes each; their cards are read a page at a time.
             var names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
             let truncated = limit.map { names.count > $0 } ?? false
             if let limit, truncated { names = Array(names.prefix(limit)) }
+            let reads = truncated ? CardReads(request, book: book.id, withBodies: properties.wantsBodies)
+                : try await coveringReads(request, book: book.id, withBodies: properties.wantsBodies, atMost: names.count)
             let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
                                         bodyLimit: configuration.pageBodyLimit)
             let pages = NamedCardPages(cards, names: names, pageSize: pageSize)
@@ -45,6 +46,8 @@ extension DAVService {
             // The cards that may match (a param-filter, several text-matches on one property),
             // in name order like the book, each parsed and matched exactly.
             let names = try await store.query(collectionID: book.id, predicate: candidates, limit: nil)
+            let reads = limit != nil ? CardReads(request, book: book.id, withBodies: properties.wantsBodies)
+                : try await coveringReads(request, book: book.id, withBodies: properties.wantsBodies, atMost: names.count)
             let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: true,
                                         bodyLimit: configuration.pageBodyLimit)
             let pages = MatchingCardPages(NamedCardPages(cards, names: names, pageSize: pageSize), store: store,
@@ -53,6 +56,8 @@ extension DAVService {
                 if pages.truncated { multistatus.addTruncation(href: bookHref) }
             })
         }
+        let reads = limit != nil ? CardReads(request, book: book.id, withBodies: properties.wantsBodies)
+            : try await coveringReads(request, book: book.id, withBodies: properties.wantsBodies, atMost: .max)
         let pages = MatchingCardPages(BookPages(store: store, collectionID: book.id, withBodies: true, pageSize: pageSize,
                                                 bodyLimit: configuration.pageBodyLimit),
                                       store: store, collectionID: book.id, filter: filter, limit: limit)

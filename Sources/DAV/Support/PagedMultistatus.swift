@@ -186,6 +186,9 @@ extension DAVService {
 struct CardReads: Sendable {
     let tally: RequestTally
     let book: Int64
+    /// The number of cards in the book, when this request may read them all: once it has
+    /// read as many, the access history flags a full download.
+    var wholeBook: Int?
 
     /// Nil unless the request keeps a tally and the answer carries address data: a listing
     /// of ETags reads no card.
@@ -196,7 +199,28 @@ struct CardReads: Sendable {
         self.tally = tally; self.book = book
     }
 
-    func count(_ cards: Int) { tally.read(cards, book: book) }
+    func count(_ cards: Int) {
+        tally.read(cards, book: book)
+        if let wholeBook, wholeBook > 0, tally.counts.cardsRead >= wholeBook { tally.fullDownload(book: book) }
+    }
+}
+
+extension DAVService {
+    /// `CardReads` for a request that reads at most `most` cards of `book` (a multiget's
+    /// hrefs, a query's hits), flagging a full download when it reads as many as the book
+    /// holds: the whole book read a piece at a time is still the whole book (Docs/privacy.md
+    /// tells users to watch the flag). The book is counted only when the answer carries
+    /// address data and a tally is kept, with one listing of at most `most + 1` names. A
+    /// multiget naming one card twice counts it twice: the flag may then come early, never late.
+    func coveringReads(_ request: DAVRequest, book: Int64, withBodies: Bool, atMost most: Int) async throws -> CardReads? {
+        guard var reads = CardReads(request, book: book, withBodies: withBodies), most > 0 else {
+            return CardReads(request, book: book, withBodies: withBodies)
+        }
+        let listed = most == .max ? try await store.listResources(collectionID: book)
+            : try await store.listResources(collectionID: book, after: nil, limit: most + 1)
+        if listed.count <= most { reads.wholeBook = listed.count }
+        return reads
+    }
 }
 
 /// The cards of a book in name order, `pageSize` at a time, with their bodies or without;

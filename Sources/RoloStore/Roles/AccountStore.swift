@@ -10,6 +10,13 @@ public protocol AccountStore: Sendable {
     func setPassword(user: String, password: String) async throws
     /// True when the user exists and the password matches its bcrypt hash.
     func verifyPassword(user: String, password: String) async throws -> Bool
+    /// What a remembered account-password login rests on, asked on every request a cached
+    /// login makes so that a change made by any process ends it on the next request: the
+    /// password hash while the account password may open DAV (a new password has a new salt,
+    /// and a user created again under the same name a new hash), nil when there is no such
+    /// user, it is disabled, or it allows app passwords only. One indexed row; an embedded
+    /// store answers without suspending, a network store with a round trip.
+    func accountPasswordStamp(user: String) async throws -> String?
     func listUsers() async throws -> [String]
     /// Deletes the user with every collection, resource and change row they own.
     func deleteUser(name: String) async throws

@@ -8,6 +8,9 @@ extension StoreError {
     package static let appPasswordNameLength = StoreError.invalid("an app password needs a name (1-200 bytes)")
     package static let appPasswordNameReserved = StoreError.invalid("\"account password\" names the account's own password")
     package static let appPasswordNameControl = StoreError.invalid("an app password's name cannot contain control characters")
+    package static let passwordTooShort = StoreError.invalid("a password needs at least 8 characters")
+    package static let passwordTooLong = StoreError.invalid("a password can be at most 72 bytes (bcrypt reads no further)")
+    package static let passwordControl = StoreError.invalid("a password cannot contain control characters")
     package static let shareWithOwner = StoreError.invalid("a book cannot be shared with its own owner")
 
     package static func appPasswordNameTaken(user: String, name: String) -> StoreError {

@@ -53,10 +53,9 @@ extension WebApp {
         let form = context.form
         let name = (form["user"] ?? "").trimmingCharacters(in: .whitespaces)
         let password = form["password"] ?? ""
-        guard !name.isEmpty, password.count >= 8 else {
-            return try await adminPage(context, error: "Give a user name and a password of at least 8 characters.", status: 400)
-        }
+        guard !name.isEmpty else { return try await adminPage(context, error: "Give a user name.", status: 400) }
         do {
+            try AccountRules.checkPassword(password)
             try await store.createUser(name: name, password: password)
         } catch StoreError.userExists {
             return try await adminPage(context, error: "There is already a user \(name).", status: 400)
@@ -90,8 +89,10 @@ extension WebApp {
         switch action {
         case "password":
             let password = form["password"] ?? ""
-            guard password.count >= 8 else {
-                return try await adminUserPage(context, name: name, error: "The password needs at least 8 characters.", status: 400)
+            do {
+                try AccountRules.checkPassword(password)
+            } catch StoreError.invalid(let reason) {
+                return try await adminUserPage(context, name: name, error: "Not set: \(reason).", status: 400)
             }
             try await store.setPassword(user: name, password: password)
             try await store.deleteWebSessions(user: name)

@@ -46,6 +46,7 @@ actor InMemoryStore: RoloStore {
     }
 
     func verifyPassword(user: String, password: String) async throws -> Bool { passwords[user] == password }
+    func accountPasswordStamp(user: String) async throws -> String? { passwords[user] }
 
     func listUsers() async throws -> [String] { passwords.keys.sorted() }
 
