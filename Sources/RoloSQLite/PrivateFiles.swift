@@ -51,7 +51,12 @@ public enum PrivateFiles {
         try createFolder(url.deletingLastPathComponent().path)
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp").path
-        try createFile(temporary)
+        do {
+            try createFile(temporary)
+        } catch let error as FileCreationError {
+            // Named by the file asked for, not the temporary one beside it.
+            throw FileCreationError(path: path, errno: error.errno, what: "write")
+        }
         do {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))
             try handle.write(contentsOf: data)
