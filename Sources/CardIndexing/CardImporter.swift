@@ -43,33 +43,64 @@ public enum CardImporter {
         public var description: String
     }
 
-    /// The bytes of each BEGIN:VCARD … END:VCARD block, line ends kept. A file whose
-    /// lines are not ASCII-compatible (UTF-16, as Outlook's "Unicode" export writes) has no
-    /// such block in its bytes: it is read whole and each card comes back written as UTF-8.
+    /// The bytes of each BEGIN:VCARD … END:VCARD block, line ends kept (see `split(_:)`;
+    /// a card the file leaves unterminated is not among them).
     public static func cards(in bytes: [UInt8]) -> [[UInt8]] {
-        let blocks = asciiBlocks(in: bytes)
-        if blocks.isEmpty, bytes.contains(0), let cards = try? VCardParser.parse(bytes, mode: .lenient) {
-            return cards.map { Array(VCardWriter.write($0).utf8) }
-        }
-        return blocks
+        split(bytes).cards.map(\.bytes)
     }
 
-    private static func asciiBlocks(in bytes: [UInt8]) -> [[UInt8]] {
-        var cards: [[UInt8]] = [], lineStart = 0, cardStart: Int?
-        var index = 0
+    /// A file's cards: each block with the line it begins on, and the card the file ends
+    /// inside, if any (its BEGIN:VCARD with no END:VCARD after it), which is not imported
+    /// and must be reported, not dropped in silence.
+    public struct Split: Sendable {
+        public struct Block: Sendable {
+            /// The 1-based line of its BEGIN:VCARD in the file.
+            public var line: Int
+            public var bytes: [UInt8]
+        }
+        public var cards: [Block] = []
+        /// The line of the BEGIN:VCARD the file ends inside.
+        public var unterminatedLine: Int?
+
+        /// Why the unterminated card was left out, in `rolo vcard inspect`'s words.
+        public var unterminatedError: VCardError? {
+            unterminatedLine.map {
+                VCardError("missing END:VCARD: the vCard that begins on line \($0) is not closed before the end of the input",
+                           line: $0)
+            }
+        }
+    }
+
+    /// Splits a file into its BEGIN:VCARD … END:VCARD blocks, line ends kept. A file whose
+    /// lines are not ASCII-compatible (UTF-16, as Outlook's "Unicode" export writes) has no
+    /// such block in its bytes: it is read whole and each card comes back written as UTF-8.
+    public static func split(_ bytes: [UInt8]) -> Split {
+        let split = asciiBlocks(in: bytes)
+        if split.cards.isEmpty, split.unterminatedLine == nil, bytes.contains(0),
+           let cards = try? VCardParser.parse(bytes, mode: .lenient) {
+            return Split(cards: cards.map { Split.Block(line: max($0.line, 1), bytes: Array(VCardWriter.write($0).utf8)) })
+        }
+        return split
+    }
+
+    private static func asciiBlocks(in bytes: [UInt8]) -> Split {
+        var split = Split(), lineStart = 0, cardStart: (offset: Int, line: Int)?
+        var index = 0, line = 1
         while index <= bytes.count {
             guard index == bytes.count || bytes[index] == UInt8(ascii: "\n") else { index += 1; continue }
             let lineEnd = min(index + 1, bytes.count)
             let keyword = trimmedUppercase(bytes[lineStart..<index])
-            if keyword == "BEGIN:VCARD", cardStart == nil { cardStart = lineStart }
+            if keyword == "BEGIN:VCARD", cardStart == nil { cardStart = (lineStart, line) }
             if keyword == "END:VCARD", let begin = cardStart {
-                cards.append(Array(bytes[begin..<lineEnd]))
+                split.cards.append(Split.Block(line: begin.line, bytes: Array(bytes[begin.offset..<lineEnd])))
                 cardStart = nil
             }
             lineStart = lineEnd
             index += 1
+            line += 1
         }
-        return cards
+        split.unterminatedLine = cardStart?.line
+        return split
     }
 
     private static func trimmedUppercase(_ line: ArraySlice<UInt8>) -> String {

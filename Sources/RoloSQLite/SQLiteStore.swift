@@ -35,7 +35,8 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     private let temporaryFolder: URL?
 
     /// Opens (or creates) the database at `path`, creating parent folders and running
-    /// migrations.
+    /// migrations. A new file is created 0600 in folders 0700 (`PrivateFiles`); a file that
+    /// cannot be opened or written throws `DatabaseFileError`, which says why in words.
     public convenience init(path: String, bcryptCost: UInt8 = 10, clock: StoreClock = .system,
                             tuning: Tuning = .default) throws {
         try self.init(path: path, bcryptCost: bcryptCost, clock: clock, tuning: tuning, temporaryFolder: nil)
@@ -48,8 +49,11 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
 
     private init(path: String, bcryptCost: UInt8, clock: StoreClock, tuning: Tuning, temporaryFolder: URL?) throws {
         _ = Self.processSettings
-        let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        do {
+            try PrivateFiles.createFile(path)
+        } catch let error as FileCreationError {
+            throw DatabaseFileError(path: path, problem: error.description)
+        }
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
@@ -63,12 +67,15 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
             }
             try tuning.apply(to: db)
         }
-        pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try Self.describingFileErrors(path) { try DatabasePool(path: path, configuration: configuration) }
+        self.pool = pool
         // Durable against power loss, not only against a crashed process: every COMMIT
         // waits for the disk. Set here, not in prepareDatabase: turning WAL on, GRDB sets
         // the writer to NORMAL after prepareDatabase ran (commits then reach the disk only
         // at checkpoints).
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        try Self.describingFileErrors(path) {
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        }
         substringIndex = SubstringIndexChoice(minimumBookCards: max(tuning.substringIndexMinimumCards, 0))
         let pendingIndex = PendingIndexCount()
         self.pendingIndex = pendingIndex
@@ -80,7 +87,7 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
         self.bcryptCost = bcryptCost
         self.clock = clock
         self.temporaryFolder = temporaryFolder
-        try Self.migrator.migrate(pool)
+        try Self.describingFileErrors(path) { try Self.migrator.migrate(pool) }
         pepperValue = LockedValue(try Self.loadPepper(pool))
         // Entries a stopped server left pending (or trigram rows stale): merged now, not after the next burst.
         try pool.writeWithoutTransaction { db in
@@ -135,13 +142,18 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     }
 
     /// Copies the live database to `path` with SQLite's online backup API: a consistent
-    /// snapshot, taken while readers and writers keep working.
+    /// snapshot, taken while readers and writers keep working. The copy is created 0600.
     public func backup(to path: String) throws {
-        let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
-        let destination = try DatabaseQueue(path: path)
-        try pool.backup(to: destination)
-        try destination.close()
+        do {
+            try PrivateFiles.createFile(path)
+        } catch let error as FileCreationError {
+            throw DatabaseFileError(path: path, problem: error.description)
+        }
+        try Self.describingFileErrors(path) {
+            let destination = try DatabaseQueue(path: path)
+            try pool.backup(to: destination)
+            try destination.close()
+        }
     }
 
     /// Copies the write-ahead log into the database file and truncates it (after a big

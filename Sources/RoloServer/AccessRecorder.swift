@@ -92,6 +92,8 @@ final class AccessRecorder: Service, Sendable {
             _ = try await store.withMaintenanceLease("prune-access-history") { [store, retention] in
                 try await store.pruneAccessHistory(now: Date(), retention: retention)
             }
+        } catch is CancellationError {
+            // The server is stopping (or never bound its port): nothing went wrong.
         } catch {
             logger.error("access history not pruned", metadata: ["error": "\(error)"])
         }

@@ -47,6 +47,8 @@ struct StoreUpkeep: Service {
                 try await store.pruneWebSessions(idleSince: now.addingTimeInterval(-sessionIdleLimit.seconds),
                                                  createdBefore: now.addingTimeInterval(-sessionLifetime.seconds))
             }
+        } catch is CancellationError {
+            // The server is stopping (or never bound its port): nothing went wrong.
         } catch {
             logger.error("trash or sessions not tidied", metadata: ["error": "\(error)"])
         }

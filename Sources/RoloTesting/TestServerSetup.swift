@@ -26,7 +26,7 @@ public enum TestServerSetup {
     }
 
     /// Loads the fixture sets in order, then, when the store still has no user, creates
-    /// `admin` with a random password. Returns the credentials a harness should use: the
+    /// `admin`, an administrator, with a random password. Returns the credentials a harness should use: the
     /// first fixture user, else the admin this call created, else nil (an existing store).
     public static func populate(_ store: any RoloStore, fixtures: [FixtureSet]) async throws -> Credentials? {
         let existing = Set(try await store.listUsers())
@@ -38,6 +38,8 @@ public enum TestServerSetup {
         let password = randomPassword()
         try AccountRules.checkPassword(password)
         try await store.createUser(name: "admin", password: password)
+        // The first user runs the server: it must reach the web UI's admin page.
+        try await store.updateAccount(name: "admin", UserAccountUpdate(admin: true))
         return Credentials(username: "admin", password: password, created: true)
     }
 

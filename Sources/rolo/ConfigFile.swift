@@ -26,6 +26,8 @@ struct ConfigFile {
         "push_registrations_per_book": .integer,
     ]
 
+    /// The file read, for messages; nil without one.
+    private(set) var path: String?
     private var strings: [String: String] = [:]
     private var integers: [String: Int] = [:]
     private var lists: [String: [String]] = [:]
@@ -34,6 +36,7 @@ struct ConfigFile {
     init() {}
 
     init(path: String) throws {
+        self.path = path
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw CLIError("Cannot read config file \(path).")
         }
@@ -68,6 +71,7 @@ struct ConfigFile {
     func string(_ key: String) -> String? { strings[key] }
     func integer(_ key: String) -> Int? { integers[key] }
     func list(_ key: String) -> [String]? { lists[key] }
+    func holds(_ key: String) -> Bool { strings[key] != nil || integers[key] != nil || lists[key] != nil }
 
     private static func typeError(_ path: String, _ key: String, _ kind: Kind) -> CLIError {
         CLIError("\(path): key \"\(key)\" must be \(kind == .integer ? "an" : "a") \(kind.rawValue).")
@@ -90,6 +94,22 @@ struct LayeredSettings {
             return value
         }
         return file.integer(key)
+    }
+
+    /// A bad value, named by its key and where it was set: "web_ui must be on or off (got
+    /// x); it was set in /etc/rolo/rolo.toml." (or "by --web-ui", "by ROLO_WEB_UI"). A
+    /// `CLIError`: exit 1 with the one line, no usage text (that is for a malformed command line).
+    func invalid(_ key: String, flagGiven: Bool, env: String, flag: String? = nil, _ problem: String) -> CLIError {
+        var sentence = "\(key) \(problem)"
+        if sentence.hasSuffix(".") { sentence.removeLast() }
+        if flagGiven {
+            sentence += "; it was set by \(flag ?? "--" + key.replacingOccurrences(of: "_", with: "-"))"
+        } else if Environment.value(env) != nil {
+            sentence += "; it was set by \(env)"
+        } else if let path = file.path, file.holds(key) {
+            sentence += "; it was set in \(path)"
+        }
+        return CLIError(sentence + ".")
     }
 
     /// A repeatable flag, or a comma-separated variable, or a TOML array.

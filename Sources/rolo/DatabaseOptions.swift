@@ -52,26 +52,40 @@ struct DatabaseOptions: ParsableArguments {
             throw CLIError("Database URL: \(error.description).")
         }
         if let size = try settings.integer(databasePoolSize, env: "ROLO_DATABASE_POOL_SIZE", key: "database_pool_size") {
-            guard size >= 1 else { throw CLIError("database_pool_size must be at least 1 (got \(size)).") }
+            guard size >= 1 else {
+                throw settings.invalid("database_pool_size", flagGiven: databasePoolSize != nil, env: "ROLO_DATABASE_POOL_SIZE",
+                                       "must be at least 1 (got \(size)).")
+            }
             configuration.poolSize = size
         }
         if let seconds = try settings.integer(databaseStatementTimeout, env: "ROLO_DATABASE_STATEMENT_TIMEOUT",
                                               key: "database_statement_timeout") {
-            guard seconds >= 0 else { throw CLIError("database_statement_timeout must be 0 or more (got \(seconds)).") }
+            guard seconds >= 0 else {
+                throw settings.invalid("database_statement_timeout", flagGiven: databaseStatementTimeout != nil,
+                                       env: "ROLO_DATABASE_STATEMENT_TIMEOUT", "must be 0 or more (got \(seconds)).")
+            }
             configuration.statementTimeout = seconds == 0 ? nil : .seconds(seconds)
         }
         if let seconds = try settings.integer(databaseConnectionTimeout, env: "ROLO_DATABASE_CONNECTION_TIMEOUT",
                                               key: "database_connection_timeout") {
-            guard seconds >= 1 else { throw CLIError("database_connection_timeout must be at least 1 (got \(seconds)).") }
+            guard seconds >= 1 else {
+                throw settings.invalid("database_connection_timeout", flagGiven: databaseConnectionTimeout != nil,
+                                       env: "ROLO_DATABASE_CONNECTION_TIMEOUT", "must be at least 1 (got \(seconds)).")
+            }
             configuration.connectionTimeout = .seconds(seconds)
         }
         configuration.bcryptCost = bcryptCost
         return configuration
     }
 
-    /// Opens the store `location` names (default: the resolved one), creating an SQLite file
-    /// and its folder when missing, migrating a PostgreSQL database.
-    func openStore(_ location: String? = nil, settings: LayeredSettings = LayeredSettings(file: ConfigFile()),
+    /// Opens the store `location` names (default: the resolved one), migrating it. An SQLite
+    /// file that does not exist is refused, naming the path looked at: a mistyped
+    /// `--database` (or a command run from another folder) would otherwise get a new empty
+    /// database and report success on it. `creating` (`serve`, `user add --create-database`)
+    /// creates it instead, 0600 in a 0700 folder. PostgreSQL databases are never created: an
+    /// empty one is migrated, a missing one fails to connect.
+    func openStore(_ location: String? = nil, creating: Bool = false,
+                   settings: LayeredSettings = LayeredSettings(file: ConfigFile()),
                    clock: StoreClock = .system, tuning: SQLiteStore.Tuning = .default) async throws -> OpenedStore {
         let location = location ?? resolvedPath
         if PostgresStore.Configuration.isDatabaseURL(location) {
@@ -82,15 +96,35 @@ struct DatabaseOptions: ParsableArguments {
                 throw CLIError("Cannot reach the database \(configuration.description): \(reason).")
             }
         }
-        return .sqlite(try SQLiteStore(path: location, clock: clock, tuning: tuning))
+        if !creating, !FileManager.default.fileExists(atPath: location) {
+            throw Self.missingDatabase(location)
+        }
+        do {
+            return .sqlite(try SQLiteStore(path: location, clock: clock, tuning: tuning))
+        } catch let error as DatabaseFileError {
+            throw CLIError(error.description)
+        }
+    }
+
+    /// "No database at PATH": the path as given and, when relative, where that is.
+    static func missingDatabase(_ location: String) -> CLIError {
+        let absolute = URL(fileURLWithPath: location).standardizedFileURL.path
+        let shown = absolute == location ? location : "\(location) (\(absolute))"
+        return CLIError("""
+            No database at \(shown). Give the right one with --database or ROLO_DATABASE; \
+            to set up a new one, run `rolo serve` or `rolo user add NAME --create-database`.
+            """)
     }
 
     /// Runs `body` with the store open, then closes a PostgreSQL store (its connections) and,
     /// with `closingSQLite`, an SQLite one. Closing SQLite checkpoints its log, which waits
     /// (up to its busy timeout) for a running server's readers: the short admin commands
     /// leave that to the server and only the bulk ones (import, export) close.
-    func withStore<T>(closingSQLite: Bool = false, _ body: (any RoloStore) async throws -> T) async throws -> T {
-        let store = try await openStore()
+    /// `creating` as for `openStore`. SQLite's errors about its file (read-only, disk full)
+    /// come out in words naming the file.
+    func withStore<T>(closingSQLite: Bool = false, creating: Bool = false,
+                      _ body: (any RoloStore) async throws -> T) async throws -> T {
+        let store = try await openStore(creating: creating)
         let closes: Bool
         if case .sqlite = store { closes = closingSQLite } else { closes = true }
         do {
@@ -99,7 +133,7 @@ struct DatabaseOptions: ParsableArguments {
             return result
         } catch {
             if closes { try? await store.close() }
-            throw error
+            throw store.describingFileErrors(error)
         }
     }
 }
@@ -121,6 +155,14 @@ enum OpenedStore {
         case .sqlite(let store): try store.close()
         case .postgres(let store): await store.close()
         }
+    }
+
+    /// An SQLite error about the file, as a `CLIError` naming it; other errors unchanged.
+    func describingFileErrors(_ error: any Error) -> any Error {
+        guard case .sqlite(let store) = self, let described = store.describingFileErrors(error) as? DatabaseFileError else {
+            return error
+        }
+        return CLIError(described.description)
     }
 
     /// Each kind's own check of its invariants (`rolo check`).

@@ -4,13 +4,16 @@ import CardIndexing
 import DAV
 import Foundation
 import RoloServer
+import RoloSQLite
 import RoloStore
 import VCard
 
 /// `rolo import USER BOOK FILE…`: stores each vCard of the files in the book through
 /// `CardImporter`, so imported cards are validated and indexed exactly like a client's PUT.
 /// Cards are read leniently (old phones' exports: no VERSION, no FN, legacy charsets); a
-/// card whose UID is already in the book replaces it; a card without UID gets one.
+/// card whose UID is already in the book replaces it; a card without UID gets one. Every
+/// card left out (invalid, too large, or unterminated at the end of a file) is named with
+/// its file and line on stderr, and the exit status is 1.
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Import .vcf files (one or many cards each) into an address book.")
@@ -37,15 +40,20 @@ struct ImportCommand: AsyncParsableCommand {
                     skipped.append("\(file): cannot be read")
                     continue
                 }
-                let cards = CardImporter.cards(in: [UInt8](data))
-                if cards.isEmpty { skipped.append("\(file): no BEGIN:VCARD ... END:VCARD block") }
-                for (index, bytes) in cards.enumerated() {
+                let split = CardImporter.split([UInt8](data))
+                if split.cards.isEmpty, split.unterminatedLine == nil {
+                    skipped.append("\(file): no BEGIN:VCARD ... END:VCARD block")
+                }
+                for (index, card) in split.cards.enumerated() {
                     do {
-                        prepared.append(try CardImporter.prepare(bytes, maxSize: maxSize))
+                        prepared.append(try CardImporter.prepare(card.bytes, maxSize: maxSize))
                     } catch {
-                        let uid = (try? VCardParser.parse(bytes, mode: .lenient).first?.first("UID")?.text).flatMap { $0 }
-                        invalid.append("\(file) card \(index + 1)\(uid.map { " (UID \($0))" } ?? ""): \(error)")
+                        let uid = (try? VCardParser.parse(card.bytes, mode: .lenient).first?.first("UID")?.text).flatMap { $0 }
+                        invalid.append(Self.invalid(file, card: index + 1, beginning: card.line, uid: uid, error))
                     }
+                }
+                if let error = split.unterminatedError {
+                    invalid.append(Self.invalid(file, card: split.cards.count + 1, beginning: error.line ?? 1, uid: nil, error))
                 }
             }
             var progress = ImportProgress(total: prepared.count + invalid.count)
@@ -67,11 +75,22 @@ struct ImportCommand: AsyncParsableCommand {
             if !invalid.isEmpty || !skipped.isEmpty { throw ExitCode.failure }
         }
     }
+
+    /// "FILE line N (card K, UID U): why": N is the line in the file, of the fault when the
+    /// reading names one (rebased from the card's own lines), else of the card's BEGIN:VCARD.
+    static func invalid(_ file: String, card: Int, beginning: Int, uid: String?, _ error: any Error) -> String {
+        var line = beginning, reason = "\(error)"
+        if let error = error as? VCardError {
+            reason = error.message
+            if let within = error.line { line = error.message.hasPrefix("missing END:VCARD") ? within : beginning + within - 1 }
+        }
+        return "\(file) line \(line) (card \(card)\(uid.map { ", UID \($0)" } ?? "")): \(reason)"
+    }
 }
 
 /// `rolo export USER BOOK [FILE]`: the whole book as one document (to stdout without FILE):
 /// by default every card byte for byte, one after the other; `--format jcard` a JSON array
-/// of their jCards (RFC 7095). The same document GET of the book answers.
+/// of their jCards (RFC 7095). The same document GET of the book answers. FILE is created 0600.
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Export an address book as one .vcf stream or a JSON array of jCards.")
@@ -97,7 +116,12 @@ struct ExportCommand: AsyncParsableCommand {
             }
             document.finish(into: &output)
             if let file {
-                try Data(output).write(to: URL(fileURLWithPath: file), options: .atomic)
+                // Everyone's contacts: readable by the owner alone (0600), whatever the umask.
+                do {
+                    try PrivateFiles.write(Data(output), to: file)
+                } catch let error as FileCreationError {
+                    throw CLIError(error.description)
+                }
             } else {
                 FileHandle.standardOutput.write(Data(output))
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RoloSQLite
 import RoloStore
 
 /// `rolo check`: SQLite's integrity checks (on PostgreSQL the applied migrations) plus Rolo's
@@ -16,7 +17,7 @@ struct CheckCommand: AsyncParsableCommand {
             problems = try await store.integrityCheck()
         } catch {
             try? await store.close()
-            throw error
+            throw store.describingFileErrors(error)
         }
         try await store.close()
         guard problems.isEmpty else {
@@ -27,7 +28,8 @@ struct CheckCommand: AsyncParsableCommand {
     }
 }
 
-/// `rolo backup FILE`: a consistent online copy, safe while the server runs.
+/// `rolo backup FILE`: a consistent online copy, safe while the server runs, created 0600
+/// (in 0700 folders it creates).
 struct BackupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup", abstract: "Copy the database to FILE (consistent, safe while serving).")
@@ -43,6 +45,9 @@ struct BackupCommand: AsyncParsableCommand {
         }
         do {
             try store.backup(to: file)
+        } catch let error as DatabaseFileError {
+            try? store.close()
+            throw CLIError(error.description)
         } catch {
             try? store.close()
             throw error

@@ -44,7 +44,7 @@ struct MigrateCommand: AsyncParsableCommand {
         let source = try await options.openStore(from)
         let target: OpenedStore
         do {
-            target = try await options.openStore(to)
+            target = try await options.openStore(to, creating: true)
         } catch {
             try? await source.close()
             throw error

@@ -107,11 +107,14 @@ struct ServeCommand: AsyncParsableCommand {
     func configurationFromOptions(_ settings: LayeredSettings) throws -> ServerConfiguration {
         let levelName = settings.string(logLevel, env: "ROLO_LOG_LEVEL", key: "log_level") ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else {
-            throw ValidationError("Unknown log level \(levelName).")
+            throw settings.invalid("log_level", flagGiven: logLevel != nil, env: "ROLO_LOG_LEVEL",
+                                   "must be trace, debug, info, notice, warning, error or critical (got \(levelName)).")
         }
         // An ephemeral server is for harnesses: any free port unless one is asked for.
         let portValue = try settings.integer(port, env: "ROLO_PORT", key: "port") ?? (ephemeral ? 0 : 8800)
-        guard (0...65535).contains(portValue) else { throw ValidationError("Port \(portValue) out of range.") }
+        guard (0...65535).contains(portValue) else {
+            throw settings.invalid("port", flagGiven: port != nil, env: "ROLO_PORT", "must be 0 to 65535 (got \(portValue)).")
+        }
         var limits = RequestLimits()
         if let size = try settings.integer(maxResourceSize, env: "ROLO_MAX_RESOURCE_SIZE", key: "max_resource_size") {
             limits.maxResourceSize = size
@@ -124,7 +127,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let text = settings.string(publicURL, env: "ROLO_PUBLIC_URL", key: "public_url") {
             guard let parsed = URL(string: text), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
                   parsed.host != nil else {
-                throw ValidationError("Public URL \(text) is not an absolute http(s) URL.")
+                throw settings.invalid("public_url", flagGiven: publicURL != nil, env: "ROLO_PUBLIC_URL",
+                                       "must be an absolute http(s) URL (got \(text)).")
             }
             url = parsed
         }
@@ -144,7 +148,8 @@ struct ServeCommand: AsyncParsableCommand {
         switch settings.string(webUI, env: "ROLO_WEB_UI", key: "web_ui") ?? "on" {
         case "on": configuration.webUI = true
         case "off": configuration.webUI = false
-        case let other: throw ValidationError("web_ui must be on or off (got \(other)).")
+        case let other:
+            throw settings.invalid("web_ui", flagGiven: webUI != nil, env: "ROLO_WEB_UI", "must be on or off (got \(other)).")
         }
         return configuration
     }
@@ -154,11 +159,13 @@ struct ServeCommand: AsyncParsableCommand {
         switch settings.string(self.push, env: "ROLO_PUSH", key: "push") ?? "on" {
         case "on": push.enabled = true
         case "off": push.enabled = false
-        case let other: throw ValidationError("push must be on or off (got \(other)).")
+        case let other:
+            throw settings.invalid("push", flagGiven: self.push != nil, env: "ROLO_PUSH", "must be on or off (got \(other)).")
         }
         if let subject = settings.string(pushSubject, env: "ROLO_PUSH_SUBJECT", key: "push_subject") {
             guard subject.hasPrefix("mailto:") || subject.hasPrefix("https:") else {
-                throw ValidationError("push_subject must be a mailto: or https: URI (got \(subject)).")
+                throw settings.invalid("push_subject", flagGiven: pushSubject != nil, env: "ROLO_PUSH_SUBJECT",
+                                       "must be a mailto: or https: URI (got \(subject)).")
             }
             push.subject = subject
         }
@@ -166,14 +173,19 @@ struct ServeCommand: AsyncParsableCommand {
         if !origins.isEmpty {
             push.allowedOrigins = try origins.map { text in
                 guard let url = URL(string: text), let origin = VAPIDKey.origin(of: url), url.path.isEmpty || url.path == "/" else {
-                    throw ValidationError("push_allowed_origins: \(text) is not an origin like https://push.example.org.")
+                    throw settings.invalid("push_allowed_origins", flagGiven: !pushAllowedOrigins.isEmpty,
+                                           env: "ROLO_PUSH_ALLOWED_ORIGINS", flag: "--push-allowed-origin",
+                                           "must be origins like https://push.example.org (got \(text)).")
                 }
                 return origin
             }
         }
         if let count = try settings.integer(pushRegistrationsPerBook, env: "ROLO_PUSH_REGISTRATIONS_PER_BOOK",
                                             key: "push_registrations_per_book") {
-            guard count >= 1 else { throw ValidationError("push_registrations_per_book must be at least 1 (got \(count)).") }
+            guard count >= 1 else {
+                throw settings.invalid("push_registrations_per_book", flagGiven: pushRegistrationsPerBook != nil,
+                                       env: "ROLO_PUSH_REGISTRATIONS_PER_BOOK", "must be at least 1 (got \(count)).")
+            }
             push.registrationsPerBook = count
         }
         push.allowLoopback = pushAllowLoopback
@@ -186,13 +198,18 @@ struct ServeCommand: AsyncParsableCommand {
         var retention = AccessRetention.default
         if let days = try settings.integer(accessHistoryHourlyDays, env: "ROLO_ACCESS_HISTORY_HOURLY_DAYS",
                                            key: "access_history_hourly_days") {
-            guard days >= 1 else { throw ValidationError("access_history_hourly_days must be at least 1 (got \(days)).") }
+            guard days >= 1 else {
+                throw settings.invalid("access_history_hourly_days", flagGiven: accessHistoryHourlyDays != nil,
+                                       env: "ROLO_ACCESS_HISTORY_HOURLY_DAYS", "must be at least 1 (got \(days)).")
+            }
             retention.hourly = Double(days) * day
         }
         if let days = try settings.integer(accessHistoryDailyDays, env: "ROLO_ACCESS_HISTORY_DAILY_DAYS",
                                            key: "access_history_daily_days") {
             guard Double(days) * day >= retention.hourly else {
-                throw ValidationError("access_history_daily_days must be at least access_history_hourly_days (got \(days)).")
+                throw settings.invalid("access_history_daily_days", flagGiven: accessHistoryDailyDays != nil,
+                                       env: "ROLO_ACCESS_HISTORY_DAILY_DAYS",
+                                       "must be at least access_history_hourly_days (got \(days)).")
             }
             retention.daily = Double(days) * day
         }
@@ -204,7 +221,9 @@ struct ServeCommand: AsyncParsableCommand {
         var throttle = LoginThrottleSettings()
         func read(_ flag: Int?, _ env: String, _ key: String, minimum: Int) throws -> Int? {
             guard let value = try settings.integer(flag, env: env, key: key) else { return nil }
-            guard value >= minimum else { throw ValidationError("\(key) must be at least \(minimum) (got \(value)).") }
+            guard value >= minimum else {
+                throw settings.invalid(key, flagGiven: flag != nil, env: env, "must be at least \(minimum) (got \(value)).")
+            }
             return value
         }
         if let count = try read(loginFreeFailures, "ROLO_LOGIN_FREE_FAILURES", "login_free_failures", minimum: 0) {
@@ -235,7 +254,9 @@ struct ServeCommand: AsyncParsableCommand {
         var tuning = SQLiteStore.Tuning.default
         func read(_ flag: Int?, _ env: String, _ key: String, minimum: Int) throws -> Int? {
             guard let value = try settings.integer(flag, env: env, key: key) else { return nil }
-            guard value >= minimum else { throw ValidationError("\(key) must be at least \(minimum) (got \(value)).") }
+            guard value >= minimum else {
+                throw settings.invalid(key, flagGiven: flag != nil, env: env, "must be at least \(minimum) (got \(value)).")
+            }
             return value
         }
         if let kib = try read(sqliteWriterCacheKiB, "ROLO_SQLITE_WRITER_CACHE_KIB", "sqlite_writer_cache_kib", minimum: 0) {
@@ -256,7 +277,8 @@ struct ServeCommand: AsyncParsableCommand {
     func resolvedLogFormat(_ settings: LayeredSettings) throws -> LogFormat {
         let name = settings.string(logFormat, env: "ROLO_LOG_FORMAT", key: "log_format") ?? "text"
         guard let format = LogFormat(rawValue: name) else {
-            throw ValidationError("Unknown log format \(name) (text or json).")
+            throw settings.invalid("log_format", flagGiven: logFormat != nil, env: "ROLO_LOG_FORMAT",
+                                   "must be text or json (got \(name)).")
         }
         return format
     }
@@ -299,12 +321,22 @@ struct ServeCommand: AsyncParsableCommand {
         let tuning = try storeTuning(settings)
         let opened: OpenedStore = ephemeral
             ? .sqlite(try TestServerSetup.ephemeralStore(deterministic: deterministic))
-            : try await database.openStore(configuration.databasePath, settings: settings, clock: clock, tuning: tuning)
+            : try await database.openStore(configuration.databasePath, creating: true, settings: settings, clock: clock, tuning: tuning)
         let store = opened.store
+        let logger = Logger(label: "rolo")
+        if case .sqlite(let sqlite) = opened, PrivateFiles.isReadableByOthers(sqlite.path) {
+            logger.warning("\(sqlite.path) is readable by other accounts on this machine: it holds everyone's contacts and the server's keys. Make it private with: chmod 600 \(sqlite.path)*")
+        }
+        if !Self.isLoopback(configuration.host) {
+            logger.warning("Listening on \(configuration.host) over plain HTTP: passwords travel in clear. Serve on 127.0.0.1 behind a TLS proxy instead (the nginx recipe: deploy/nginx-rolo.conf, see Docs/operations.md).")
+        }
         do {
             if case .sqlite(let sqlite) = opened { configuration.databasePath = sqlite.path }
             configuration.deterministic = deterministic
-            let credentials = try await TestServerSetup.populate(store, fixtures: fixtures)
+            // On a first start (no fixtures) the `admin` user is created once the port is
+            // bound: a start that cannot bind must not create a user whose password nobody saw.
+            let createsAdminWhenListening = fixtures.isEmpty && !ephemeral
+            let loaded = createsAdminWhenListening ? nil : try await TestServerSetup.populate(store, fixtures: fixtures)
             if !fixtures.isEmpty {
                 let cards = fixtures.reduce(0) { $0 + $1.cardCount }
                 let elapsed = ContinuousClock.now - loading
@@ -313,26 +345,63 @@ struct ServeCommand: AsyncParsableCommand {
             let token = testAPI ? TestServerSetup.randomToken() : nil
             configuration.testAPI = token.map { TestAPIConfiguration(token: $0, fixtures: fixtures) }
             let server = try await RoloServer.make(configuration: configuration, store: store)
-            let announceAdmin = fixtures.isEmpty && !ephemeral
-            try await server.run { [configuration] port in
-                let url = Self.baseURL(host: configuration.host, port: port, basePath: configuration.basePath)
-                say("Rolo listening on \(url)")
-                if let credentials, credentials.created, announceAdmin {
-                    say("""
-                        Created user admin with password: \(credentials.password)
-                        Write it down: it is not shown again (change it with `rolo user passwd admin`).
-                        """)
+            do {
+                try await server.run { [configuration] port in
+                    let url = Self.baseURL(host: configuration.host, port: port, basePath: configuration.basePath)
+                    let webURL = Self.baseURL(host: configuration.host, port: port, basePath: "/web")
+                    say("Rolo listening on \(url)")
+                    if configuration.webUI { say("Web UI at \(webURL)") }
+                    var credentials = loaded
+                    if createsAdminWhenListening {
+                        do {
+                            credentials = try await TestServerSetup.populate(store, fixtures: [])
+                        } catch {
+                            logger.error("Could not create the first user admin: \(opened.describingFileErrors(error))")
+                        }
+                    }
+                    if let credentials, credentials.created, createsAdminWhenListening {
+                        say("""
+                            Created user admin with password: \(credentials.password)
+                            admin is an administrator\(configuration.webUI ? " (the admin page: \(webURL)admin)" : "").
+                            Write it down: it is not shown again (change it with `rolo user passwd admin`).
+                            """)
+                    }
+                    // Last: a harness takes this line as "ready", with the lines above already written.
+                    if machineReadable {
+                        printUnbuffered(StartLine(url: url, port: port, credentials: credentials, testAPIToken: token,
+                                                  webURL: configuration.webUI ? webURL : nil).json)
+                    }
                 }
-                // Last: a harness takes this line as "ready", with the lines above already written.
-                if machineReadable {
-                    printUnbuffered(StartLine(url: url, port: port, credentials: credentials, testAPIToken: token).json)
-                }
+            } catch {
+                throw Self.bindFailure(error, host: configuration.host, port: configuration.port) ?? error
             }
         } catch {
             try? await opened.close()
-            throw error
+            throw opened.describingFileErrors(error)
         }
         try await opened.close()
+    }
+
+    /// Whether `host` reaches this machine only: 127.0.0.0/8, ::1 or localhost.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// A port or address that cannot be bound, in words, instead of NIO's
+    /// `bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)`; nil for any other
+    /// error. Read from that text: `rolo` does not depend on NIO for its `IOError`.
+    static func bindFailure(_ error: any Error, host: String, port: Int) -> CLIError? {
+        let text = String(describing: error)
+        guard text.hasPrefix("bind("), let match = text.firstMatch(of: /\(errno: ([0-9]+)\)/),
+              let code = Int32(match.1) else {
+            return nil
+        }
+        switch code {
+        case EADDRINUSE: return CLIError("port \(port) is in use; choose another with --port.")
+        case EACCES: return CLIError("port \(port) needs privileges to bind; choose one above 1023 with --port.")
+        case EADDRNOTAVAIL: return CLIError("\(host) is not an address of this machine; choose another with --host.")
+        default: return nil
+        }
     }
 
     /// Where lines meant for a person go: stdout normally; stderr when stdout carries the JSON
@@ -353,24 +422,28 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 /// The first stdout line of a machine-readable start: what a harness needs to connect.
-/// `password` only when this start created the user; `test_api_token` only with --test-api.
+/// `password` only when this start created the user; `test_api_token` only with --test-api;
+/// `web_url` when the web UI is on.
 struct StartLine: Encodable {
     var url: String
     var port: Int
     var username: String?
     var password: String?
     var testAPIToken: String?
+    var webURL: String?
 
-    init(url: String, port: Int, credentials: Credentials?, testAPIToken: String?) {
+    init(url: String, port: Int, credentials: Credentials?, testAPIToken: String?, webURL: String? = nil) {
         self.url = url; self.port = port
         username = credentials?.username
         password = credentials.flatMap { $0.created ? $0.password : nil }
         self.testAPIToken = testAPIToken
+        self.webURL = webURL
     }
 
     enum CodingKeys: String, CodingKey {
         case url, port, username, password
         case testAPIToken = "test_api_token"
+        case webURL = "web_url"
     }
 
     var json: String {

@@ -15,13 +15,15 @@ struct UserCommand: AsyncParsableCommand {
         @Argument(help: "User name.") var name: String
         @Flag(help: "Read the password from the first line of stdin instead of prompting.")
         var passwordStdin = false
+        @Flag(help: "Create the SQLite database (0600, in a 0700 folder) if it does not exist yet: the first set-up.")
+        var createDatabase = false
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
             try authorize(.manageUsers)
             let password = try PasswordInput.read(fromStdin: passwordStdin)
             try checkNewPassword(password)
-            try await options.withStore { store in
+            try await options.withStore(creating: createDatabase) { store in
                 do {
                     try await store.createUser(name: name, password: password)
                 } catch StoreError.userExists {

@@ -7,7 +7,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "dave", "--password-stdin"] + db, stdin: "one\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "dave", "--password-stdin", "--create-database"] + db, stdin: "one\n").status == 0)
         #expect(try await RoloBinary.run(["user", "add", "erin", "--password-stdin"] + db, stdin: "two\n").status == 0)
         let duplicate = try await RoloBinary.run(["user", "add", "dave", "--password-stdin"] + db, stdin: "x\n")
         #expect(duplicate.status != 0)
@@ -25,7 +25,7 @@ import Testing
     @Test func emptyPasswordFromStdinIsRefusedAndCreatesNoUser() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let add = try await RoloBinary.run(["user", "add", "frank", "--password-stdin", "--database", database], stdin: "\n")
+        let add = try await RoloBinary.run(["user", "add", "frank", "--password-stdin", "--create-database", "--database", database], stdin: "\n")
         #expect(add.status != 0)
         #expect(try await RoloBinary.run(["user", "list", "--database", database]).stdout.isEmpty)
     }
@@ -41,7 +41,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "hana", "--password-stdin"] + db, stdin: "pw\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "hana", "--password-stdin", "--create-database"] + db, stdin: "pw\n").status == 0)
         let create = try await RoloBinary.run(["book", "create", "hana", "work", "--display-name", "Work"] + db)
         #expect(create.status == 0, "\(create.stderr)")
         let list = try await RoloBinary.run(["book", "list", "hana"] + db)
@@ -56,7 +56,7 @@ import Testing
     @Test func backupCopiesUsersAndCheckFindsBothDatabasesSound() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
-        #expect(try await RoloBinary.run(["user", "add", "kim", "--password-stdin", "--database", database],
+        #expect(try await RoloBinary.run(["user", "add", "kim", "--password-stdin", "--create-database", "--database", database],
                                          stdin: "pw\n").status == 0)
         let copy = folder.appendingPathComponent("backup.sqlite").path
         let backup = try await RoloBinary.run(["backup", copy, "--database", database])
@@ -65,5 +65,20 @@ import Testing
         #expect(try await RoloBinary.run(["check", "--database", database]).stdout.hasPrefix("ok"))
         #expect(try await RoloBinary.run(["check", "--database", copy]).status == 0)
         #expect(try await RoloBinary.run(["backup", copy, "--database", database]).status != 0)
+    }
+
+    @Test func anEmptyPasswordOnStdinSaysToUsePasswordStdin() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let db = ["--database", database, "--create-database"]
+        let piped = try await RoloBinary.run(["user", "add", "lena"] + db, stdin: "")
+        #expect(piped.status == 1)
+        #expect(piped.stderr.contains("use --password-stdin"), "\(piped.stderr)")
+        #expect(!piped.stderr.contains("USAGE"))
+        let empty = try await RoloBinary.run(["user", "add", "lena", "--password-stdin"] + db, stdin: "\n")
+        #expect(empty.status == 1)
+        #expect(empty.stderr.contains("No password on stdin: --password-stdin reads the password from the first line"),
+                "\(empty.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: database))
     }
 }

@@ -81,7 +81,7 @@ import Testing
             try? FileManager.default.removeItem(at: folder)
             try? FileManager.default.removeItem(at: databaseFolder)
         }
-        let added = try await RoloBinary.run(["user", "add", "dora", "--password-stdin", "--database", database], stdin: "mine\n")
+        let added = try await RoloBinary.run(["user", "add", "dora", "--password-stdin", "--create-database", "--database", database], stdin: "mine\n")
         #expect(added.status == 0, "\(added.stderr)")
         let serve = try ServeProcess(database: database, extra: ["--fixtures", folder.path])
         let port = try await serve.waitUntilListening()

@@ -10,7 +10,7 @@ import Testing
     }
 
     static func addUser(_ name: String, database: String) async throws {
-        let added = try await RoloBinary.run(["user", "add", name, "--password-stdin", "--database", database], stdin: "pw\n")
+        let added = try await RoloBinary.run(["user", "add", name, "--password-stdin", "--create-database", "--database", database], stdin: "pw\n")
         #expect(added.status == 0, "\(added.stderr)")
     }
 
@@ -77,6 +77,7 @@ import Testing
         #expect(!result.stderr.contains("\r"))
         #expect(result.stdout.contains("Imported 2 cards into sum/default (2 new, 0 replaced); skipped 1 files; 1 invalid cards."))
         #expect(result.stderr.contains("skipped \(empty.path): no BEGIN:VCARD"))
-        #expect(result.stderr.contains("invalid \(good.path) card 2: line 4: VERSION appears twice"))
+        // Line 12 of the file: the broken card begins on line 9, its fault is on its line 4.
+        #expect(result.stderr.contains("invalid \(good.path) line 12 (card 2): VERSION appears twice"), "\(result.stderr)")
     }
 }

@@ -23,7 +23,7 @@ import Testing
         let back = folder.appendingPathComponent("back.sqlite").path
         let file = folder.appendingPathComponent("cards.vcf")
         try Data(Self.cards.utf8).write(to: file)
-        let add = try await RoloBinary.run(["user", "add", "mia", "--password-stdin", "--database", source], stdin: "mia-pass\n")
+        let add = try await RoloBinary.run(["user", "add", "mia", "--password-stdin", "--create-database", "--database", source], stdin: "mia-pass\n")
         #expect(add.status == 0, "\(add.stderr)")
         let imported = try await RoloBinary.run(["import", "mia", "default", file.path, "--database", source])
         #expect(imported.status == 0, "\(imported.stderr)")

@@ -26,8 +26,15 @@ enum RoloBinary {
     /// both pipes are read to their end on plain threads (so a large output cannot block the
     /// child, and no last chunk is lost at EOF), and the exit is waited for on another.
     static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) async throws -> Outcome {
+        try await run(executable: url.path, arguments, stdin: stdin, environment: environment)
+    }
+
+    /// `executable arguments…` the same way: a shell or `unshare` that runs `rolo` in turn.
+    /// `environment` is added to the test's own.
+    static func run(executable: String, _ arguments: [String], stdin: Data? = nil,
+                    environment: [String: String] = [:]) async throws -> Outcome {
         let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let process = try SpawnedProcess(url.path, arguments, environment: variables, stdin: .pipe, stdout: .pipe, stderr: .pipe)
+        let process = try SpawnedProcess(executable, arguments, environment: variables, stdin: .pipe, stdout: .pipe, stderr: .pipe)
         let outputFD = process.standardOutput!, errorsFD = process.standardError!, inputFD = process.standardInput!
         async let out = onPlainThread { readToEnd(outputFD) }
         async let err = onPlainThread { readToEnd(errorsFD) }
@@ -117,8 +124,9 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     /// `rolo arguments…` with `environment` added to the test's own.
-    init(arguments: [String], environment: [String: String] = [:]) throws {
-        process = try SpawnedProcess(RoloBinary.url.path, arguments,
+    /// `executable` instead of `rolo` runs a shell or wrapper that starts it.
+    init(arguments: [String], environment: [String: String] = [:], executable: String = RoloBinary.url.path) throws {
+        process = try SpawnedProcess(executable, arguments,
                                      environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
                                      stdin: .null, stdout: .pipe, stderr: .pipe)
         stdout = PipeText(process.standardOutput!)

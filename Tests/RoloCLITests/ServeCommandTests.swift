@@ -6,7 +6,7 @@ import Testing
     @Test func userAddedFromStdinCanPropfindAgainstServe() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let add = try await RoloBinary.run(["user", "add", "carol", "--password-stdin", "--database", database],
+        let add = try await RoloBinary.run(["user", "add", "carol", "--password-stdin", "--create-database", "--database", database],
                                            stdin: "carol-pass\n")
         #expect(add.status == 0, "\(add.stderr)")
 
@@ -56,7 +56,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         // A port free a moment ago may be taken meanwhile (the suite's own clients take
-        // ephemeral ports all the time): then `serve` exits with "Address already in use",
+        // ephemeral ports all the time): then `serve` exits with "port N is in use",
         // and another port is tried.
         for attempt in 1...5 {
             let probe = try await freeLoopbackPort()
@@ -64,7 +64,7 @@ import Testing
                                                      "--log-level", "warning"])
             let line = await serve.stdout.waitFor { $0.contains("listening on") ? $0 : nil }
             if line == nil, attempt < 5,
-               await serve.stderr.waitFor(timeout: .seconds(5), { $0.contains("Address already in use") ? true : nil }) == true {
+               await serve.stderr.waitFor(timeout: .seconds(5), { $0.contains("port \(probe) is in use") ? true : nil }) == true {
                 _ = await serve.terminate()
                 continue
             }

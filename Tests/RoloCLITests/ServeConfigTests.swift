@@ -73,6 +73,29 @@ import RoloStore
         #expect(broken.stderr.contains("line 1"))
     }
 
+    @Test func aBadValueNamesItsKeyAndWhereItWasSetAndExits1WithoutUsage() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = try Self.writeConfig("web_ui = \"maybe\"\n", in: folder)
+        let inFile = try await RoloBinary.run(["serve", "--config", config, "--database", database])
+        #expect(inFile.status == 1)
+        #expect(inFile.stderr.contains("web_ui must be on or off (got maybe); it was set in \(config)."), "\(inFile.stderr)")
+        #expect(!inFile.stderr.contains("USAGE"))
+        #expect(!FileManager.default.fileExists(atPath: database))
+
+        let inEnvironment = try await RoloBinary.run(executable: "/usr/bin/env", ["ROLO_LOG_FORMAT=yaml", RoloBinary.url.path,
+                                                                                   "serve", "--database", database])
+        #expect(inEnvironment.status == 1)
+        #expect(inEnvironment.stderr.contains("log_format must be text or json (got yaml); it was set by ROLO_LOG_FORMAT."),
+                "\(inEnvironment.stderr)")
+        #expect(!inEnvironment.stderr.contains("USAGE"))
+
+        let byFlag = try await RoloBinary.run(["serve", "--port", "70000", "--database", database])
+        #expect(byFlag.status == 1)
+        #expect(byFlag.stderr.contains("port must be 0 to 65535 (got 70000); it was set by --port."), "\(byFlag.stderr)")
+        #expect(!byFlag.stderr.contains("USAGE"))
+    }
+
     @Test func configFileReadsEveryServeKey() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

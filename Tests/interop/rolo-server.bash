@@ -134,7 +134,7 @@ rolo_start() {
         printf '%s\n' "$password" | "$ROLO" user add "$user" --password-stdin --database "$ROLO_DATABASE" >/dev/null || exit 2
         return
     fi
-    printf '%s\n' "$password" | "$ROLO" user add "$user" --password-stdin --database "$ROLO_DATABASE" >/dev/null || exit 2
+    printf '%s\n' "$password" | "$ROLO" user add "$user" --password-stdin --create-database --database "$ROLO_DATABASE" >/dev/null || exit 2
     rolo_serve_process serve "$@"
     ROLO_PID=$SERVED_PID
     ROLO_PORT=$SERVED_PORT

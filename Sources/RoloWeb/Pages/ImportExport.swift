@@ -32,12 +32,15 @@ extension WebApp {
             return try await importPage(context, error: "The file is larger than 50 MB.", status: 413)
         }
         let collision = Collision(rawValue: context.form["collision"] ?? "") ?? .skip
-        let blocks = CardImporter.cards(in: [UInt8](file.data))
+        let split = CardImporter.split([UInt8](file.data))
+        let blocks = split.cards.map(\.bytes)
         guard !blocks.isEmpty else {
             return try await importPage(context, error: "The file holds no vCard (BEGIN:VCARD … END:VCARD).", status: 400)
         }
         var created = 0, updated = 0, skipped = 0
         var failures: [(card: String, reason: String)] = []
+        // A card the file ends inside is counted as failed, not dropped in silence.
+        if let error = split.unterminatedError { failures.append(("The card on line \(error.line ?? 1)", error.message)) }
         var pending: [(label: String, write: CardBatchWrite, replaces: Bool)] = []
         var namesInFile: [String: String] = [:]  // UID -> name, for UIDs the file repeats
         let fresh = try await store.collection(id: book.id)?.syncSeq == 0
