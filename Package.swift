@@ -8,7 +8,8 @@ import PackageDescription
 /// HTTPHead (the raw request-head reading, no dependencies) <- RoloServer and RoloFuzz.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
 /// DAV uses WebPush to validate push registrations. Authorization (who may do what, the quota) depends on
-/// RoloStore's value types; DAV, RoloWeb, RoloServer and rolo ask it.
+/// RoloStore's value types; DAV, RoloWeb, RoloServer and rolo ask it. BuildInfo (the version and the
+/// commit, written by the BuildCommit plugin) <- RoloServer (the admin page) and rolo (--version).
 let package = Package(
     name: "Rolo",
     platforms: [.macOS(.v14)],
