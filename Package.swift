@@ -8,7 +8,8 @@ import PackageDescription
 /// HTTPHead (the raw request-head reading, no dependencies) <- RoloServer and RoloFuzz.
 /// WebPush (message crypto and push-URL checks, no I/O) <- RoloPush (delivery over HTTP, with RoloStore);
 /// DAV uses WebPush to validate push registrations. Authorization (who may do what, the quota) depends on
-/// RoloStore's value types; DAV, RoloWeb, RoloServer and rolo ask it.
+/// RoloStore's value types; DAV, RoloWeb, RoloServer and rolo ask it. BuildInfo (the version and the
+/// commit, written by the BuildCommit plugin) <- RoloServer (the admin page) and rolo (--version).
 let package = Package(
     name: "Rolo",
     platforms: [.macOS(.v14)],
@@ -48,6 +49,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
     ],
     targets: [
+        // The version and the commit the binary was built from (`rolo --version`, the admin
+        // page); the commit is written by the BuildCommit plugin at build time.
+        .target(name: "BuildInfo", plugins: ["BuildCommit"]),
+        .plugin(name: "BuildCommit", capability: .buildTool()),
         // vCard 2.1/3.0/4.0 parse, write, convert, validate. No dependencies.
         .target(name: "VCard"),
         // Apple-Contacts-shaped domain model over VCard.
@@ -124,7 +129,7 @@ let package = Package(
         .target(name: "HTTPHead"),
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
-            "Authorization", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
+            "Authorization", "BuildInfo", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -145,7 +150,7 @@ let package = Package(
             "RoloServer", "RoloTestControl", "RoloStore", "RoloSQLite", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "Authorization", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "Authorization", "BuildInfo", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),

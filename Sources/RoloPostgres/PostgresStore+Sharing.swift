@@ -5,13 +5,13 @@ import RoloStore
 extension PostgresStore {
     // MARK: Accounts
 
-    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled"
+    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled, created"
 
     static func account(_ row: PostgresRow) throws -> UserAccount {
-        let (name, displayName, email, appPasswordsOnly, admin, homeSeq, disabled) =
-            try row.decode((String, String?, String?, Bool, Bool, Int64, Bool).self)
+        let (name, displayName, email, appPasswordsOnly, admin, homeSeq, disabled, created) =
+            try row.decode((String, String?, String?, Bool, Bool, Int64, Bool, Double).self)
         return UserAccount(name: name, displayName: displayName, email: email, appPasswordsOnly: appPasswordsOnly, admin: admin,
-                           disabled: disabled, homeSeq: homeSeq)
+                           disabled: disabled, homeSeq: homeSeq, created: Date(timeIntervalSince1970: created))
     }
 
     public func account(name: String) async throws -> UserAccount? {

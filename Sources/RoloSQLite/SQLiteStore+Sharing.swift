@@ -5,11 +5,11 @@ import GRDB
 extension SQLiteStore {
     // MARK: Accounts
 
-    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled"
+    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled, created"
 
     static func account(from row: Row) -> UserAccount {
         UserAccount(name: row[0], displayName: row[1], email: row[2], appPasswordsOnly: row[3], admin: row[4], disabled: row[6],
-                    homeSeq: row[5])
+                    homeSeq: row[5], created: Date(timeIntervalSince1970: row[7]))
     }
 
     public func account(name: String) async throws -> UserAccount? {

@@ -1,3 +1,4 @@
+import BuildInfo
 import DAV
 import Foundation
 import Hummingbird

@@ -76,11 +76,14 @@ public struct UserAccount: Sendable, Hashable {
     /// Moves whenever the set of collections in the user's home changes (own books created
     /// or deleted, mounts added, removed or renamed): the home's ctag, so clients list again.
     public var homeSeq: Int64
+    /// When the user was created (`rolo user show`); nil from a store that does not keep it.
+    public var created: Date?
 
     public init(name: String, displayName: String?, email: String?, appPasswordsOnly: Bool, admin: Bool,
-                disabled: Bool = false, homeSeq: Int64) {
+                disabled: Bool = false, homeSeq: Int64, created: Date? = nil) {
         self.name = name; self.displayName = displayName; self.email = email
         self.appPasswordsOnly = appPasswordsOnly; self.admin = admin; self.disabled = disabled; self.homeSeq = homeSeq
+        self.created = created
     }
 }
 

@@ -51,17 +51,19 @@ struct ShareCommand: AsyncParsableCommand {
 
     struct Accept: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Accept a pending share for SHAREE (as an admin, on their behalf).")
-        @Argument(help: "The user the book is shared with.") var sharee: String
+            abstract: "Accept OWNER's share of BOOK for SHAREE (as an admin, on their behalf).",
+            discussion: "The arguments come in the order of `share add` and `share remove`: OWNER BOOK SHAREE.")
         @Argument(help: "The user who owns the book.") var owner: String
         @Argument(help: "The book's name in the owner's home.") var book: String
+        @Argument(help: "The user the book is shared with.") var sharee: String
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
             try authorize(.manageSharesReceived(sharee: sharee))
             try await options.withStore { store in
-                try await store.requireUser(sharee)
+                try await Self.refuseTheOldOrder(owner: owner, book: book, sharee: sharee, in: store)
                 try await store.requireUser(owner)
+                try await store.requireUser(sharee)
                 let before = try await store.shares(of: sharee)
                     .first { $0.owner == owner && $0.book == book && $0.sharee == sharee }
                 let share: Share
@@ -75,6 +77,18 @@ struct ShareCommand: AsyncParsableCommand {
                 print("Share of \(owner)/\(book) with \(sharee) \(already): \(sharee) sees it as \(share.mountName) "
                       + "(\(ShareText.access(share.access))).")
             }
+        }
+
+        /// Until issue 29 this command took SHAREE OWNER BOOK. Arguments that read as that order
+        /// (the first user has no book BOOK, while BOOK is a user with a book named like the
+        /// third argument) are refused with the order to use, so an old script or habit fails
+        /// loudly instead of accepting nothing or something else.
+        static func refuseTheOldOrder(owner: String, book: String, sharee: String, in store: any RoloStore) async throws {
+            guard try await store.collection(owner: owner, path: [book]) == nil,
+                  try await store.account(name: book) != nil,
+                  try await store.collection(owner: book, path: [sharee]) != nil else { return }
+            throw CLIError("The order is OWNER BOOK SHAREE: \(owner) has no book \(book), but \(book) has a book "
+                           + "\(sharee). Did you mean `rolo share accept \(book) \(sharee) \(owner)`?")
         }
     }
 

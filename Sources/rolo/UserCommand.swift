@@ -3,11 +3,11 @@ import Authorization
 import Foundation
 import RoloStore
 
-/// `rolo user add|passwd|set|list|delete`: account administration straight on the database.
+/// `rolo user add|passwd|set|show|list|delete`: account administration straight on the database.
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Add, list, delete users, change passwords and account settings.",
-        subcommands: [Add.self, Passwd.self, SetSettings.self, List.self, Delete.self])
+        commandName: "user", abstract: "Add, show, list, delete users, change passwords and account settings.",
+        subcommands: [Add.self, Passwd.self, SetSettings.self, Show.self, List.self, Delete.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -102,12 +102,28 @@ struct UserCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List users, one per line.")
+        static let configuration = CommandConfiguration(
+            abstract: "List users, one per line.",
+            discussion: "--long adds columns in a fixed order: USER ADMIN DISABLED APP-PASSWORDS-ONLY BOOKS CREATED.")
+        @Flag(name: [.short, .long], help: "One line per user with the account's settings, under a header.") var long = false
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
             try authorize(.manageUsers)
-            for user in try await options.withStore({ try await $0.listUsers() }) { print(user) }
+            try await options.withStore { store in
+                let users = try await store.listUsers()
+                guard long else { return users.forEach { print($0) } }
+                var table = TextTable([("USER", .left), ("ADMIN", .left), ("DISABLED", .left), ("APP-PASSWORDS-ONLY", .left),
+                                       ("BOOKS", .right), ("CREATED", .left)])
+                for user in users {
+                    guard let account = try await store.account(name: user) else { continue }
+                    let books = try await store.childCollections(owner: user, parentPath: []).filter { $0.kind == .addressBook }
+                    table.add([user, "\(account.admin)", "\(account.disabled)",
+                               "\(account.appPasswordsOnly)", "\(books.count)",
+                               account.created.map(CLIDate.minute) ?? "unknown"])
+                }
+                table.lines().forEach { print($0) }
+            }
         }
     }
 

@@ -46,7 +46,7 @@ import Testing
         try await Self.expectFailure(["share", "add", "alice", "family", "nobody"], db, stderrContains: "No user nobody.")
         try await Self.expectFailure(["share", "add", "nobody", "family", "bob"], db, stderrContains: "No user nobody.")
         try await Self.expectFailure(["share", "add", "alice", "work", "bob"], db, stderrContains: "No address book alice/work.")
-        try await Self.expectFailure(["share", "accept", "bob", "alice", "family"], db,
+        try await Self.expectFailure(["share", "accept", "alice", "family", "bob"], db,
                                      stderrContains: "No share of alice/family with bob.")
         try await Self.expectFailure(["share", "remove", "alice", "family", "bob"], db,
                                      stderrContains: "No share of alice/family with bob.")
@@ -64,7 +64,7 @@ import Testing
             """)
         #expect(try await Self.withStore(db) { try await $0.mounts(sharee: "bob") }.isEmpty)
 
-        let accept = try await RoloBinary.run(["share", "accept", "bob", "alice", "family"] + db)
+        let accept = try await RoloBinary.run(["share", "accept", "alice", "family", "bob"] + db)
         #expect(accept.status == 0, "\(accept.stderr)")
         #expect(accept.stdout.contains("accepted: bob sees it as family~alice"))
         #expect(try await RoloBinary.run(["share", "list", "alice"] + db).stdout.contains("read-only  accepted  family~alice"))
@@ -87,6 +87,28 @@ import Testing
         #expect(accepted.stdout == "Shared alice/default with bob (read-only, accepted: in bob's home as default~alice).\n")
         #expect(try await RoloBinary.run(["share", "list", "nobody"] + db).status != 0)
         #expect(await server.terminate() == 0)
+    }
+
+    @Test func acceptInTheOldOrderIsRefusedWithTheOrderToUseAndAcceptsNothing() async throws {
+        let (folder, db) = try await Self.aliceAndBob()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try await RoloBinary.run(["share", "add", "alice", "family", "bob"] + db).status == 0)
+
+        // SHAREE OWNER BOOK, the order before issue 29.
+        try await Self.expectFailure(["share", "accept", "bob", "alice", "family"], db, stderrContains: """
+            The order is OWNER BOOK SHAREE: bob has no book alice, but alice has a book family. \
+            Did you mean `rolo share accept alice family bob`?
+            """)
+        #expect(try await Self.withStore(db) { try await $0.shares(of: "bob") }.map(\.state) == [.pending])
+        #expect(try await Self.withStore(db) { try await $0.mounts(sharee: "bob") }.isEmpty)
+        // Arguments that are not the old order get the usual messages.
+        try await Self.expectFailure(["share", "accept", "bob", "family", "alice"], db, stderrContains: "No share of bob/family with alice.")
+        try await Self.expectFailure(["share", "accept", "alice", "family", "nobody"], db, stderrContains: "No user nobody.")
+
+        let accept = try await RoloBinary.run(["share", "accept", "alice", "family", "bob"] + db)
+        #expect(accept.status == 0, "\(accept.stderr)")
+        #expect(accept.stdout == "Share of alice/family with bob accepted: bob sees it as family~alice (read-only).\n")
+        #expect(try await Self.withStore(db) { try await $0.mounts(sharee: "bob") }.map { $0.mount?.name } == ["family~alice"])
     }
 
     @Test func tokensPrintTheSecretLastAndCanBeListedAndRevoked() async throws {

@@ -13,6 +13,7 @@ import Testing
         try await store.createUser(name: "ann", password: "pw")
         let book = try #require(try await store.collection(owner: "ann", path: ["default"]))
         #expect(book.created == epoch && book.modified == epoch)
+        #expect(try await store.account(name: "ann")?.created == epoch)
 
         let card = CardMetadata(uid: "u1", kind: "individual", indexEntries: [], members: [])
         _ = try await store.putResource(collectionID: book.id, name: "u1.vcf", data: Data(vcard(uid: "u1", fn: "One").utf8),
