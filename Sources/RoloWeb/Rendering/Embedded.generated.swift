@@ -225,26 +225,26 @@ enum EmbeddedTemplates {
       {{#rows}}
       <div class="value-row" data-testid="{{kind}}-row">
         <input type="hidden" name="{{kind}}-ref" value="{{ref}}">
-        <p><label for="{{kind}}-label-{{index}}">Label</label>
+        <p class="label-box"><label for="{{kind}}-label-{{index}}">Label</label>
           <select id="{{kind}}-label-{{index}}" name="{{kind}}-label" data-testid="{{kind}}-label">
             {{#options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{text}}</option>{{/options}}
           </select></p>
-        <p><label for="{{kind}}-custom-{{index}}">Custom label</label>
+        <p class="label-box"><label for="{{kind}}-custom-{{index}}">Custom label</label>
           <input id="{{kind}}-custom-{{index}}" name="{{kind}}-custom" value="{{custom}}" autocomplete="off" data-testid="{{kind}}-custom"></p>
+        <p class="remove"><label><input type="checkbox" name="{{kind}}-remove" value="{{index}}" data-testid="{{kind}}-remove"> Remove</label></p>
         {{#isAddress}}
         <input type="hidden" name="adr-pobox" value="{{pobox}}">
         <input type="hidden" name="adr-extended" value="{{extended}}">
-        <p class="wide"><label for="adr-street-{{index}}">Street</label><textarea id="adr-street-{{index}}" name="adr-street" rows="2">{{street}}</textarea></p>
-        <p><label for="adr-city-{{index}}">City</label><input id="adr-city-{{index}}" name="adr-city" value="{{city}}" autocomplete="off"></p>
-        <p><label for="adr-region-{{index}}">Region</label><input id="adr-region-{{index}}" name="adr-region" value="{{region}}" autocomplete="off"></p>
-        <p><label for="adr-code-{{index}}">Postal code</label><input id="adr-code-{{index}}" name="adr-code" value="{{code}}" autocomplete="off"></p>
-        <p><label for="adr-country-{{index}}">Country</label><input id="adr-country-{{index}}" name="adr-country" value="{{country}}" autocomplete="off"></p>
+        <p class="street"><label for="adr-street-{{index}}">Street</label><textarea id="adr-street-{{index}}" name="adr-street" rows="2">{{street}}</textarea></p>
+        <p class="part"><label for="adr-city-{{index}}">City</label><input id="adr-city-{{index}}" name="adr-city" value="{{city}}" autocomplete="off" data-testid="adr-city"></p>
+        <p class="part"><label for="adr-region-{{index}}">Region</label><input id="adr-region-{{index}}" name="adr-region" value="{{region}}" autocomplete="off"></p>
+        <p class="part"><label for="adr-code-{{index}}">Postal code</label><input id="adr-code-{{index}}" name="adr-code" value="{{code}}" autocomplete="off"></p>
+        <p class="part"><label for="adr-country-{{index}}">Country</label><input id="adr-country-{{index}}" name="adr-country" value="{{country}}" autocomplete="off"></p>
         {{/isAddress}}
         {{^isAddress}}
-        <p class="wide"><label for="{{kind}}-value-{{index}}">{{valueLabel}}</label>
+        <p class="value-box"><label for="{{kind}}-value-{{index}}">{{valueLabel}}</label>
           <input id="{{kind}}-value-{{index}}" name="{{kind}}-value" value="{{value}}" type="{{inputType}}" autocomplete="off" data-testid="{{kind}}-value"></p>
         {{/isAddress}}
-        <p class="remove"><label><input type="checkbox" name="{{kind}}-remove" value="{{index}}" data-testid="{{kind}}-remove"> Remove</label></p>
       </div>
       {{/rows}}
       <p><button type="submit" name="add" value="{{kind}}" class="secondary add-row" formnovalidate data-testid="add-{{kind}}">Add {{noun}}</button></p>
@@ -253,19 +253,21 @@ enum EmbeddedTemplates {
     <fieldset>
       <legend>More</legend>
       <div class="grid">
-        <p class="date"><span class="label" id="bday-label">Birthday</span>
-          <span class="date-fields" role="group" aria-labelledby="bday-label">
-            <label for="f-bday-day" class="visually-hidden">Birthday day</label><input id="f-bday-day" name="bday-day" value="{{f.bdayDay}}" inputmode="numeric" size="2" placeholder="DD" data-testid="bday-day">
-            <label for="f-bday-month" class="visually-hidden">Birthday month</label><input id="f-bday-month" name="bday-month" value="{{f.bdayMonth}}" inputmode="numeric" size="2" placeholder="MM" data-testid="bday-month">
-            <label for="f-bday-year" class="visually-hidden">Birthday year (optional)</label><input id="f-bday-year" name="bday-year" value="{{f.bdayYear}}" inputmode="numeric" size="4" placeholder="YYYY" data-testid="bday-year">
-          </span></p>
+        <div class="date" role="group" aria-labelledby="bday-label" data-testid="bday">
+          <p class="label" id="bday-label">Birthday</p>
+          <p class="date-fields">
+            <span><label for="f-bday-day">Day <span class="visually-hidden">of the birthday</span></label><input id="f-bday-day" name="bday-day" value="{{f.bdayDay}}" inputmode="numeric" size="2" maxlength="2" autocomplete="off" data-testid="bday-day"></span>
+            <span><label for="f-bday-month">Month <span class="visually-hidden">of the birthday</span></label><input id="f-bday-month" name="bday-month" value="{{f.bdayMonth}}" inputmode="numeric" size="2" maxlength="2" autocomplete="off" data-testid="bday-month"></span>
+            <span><label for="f-bday-year">Year <span class="visually-hidden">of the birthday</span> <span class="muted">(optional)</span></label><input id="f-bday-year" name="bday-year" value="{{f.bdayYear}}" inputmode="numeric" size="4" maxlength="4" autocomplete="off" data-testid="bday-year"></span>
+          </p>
+        </div>
         <p class="wide"><label for="f-categories">Categories</label><input id="f-categories" name="categories" value="{{f.categories}}" aria-describedby="f-categories-hint" autocomplete="off">
           <span class="hint" id="f-categories-hint">Separated by commas.</span></p>
         <p class="wide"><label for="f-note">Note</label><textarea id="f-note" name="note" rows="4" data-testid="field-note">{{f.note}}</textarea></p>
         <p class="wide"><label for="f-photo">Photo</label>
           <input id="f-photo" name="photo" type="file" accept="image/jpeg,image/png,image/gif,image/webp" aria-describedby="f-photo-hint" data-testid="field-photo">
           <span class="hint" id="f-photo-hint">JPEG, PNG, GIF or WebP, at most 256 KB (larger pictures are made smaller in the browser).</span></p>
-        {{#hasPhoto}}<p><label><input type="checkbox" name="photo-remove" value="1"> Remove the photo</label></p>{{/hasPhoto}}
+        {{#hasPhoto}}<p><label><input type="checkbox" name="photo-remove" value="1"{{#photoRemove}} checked{{/photoRemove}} data-testid="photo-remove"> Remove the photo</label></p>{{/hasPhoto}}
       </div>
     </fieldset>
     <p class="form-actions">
@@ -706,7 +708,7 @@ enum EmbeddedTemplates {
   <h2 id="secret-heading">Copy it now</h2>
   <p>This password is shown once. Enter it on the device with your user name <strong>{{user}}</strong> and the server address <code>{{serverURL}}</code>.</p>
   <p class="secret"><label for="secret">Password</label> <input id="secret" readonly value="{{secret}}" class="mono" data-testid="token-secret"></p>
-  <p class="muted">A QR code would need a library Rolo does not have. On an iPhone, iPad or Mac, download a configuration profile instead and open it on the device.</p>
+  <p class="muted" data-testid="profile-hint">On an iPhone, iPad or Mac, you can download a configuration profile instead and open it on the device: it sets the account up with this password.</p>
   <form method="post" action="{{base}}/privacy/mobileconfig" class="inline">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <input type="hidden" name="name" value="{{name}}">
@@ -924,12 +926,23 @@ legend { font-weight: 600; padding: 0 .3rem; }
 .grid p, .value-row p { margin: .35rem 0; }
 .grid .wide, .value-row .wide { grid-column: 1 / -1; }
 .grid input:not([type=checkbox]):not([type=radio]):not([type=file]) { width: 100%; }
-.value-row { display: grid; grid-template-columns: 10rem 10rem 1fr auto; gap: 0 .75rem; align-items: end; border-bottom: 1px dashed var(--border); padding-bottom: .4rem; }
-.value-row .wide { grid-column: auto; }
+/* A labeled value: the label boxes and Remove on one line, the value on a line of its own
+   at the row's full width (an address's parts at least 12rem each), so a value box is never
+   narrower than a label box (at most 12rem) and a number or address is not cut off. */
+.value-row { display: flex; flex-wrap: wrap; gap: 0 .75rem; align-items: flex-end; border-bottom: 1px dashed var(--border); padding-bottom: .4rem; }
+.value-row .label-box { flex: 1 1 10rem; max-width: 12rem; }
+.value-row .remove { flex: 0 0 auto; margin-left: auto; }
+.value-row .value-box, .value-row .street { flex: 1 1 100%; }
+.value-row .part { flex: 1 1 12rem; }
 .value-row input:not([type=checkbox]), .value-row select, .value-row textarea { width: 100%; }
-.value-row:has(textarea) { grid-template-columns: 10rem 10rem 1fr 1fr; }
-.value-row:has(textarea) .wide { grid-column: 1 / -1; }
-.date-fields { display: flex; gap: .3rem; }
+.value-row label { font-weight: 600; font-size: .9rem; display: block; margin-bottom: .15rem; }
+.value-row .remove label { font-weight: normal; display: inline-block; }
+.date { margin: .35rem 0; }
+.date .label { font-weight: 600; font-size: .9rem; margin: 0 0 .15rem; }
+.date-fields { display: flex; gap: .6rem; margin: 0; }
+.date-fields label { display: block; font-size: .85rem; }
+.date-fields input { width: 3.5rem; }
+.date-fields #f-bday-year { width: 5rem; }
 .form-actions { display: flex; gap: .6rem; flex-wrap: wrap; }
 .conflict { border: 2px solid var(--danger); border-radius: var(--radius); padding: .5rem 1rem; margin-bottom: 1rem; }
 .versions { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
@@ -978,7 +991,8 @@ kbd { border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 
   .detail-pane { padding: .75rem 1rem 2rem; }
   .fields { grid-template-columns: 1fr; }
   .fields dt { text-align: left; margin-top: .4rem; }
-  .value-row, .value-row:has(textarea) { grid-template-columns: 1fr; }
+  .value-row .label-box { flex: 1 1 100%; max-width: none; }
+  .value-row .part { flex: 1 1 100%; }
   .versions { grid-template-columns: 1fr; }
   .search { flex-basis: 100%; max-width: none; }
   .content.single { padding: .75rem 1rem; }
