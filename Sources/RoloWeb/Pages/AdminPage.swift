@@ -53,9 +53,8 @@ extension WebApp {
         let form = context.form
         let name = (form["user"] ?? "").trimmingCharacters(in: .whitespaces)
         let password = form["password"] ?? ""
-        guard !name.isEmpty, password.count >= 8 else {
-            return try await adminPage(context, error: "Give a user name and a password of at least 8 characters.", status: 400)
-        }
+        guard !name.isEmpty else { return try await adminPage(context, error: "Give a user name.", status: 400) }
+        if let problem = PasswordRule.problem(with: password) { return try await adminPage(context, error: problem, status: 400) }
         do {
             try await store.createUser(name: name, password: password)
         } catch StoreError.userExists {
@@ -90,8 +89,8 @@ extension WebApp {
         switch action {
         case "password":
             let password = form["password"] ?? ""
-            guard password.count >= 8 else {
-                return try await adminUserPage(context, name: name, error: "The password needs at least 8 characters.", status: 400)
+            if let problem = PasswordRule.problem(with: password) {
+                return try await adminUserPage(context, name: name, error: problem, status: 400)
             }
             try await store.setPassword(user: name, password: password)
             try await store.deleteWebSessions(user: name)

@@ -5,6 +5,41 @@
 /// The page templates, by name (the file name without `.mustache`).
 enum EmbeddedTemplates {
     static let all: [(name: String, text: String)] = [
+        ("account", ##"""
+<h1>Your account</h1>
+{{#error}}<p class="error" role="alert" data-testid="account-error">{{.}}</p>{{/error}}
+<section aria-labelledby="password-heading" class="card-section" data-testid="change-password">
+  <h2 id="password-heading">Change your password</h2>
+  <p class="muted">Devices that sign in with an app password keep working; any that use this password need the new one. Other browsers signed in as {{name}} are signed out.</p>
+  <form method="post" action="{{base}}/account/password" class="stack" id="password-form" data-testid="password-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><label for="current-password">Current password</label><input id="current-password" name="current" type="password" required autocomplete="current-password" data-testid="current-password"></p>
+    <p><label for="new-password">New password</label><input id="new-password" name="password" type="password" required minlength="{{minimumLength}}" autocomplete="new-password" aria-describedby="new-password-hint" data-testid="new-password">
+      <span class="hint" id="new-password-hint">At least {{minimumLength}} characters.</span></p>
+    <p><label for="confirm-password">New password again</label><input id="confirm-password" name="confirm" type="password" required minlength="{{minimumLength}}" autocomplete="new-password" data-testid="confirm-password"></p>
+    <p><button type="submit" class="primary" data-testid="change-password-submit">Change password</button></p>
+  </form>
+</section>
+<section aria-labelledby="account-books-heading" class="card-section" data-testid="account-books">
+  <h2 id="account-books-heading">Address books</h2>
+  <table class="table" tabindex="0" data-testid="account-book-table">
+    <caption class="visually-hidden">Your address books</caption>
+    <thead><tr><th scope="col">Book</th><th scope="col">Contacts</th><th scope="col">Owner</th><th scope="col"><span class="visually-hidden">Settings</span></th></tr></thead>
+    <tbody>
+    {{#books}}
+      <tr data-testid="account-book-row">
+        <th scope="row"><a href="{{href}}">{{name}}</a></th>
+        <td>{{count}}</td>
+        <td>{{owner}}</td>
+        <td><a href="{{settingsURL}}" aria-label="Settings of {{name}}" data-testid="book-settings-link">Settings</a></td>
+      </tr>
+    {{/books}}
+    </tbody>
+  </table>
+  <p><a href="{{base}}/books/new" class="button secondary" data-testid="new-book-link">New address book</a></p>
+</section>
+
+"""##),
         ("admin-user", ##"""
 <h1>User {{name}}</h1>
 {{#error}}<p class="error" role="alert" data-testid="admin-error">{{.}}</p>{{/error}}
@@ -81,6 +116,60 @@ enum EmbeddedTemplates {
 </section>
 
 """##),
+        ("book-new", ##"""
+<h1>New address book</h1>
+{{#error}}<p class="error" role="alert" data-testid="book-error">{{.}}</p>{{/error}}
+<form method="post" action="{{base}}/books/new" class="stack" id="new-book-form" data-testid="new-book-form">
+  <input type="hidden" name="csrf" value="{{csrf}}">
+  <p><label for="new-book-name">Name</label><input id="new-book-name" name="name" value="{{name}}" required maxlength="200" autocomplete="off" aria-describedby="new-book-hint" data-testid="new-book-name">
+    <span class="hint" id="new-book-hint">Your devices show this name; you can change it later.</span></p>
+  <p><button type="submit" class="primary" data-testid="create-book">Create</button></p>
+</form>
+
+"""##),
+        ("book-settings", ##"""
+<h1>Settings of {{title}}</h1>
+{{#error}}<p class="error" role="alert" data-testid="book-error">{{.}}</p>{{/error}}
+<p><a href="{{bookURL}}">← Back to the book</a></p>
+{{#own}}
+<section aria-labelledby="rename-heading" class="card-section" data-testid="rename-book-section">
+  <h2 id="rename-heading">Name</h2>
+  {{#canRename}}
+  <form method="post" action="{{settingsURL}}" class="stack" id="rename-book-form" data-testid="rename-book-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><label for="book-name">Name</label><input id="book-name" name="name" value="{{name}}" required maxlength="200" autocomplete="off" aria-describedby="book-name-hint" data-testid="book-name">
+      <span class="hint" id="book-name-hint">Your devices show the new name after their next sync; they keep syncing the same book.</span></p>
+    <p><button type="submit" class="primary" data-testid="rename-book">Rename</button></p>
+  </form>
+  {{/canRename}}
+  {{^canRename}}<p>You cannot rename this book.</p>{{/canRename}}
+</section>
+<section aria-labelledby="delete-book-heading" class="card-section danger-zone" data-testid="delete-book-section">
+  <h2 id="delete-book-heading">Delete the book</h2>
+  {{#canDelete}}
+  <p>Deletes {{title}} and its {{count}}, here and on every device that syncs it. They do not go to the trash: export the book first to keep a copy.</p>
+  {{#sharees}}<p>It is shared with {{.}}: they lose it too.</p>{{/sharees}}
+  <form method="post" action="{{settingsURL}}/delete" class="stack" id="delete-book-form" data-testid="delete-book-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><label><input type="checkbox" name="confirm" value="yes" required data-testid="delete-book-confirm"> Yes, delete {{title}} and everything in it</label></p>
+    <p><button type="submit" class="danger" data-testid="delete-book">Delete the book</button></p>
+  </form>
+  {{/canDelete}}
+  {{^canDelete}}<p data-testid="only-book">This is your only address book: create another before you delete it.</p>{{/canDelete}}
+</section>
+{{/own}}
+{{#shared}}
+<section aria-labelledby="leave-heading" class="card-section" data-testid="leave-book-section">
+  <h2 id="leave-heading">Shared with you by {{owner}}</h2>
+  <p>You may {{#readOnly}}read{{/readOnly}}{{^readOnly}}read and change{{/readOnly}} its contacts. Leaving takes it off your list and your devices; {{owner}} keeps the book and can share it with you again.</p>
+  <form method="post" action="{{settingsURL}}/leave" class="inline" id="leave-book-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <button type="submit" class="danger" data-testid="leave-book">Leave {{title}}</button>
+  </form>
+</section>
+{{/shared}}
+
+"""##),
         ("book", ##"""
 {{<layout}}{{$body}}
 <div class="app{{#hasDetail}} has-detail{{/hasDetail}}">
@@ -99,6 +188,13 @@ enum EmbeddedTemplates {
       {{#membership}}{{>membership}}{{/membership}}
     </div>
     {{/hasDetail}}
+    {{^hasDetail}}{{#list}}
+    <div class="detail-pane placeholder" data-testid="no-contact">
+      {{#hasRows}}<p>Choose a contact in the list to see it here.</p>{{/hasRows}}
+      {{^hasRows}}<p>{{emptyText}}</p>{{/hasRows}}
+      {{#book.canWrite}}<p class="actions"><a href="{{book.href}}new" class="button secondary">New contact</a> <a href="{{book.href}}import" class="button secondary">Import a file</a></p>{{/book.canWrite}}
+    </div>
+    {{/list}}{{/hasDetail}}
   </main>
 </div>
 {{/body}}{{/layout}}
@@ -357,6 +453,7 @@ enum EmbeddedTemplates {
   {{#user}}
   <nav class="account" aria-label="Account">
     <ul>
+      <li><a href="{{base}}/account" data-testid="account-link"{{#onAccount}} aria-current="page"{{/onAccount}}>Account</a></li>
       <li><a href="{{base}}/privacy" data-testid="privacy-link"{{#onPrivacy}} aria-current="page"{{/onPrivacy}}>Privacy</a></li>
       {{#admin}}<li><a href="{{base}}/admin" data-testid="admin-link"{{#onAdmin}} aria-current="page"{{/onAdmin}}>Admin</a></li>{{/admin}}
       <li><button type="button" class="link-button" id="help-button" data-testid="help-button" hidden>Shortcuts</button></li>
@@ -517,6 +614,7 @@ enum EmbeddedTemplates {
     {{#shared}}<span class="badge" title="Shared by {{owner}}">{{owner}} · {{access}}</span>{{/shared}}
   </li>
   {{/books}}
+  <li class="new-book"><a href="{{base}}/books/new" data-testid="nav-new-book">+ New address book</a></li>
 </ul>
 {{#book}}
 <h2 class="nav-heading" id="groups-heading">Groups</h2>
@@ -532,6 +630,7 @@ enum EmbeddedTemplates {
   <li><a href="{{href}}export" data-testid="nav-export" download>Export all</a></li>
   {{#canWrite}}<li><a href="{{href}}duplicates" data-testid="nav-duplicates">Duplicates</a></li>{{/canWrite}}
   {{#canWrite}}<li><a href="{{href}}trash" data-testid="nav-trash">Trash</a></li>{{/canWrite}}
+  <li><a href="{{href}}settings" data-testid="nav-book-settings">{{#shared}}Leave or settings{{/shared}}{{^shared}}Rename or delete{{/shared}}</a></li>
 </ul>
 {{/book}}
 
@@ -551,6 +650,11 @@ enum EmbeddedTemplates {
     {{#adminPage}}{{>admin}}{{/adminPage}}
     {{#adminUser}}{{>admin-user}}{{/adminUser}}
     {{#newPassword}}{{>token-created}}{{/newPassword}}
+    {{#accountPage}}{{>account}}{{/accountPage}}
+    {{#newBook}}{{>book-new}}{{/newBook}}
+    {{#bookSettings}}{{>book-settings}}{{/bookSettings}}
+    {{#noBook}}<h1>No address book</h1>
+    <p>You have no address book yet. <a href="{{base}}/books/new" data-testid="first-book-link">Create one</a>, or accept a book someone shares with you on the <a href="{{base}}/privacy">privacy page</a>.</p>{{/noBook}}
   </main>
 </div>
 {{/body}}{{/layout}}
@@ -943,6 +1047,7 @@ legend { font-weight: 600; padding: 0 .3rem; }
 .date-fields label { display: block; font-size: .85rem; }
 .date-fields input { width: 3.5rem; }
 .date-fields #f-bday-year { width: 5rem; }
+.placeholder { color: var(--fg-muted); }
 .form-actions { display: flex; gap: .6rem; flex-wrap: wrap; }
 .conflict { border: 2px solid var(--danger); border-radius: var(--radius); padding: .5rem 1rem; margin-bottom: 1rem; }
 .versions { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
@@ -993,6 +1098,7 @@ kbd { border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 
   .fields dt { text-align: left; margin-top: .4rem; }
   .value-row .label-box { flex: 1 1 100%; max-width: none; }
   .value-row .part { flex: 1 1 100%; }
+  .placeholder { display: none; }
   .versions { grid-template-columns: 1fr; }
   .search { flex-basis: 100%; max-width: none; }
   .content.single { padding: .75rem 1rem; }
