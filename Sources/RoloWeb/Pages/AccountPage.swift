@@ -23,7 +23,7 @@ extension WebApp {
             rows.append([
                 "name": book.displayName, "slug": book.slug, "href": URLs.book(base, book.slug),
                 "settingsURL": URLs.bookPage(base, book.slug, "settings"), "count": Formatting.count(count, cap: ListState.countCap),
-                "owner": book.sharedBy.map { "Shared by \($0)" } ?? "Yours",
+                "sharedBy": book.sharedBy ?? false,
             ])
         }
         var model = try await pageModel(context, title: "Account")

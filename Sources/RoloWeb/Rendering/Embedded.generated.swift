@@ -24,14 +24,13 @@ enum EmbeddedTemplates {
   <h2 id="account-books-heading">Address books</h2>
   <table class="table" tabindex="0" data-testid="account-book-table">
     <caption class="visually-hidden">Your address books</caption>
-    <thead><tr><th scope="col">Book</th><th scope="col">Contacts</th><th scope="col">Owner</th><th scope="col"><span class="visually-hidden">Settings</span></th></tr></thead>
+    <thead><tr><th scope="col">Book</th><th scope="col">Contacts</th><th scope="col">Settings</th></tr></thead>
     <tbody>
     {{#books}}
       <tr data-testid="account-book-row">
-        <th scope="row"><a href="{{href}}">{{name}}</a></th>
+        <th scope="row"><a href="{{href}}">{{name}}</a>{{#sharedBy}} <span class="badge">shared by {{.}}</span>{{/sharedBy}}</th>
         <td>{{count}}</td>
-        <td>{{owner}}</td>
-        <td><a href="{{settingsURL}}" aria-label="Settings of {{name}}" data-testid="book-settings-link">Settings</a></td>
+        <td><a href="{{settingsURL}}" aria-label="{{#sharedBy}}Leave{{/sharedBy}}{{^sharedBy}}Rename or delete{{/sharedBy}} {{name}}" data-testid="book-settings-link">{{#sharedBy}}Leave{{/sharedBy}}{{^sharedBy}}Rename or delete{{/sharedBy}}</a></td>
       </tr>
     {{/books}}
     </tbody>
@@ -1103,7 +1102,7 @@ kbd { border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 
   .search { flex-basis: 100%; max-width: none; }
   .content.single { padding: .75rem 1rem; }
   /* Wide tables scroll sideways; those without a control inside have tabindex=0 so the keyboard can scroll them. */
-  .table { display: block; overflow-x: auto; }
+  .table { display: block; overflow-x: auto; position: relative; }
 }
 
 """##
