@@ -146,6 +146,17 @@ import Testing
         #expect(await web.get("/web/").header("Location") == "/web/b/other/")
     }
 
+    @Test func aUserWithNoBookIsOfferedToCreateOne() async throws {
+        let web = try await WebHarness()
+        try await web.signIn()
+        let book = try #require(try await web.store.collection(owner: "alice", path: ["default"]))
+        try await web.store.deleteCollection(id: book.id)
+        let home = await web.get("/web/")
+        #expect(home.status == 200 && home.text.contains("data-testid=\"first-book-link\""))
+        #expect(await web.post("/web/books/new", [("name", "Contacts")]).header("Location") == "/web/b/contacts/?done=book-created")
+        #expect(await web.get("/web/").header("Location") == "/web/b/contacts/")
+    }
+
     @Test func anEmptyBookShowsWhatToDoBesideTheList() async throws {
         let web = try await WebHarness()
         try await web.signIn()
