@@ -47,24 +47,49 @@ extension WebApp {
         return BookContext(mounted, for: credential)
     }
 
-    /// The user's own address books, then the shares they accepted.
+    /// The user's own address books, then the shares they accepted, each by the name a
+    /// person reads (the display name, folded), not by the name in the URL.
     func books(user: String) async throws -> [BookContext] {
         let credential = Credential.accountPassword(user)
-        let own = try await store.childCollections(owner: user, parentPath: [])
-            .sorted { ($0.path.last ?? "") < ($1.path.last ?? "") }
-            .compactMap { BookContext($0, for: credential) }
+        let own = try await store.childCollections(owner: user, parentPath: []).compactMap { BookContext($0, for: credential) }
         let mounted = try await store.mounts(sharee: user).compactMap { BookContext($0, for: credential) }
-        return own + mounted
+        return Self.byDisplayName(own) + Self.byDisplayName(mounted)
     }
 
-    /// `/web/`: the first book's list.
+    static func byDisplayName(_ books: [BookContext]) -> [BookContext] {
+        books.map { (CaseFolding.search($0.displayName), $0) }
+            .sorted { ($0.0, $0.1.slug) < ($1.0, $1.1.slug) }
+            .map(\.1)
+    }
+
+    /// `/web/`: the book to land on (`landingBook`), with a notice a redirect carried here.
     func home(_ context: PageContext) async throws -> WebResponse {
         let books = try await books(user: context.user)
-        guard let first = books.first(where: { $0.slug == "default" }) ?? books.first else {
-            return .html(renderer.render("page", context.layout(title: "No address book")
-                .merging(["hasSidebar": false] as [String: Any]) { $1 }))
+        guard !books.isEmpty else {
+            var model = try await pageModel(context, title: "No address book")
+            model["noBook"] = true
+            return .html(renderer.render("page", model))
         }
-        return .redirect(URLs.book(base, first.slug))
+        let lastUsed = Cookies.parse(context.request.header("cookie"))[Cookies.lastBookName(secure: context.request.isSecure)]
+        let book = try await landingBook(books, lastUsed: lastUsed.map { FormData.decodeComponent(Substring($0)) })
+        let done = context.request.query("done") ?? ""
+        return .redirect(URLs.book(base, book.slug, query: [("done", Self.homeNotices.contains(done) ? done : "")]))
+    }
+
+    /// Notices a page that leaves a book behind (deleted, left) sends to `/web/`.
+    static let homeNotices: Set<String> = ["book-deleted", "left"]
+
+    /// Where `/web/` (and so a sign-in) lands: the book this browser last listed, else the
+    /// default book when it holds cards, else the first book that does, else the default or
+    /// first book. A person whose cards are all in another book never lands on an empty list.
+    func landingBook(_ books: [BookContext], lastUsed: String?) async throws -> BookContext {
+        if let lastUsed, let book = books.first(where: { $0.slug == lastUsed }) { return book }
+        let isDefault = { (book: BookContext) in book.slug == "default" && book.sharedBy == nil }
+        let ordered = books.filter(isDefault) + books.filter { !isDefault($0) }
+        for book in ordered {
+            if try await store.cardCount(collectionID: book.id, filter: .contacts, search: [], cap: 1) > 0 { return book }
+        }
+        return ordered[0]
     }
 
     /// The side bar: books, and the current book's groups and tools.
@@ -93,6 +118,7 @@ extension WebApp {
             }
             model["book"] = [
                 "href": URLs.book(base, current.slug), "canWrite": current.canWrite, "slug": current.slug,
+                "shared": current.sharedBy != nil,
                 "name": current.displayName, "allCurrent": group == nil && category == nil,
                 "groups": groups.rows.map { row -> [String: Any] in
                     ["name": row.fields.displayName, "href": URLs.book(base, current.slug, query: [("group", row.name)]),

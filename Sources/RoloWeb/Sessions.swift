@@ -136,15 +136,21 @@ extension WebApp {
         if let old = cookies[Cookies.sessionName(secure: request.isSecure)] {
             try? await store.deleteWebSession(tokenHash: Tokens.sha256Hex(old))
         }
-        let token = Tokens.random(bytes: 32)
-        try await store.createWebSession(tokenHash: Tokens.sha256Hex(token), user: account.name, csrfToken: Tokens.random(bytes: 32))
         let next = Self.safeNext(form["next"], base: base) ?? base + "/"
         var response = WebResponse.redirect(next)
-        response.headers.append(("Set-Cookie", Cookies.setCookie(name: Cookies.sessionName(secure: request.isSecure), value: token,
-                                                                  secure: request.isSecure, maxAge: Int(configuration.absoluteTimeout))))
+        response.headers.append(("Set-Cookie", try await startSession(user: account.name, request: request)))
         response.headers.append(("Set-Cookie", Cookies.setCookie(name: Cookies.loginName(secure: request.isSecure), value: "",
                                                                   secure: request.isSecure, maxAge: 0)))
         return response
+    }
+
+    /// A new session for `user` (a fresh token and CSRF token): the `Set-Cookie` value that
+    /// gives it to this browser.
+    func startSession(user: String, request: WebRequest) async throws -> String {
+        let token = Tokens.random(bytes: 32)
+        try await store.createWebSession(tokenHash: Tokens.sha256Hex(token), user: user, csrfToken: Tokens.random(bytes: 32))
+        return Cookies.setCookie(name: Cookies.sessionName(secure: request.isSecure), value: token,
+                                 secure: request.isSecure, maxAge: Int(configuration.absoluteTimeout))
     }
 
     func signOut(_ context: PageContext) async throws -> WebResponse {

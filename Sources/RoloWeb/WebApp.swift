@@ -180,6 +180,10 @@ public struct WebApp: Sendable {
             return try await bookRoute(context, slug: segments[1], rest: Array(segments.dropFirst(2)), method: method)
         case (_, "privacy"):
             return try await privacyRoute(context, rest: Array(segments.dropFirst()), method: method)
+        case (_, "account"):
+            return try await accountRoute(context, rest: Array(segments.dropFirst()), method: method)
+        case (_, "books"):
+            return try await newBookRoute(context, rest: Array(segments.dropFirst()), method: method)
         case (_, "admin"):
             return try await adminRoute(context, rest: Array(segments.dropFirst()), method: method)
         default:
@@ -191,6 +195,8 @@ public struct WebApp: Sendable {
         guard let book = try await book(slug: slug, user: context.user) else { throw WebError.notFound }
         var context = context
         context.book = book
+        // The book itself (rename, delete, leave), not its cards: nothing for the access history.
+        if rest.first == "settings" { return try await bookSettingsRoute(context, rest: rest, method: method) }
         var response = try await bookPage(context, rest: rest, method: method)
         if response.status < 400 {
             // A write's cards are counted by the kind of form; reads by what the page showed.

@@ -29,6 +29,9 @@ printf 'root-pw-123\n' | rolo user add root --password-stdin >/dev/null || exit 
 rolo user set root --admin true >/dev/null || exit 2
 rolo book create bob work --display-name "Bob's work" >/dev/null || exit 2
 rolo share add bob work alice --accept >/dev/null || exit 2
+# A second share, which alice leaves in the browser.
+rolo book create bob family --display-name "Bob's family" >/dev/null || exit 2
+rolo share add bob family alice --accept >/dev/null || exit 2
 # A book whose display name is markup: the side bar must show it as text.
 rolo book create alice evil --display-name '<img src=x onerror=alert("book")>' >/dev/null || exit 2
 

@@ -194,6 +194,15 @@ NASTY = {
                          "IMPP:xmpp:<img src=x onerror=alert(15)>@example.org"),
 }
 
+WIDE_TEL = "+49 (0) 30 1234 5678 ext. 9012"
+WIDE_EMAIL = "firstname.lastname@long-department.example-company.org"
+WIDE_STREET = "Long Street Name 123, Building C"
+WIDE = vcard("VERSION:3.0", "UID:wide", "N:Widefield;Wanda;;;", "FN:Wanda Widefield",
+             f"item1.TEL:{WIDE_TEL}", "item1.X-ABLabel:Holiday flat",
+             f"item2.EMAIL;TYPE=INTERNET:{WIDE_EMAIL}", "item2.X-ABLabel:Old work address",
+             f"ADR;TYPE=HOME:;;{WIDE_STREET};Rio de Janeiro;Rio de Janeiro;20040-020;Brazil",
+             "BDAY:1990-04-15")
+
 FIRST_NAMES = ["Alex", "Bea", "Carl", "Dora", "Emil", "Fay", "Gus", "Hugo", "Ida", "Jon", "Kai", "Lea", "Max",
                "Nina", "Otto", "Pia", "Quin", "Rita", "Sven", "Tea", "Uma", "Vic", "Wim", "Xena", "Yves", "Zoe"]
 
@@ -225,6 +234,8 @@ def seed():
     photo = base64.b64encode(png()).decode()
     alice.put(BOOK + "photo.vcf", vcard("VERSION:3.0", "UID:photo", "N:Pictured;Paula;;;", "FN:Paula Pictured",
                                         folded(f"PHOTO;ENCODING=b;TYPE=PNG:{photo}")))
+    # Long values and custom labels: the editor must show them whole at 1280 px.
+    alice.put(BOOK + "wide.vcf", WIDE)
     # An Apple group card with the boat card in it.
     alice.put(BOOK + "club.vcf", vcard("VERSION:3.0", "UID:club", "N:Sailing club;;;;", "FN:Sailing club",
                                        "X-ADDRESSBOOKSERVER-KIND:group", "X-ADDRESSBOOKSERVER-MEMBER:urn:uuid:boat"))
@@ -847,10 +858,13 @@ def flow_shared_read_only(page):
     name = urllib.parse.unquote(urllib.parse.urlparse(page.url).path.split("/c/")[1])
     token = page.evaluate("document.querySelector('input[name=csrf]').value")
     with watch.allowing(page, r"status of 403"):
-        status = page.evaluate("""async ([url, token]) => {
+        status, text = page.evaluate("""async ([url, token]) => {
             const body = new FormData(); body.append('csrf', token); body.append('fn', 'Changed'); body.append('action', 'save');
-            return (await fetch(url, { method: 'POST', body })).status; }""", [f"/web/b/work~bob/c/{name}/edit", token])
+            const response = await fetch(url, { method: 'POST', body });
+            return [response.status, await response.text()]; }""", [f"/web/b/work~bob/c/{name}/edit", token])
     check("an edit posted to a read-only share is refused with 403", status == 403, status)
+    check("the refusal says so in a person's words", "shared with you read-only" in text and "privilege" not in text,
+          shorten(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text))))
     check("and the card is unchanged", "Changed" not in bob.get(f"/dav/addressbooks/bob/work/{name}")[2])
 
 
@@ -861,6 +875,9 @@ def flow_app_password(page):
         page.get_by_test_id("create-token").click()
     secret = page.get_by_test_id("token-secret").input_value()
     check("an app password is shown once", len(secret) >= 16, secret)
+    text = page.locator("main").inner_text()
+    check("the app password page says nothing of the program's insides", "library" not in text and "QR" not in text,
+          shorten(text))
     device = Dav("alice", secret)
     status, _, _ = device.request("PROPFIND", BOOK, headers={"Depth": "0"})
     check("the app password opens CardDAV", status == 207, status)
@@ -873,6 +890,154 @@ def flow_app_password(page):
         row.get_by_test_id("revoke-token").click()
     status, _, _ = device.request("PROPFIND", BOOK, headers={"Depth": "0"})
     check("a revoked app password no longer opens CardDAV", status == 401, status)
+
+
+def own_books_in_sidebar(page):
+    """The side bar's own books (shares carry a badge), as shown."""
+    return page.evaluate("""Array.from(document.querySelectorAll('#sidebar .books li.book'))
+        .filter((li) => !li.querySelector('.badge')).map((li) => li.querySelector('a').textContent)""")
+
+
+def flow_editor_layout(page):
+    """At 1280 px no value box is narrower than its label boxes, and no value is cut off."""
+    page.goto(WEB_BOOK + "c/wide.vcf/edit")
+    rows = page.evaluate("""Array.from(document.querySelectorAll('.value-row')).map((row) => {
+        const width = (e) => e.getBoundingClientRect().width;
+        const labels = Array.from(row.querySelectorAll('select[name$="-label"], input[name$="-custom"]')).map(width);
+        const valueBoxes = Array.from(row.querySelectorAll('input[name$="-value"], input[name^="adr-"]:not([type=hidden]):not([type=checkbox]):not([name$="-custom"]), textarea'));
+        return { row: row.dataset.testid, label: Math.max(...labels), value: Math.min(...valueBoxes.map(width)),
+                 cut: valueBoxes.filter((e) => e.value && e.tagName === 'INPUT' && e.scrollWidth > e.clientWidth)
+                     .map((e) => `${e.name}: ${e.value} (${e.scrollWidth} > ${e.clientWidth})`) }; })""")
+    check("editor at 1280 px: a row for every kind", {r["row"] for r in rows} >= {"tel-row", "email-row", "url-row", "adr-row"}, rows)
+    narrow = [r for r in rows if r["value"] + 0.5 < r["label"]]
+    check("editor at 1280 px: no value box is narrower than its label boxes", not narrow, narrow)
+    cut = [c for r in rows for c in r["cut"]]
+    check("editor at 1280 px: no number, address or street is cut off", not cut, cut)
+    for testid, text in [("tel-value", WIDE_TEL), ("email-value", WIDE_EMAIL)]:
+        check(f"editor: {testid} holds the whole value", page.get_by_test_id(testid).first.input_value() == text)
+    for field, name in [("day", "Day of the birthday"), ("month", "Month of the birthday"), ("year", "Year of the birthday (optional)")]:
+        box = page.get_by_role("textbox", name=name)
+        label = page.locator(f"label[for=f-bday-{field}]")
+        check(f"the birthday's {field} box has a name and a visible label", box.count() == 1
+              and box.get_attribute("data-testid") == f"bday-{field}" and label.is_visible()
+              and (label.bounding_box() or {}).get("width", 0) > 10, (box.count(), label.count()))
+    check("the birthday is read back into its boxes", [page.get_by_test_id(f"bday-{f}").input_value() for f in ("day", "month", "year")]
+          == ["15", "4", "1990"])
+
+    # "Add phone number" keeps the photo box, its tick, and the list's search.
+    page.goto(WEB_BOOK + "?q=paula")
+    page.locator("#rows .row-link", has_text="Paula Pictured").click()
+    page.wait_for_url(re.compile(r"/c/photo\.vcf"))
+    with page.expect_navigation():
+        page.get_by_test_id("edit-contact").click()
+    page.get_by_test_id("photo-remove").check()
+    page.get_by_test_id("tel-value").first.fill("+1 555 0123")
+    with page.expect_navigation():
+        page.get_by_test_id("add-tel").click()
+    check("after Add phone number: one more phone row, the typed number kept", page.get_by_test_id("tel-row").count() == 2
+          and page.get_by_test_id("tel-value").first.input_value() == "+1 555 0123", page.get_by_test_id("tel-row").count())
+    check("after Add phone number: the Remove the photo box is still there, still ticked",
+          page.get_by_test_id("photo-remove").count() == 1 and page.get_by_test_id("photo-remove").is_checked())
+    check("after Add phone number: the search and its list are still there",
+          page.get_by_test_id("search-input").input_value() == "paula" and row_names(page) == ["Paula Pictured"],
+          (page.get_by_test_id("search-input").input_value(), row_names(page)))
+    with page.expect_navigation():
+        page.get_by_test_id("cancel").click()
+    check("the photo is untouched after a cancel", "PHOTO" in alice.get(BOOK + "photo.vcf")[2])
+
+
+def dav_display_name(dav, path):
+    status, _, body = dav.request("PROPFIND", path, body=b'<?xml version="1.0"?><propfind xmlns="DAV:"><prop><displayname/></prop></propfind>',
+                                  headers={"Depth": "0", "Content-Type": "application/xml"})
+    match = re.search(r"<(?:\w+:)?displayname>([^<]*)<", (body or b"").decode("utf-8", "replace"))
+    return status, match.group(1) if match else None
+
+
+def flow_books(page):
+    page.goto("/web/")
+    own = own_books_in_sidebar(page)
+    check("the side bar lists books by display name", own == sorted(own, key=str.casefold) and len(own) >= 2, own)
+    page.get_by_test_id("nav-new-book").click()
+    page.get_by_test_id("new-book-name").fill("Holiday cards")
+    with page.expect_navigation():
+        page.get_by_test_id("create-book").click()
+    check("a new book: its empty list, with a notice", page.url.split("?")[0].endswith("/web/b/holiday-cards/")
+          and "created" in flash_text(page), page.url)
+    check("an empty book says what to do beside the list", page.get_by_test_id("no-contact").is_visible()
+          and "No contacts" in page.get_by_test_id("no-contact").inner_text())
+    check("the new book is in the side bar, in order", "Holiday cards" in own_books_in_sidebar(page)
+          and own_books_in_sidebar(page) == sorted(own_books_in_sidebar(page), key=str.casefold), own_books_in_sidebar(page))
+    status, name = dav_display_name(alice, "/dav/addressbooks/alice/holiday-cards/")
+    check("the new book is there over CardDAV, with its name", status == 207 and name == "Holiday cards", (status, name))
+    # The book listed last is where the next sign-in lands.
+    with page.expect_navigation():
+        page.get_by_test_id("sign-out").click()
+    sign_in(page)
+    check("sign-in lands on the book listed last", page.url.endswith("/web/b/holiday-cards/"), page.url)
+
+    with page.expect_navigation():
+        page.get_by_test_id("nav-book-settings").click()
+    page.get_by_test_id("book-name").fill("Holiday 2026")
+    with page.expect_navigation():
+        page.get_by_test_id("rename-book").click()
+    check("renamed: the side bar shows the new name", "Holiday 2026" in own_books_in_sidebar(page)
+          and "renamed" in flash_text(page), own_books_in_sidebar(page))
+    status, name = dav_display_name(alice, "/dav/addressbooks/alice/holiday-cards/")
+    check("renamed over CardDAV too, at the same address", status == 207 and name == "Holiday 2026", (status, name))
+
+    page.goto("/web/b/holiday-cards/settings")
+    page.get_by_test_id("delete-book").click()   # the box is not ticked: the browser keeps the form
+    check("delete without the tick: nothing happens", page.url.endswith("/settings")
+          and dav_display_name(alice, "/dav/addressbooks/alice/holiday-cards/")[0] == 207, page.url)
+    page.get_by_test_id("delete-book-confirm").check()
+    with page.expect_navigation():
+        page.get_by_test_id("delete-book").click()
+    check("deleted: back on a book with cards, with a notice", page.url.split("?")[0].endswith(WEB_BOOK)
+          and "deleted" in flash_text(page), page.url)
+    check("deleted: gone from the side bar", "Holiday 2026" not in own_books_in_sidebar(page), own_books_in_sidebar(page))
+    status, _ = dav_display_name(alice, "/dav/addressbooks/alice/holiday-cards/")
+    check("deleted: CardDAV answers 404", status == 404, status)
+
+    # Leaving a share: the sharee's list loses it, the owner keeps it.
+    page.goto("/web/b/family~bob/settings")
+    with page.expect_navigation():
+        page.get_by_test_id("leave-book").click()
+    sidebar = page.get_by_test_id("sidebar").inner_text()
+    check("left a shared book: a notice, and it is gone from the side bar", "left" in flash_text(page)
+          and "Bob's family" not in sidebar and "Bob's work" in sidebar, sidebar)
+    check("left: bob still has the book", dav_display_name(bob, "/dav/addressbooks/bob/family/")[0] == 207)
+    check("left: alice no longer sees it over CardDAV", dav_display_name(alice, "/dav/addressbooks/alice/family~bob/")[0] == 404)
+
+
+def flow_password(page):
+    page.goto("/web/")
+    with page.expect_navigation():
+        page.get_by_test_id("account-link").click()
+    token = page.evaluate("document.querySelector('#password-form input[name=csrf]').value")
+    with watch.allowing(page, r"status of 400"):
+        status = page.evaluate("""async (token) => {
+            const body = new FormData(); body.append('csrf', token); body.append('current', 'alice-pw');
+            body.append('password', 'short'); body.append('confirm', 'short');
+            return (await fetch('/web/account/password', { method: 'POST', body })).status; }""", token)
+    check("a password under 8 characters is refused (400)", status == 400, status)
+    page.get_by_test_id("current-password").fill("wrong password")
+    page.get_by_test_id("new-password").fill("alice-pw-2026")
+    page.get_by_test_id("confirm-password").fill("alice-pw-2026")
+    with watch.allowing(page, r"status of 403"):
+        with page.expect_navigation() as navigation:
+            page.get_by_test_id("change-password-submit").click()
+    check("a wrong current password: 403, nothing changed", navigation.value.status == 403
+          and "wrong" in page.get_by_test_id("account-error").inner_text(), navigation.value.status)
+    for new in ["alice-pw-2026", PASSWORDS["alice"]]:   # and back, for the steps after this one
+        page.get_by_test_id("current-password").fill("alice-pw" if new != PASSWORDS["alice"] else "alice-pw-2026")
+        page.get_by_test_id("new-password").fill(new)
+        page.get_by_test_id("confirm-password").fill(new)
+        with page.expect_navigation():
+            page.get_by_test_id("change-password-submit").click()
+        check(f"password changed to {new!r}: a notice, still signed in", "Password changed" in flash_text(page)
+              and page.get_by_test_id("sign-out").count() == 1, flash_text(page))
+        status, _, _ = Dav("alice", new).request("PROPFIND", BOOK, headers={"Depth": "0"})
+        check(f"the new password {new!r} opens CardDAV", status == 207, status)
 
 
 def flow_admin(page):
@@ -963,6 +1128,11 @@ PAGES = [  # (label, path, user)
     ("duplicates", WEB_BOOK + "duplicates", "alice"),
     ("merge", WEB_BOOK + "merge?c=dupe-a.vcf&c=dupe-b.vcf", "alice"),
     ("shared-read-only", "/web/b/work~bob/c/colleague-0.vcf", "alice"),
+    ("editor-wide", WEB_BOOK + "c/wide.vcf/edit", "alice"),
+    ("account", "/web/account", "alice"),
+    ("new-book", "/web/books/new", "alice"),
+    ("book-settings", WEB_BOOK + "settings", "alice"),
+    ("shared-book-settings", "/web/b/work~bob/settings", "alice"),
     ("privacy", "/web/privacy", "alice"),
     ("not-found", WEB_BOOK + "c/no-such-card.vcf", "alice"),
     ("admin", "/web/admin", "root"),
@@ -1072,6 +1242,9 @@ def main():
         step("XSS", page, flow_xss)
         step("a book shared read-only", page, flow_shared_read_only)
         step("app passwords and the access history", page, flow_app_password)
+        step("the editor's layout at 1280 px, Add phone number, the birthday", page, flow_editor_layout)
+        step("create, rename, delete a book; leave a share", page, flow_books)
+        step("change the password", page, flow_password)
         step("admin pages are for admins", page, flow_admin)
         context.close()
 

@@ -105,9 +105,10 @@ extension WebApp {
         let book = try context.currentBook
         let loaded = try await loadCard(book, name: name)
         let edit = CardEdit(card: loaded.card)
+        let list = ListState(context.request).pageParameters
         return try await editorResponse(context, title: "Edit " + Self.displayName(loaded.contact), heading: "Edit contact",
-                                        action: URLs.card(base, book.slug, name, "edit"), selected: name, edit: edit,
-                                        etag: loaded.etag, baseCard: loaded, cancelURL: URLs.card(base, book.slug, name))
+                                        action: URLs.card(base, book.slug, name, "edit", query: list), selected: name, edit: edit,
+                                        etag: loaded.etag, baseCard: loaded, cancelURL: URLs.card(base, book.slug, name, query: list))
     }
 
     /// `GET …/new`.
@@ -116,9 +117,10 @@ extension WebApp {
         var edit = CardEdit()
         edit.phones = [CardEdit.Value(label: .mobile, value: "")]
         edit.emails = [CardEdit.Value(label: .home, value: "")]
+        let list = ListState(context.request).pageParameters
         return try await editorResponse(context, title: "New contact", heading: "New contact",
-                                        action: URLs.bookPage(base, book.slug, "new"), selected: nil, edit: edit, etag: "",
-                                        baseCard: nil, cancelURL: URLs.book(base, book.slug))
+                                        action: URLs.bookPage(base, book.slug, "new", query: list), selected: nil, edit: edit, etag: "",
+                                        baseCard: nil, cancelURL: URLs.book(base, book.slug, query: list))
     }
 
     func editorResponse(_ context: PageContext, title: String, heading: String, action: String, selected: String?,
@@ -128,8 +130,11 @@ extension WebApp {
         var model = try await bookPageModel(context, state: state, selected: selected, title: title)
         model["hasDetail"] = true
         model["bodyClass"] = "editing"
-        model["editor"] = editorModel(edit: edit, heading: heading, action: action, etag: etag, baseCard: baseCard,
-                                      cancelURL: cancelURL, errors: errors, conflict: conflict)
+        var editor = editorModel(edit: edit, heading: heading, action: action, etag: etag, baseCard: baseCard,
+                                 cancelURL: cancelURL, errors: errors, conflict: conflict)
+        // A round trip (Add phone number, an error) keeps the box as the person left it.
+        editor["photoRemove"] = context.form["photo-remove"] == "1"
+        model["editor"] = editor
         return .html(renderer.render("book", model), status: status)
     }
 
@@ -174,7 +179,9 @@ extension WebApp {
         return [
             "heading": heading, "action": action, "etag": etag, "cancelURL": cancelURL,
             "base64": baseCard.map { Self.baseField($0.card, data: $0.data) } ?? "",
-            "hasPhoto": baseCard.map { Contact(vCard: $0.card).image != nil } ?? false,
+            // Any PHOTO line: the `base` field keeps the line with its value emptied, so a
+            // form shown again after Add phone number still offers to remove the photo.
+            "hasPhoto": baseCard.map { $0.card.first("PHOTO") != nil } ?? false,
             "f": fields, "kinds": kinds, "errors": errors, "conflict": conflict ?? false,
         ]
     }
@@ -213,8 +220,11 @@ extension WebApp {
         let posted = EditorForm(form)
         let etag = form["etag"] ?? ""
         let loaded = try await loadCard(book, name: name)
-        let action = URLs.card(base, book.slug, name, "edit")
-        let cancel = URLs.card(base, book.slug, name)
+        // The list beside the editor stays as the edit link left it (search, page), through
+        // Add phone number and after the save.
+        let list = ListState(context.request).pageParameters
+        let action = URLs.card(base, book.slug, name, "edit", query: list)
+        let cancel = URLs.card(base, book.slug, name, query: list)
         if let add = posted.addRow {
             return try await editorResponse(context, title: "Edit contact", heading: "Edit contact", action: action, selected: name,
                                             edit: Self.addingRow(add, to: posted.edit), etag: etag,
@@ -241,7 +251,7 @@ extension WebApp {
                                             errors: [problem], status: 400)
         }
         patch.touchRevision(at: store.clock.now)
-        guard patch.hasChanges else { return .redirect(URLs.card(base, book.slug, name)) }
+        guard patch.hasChanges else { return .redirect(cancel) }
         let (data, metadata) = try prepare(patch)
         do {
             try await putCard(context, book, name: name, data: data, card: metadata, precondition: .ifMatch([etag]))
@@ -251,7 +261,7 @@ extension WebApp {
         } catch StoreError.uidConflict {
             throw WebError.badRequest("Another card of this book has the same UID.")
         }
-        return .redirect(URLs.card(base, book.slug, name, query: [("done", "saved")]))
+        return .redirect(URLs.card(base, book.slug, name, query: list + [("done", "saved")]))
     }
 
     /// The patched bytes, checked as a PUT would check them, with their index metadata.
@@ -319,9 +329,10 @@ extension WebApp {
             "yours": yours, "saved": saved, "discardURL": URLs.card(base, book.slug, name),
             "photoLost": form.file("photo") != nil,
         ]
+        let list = ListState(context.request).pageParameters
         return try await editorResponse(context, title: "Changed elsewhere", heading: "Edit contact",
-                                        action: URLs.card(base, book.slug, name, "edit"), selected: name, edit: rebased,
-                                        etag: current.etag, baseCard: current, cancelURL: URLs.card(base, book.slug, name),
+                                        action: URLs.card(base, book.slug, name, "edit", query: list), selected: name, edit: rebased,
+                                        etag: current.etag, baseCard: current, cancelURL: URLs.card(base, book.slug, name, query: list),
                                         conflict: conflict, status: 409)
     }
 
@@ -344,8 +355,9 @@ extension WebApp {
     func createContact(_ context: PageContext) async throws -> WebResponse {
         let book = try context.currentBook
         let posted = EditorForm(context.form)
-        let action = URLs.bookPage(base, book.slug, "new")
-        let cancel = URLs.book(base, book.slug)
+        let list = ListState(context.request).pageParameters
+        let action = URLs.bookPage(base, book.slug, "new", query: list)
+        let cancel = URLs.book(base, book.slug, query: list)
         if let add = posted.addRow {
             return try await editorResponse(context, title: "New contact", heading: "New contact", action: action, selected: nil,
                                             edit: Self.addingRow(add, to: posted.edit), etag: "", baseCard: nil, cancelURL: cancel)
@@ -372,6 +384,6 @@ extension WebApp {
         let (data, metadata) = try prepare(patch)
         let name = uid + ".vcf"
         try await putCard(context, book, name: name, data: data, card: metadata, precondition: .ifNoneMatchAny)
-        return .redirect(URLs.card(base, book.slug, name, query: [("done", "created")]))
+        return .redirect(URLs.card(base, book.slug, name, query: list + [("done", "created")]))
     }
 }

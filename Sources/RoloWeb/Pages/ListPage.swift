@@ -139,7 +139,11 @@ extension WebApp {
         if context.request.wantsFragment {
             return .html(renderer.render("list", model))
         }
-        return .html(renderer.render("book", model))
+        var response = WebResponse.html(renderer.render("book", model))
+        let secure = context.request.isSecure
+        response.headers.append(("Set-Cookie", Cookies.setCookie(name: Cookies.lastBookName(secure: secure), value: URLs.segment(book.slug),
+                                                                  secure: secure, maxAge: 365 * 86_400)))
+        return response
     }
 
     /// A notice carried in the query string after a redirect (`?done=saved`), with an undo
@@ -153,6 +157,9 @@ extension WebApp {
             "accepted": "Share accepted: the book is now in your list.", "user-created": "User created.",
             "password-set": "Password set; the user's sessions were ended.", "disabled": "User disabled.",
             "enabled": "User enabled.", "user-deleted": "User deleted.",
+            "password-changed": "Password changed: other browsers signed in as you were signed out.",
+            "book-created": "Address book created.", "book-renamed": "Address book renamed.",
+            "book-deleted": "Address book deleted.", "left": "You left the shared book; its owner keeps it.",
         ]
         guard let text = texts[done] else { return nil }
         var model: [String: Any] = ["text": text, "kind": "ok", "undo": false]

@@ -156,8 +156,8 @@ extension WebApp {
     }
 
     /// `POST /web/privacy/mobileconfig` (`name`, `secret`): an Apple configuration profile
-    /// with a CardDAV account for this app password (a QR code would need a library Rolo
-    /// does not have). Nothing is stored; the secret comes from the page that showed it.
+    /// with a CardDAV account for this app password. Nothing is stored; the secret comes from
+    /// the page that showed it.
     func mobileconfig(_ context: PageContext) -> WebResponse {
         let form = context.form
         let name = form["name"] ?? "Rolo", secret = form["secret"] ?? ""

@@ -9,7 +9,8 @@ extension WebApp {
         var model = context.layout(title: title, flash: flash ?? self.flash(context.request))
         for (key, value) in try await navModel(context) { model[key] = value }
         model["hasSidebar"] = true
-        for key in ["trash", "duplicates", "merge", "importPage", "privacyPage", "adminPage", "adminUser", "newPassword"] {
+        for key in ["trash", "duplicates", "merge", "importPage", "privacyPage", "adminPage", "adminUser", "newPassword",
+                    "accountPage", "newBook", "bookSettings", "noBook"] {
             model[key] = false
         }
         if let book = context.book {

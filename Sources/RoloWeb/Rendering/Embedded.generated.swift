@@ -5,6 +5,40 @@
 /// The page templates, by name (the file name without `.mustache`).
 enum EmbeddedTemplates {
     static let all: [(name: String, text: String)] = [
+        ("account", ##"""
+<h1>Your account</h1>
+{{#error}}<p class="error" role="alert" data-testid="account-error">{{.}}</p>{{/error}}
+<section aria-labelledby="password-heading" class="card-section" data-testid="change-password">
+  <h2 id="password-heading">Change your password</h2>
+  <p class="muted">Devices that sign in with an app password keep working; any that use this password need the new one. Other browsers signed in as {{name}} are signed out.</p>
+  <form method="post" action="{{base}}/account/password" class="stack" id="password-form" data-testid="password-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><label for="current-password">Current password</label><input id="current-password" name="current" type="password" required autocomplete="current-password" data-testid="current-password"></p>
+    <p><label for="new-password">New password</label><input id="new-password" name="password" type="password" required minlength="{{minimumLength}}" autocomplete="new-password" aria-describedby="new-password-hint" data-testid="new-password">
+      <span class="hint" id="new-password-hint">At least {{minimumLength}} characters.</span></p>
+    <p><label for="confirm-password">New password again</label><input id="confirm-password" name="confirm" type="password" required minlength="{{minimumLength}}" autocomplete="new-password" data-testid="confirm-password"></p>
+    <p><button type="submit" class="primary" data-testid="change-password-submit">Change password</button></p>
+  </form>
+</section>
+<section aria-labelledby="account-books-heading" class="card-section" data-testid="account-books">
+  <h2 id="account-books-heading">Address books</h2>
+  <table class="table" tabindex="0" data-testid="account-book-table">
+    <caption class="visually-hidden">Your address books</caption>
+    <thead><tr><th scope="col">Book</th><th scope="col">Contacts</th><th scope="col">Settings</th></tr></thead>
+    <tbody>
+    {{#books}}
+      <tr data-testid="account-book-row">
+        <th scope="row"><a href="{{href}}">{{name}}</a>{{#sharedBy}} <span class="badge">shared by {{.}}</span>{{/sharedBy}}</th>
+        <td>{{count}}</td>
+        <td><a href="{{settingsURL}}" aria-label="{{#sharedBy}}Leave{{/sharedBy}}{{^sharedBy}}Rename or delete{{/sharedBy}} {{name}}" data-testid="book-settings-link">{{#sharedBy}}Leave{{/sharedBy}}{{^sharedBy}}Rename or delete{{/sharedBy}}</a></td>
+      </tr>
+    {{/books}}
+    </tbody>
+  </table>
+  <p><a href="{{base}}/books/new" class="button secondary" data-testid="new-book-link">New address book</a></p>
+</section>
+
+"""##),
         ("admin-user", ##"""
 <h1>User {{name}}</h1>
 {{#error}}<p class="error" role="alert" data-testid="admin-error">{{.}}</p>{{/error}}
@@ -81,6 +115,60 @@ enum EmbeddedTemplates {
 </section>
 
 """##),
+        ("book-new", ##"""
+<h1>New address book</h1>
+{{#error}}<p class="error" role="alert" data-testid="book-error">{{.}}</p>{{/error}}
+<form method="post" action="{{base}}/books/new" class="stack" id="new-book-form" data-testid="new-book-form">
+  <input type="hidden" name="csrf" value="{{csrf}}">
+  <p><label for="new-book-name">Name</label><input id="new-book-name" name="name" value="{{name}}" required maxlength="200" autocomplete="off" aria-describedby="new-book-hint" data-testid="new-book-name">
+    <span class="hint" id="new-book-hint">Your devices show this name; you can change it later.</span></p>
+  <p><button type="submit" class="primary" data-testid="create-book">Create</button></p>
+</form>
+
+"""##),
+        ("book-settings", ##"""
+<h1>Settings of {{title}}</h1>
+{{#error}}<p class="error" role="alert" data-testid="book-error">{{.}}</p>{{/error}}
+<p><a href="{{bookURL}}">← Back to the book</a></p>
+{{#own}}
+<section aria-labelledby="rename-heading" class="card-section" data-testid="rename-book-section">
+  <h2 id="rename-heading">Name</h2>
+  {{#canRename}}
+  <form method="post" action="{{settingsURL}}" class="stack" id="rename-book-form" data-testid="rename-book-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><label for="book-name">Name</label><input id="book-name" name="name" value="{{name}}" required maxlength="200" autocomplete="off" aria-describedby="book-name-hint" data-testid="book-name">
+      <span class="hint" id="book-name-hint">Your devices show the new name after their next sync; they keep syncing the same book.</span></p>
+    <p><button type="submit" class="primary" data-testid="rename-book">Rename</button></p>
+  </form>
+  {{/canRename}}
+  {{^canRename}}<p>You cannot rename this book.</p>{{/canRename}}
+</section>
+<section aria-labelledby="delete-book-heading" class="card-section danger-zone" data-testid="delete-book-section">
+  <h2 id="delete-book-heading">Delete the book</h2>
+  {{#canDelete}}
+  <p>Deletes {{title}} and its {{count}}, here and on every device that syncs it. They do not go to the trash: export the book first to keep a copy.</p>
+  {{#sharees}}<p>It is shared with {{.}}: they lose it too.</p>{{/sharees}}
+  <form method="post" action="{{settingsURL}}/delete" class="stack" id="delete-book-form" data-testid="delete-book-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><label><input type="checkbox" name="confirm" value="yes" required data-testid="delete-book-confirm"> Yes, delete {{title}} and everything in it</label></p>
+    <p><button type="submit" class="danger" data-testid="delete-book">Delete the book</button></p>
+  </form>
+  {{/canDelete}}
+  {{^canDelete}}<p data-testid="only-book">This is your only address book: create another before you delete it.</p>{{/canDelete}}
+</section>
+{{/own}}
+{{#shared}}
+<section aria-labelledby="leave-heading" class="card-section" data-testid="leave-book-section">
+  <h2 id="leave-heading">Shared with you by {{owner}}</h2>
+  <p>You may {{#readOnly}}read{{/readOnly}}{{^readOnly}}read and change{{/readOnly}} its contacts. Leaving takes it off your list and your devices; {{owner}} keeps the book and can share it with you again.</p>
+  <form method="post" action="{{settingsURL}}/leave" class="inline" id="leave-book-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <button type="submit" class="danger" data-testid="leave-book">Leave {{title}}</button>
+  </form>
+</section>
+{{/shared}}
+
+"""##),
         ("book", ##"""
 {{<layout}}{{$body}}
 <div class="app{{#hasDetail}} has-detail{{/hasDetail}}">
@@ -99,6 +187,13 @@ enum EmbeddedTemplates {
       {{#membership}}{{>membership}}{{/membership}}
     </div>
     {{/hasDetail}}
+    {{^hasDetail}}{{#list}}
+    <div class="detail-pane placeholder" data-testid="no-contact">
+      {{#hasRows}}<p>Choose a contact in the list to see it here.</p>{{/hasRows}}
+      {{^hasRows}}<p>{{emptyText}}</p>{{/hasRows}}
+      {{#book.canWrite}}<p class="actions"><a href="{{book.href}}new" class="button secondary">New contact</a> <a href="{{book.href}}import" class="button secondary">Import a file</a></p>{{/book.canWrite}}
+    </div>
+    {{/list}}{{/hasDetail}}
   </main>
 </div>
 {{/body}}{{/layout}}
@@ -225,26 +320,26 @@ enum EmbeddedTemplates {
       {{#rows}}
       <div class="value-row" data-testid="{{kind}}-row">
         <input type="hidden" name="{{kind}}-ref" value="{{ref}}">
-        <p><label for="{{kind}}-label-{{index}}">Label</label>
+        <p class="label-box"><label for="{{kind}}-label-{{index}}">Label</label>
           <select id="{{kind}}-label-{{index}}" name="{{kind}}-label" data-testid="{{kind}}-label">
             {{#options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{text}}</option>{{/options}}
           </select></p>
-        <p><label for="{{kind}}-custom-{{index}}">Custom label</label>
+        <p class="label-box"><label for="{{kind}}-custom-{{index}}">Custom label</label>
           <input id="{{kind}}-custom-{{index}}" name="{{kind}}-custom" value="{{custom}}" autocomplete="off" data-testid="{{kind}}-custom"></p>
+        <p class="remove"><label><input type="checkbox" name="{{kind}}-remove" value="{{index}}" data-testid="{{kind}}-remove"> Remove</label></p>
         {{#isAddress}}
         <input type="hidden" name="adr-pobox" value="{{pobox}}">
         <input type="hidden" name="adr-extended" value="{{extended}}">
-        <p class="wide"><label for="adr-street-{{index}}">Street</label><textarea id="adr-street-{{index}}" name="adr-street" rows="2">{{street}}</textarea></p>
-        <p><label for="adr-city-{{index}}">City</label><input id="adr-city-{{index}}" name="adr-city" value="{{city}}" autocomplete="off"></p>
-        <p><label for="adr-region-{{index}}">Region</label><input id="adr-region-{{index}}" name="adr-region" value="{{region}}" autocomplete="off"></p>
-        <p><label for="adr-code-{{index}}">Postal code</label><input id="adr-code-{{index}}" name="adr-code" value="{{code}}" autocomplete="off"></p>
-        <p><label for="adr-country-{{index}}">Country</label><input id="adr-country-{{index}}" name="adr-country" value="{{country}}" autocomplete="off"></p>
+        <p class="street"><label for="adr-street-{{index}}">Street</label><textarea id="adr-street-{{index}}" name="adr-street" rows="2">{{street}}</textarea></p>
+        <p class="part"><label for="adr-city-{{index}}">City</label><input id="adr-city-{{index}}" name="adr-city" value="{{city}}" autocomplete="off" data-testid="adr-city"></p>
+        <p class="part"><label for="adr-region-{{index}}">Region</label><input id="adr-region-{{index}}" name="adr-region" value="{{region}}" autocomplete="off"></p>
+        <p class="part"><label for="adr-code-{{index}}">Postal code</label><input id="adr-code-{{index}}" name="adr-code" value="{{code}}" autocomplete="off"></p>
+        <p class="part"><label for="adr-country-{{index}}">Country</label><input id="adr-country-{{index}}" name="adr-country" value="{{country}}" autocomplete="off"></p>
         {{/isAddress}}
         {{^isAddress}}
-        <p class="wide"><label for="{{kind}}-value-{{index}}">{{valueLabel}}</label>
+        <p class="value-box"><label for="{{kind}}-value-{{index}}">{{valueLabel}}</label>
           <input id="{{kind}}-value-{{index}}" name="{{kind}}-value" value="{{value}}" type="{{inputType}}" autocomplete="off" data-testid="{{kind}}-value"></p>
         {{/isAddress}}
-        <p class="remove"><label><input type="checkbox" name="{{kind}}-remove" value="{{index}}" data-testid="{{kind}}-remove"> Remove</label></p>
       </div>
       {{/rows}}
       <p><button type="submit" name="add" value="{{kind}}" class="secondary add-row" formnovalidate data-testid="add-{{kind}}">Add {{noun}}</button></p>
@@ -253,19 +348,21 @@ enum EmbeddedTemplates {
     <fieldset>
       <legend>More</legend>
       <div class="grid">
-        <p class="date"><span class="label" id="bday-label">Birthday</span>
-          <span class="date-fields" role="group" aria-labelledby="bday-label">
-            <label for="f-bday-day" class="visually-hidden">Birthday day</label><input id="f-bday-day" name="bday-day" value="{{f.bdayDay}}" inputmode="numeric" size="2" placeholder="DD" data-testid="bday-day">
-            <label for="f-bday-month" class="visually-hidden">Birthday month</label><input id="f-bday-month" name="bday-month" value="{{f.bdayMonth}}" inputmode="numeric" size="2" placeholder="MM" data-testid="bday-month">
-            <label for="f-bday-year" class="visually-hidden">Birthday year (optional)</label><input id="f-bday-year" name="bday-year" value="{{f.bdayYear}}" inputmode="numeric" size="4" placeholder="YYYY" data-testid="bday-year">
-          </span></p>
+        <div class="date" role="group" aria-labelledby="bday-label" data-testid="bday">
+          <p class="label" id="bday-label">Birthday</p>
+          <p class="date-fields">
+            <span><label for="f-bday-day">Day <span class="visually-hidden">of the birthday</span></label><input id="f-bday-day" name="bday-day" value="{{f.bdayDay}}" inputmode="numeric" size="2" maxlength="2" autocomplete="off" data-testid="bday-day"></span>
+            <span><label for="f-bday-month">Month <span class="visually-hidden">of the birthday</span></label><input id="f-bday-month" name="bday-month" value="{{f.bdayMonth}}" inputmode="numeric" size="2" maxlength="2" autocomplete="off" data-testid="bday-month"></span>
+            <span><label for="f-bday-year">Year <span class="visually-hidden">of the birthday</span> <span class="muted">(optional)</span></label><input id="f-bday-year" name="bday-year" value="{{f.bdayYear}}" inputmode="numeric" size="4" maxlength="4" autocomplete="off" data-testid="bday-year"></span>
+          </p>
+        </div>
         <p class="wide"><label for="f-categories">Categories</label><input id="f-categories" name="categories" value="{{f.categories}}" aria-describedby="f-categories-hint" autocomplete="off">
           <span class="hint" id="f-categories-hint">Separated by commas.</span></p>
         <p class="wide"><label for="f-note">Note</label><textarea id="f-note" name="note" rows="4" data-testid="field-note">{{f.note}}</textarea></p>
         <p class="wide"><label for="f-photo">Photo</label>
           <input id="f-photo" name="photo" type="file" accept="image/jpeg,image/png,image/gif,image/webp" aria-describedby="f-photo-hint" data-testid="field-photo">
           <span class="hint" id="f-photo-hint">JPEG, PNG, GIF or WebP, at most 256 KB (larger pictures are made smaller in the browser).</span></p>
-        {{#hasPhoto}}<p><label><input type="checkbox" name="photo-remove" value="1"> Remove the photo</label></p>{{/hasPhoto}}
+        {{#hasPhoto}}<p><label><input type="checkbox" name="photo-remove" value="1"{{#photoRemove}} checked{{/photoRemove}} data-testid="photo-remove"> Remove the photo</label></p>{{/hasPhoto}}
       </div>
     </fieldset>
     <p class="form-actions">
@@ -355,6 +452,7 @@ enum EmbeddedTemplates {
   {{#user}}
   <nav class="account" aria-label="Account">
     <ul>
+      <li><a href="{{base}}/account" data-testid="account-link"{{#onAccount}} aria-current="page"{{/onAccount}}>Account</a></li>
       <li><a href="{{base}}/privacy" data-testid="privacy-link"{{#onPrivacy}} aria-current="page"{{/onPrivacy}}>Privacy</a></li>
       {{#admin}}<li><a href="{{base}}/admin" data-testid="admin-link"{{#onAdmin}} aria-current="page"{{/onAdmin}}>Admin</a></li>{{/admin}}
       <li><button type="button" class="link-button" id="help-button" data-testid="help-button" hidden>Shortcuts</button></li>
@@ -515,6 +613,7 @@ enum EmbeddedTemplates {
     {{#shared}}<span class="badge" title="Shared by {{owner}}">{{owner}} · {{access}}</span>{{/shared}}
   </li>
   {{/books}}
+  <li class="new-book"><a href="{{base}}/books/new" data-testid="nav-new-book">+ New address book</a></li>
 </ul>
 {{#book}}
 <h2 class="nav-heading" id="groups-heading">Groups</h2>
@@ -530,6 +629,7 @@ enum EmbeddedTemplates {
   <li><a href="{{href}}export" data-testid="nav-export" download>Export all</a></li>
   {{#canWrite}}<li><a href="{{href}}duplicates" data-testid="nav-duplicates">Duplicates</a></li>{{/canWrite}}
   {{#canWrite}}<li><a href="{{href}}trash" data-testid="nav-trash">Trash</a></li>{{/canWrite}}
+  <li><a href="{{href}}settings" data-testid="nav-book-settings">{{#shared}}Leave or settings{{/shared}}{{^shared}}Rename or delete{{/shared}}</a></li>
 </ul>
 {{/book}}
 
@@ -549,6 +649,11 @@ enum EmbeddedTemplates {
     {{#adminPage}}{{>admin}}{{/adminPage}}
     {{#adminUser}}{{>admin-user}}{{/adminUser}}
     {{#newPassword}}{{>token-created}}{{/newPassword}}
+    {{#accountPage}}{{>account}}{{/accountPage}}
+    {{#newBook}}{{>book-new}}{{/newBook}}
+    {{#bookSettings}}{{>book-settings}}{{/bookSettings}}
+    {{#noBook}}<h1>No address book</h1>
+    <p>You have no address book yet. <a href="{{base}}/books/new" data-testid="first-book-link">Create one</a>, or accept a book someone shares with you on the <a href="{{base}}/privacy">privacy page</a>.</p>{{/noBook}}
   </main>
 </div>
 {{/body}}{{/layout}}
@@ -706,7 +811,7 @@ enum EmbeddedTemplates {
   <h2 id="secret-heading">Copy it now</h2>
   <p>This password is shown once. Enter it on the device with your user name <strong>{{user}}</strong> and the server address <code>{{serverURL}}</code>.</p>
   <p class="secret"><label for="secret">Password</label> <input id="secret" readonly value="{{secret}}" class="mono" data-testid="token-secret"></p>
-  <p class="muted">A QR code would need a library Rolo does not have. On an iPhone, iPad or Mac, download a configuration profile instead and open it on the device.</p>
+  <p class="muted" data-testid="profile-hint">On an iPhone, iPad or Mac, you can download a configuration profile instead and open it on the device: it sets the account up with this password.</p>
   <form method="post" action="{{base}}/privacy/mobileconfig" class="inline">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <input type="hidden" name="name" value="{{name}}">
@@ -924,12 +1029,24 @@ legend { font-weight: 600; padding: 0 .3rem; }
 .grid p, .value-row p { margin: .35rem 0; }
 .grid .wide, .value-row .wide { grid-column: 1 / -1; }
 .grid input:not([type=checkbox]):not([type=radio]):not([type=file]) { width: 100%; }
-.value-row { display: grid; grid-template-columns: 10rem 10rem 1fr auto; gap: 0 .75rem; align-items: end; border-bottom: 1px dashed var(--border); padding-bottom: .4rem; }
-.value-row .wide { grid-column: auto; }
+/* A labeled value: the label boxes and Remove on one line, the value on a line of its own
+   at the row's full width (an address's parts at least 12rem each), so a value box is never
+   narrower than a label box (at most 12rem) and a number or address is not cut off. */
+.value-row { display: flex; flex-wrap: wrap; gap: 0 .75rem; align-items: flex-end; border-bottom: 1px dashed var(--border); padding-bottom: .4rem; }
+.value-row .label-box { flex: 1 1 10rem; max-width: 12rem; }
+.value-row .remove { flex: 0 0 auto; margin-left: auto; }
+.value-row .value-box, .value-row .street { flex: 1 1 100%; }
+.value-row .part { flex: 1 1 12rem; }
 .value-row input:not([type=checkbox]), .value-row select, .value-row textarea { width: 100%; }
-.value-row:has(textarea) { grid-template-columns: 10rem 10rem 1fr 1fr; }
-.value-row:has(textarea) .wide { grid-column: 1 / -1; }
-.date-fields { display: flex; gap: .3rem; }
+.value-row label { font-weight: 600; font-size: .9rem; display: block; margin-bottom: .15rem; }
+.value-row .remove label { font-weight: normal; display: inline-block; }
+.date { margin: .35rem 0; }
+.date .label { font-weight: 600; font-size: .9rem; margin: 0 0 .15rem; }
+.date-fields { display: flex; gap: .6rem; margin: 0; }
+.date-fields label { display: block; font-size: .85rem; }
+.date-fields input { width: 3.5rem; }
+.date-fields #f-bday-year { width: 5rem; }
+.placeholder { color: var(--fg-muted); }
 .form-actions { display: flex; gap: .6rem; flex-wrap: wrap; }
 .conflict { border: 2px solid var(--danger); border-radius: var(--radius); padding: .5rem 1rem; margin-bottom: 1rem; }
 .versions { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
@@ -978,12 +1095,14 @@ kbd { border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 
   .detail-pane { padding: .75rem 1rem 2rem; }
   .fields { grid-template-columns: 1fr; }
   .fields dt { text-align: left; margin-top: .4rem; }
-  .value-row, .value-row:has(textarea) { grid-template-columns: 1fr; }
+  .value-row .label-box { flex: 1 1 100%; max-width: none; }
+  .value-row .part { flex: 1 1 100%; }
+  .placeholder { display: none; }
   .versions { grid-template-columns: 1fr; }
   .search { flex-basis: 100%; max-width: none; }
   .content.single { padding: .75rem 1rem; }
   /* Wide tables scroll sideways; those without a control inside have tabindex=0 so the keyboard can scroll them. */
-  .table { display: block; overflow-x: auto; }
+  .table { display: block; overflow-x: auto; position: relative; }
 }
 
 """##

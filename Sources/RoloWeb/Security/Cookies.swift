@@ -1,7 +1,7 @@
 import Foundation
 
 /// The cookies of the web UI: the session (`__Host-rolo_session` behind TLS, `rolo_session`
-/// on plain http) and the sign-in form's nonce. Both HttpOnly and SameSite=Lax, Secure
+/// on plain http), the sign-in form's nonce and the last book listed. All HttpOnly and SameSite=Lax, Secure
 /// behind TLS; Path=/ (the `__Host-` prefix wants it, and no Domain).
 enum Cookies {
     static let secureSessionName = "__Host-rolo_session"
@@ -9,7 +9,13 @@ enum Cookies {
     static let secureLoginName = "__Host-rolo_login"
     static let plainLoginName = "rolo_login"
 
+    /// The book this browser last listed (its slug, percent-encoded): where `/web/` lands
+    /// next time. Only a preference: a slug the user cannot see is ignored.
+    static let secureLastBookName = "__Host-rolo_book"
+    static let plainLastBookName = "rolo_book"
+
     static func sessionName(secure: Bool) -> String { secure ? secureSessionName : plainSessionName }
+    static func lastBookName(secure: Bool) -> String { secure ? secureLastBookName : plainLastBookName }
     static func loginName(secure: Bool) -> String { secure ? secureLoginName : plainLoginName }
 
     /// The `Cookie` header's pairs (first value of a repeated name wins, as browsers send
