@@ -17,6 +17,9 @@ package enum AccountRules {
         return trimmed
     }
 
+    /// The shortest password `checkPassword` lets through (forms say it before one is typed).
+    package static let minimumPasswordLength = 8
+
     /// The one rule for a password a person sets: at least 8 characters, at most 72 bytes of
     /// UTF-8, no control character. Every front end that sets one (CLI `user add`/`passwd`,
     /// serve's generated first admin, the web UI) asks this before the store, so the CLI
@@ -28,7 +31,7 @@ package enum AccountRules {
     /// (its suites sign in with "pw"); that is why the rule lives here and not there. Throws
     /// `StoreError.invalid` with a reason that names the rule.
     package static func checkPassword(_ password: String) throws {
-        guard password.count >= 8 else { throw StoreError.passwordTooShort }
+        guard password.count >= minimumPasswordLength else { throw StoreError.passwordTooShort }
         guard password.utf8.count <= 72 else { throw StoreError.passwordTooLong }
         guard !password.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw StoreError.passwordControl
