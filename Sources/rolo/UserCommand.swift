@@ -21,6 +21,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try authorize(.manageUsers)
+            try options.requireDatabase(creating: createDatabase)
             let password = try PasswordInput.read(fromStdin: passwordStdin)
             try await options.withStore(creating: createDatabase) { store in
                 do {
@@ -44,6 +45,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try authorize(.manageUsers)
+            try options.requireDatabase()
             let password = try PasswordInput.read(fromStdin: passwordStdin, prompt: "New password: ")
             try await options.withStore { store in
                 do {
