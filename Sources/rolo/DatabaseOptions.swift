@@ -96,14 +96,24 @@ struct DatabaseOptions: ParsableArguments {
                 throw CLIError("Cannot reach the database \(configuration.description): \(reason).")
             }
         }
-        if !creating, !FileManager.default.fileExists(atPath: location) {
-            throw Self.missingDatabase(location)
-        }
+        try Self.requireDatabase(location, creating: creating)
         do {
             return .sqlite(try SQLiteStore(path: location, clock: clock, tuning: tuning))
         } catch let error as DatabaseFileError {
             throw CLIError(error.description)
         }
+    }
+
+    /// Throws `missingDatabase` for an SQLite file that does not exist, unless `creating`:
+    /// commands that prompt for a password ask before the prompt, not after it.
+    func requireDatabase(creating: Bool = false) throws {
+        try Self.requireDatabase(resolvedPath, creating: creating)
+    }
+
+    static func requireDatabase(_ location: String, creating: Bool) throws {
+        guard !creating, !PostgresStore.Configuration.isDatabaseURL(location),
+              !FileManager.default.fileExists(atPath: location) else { return }
+        throw missingDatabase(location)
     }
 
     /// "No database at PATH": the path as given and, when relative, where that is.

@@ -349,8 +349,6 @@ struct ServeCommand: AsyncParsableCommand {
                 try await server.run { [configuration] port in
                     let url = Self.baseURL(host: configuration.host, port: port, basePath: configuration.basePath)
                     let webURL = Self.baseURL(host: configuration.host, port: port, basePath: "/web")
-                    say("Rolo listening on \(url)")
-                    if configuration.webUI { say("Web UI at \(webURL)") }
                     var credentials = loaded
                     if createsAdminWhenListening {
                         do {
@@ -359,6 +357,8 @@ struct ServeCommand: AsyncParsableCommand {
                             logger.error("Could not create the first user admin: \(opened.describingFileErrors(error))")
                         }
                     }
+                    say("Rolo listening on \(url)")
+                    if configuration.webUI { say("Web UI at \(webURL)") }
                     if let credentials, credentials.created, createsAdminWhenListening {
                         say("""
                             Created user admin with password: \(credentials.password)

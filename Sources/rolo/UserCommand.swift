@@ -21,6 +21,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try authorize(.manageUsers)
+            try options.requireDatabase(creating: createDatabase)
             let password = try PasswordInput.read(fromStdin: passwordStdin)
             try checkNewPassword(password)
             try await options.withStore(creating: createDatabase) { store in
@@ -45,6 +46,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try authorize(.manageUsers)
+            try options.requireDatabase()
             let password = try PasswordInput.read(fromStdin: passwordStdin, prompt: "New password: ")
             try checkNewPassword(password)
             try await options.withStore { store in

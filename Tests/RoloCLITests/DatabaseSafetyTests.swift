@@ -14,7 +14,7 @@ import Testing
         try "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:A\r\nEND:VCARD\r\n".write(to: vcf, atomically: true, encoding: .utf8)
         let backup = folder.appendingPathComponent("backup.sqlite").path
         let commands: [[String]] = [
-            ["backup", backup], ["check"], ["user", "add", "zoe", "--password-stdin"], ["user", "list"],
+            ["backup", backup], ["check"], ["user", "add", "zoe", "--password-stdin"], ["user", "passwd", "zoe", "--password-stdin"], ["user", "list"],
             ["user", "delete", "zoe"], ["book", "list", "zoe"], ["import", "zoe", "default", vcf.path],
             ["export", "zoe", "default"], ["migrate", "--from", missing, "--to", folder.appendingPathComponent("to.sqlite").path],
         ]

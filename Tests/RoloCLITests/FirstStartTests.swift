@@ -32,7 +32,8 @@ import Testing
         let port = try await serve.waitUntilListening()
         let password = try #require(serve.startLine?.password)
         let web = "http://127.0.0.1:\(port)/web/"
-        let printed = serve.stderr.current
+        // stderr is another pipe: its lines, written before the start line, may arrive after it.
+        let printed = await serve.stderr.waitFor { $0.contains("Write it down") ? $0 : nil } ?? serve.stderr.current
         #expect(printed.contains("Rolo listening on http://127.0.0.1:\(port)/dav/\nWeb UI at \(web)\n"), "\(printed)")
         #expect(printed.contains("Created user admin with password: \(password)\nadmin is an administrator (the admin page: \(web)admin)."),
                 "\(printed)")
