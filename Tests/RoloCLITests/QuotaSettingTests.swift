@@ -12,7 +12,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        let add = try await RoloBinary.run(["user", "add", "ida", "--password-stdin"] + db, stdin: "ida-password\n")
+        let add = try await RoloBinary.run(["user", "add", "ida", "--password-stdin", "--create-database"] + db, stdin: "ida-password\n")
         #expect(add.status == 0, "\(add.stderr)")
         let file = folder.appendingPathComponent("two.vcf")
         try (Self.first + Self.second).write(to: file, atomically: true, encoding: .utf8)
@@ -51,7 +51,7 @@ import Testing
     @Test func serveAppliesTheQuotaFromItsConfigFileToAClientsPut() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let add = try await RoloBinary.run(["user", "add", "una", "--password-stdin", "--database", database],
+        let add = try await RoloBinary.run(["user", "add", "una", "--password-stdin", "--create-database", "--database", database],
                                            stdin: "una-password\n")
         #expect(add.status == 0, "\(add.stderr)")
         let config = folder.appendingPathComponent("rolo.toml")
