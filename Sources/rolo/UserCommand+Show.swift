@@ -10,8 +10,9 @@ extension UserCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a user's settings, books, shares and app passwords, one `key: value` line each.",
             discussion: """
-                "last request" is the latest hour of the access history (kept 90 days, written by a \
-                running server once a minute), so a request in the last minute may not show yet.
+                "last request" is the latest hour (or, past the hourly retention, day) of the user's own \
+                requests in the access history, which a running server writes once a minute: a request \
+                in the last minute may not show yet.
                 """)
         @Argument(help: "User name.") var name: String
         @OptionGroup var options: DatabaseOptions
@@ -52,8 +53,8 @@ enum UserText {
         let passwords = try await store.appPasswords(user: name)
         let live = passwords.filter { $0.revoked == nil }
         let lastUse = live.compactMap(\.lastUsed).max()
-        let lastHour = try await store.accessHistory(user: name, since: .distantPast)
-            .filter { $0.user == name }.map(\.start).max()
+        let lastRequest = try await store.accessHistory(user: name, since: .distantPast)
+            .filter { $0.user == name }.max { $0.start < $1.start }
         return [
             ("user", name),
             ("display name", account.displayName ?? "-"),
@@ -62,7 +63,10 @@ enum UserText {
             ("disabled", "\(account.disabled)"),
             ("app passwords only", "\(account.appPasswordsOnly)"),
             ("created", account.created.map(CLIDate.minute) ?? "unknown"),
-            ("last request", lastHour.map { "\(CLIDate.minute($0)) (the hour of the access history)" } ?? "none recorded"),
+            ("last request", lastRequest.map { record in
+                record.period == .hour ? "\(CLIDate.minute(record.start)) (the hour of the access history)"
+                    : "\(CLIDate.day(record.start)) (the day of the access history)"
+            } ?? "none recorded"),
             ("books", books.isEmpty ? "none" : books.joined(separator: ", ")),
             ("shares given", given.isEmpty ? "none" : given.joined(separator: ", ")),
             ("shares received", received.isEmpty ? "none" : received.joined(separator: ", ")),
