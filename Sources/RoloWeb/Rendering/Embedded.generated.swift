@@ -30,7 +30,7 @@ enum EmbeddedTemplates {
       <tr data-testid="account-book-row">
         <th scope="row"><a href="{{href}}">{{name}}</a>{{#sharedBy}} <span class="badge">shared by {{.}}</span>{{/sharedBy}}</th>
         <td>{{count}}</td>
-        <td><a href="{{settingsURL}}" aria-label="{{#sharedBy}}Leave{{/sharedBy}}{{^sharedBy}}Rename or delete{{/sharedBy}} {{name}}" data-testid="book-settings-link">{{#sharedBy}}Leave{{/sharedBy}}{{^sharedBy}}Rename or delete{{/sharedBy}}</a></td>
+        <td><a href="{{settingsURL}}" aria-label="{{#sharedBy}}Leave{{/sharedBy}}{{^sharedBy}}Settings of{{/sharedBy}} {{name}}" data-testid="book-settings-link">{{#sharedBy}}Leave{{/sharedBy}}{{^sharedBy}}Settings{{/sharedBy}}</a></td>
       </tr>
     {{/books}}
     </tbody>
