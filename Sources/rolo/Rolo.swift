@@ -5,7 +5,7 @@ struct Rolo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rolo",
         abstract: "Rolo, a CardDAV contacts server.",
-        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self,
+        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self, FeedCommand.self,
                       AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
                       CheckCommand.self, BackupCommand.self, MigrateCommand.self,
                       VCardCommand.self])
