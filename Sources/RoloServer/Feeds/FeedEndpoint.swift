@@ -1,3 +1,4 @@
+import Authorization
 import ContactFeeds
 import Crypto
 import DAV
@@ -88,11 +89,14 @@ struct FeedEndpoint: Sendable {
         }
     }
 
-    /// The feed's chosen books the user can read now, in id order.
+    /// The feed's chosen books the user can read now, in id order: the books of their home
+    /// (their own and their accepted mounts), each asked of `Access` as the user's own
+    /// reading (a feed is the user reading, through its secret instead of a password).
     func readableBooks(of feed: Feed) async throws -> [CollectionInfo] {
         let own = try await store.childCollections(owner: feed.user, parentPath: []).filter { $0.kind == .addressBook }
         let mounted = try await store.mounts(sharee: feed.user)
-        let readable = own + mounted
+        let reader = Credential.accountPassword(feed.user)
+        let readable = (own + mounted).filter { Access.privileges(on: .collection($0), for: reader)?.contains(.read) == true }
         let chosen = feed.bookIDs.isEmpty ? readable : readable.filter { feed.bookIDs.contains($0.id) }
         var seen = Set<Int64>()
         return chosen.filter { seen.insert($0.id).inserted }.sorted { $0.id < $1.id }
