@@ -38,6 +38,11 @@ import Testing
             let unchanged = try await server.request("GET", path, user: nil, headers: ["If-None-Match": etag])
             #expect(unchanged.status == 304 && unchanged.body.isEmpty && unchanged.headers["etag"] == etag)
             #expect(try await server.store.feed(secret: feed.secret)?.lastRead != nil)
+            // Without an ETag, Last-Modified answers the same question (RFC 9110 §13.1.3).
+            let lastModified = try #require(first.headers["last-modified"])
+            #expect(try await server.request("GET", path, user: nil, headers: ["If-Modified-Since": lastModified]).status == 304)
+            let old = "Sat, 01 Jan 2000 00:00:00 GMT"
+            #expect(try await server.request("GET", path, user: nil, headers: ["If-Modified-Since": old]).status == 200)
 
             // A change to the book changes the ETag: the same condition now gets the new feed.
             try await Self.put(server, user: "alice", path: "/dav/addressbooks/alice/default/bob.vcf",
