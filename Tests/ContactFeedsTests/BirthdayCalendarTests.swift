@@ -109,13 +109,26 @@ struct BirthdayCalendarTests {
     }
 
     @Test func foldingNeverSplitsAUTF8Sequence() {
+        // Odd offsets: "SUMMARY:" is 8 octets, each "é" 2, so a cut by octets alone would halve one.
         let line = "SUMMARY:" + String(repeating: "é", count: 80)
-        let folded = ICalendarText.folded(line)
-        for part in folded.components(separatedBy: "\r\n").dropLast() {
-            #expect(part.utf8.count <= 75)
-            #expect(String(validatingUTF8: Array(part.utf8CString)) != nil)
+        let folded = Array(ICalendarText.folded(line).utf8)
+        var lines: [[UInt8]] = [[]]
+        var index = 0
+        while index < folded.count {
+            if folded[index] == 0x0D, index + 1 < folded.count, folded[index + 1] == 0x0A {
+                lines.append([])
+                index += 2
+            } else {
+                lines[lines.count - 1].append(folded[index])
+                index += 1
+            }
         }
-        #expect(folded.replacingOccurrences(of: "\r\n ", with: "") == line + "\r\n")
+        #expect(lines.count > 2 && lines.last == [])
+        for bytes in lines.dropLast() {
+            #expect(bytes.count <= 75)
+            #expect(String(validating: bytes, as: UTF8.self) != nil, "\(bytes)")
+        }
+        #expect(String(decoding: folded, as: UTF8.self).replacingOccurrences(of: "\r\n ", with: "") == line + "\r\n")
     }
 
     @Test func textIsEscapedAsRFC5545Says() {

@@ -79,7 +79,7 @@ import Testing
                                Self.card("ann", "FN:Ann Shared\r\nTEL;TYPE=work:+49 30 1\r\n"))
             try await Self.put(server, user: "bob", path: "/dav/addressbooks/bob/default/ben.vcf",
                                Self.card("ben", "FN:Ben Own\r\nTEL;TYPE=home:+49 30 2\r\n"))
-            try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
+            _ = try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
             let mount = try #require(try await server.store.mounts(sharee: "bob").first?.mount?.name)
             let chosen = try await server.store.createFeed(user: "bob", kind: .fritzbox, books: [mount, "default"])
             let all = try await server.store.createFeed(user: "bob", kind: .snom, books: [])
