@@ -129,6 +129,20 @@ import Testing
         #expect(try await feeds.feed(secret: made.secret) == nil)
     }
 
+    /// The test-control API's reset empties the store: feeds go with their users.
+    @Test(arguments: StoreBackend.allCases)
+    func erasingTheStoreRemovesFeeds(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let feeds = try Self.feeds(fixture)
+        let made = try await feeds.createFeed(user: "alice", kind: .birthdays, books: [])
+        try await fixture.store.eraseAll()
+        #expect(try await feeds.feed(secret: made.secret) == nil)
+        try await fixture.store.createUser(name: "alice", password: "pw")
+        #expect(try await feeds.feeds(user: "alice").isEmpty)
+        #expect(try await feeds.createFeed(user: "alice", kind: .snom, books: []).feed.id == 1)
+    }
+
     @Test func aVersion11DatabaseUpgradesAndKeepsFeeds() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v11-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
