@@ -129,6 +129,21 @@ import Testing
         #expect(try await feeds.feed(secret: made.secret) == nil)
     }
 
+    @Test(arguments: StoreBackend.allCases)
+    func aDeletedUsersFeedsGoWithThem(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let feeds = try Self.feeds(fixture)
+        try await fixture.store.createUser(name: "bob", password: "pw")
+        let bobs = try await feeds.createFeed(user: "bob", kind: .yealink, books: [])
+        let alices = try await feeds.createFeed(user: "alice", kind: .yealink, books: [])
+        try await fixture.store.deleteUser(name: "bob")
+        #expect(try await feeds.feed(secret: bobs.secret) == nil)
+        #expect(try await feeds.feed(secret: alices.secret) != nil)
+        try await fixture.store.createUser(name: "bob", password: "pw")
+        #expect(try await feeds.feeds(user: "bob").isEmpty)
+    }
+
     /// The test-control API's reset empties the store: feeds go with their users.
     @Test(arguments: StoreBackend.allCases)
     func erasingTheStoreRemovesFeeds(_ backend: StoreBackend) async throws {
