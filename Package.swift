@@ -57,6 +57,9 @@ let package = Package(
         .target(name: "VCard"),
         // Apple-Contacts-shaped domain model over VCard.
         .target(name: "Contacts", dependencies: ["VCard"]),
+        // Feeds of contacts for other programs (issue 33): the birthday calendar (iCalendar)
+        // and desk-phone / router phone books (XML). Pure writers: no store, no HTTP.
+        .target(name: "ContactFeeds", dependencies: ["Contacts", "VCard"]),
         // SQLite's process-wide settings (sqlite3_config is variadic: not callable from Swift).
         .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The store core: the storage protocols by role, their value types and the domain
@@ -130,6 +133,7 @@ let package = Package(
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
             "Authorization", "BuildInfo", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
+            "ContactFeeds",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -171,6 +175,7 @@ let package = Package(
             "VCard", .product(name: "PropertyBased", package: "swift-property-based"),
         ], exclude: ["Fixtures/RealWorld"]),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
+        .testTarget(name: "ContactFeedsTests", dependencies: ["ContactFeeds", "Contacts", "VCard"]),
         // Starts a throwaway PostgreSQL cluster (scripts/pg-cluster.sh) or uses ROLO_TEST_POSTGRES_URL,
         // and makes a fresh database per test.
         .target(name: "PostgresTestSupport", dependencies: [

@@ -23,6 +23,11 @@ if ! "$VENV/bin/python" -c 'import playwright, axe_playwright_python' 2>/dev/nul
     echo "== installing playwright, axe-playwright-python into $VENV"
     "$VENV/bin/pip" install -q playwright==1.65.2 axe-playwright-python==0.1.8
 fi
+# The birthday feed's check (Tests/interop/feeds.sh) parses it with a maintained iCalendar library.
+if ! "$VENV/bin/python" -c 'import icalendar' 2>/dev/null; then
+    echo "== installing icalendar into $VENV"
+    "$VENV/bin/pip" install -q icalendar
+fi
 export PATH="$VENV/bin:$PATH"
 
 echo "== swift build"

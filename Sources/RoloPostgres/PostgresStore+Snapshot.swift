@@ -105,7 +105,7 @@ extension PostgresStore: StoreSnapshotting {
 
     public func finishRestore() async throws {
         try await autocommit { connection in
-            for table in ["users", "collections", "resources", "shares", "app_passwords", "trash"] {
+            for table in ["users", "collections", "resources", "shares", "app_passwords", "trash", "feeds"] {
                 try await connection.execute(PostgresQuery(unsafeSQL: """
                     SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce((SELECT max(id) FROM \(table)), 0) + 1, false)
                     """))
@@ -145,6 +145,7 @@ extension PostgresStore: StoreSnapshotting {
         case .access(let access): [.int(access.userID), .int(access.credentialID), .int(access.bookID), .int(access.periodStart)]
         case .pushRegistration(let registration): [.text(registration.id)]
         case .trash(let entry): [.int(entry.id)]
+        case .feed(let feed): [.int(feed.id)]
         }
         let placeholders = values.map { value in
             switch value {
@@ -203,6 +204,9 @@ extension PostgresStore: StoreSnapshotting {
                                         name: try c.next(), uid: try c.next(), displayName: try c.next(), etag: try c.next(),
                                         replacedBy: try c.next(), contentType: try c.next(), data: try c.next(),
                                         trashed: try c.next(), user: try c.next()))
+        case .feeds:
+            return .feed(SnapshotFeed(id: try c.next(), userID: try c.next(), kind: try c.next(), secretHash: try c.next(),
+                                      books: try c.next(), created: try c.next(), lastRead: try c.next()))
         }
     }
 
@@ -279,6 +283,11 @@ extension PostgresStore: StoreSnapshotting {
                                    trashed, "user")
                 VALUES (\(t.id), \(t.collectionID), \(t.batch), \(t.reason), \(t.name), \(t.uid.withoutNUL),
                         \(t.displayName.withoutNUL), \(t.etag), \(t.replacedBy), \(t.contentType), \(t.data), \(t.trashed), \(t.user))
+                """)
+        case .feed(let f):
+            try await connection.execute("""
+                INSERT INTO feeds (id, user_id, kind, secret_hash, books, created, last_read)
+                VALUES (\(f.id), \(f.userID), \(f.kind), \(f.secretHash), \(f.books), \(f.created), \(f.lastRead))
                 """)
         }
     }

@@ -445,6 +445,23 @@ extension SQLiteStore {
             // before had none kept, so NULL.
             try db.execute(sql: "ALTER TABLE dead_properties ADD COLUMN language TEXT")
         }
+        migrator.registerMigration("v12-feeds") { db in
+            // Feeds at secret URLs (issue 33): only the secret's SHA-256 is kept; books holds
+            // the chosen collection ids, space-separated ('' for every book the user can read),
+            // checked against the user's access again at every read.
+            try db.execute(sql: """
+                CREATE TABLE feeds (
+                    id INTEGER PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    kind TEXT NOT NULL,
+                    secret_hash BLOB NOT NULL UNIQUE,
+                    books TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    last_read REAL
+                );
+                CREATE INDEX feeds_user ON feeds(user_id);
+                """)
+        }
         return migrator
     }
 }

@@ -67,6 +67,7 @@ extension SQLiteStore: StoreSnapshotting {
         case .access(let access): [access.userID, access.credentialID, access.bookID, access.periodStart]
         case .pushRegistration(let registration): [registration.id]
         case .trash(let entry): [entry.id]
+        case .feed(let feed): [feed.id]
         }
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return ("(\(key.joined(separator: ", "))) > (\(placeholders))", StatementArguments(values))
@@ -112,6 +113,9 @@ extension SQLiteStore: StoreSnapshotting {
             return .trash(SnapshotTrash(id: row[0], collectionID: row[1], batch: row[2], reason: row[3], name: row[4], uid: row[5],
                                         displayName: row[6], etag: row[7], replacedBy: row[8], contentType: row[9], data: row[10],
                                         trashed: row[11], user: row[12]))
+        case .feeds:
+            return .feed(SnapshotFeed(id: row[0], userID: row[1], kind: row[2], secretHash: row[3], books: row[4], created: row[5],
+                                      lastRead: row[6]))
         }
     }
 
@@ -182,6 +186,10 @@ extension SQLiteStore: StoreSnapshotting {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [t.id, t.collectionID, t.batch, t.reason, t.name, t.uid, t.displayName, t.etag, t.replacedBy,
                                  t.contentType, t.data, t.trashed, t.user])
+        case .feed(let f):
+            try db.execute(sql: """
+                INSERT INTO feeds (id, user_id, kind, secret_hash, books, created, last_read) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [f.id, f.userID, f.kind, f.secretHash, f.books, f.created, f.lastRead])
         }
     }
 

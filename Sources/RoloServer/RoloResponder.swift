@@ -30,6 +30,8 @@ struct RoloResponder: HTTPResponder {
     let api: AccountAPI
     /// `/web/`: the web UI, which signs browsers in with its own session cookie. Nil: no UI.
     let web: WebApp?
+    /// `/feeds/<secret>`: birthday calendars and phone books. Nil: every feed is 404.
+    var feeds: FeedEndpoint?
     let routes: [Route]
 
     init(configuration: ServerConfiguration, authenticator: BasicAuthenticator, handler: @escaping DAVHandler,
@@ -107,6 +109,10 @@ struct RoloResponder: HTTPResponder {
             return Response(status: .movedPermanently, headers: headers)
         case .health:
             return Self.plain(.ok, "ok\n")
+        case .feed:
+            guard let feeds else { return FeedEndpoint.notFound() }
+            return await feeds.answer(method: method, path: path, ifNoneMatch: request.headers[.ifNoneMatch],
+                                      ifModifiedSince: request.headers[.ifModifiedSince])
         case .metrics:
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

@@ -101,7 +101,7 @@ public struct RoloServer: Sendable {
         let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime,
                                                throttle: LoginThrottle(configuration.loginThrottle), logger: logger)
         let accessLog = AccessLog(metrics: metrics, logger: logger)
-        let responder = RoloResponder(
+        var responder = RoloResponder(
             configuration: configuration,
             authenticator: authenticator,
             handler: handler,
@@ -109,6 +109,7 @@ public struct RoloServer: Sendable {
             recorder: recorder,
             api: AccountAPI(store: store),
             web: makeWebApp(authenticator: authenticator))
+        responder.feeds = FeedEndpoint(store: store)
         let limits = configuration.limits
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)

@@ -13,7 +13,7 @@ import Foundation
 public enum SnapshotTable: String, Sendable, CaseIterable {
     // In an order that writes every row after the rows it refers to.
     case settings, users, collections, resources, changes, deadProperties, shares, appPasswords,
-         accessHourly, accessDaily, pushRegistrations, trash
+         accessHourly, accessDaily, pushRegistrations, trash, feeds
 }
 
 public enum SnapshotRecord: Sendable, Hashable {
@@ -28,6 +28,24 @@ public enum SnapshotRecord: Sendable, Hashable {
     case access(SnapshotAccess)
     case pushRegistration(SnapshotPushRegistration)
     case trash(SnapshotTrash)
+    case feed(SnapshotFeed)
+}
+
+/// A feed at a secret URL (issue 33): the secret's hash is copied, so its URL keeps working.
+public struct SnapshotFeed: Sendable, Hashable {
+    public var id: Int64
+    public var userID: Int64
+    public var kind: String
+    public var secretHash: Data
+    /// Collection ids, space-separated, as both stores keep them ('' for every book).
+    public var books: String
+    public var created: Double
+    public var lastRead: Double?
+
+    public init(id: Int64, userID: Int64, kind: String, secretHash: Data, books: String, created: Double, lastRead: Double?) {
+        self.id = id; self.userID = userID; self.kind = kind; self.secretHash = secretHash; self.books = books
+        self.created = created; self.lastRead = lastRead
+    }
 }
 
 public struct SnapshotUser: Sendable, Hashable {

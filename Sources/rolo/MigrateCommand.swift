@@ -79,7 +79,7 @@ struct MigrateCommand: AsyncParsableCommand {
         print("  \(copied[.shares] ?? 0) shares, \(copied[.appPasswords] ?? 0) app passwords, "
               + "\((copied[.accessHourly] ?? 0) + (copied[.accessDaily] ?? 0)) access-history rows, "
               + "\(copied[.pushRegistrations] ?? 0) push registrations, \(copied[.trash] ?? 0) trash entries, "
-              + "\(copied[.settings] ?? 0) settings")
+              + "\(copied[.feeds] ?? 0) feeds, \(copied[.settings] ?? 0) settings")
         if summary.unindexed > 0 {
             print("  \(summary.unindexed) cards could not be parsed: copied as they were, but not searchable or listed.")
         }

@@ -7,7 +7,7 @@ struct Rolo: AsyncParsableCommand {
         commandName: "rolo",
         abstract: "Rolo, a CardDAV contacts server.",
         version: RoloVersion.current,
-        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self,
+        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self, FeedCommand.self,
                       AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
                       CheckCommand.self, BackupCommand.self, MigrateCommand.self,
                       VCardCommand.self])

@@ -23,6 +23,9 @@ import Testing
         #expect(handler("GET", "/metrics") == .metrics)
         #expect(handler("PROPFIND", "/.well-known/carddav/") == .wellKnownRedirect)
         #expect(handler("GET", "/api/app-passwords") == .accountAPI)
+        #expect(handler("GET", "/feeds/abc") == .feed)
+        #expect(handler("POST", "/feeds") == .feed)
+        #expect(handler("GET", "/feedsx") == .dav)
     }
 
     @Test func theWebUIsRoutesExistOnlyWithTheWebUI() {

@@ -25,6 +25,7 @@ import VCard
         var compactedSeq: Int64
         var appPasswordSecret: String
         var appPasswordID: Int64
+        var feedSecret: String
     }
 
     func card(uid: String, fn: String, extra: String = "") -> Data {
@@ -87,8 +88,12 @@ import VCard
             publicKey: Data(repeating: 4, count: 65), authSecret: Data(repeating: 7, count: 16),
             expires: Date().addingTimeInterval(86400)), limit: 10)
         _ = try await store.pushKey(creatingWith: { Data(repeating: 9, count: 32) })
+        let feeds = try #require(store as? any FeedStore)
+        let bobs = try await feeds.createFeed(user: "bob", kind: .birthdays, books: [])
+        try await feeds.noteFeedRead(id: bobs.feed.id, at: Date(timeIntervalSince1970: 1_800_000_000))
+        let feed = try await feeds.createFeed(user: "alice", kind: .fritzbox, books: ["work", "default"])
         return Filled(book: book, oldSeq: oldSeq, compactedSeq: compactedSeq, appPasswordSecret: token.secret,
-                      appPasswordID: token.appPassword.id)
+                      appPasswordID: token.appPassword.id, feedSecret: feed.secret)
     }
 
     /// Every record of every table, read in pages of 2 (so the keyset paging is exercised).
@@ -130,6 +135,12 @@ import VCard
         #expect(try await copy.deadProperties(collectionID: book, resource: "ben.vcf")
                 == original.deadProperties(collectionID: book, resource: "ben.vcf"))
         #expect(try await copy.pushRegistrations(user: "alice") == original.pushRegistrations(user: "alice"))
+        let copiedFeeds = try #require(copy as? any FeedStore), originalFeeds = try #require(original as? any FeedStore)
+        #expect(try await copiedFeeds.feeds(user: "alice") == originalFeeds.feeds(user: "alice"))
+        #expect(try await copiedFeeds.feeds(user: "alice").first?.bookNames == ["default", "work"])
+        #expect(try await copiedFeeds.feeds(user: "bob") == originalFeeds.feeds(user: "bob"))
+        let opened = try #require(await copiedFeeds.feed(secret: filled.feedSecret))
+        #expect(try await originalFeeds.feed(secret: filled.feedSecret) == opened && opened.kind == .fritzbox)
         #expect(try await copy.pushTopic(collectionID: book) == original.pushTopic(collectionID: book))
         #expect(try await copy.trash(collectionID: book, limit: 10) == original.trash(collectionID: book, limit: 10))
         #expect(try await copy.accessHistory(user: "alice", since: Date(timeIntervalSince1970: 0))

@@ -66,7 +66,7 @@ struct Route: Sendable {
 
     /// What answers.
     enum Handler: Sendable {
-        case wellKnownRedirect, health, metrics, web, browserRedirect, accountAPI, dav
+        case wellKnownRedirect, health, metrics, web, browserRedirect, accountAPI, dav, feed
     }
 
     let paths: Paths
@@ -99,6 +99,9 @@ extension RoloResponder {
                   authentication: .none, body: .none, .wellKnownRedirect),
             Route(.exactly(["/health"]), .only(["GET", "HEAD"]), authentication: .none, body: .none, .health),
             Route(.exactly(["/metrics"]), .only(["GET"]), authentication: .none, body: .none, .metrics),
+            // Feeds at secret URLs (issue 33): the secret is the credential; every method, so
+            // that no request below /feeds meets a Basic challenge (405 but for GET and HEAD).
+            Route(.tree(FeedEndpoint.root), .all, authentication: .none, body: .none, .feed),
         ]
         if webUI {
             routes += [

@@ -16,6 +16,7 @@ extension SnapshotTable {
         case .accessDaily: "access_daily"
         case .pushRegistrations: "push_registrations"
         case .trash: "trash"
+        case .feeds: "feeds"
         }
     }
 
@@ -45,6 +46,7 @@ extension SnapshotTable {
         case .trash:
             ["id", "collection_id", "batch", "reason", "name", "uid", "display_name", "etag", "replaced_by", "content_type",
              "data", "trashed", "user"]
+        case .feeds: ["id", "user_id", "kind", "secret_hash", "books", "created", "last_read"]
         }
     }
 
