@@ -7,16 +7,16 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "dave", "--password-stdin", "--create-database"] + db, stdin: "one\n").status == 0)
-        #expect(try await RoloBinary.run(["user", "add", "erin", "--password-stdin"] + db, stdin: "two\n").status == 0)
-        let duplicate = try await RoloBinary.run(["user", "add", "dave", "--password-stdin"] + db, stdin: "x\n")
+        #expect(try await RoloBinary.run(["user", "add", "dave", "--password-stdin", "--create-database"] + db, stdin: "one-12345678\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "erin", "--password-stdin"] + db, stdin: "two-12345678\n").status == 0)
+        let duplicate = try await RoloBinary.run(["user", "add", "dave", "--password-stdin"] + db, stdin: "x-12345678\n")
         #expect(duplicate.status != 0)
         #expect(duplicate.stderr.contains("already exists"))
 
         let list = try await RoloBinary.run(["user", "list"] + db)
         #expect(list.stdout.split(separator: "\n").map(String.init).sorted() == ["dave", "erin"])
 
-        #expect(try await RoloBinary.run(["user", "passwd", "dave", "--password-stdin"] + db, stdin: "three\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "passwd", "dave", "--password-stdin"] + db, stdin: "three-12345678\n").status == 0)
         #expect(try await RoloBinary.run(["user", "delete", "erin"] + db).status == 0)
         #expect(try await RoloBinary.run(["user", "list"] + db).stdout == "dave\n")
         #expect(try await RoloBinary.run(["user", "delete", "nobody"] + db).status != 0)
@@ -41,7 +41,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "hana", "--password-stdin", "--create-database"] + db, stdin: "pw\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "hana", "--password-stdin", "--create-database"] + db, stdin: "pw-12345678\n").status == 0)
         let create = try await RoloBinary.run(["book", "create", "hana", "work", "--display-name", "Work"] + db)
         #expect(create.status == 0, "\(create.stderr)")
         let list = try await RoloBinary.run(["book", "list", "hana"] + db)
@@ -57,7 +57,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(try await RoloBinary.run(["user", "add", "kim", "--password-stdin", "--create-database", "--database", database],
-                                         stdin: "pw\n").status == 0)
+                                         stdin: "pw-12345678\n").status == 0)
         let copy = folder.appendingPathComponent("backup.sqlite").path
         let backup = try await RoloBinary.run(["backup", copy, "--database", database])
         #expect(backup.status == 0, "\(backup.stderr)")

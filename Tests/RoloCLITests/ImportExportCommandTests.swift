@@ -12,7 +12,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "ida", "--password-stdin", "--create-database"] + db, stdin: "pw\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "ida", "--password-stdin", "--create-database"] + db, stdin: "pw-12345678\n").status == 0)
         let first = folder.appendingPathComponent("two.vcf"), second = folder.appendingPathComponent("one.vcf")
         try Self.twoCards.write(to: first, atomically: true, encoding: .utf8)
         try Self.cardWithoutUID.write(to: second, atomically: true, encoding: .utf8)
@@ -36,7 +36,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "jo", "--password-stdin", "--create-database"] + db, stdin: "pw\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "jo", "--password-stdin", "--create-database"] + db, stdin: "pw-12345678\n").status == 0)
         let file = folder.appendingPathComponent("two.vcf")
         try Self.twoCards.write(to: file, atomically: true, encoding: .utf8)
         #expect(try await RoloBinary.run(["import", "jo", "nope", file.path] + db).status != 0)

@@ -10,7 +10,7 @@ import Testing
     }
 
     static func addUser(_ name: String, database: String) async throws {
-        let added = try await RoloBinary.run(["user", "add", name, "--password-stdin", "--create-database", "--database", database], stdin: "pw\n")
+        let added = try await RoloBinary.run(["user", "add", name, "--password-stdin", "--create-database", "--database", database], stdin: "pw-12345678\n")
         #expect(added.status == 0, "\(added.stderr)")
     }
 

@@ -10,7 +10,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        let add = try await RoloBinary.run(["user", "add", "alice", "--password-stdin", "--create-database"] + db, stdin: "pw\n")
+        let add = try await RoloBinary.run(["user", "add", "alice", "--password-stdin", "--create-database"] + db, stdin: "pw-12345678\n")
         #expect(add.status == 0, "\(add.stderr)")
         let empty = try await RoloBinary.run(["push", "list", "alice"] + db)
         #expect(empty.status == 0 && empty.stdout.contains("alice has no push registrations."))

@@ -22,7 +22,7 @@ import Glibc
         let port = try await serve.waitUntilListening()
         let book = "/dav/addressbooks/sam/default/"
 
-        let first = try await curlStatus(["-u", "sam:pw", "-X", "PUT", "-H", "Content-Type: text/vcard",
+        let first = try await curlStatus(["-u", "sam:pw-12345678", "-X", "PUT", "-H", "Content-Type: text/vcard",
                                           "--data-binary", Self.card("before"), "http://127.0.0.1:\(port)\(book)before.vcf"])
         #expect(first == 201)
         let wal = database + "-wal"
@@ -34,7 +34,7 @@ import Glibc
         let body = Array(Self.card("during").utf8)
         let socket = try LoopbackSocket.connect(port: port)
         defer { close(socket) }
-        let head = "PUT \(book)during.vcf HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Basic \(Data("sam:pw".utf8).base64EncodedString())\r\n"
+        let head = "PUT \(book)during.vcf HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Basic \(Data("sam:pw-12345678".utf8).base64EncodedString())\r\n"
             + "Content-Type: text/vcard\r\nContent-Length: \(body.count)\r\nExpect: 100-continue\r\n\r\n"
         try Self.send(Array(head.utf8), to: socket)
         #expect(try Self.readHead(from: socket).hasPrefix("HTTP/1.1 100"))

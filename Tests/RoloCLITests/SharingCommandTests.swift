@@ -11,7 +11,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         let db = ["--database", database]
         for user in ["alice", "bob"] {
-            let add = try await RoloBinary.run(["user", "add", user, "--password-stdin", "--create-database"] + db, stdin: "pw-\(user)\n")
+            let add = try await RoloBinary.run(["user", "add", user, "--password-stdin", "--create-database"] + db, stdin: "pw-\(user)-secret\n")
             #expect(add.status == 0, "\(add.stderr)")
         }
         let book = try await RoloBinary.run(["book", "create", "alice", "family", "--display-name", "Family"] + db)

@@ -29,7 +29,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        for user in ["alice", "bob"] { _ = try await Self.run(["user", "add", user, "--password-stdin"], db, stdin: "pw-\(user)-1\n") }
+        for user in ["alice", "bob"] { _ = try await Self.run(["user", "add", user, "--password-stdin", "--create-database"], db, stdin: "pw-\(user)-1\n") }
         _ = try await Self.run(["book", "create", "alice", "family", "--display-name", "Family"], db)
         _ = try await Self.run(["share", "add", "alice", "family", "bob", "--accept"], db)
         _ = try await Self.run(["token", "add", "alice", "iPhone"], db)
@@ -91,7 +91,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        for user in ["carol", "dan"] { _ = try await Self.run(["user", "add", user, "--password-stdin"], db, stdin: "pw-\(user)-1\n") }
+        for user in ["carol", "dan"] { _ = try await Self.run(["user", "add", user, "--password-stdin", "--create-database"], db, stdin: "pw-\(user)-1\n") }
         _ = try await Self.run(["user", "set", "dan", "--admin", "true", "--app-passwords-only", "true"], db)
         _ = try await Self.run(["book", "create", "dan", "work"], db)
 

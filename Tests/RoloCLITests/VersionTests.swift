@@ -34,7 +34,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "root", "--password-stdin"] + db, stdin: "root-secret\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "root", "--password-stdin", "--create-database"] + db, stdin: "root-secret\n").status == 0)
         #expect(try await RoloBinary.run(["user", "set", "root", "--admin", "true"] + db).status == 0)
         let server = try ServeProcess(database: database)
         defer { if server.process.isRunning { server.process.send(SIGKILL) } }
