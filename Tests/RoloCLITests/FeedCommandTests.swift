@@ -18,7 +18,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
         for user in ["alice", "bob"] {
-            #expect(try await RoloBinary.run(["user", "add", user, "--password-stdin", "--create-database"] + db, stdin: "pw-\(user)\n").status == 0)
+            #expect(try await RoloBinary.run(["user", "add", user, "--password-stdin", "--create-database"] + db, stdin: "pw-\(user)-secret\n").status == 0)
         }
         let server = try ServeProcess(database: database)
         do {

@@ -46,7 +46,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "tess", "--password-stdin", "--create-database"] + db, stdin: "pw\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "tess", "--password-stdin", "--create-database"] + db, stdin: "pw-12345678\n").status == 0)
         let file = folder.appendingPathComponent("truncated.vcf")
         // Lines 1-11 are the two whole cards; the third begins on line 12 and has no END:VCARD.
         try (Self.twoCards + "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:imp-3\r\nFN:Cut Off\r\n").write(to: file, atomically: true, encoding: .utf8)
@@ -71,7 +71,7 @@ import Testing
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = ["--database", database]
-        #expect(try await RoloBinary.run(["user", "add", "uma", "--password-stdin", "--create-database"] + db, stdin: "pw\n").status == 0)
+        #expect(try await RoloBinary.run(["user", "add", "uma", "--password-stdin", "--create-database"] + db, stdin: "pw-12345678\n").status == 0)
         let blocker = folder.appendingPathComponent("a-file")
         try Data().write(to: blocker)
         let refused = try await RoloBinary.run(["export", "uma", "default", blocker.path + "/out.vcf"] + db)

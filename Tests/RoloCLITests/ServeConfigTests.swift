@@ -115,6 +115,7 @@ import RoloStore
             log_format = "json"
             max_resource_size = 2048
             max_request_size = 4096
+            quota_bytes = 1048576
             sqlite_writer_cache_kib = 32768
             sqlite_reader_cache_kib = 2048
             sqlite_mmap_bytes = 0
@@ -133,7 +134,8 @@ import RoloStore
         #expect(file.integer("sqlite_readers") == 2)
         #expect(file.integer("login_window_seconds") == 600)
         #expect(file.integer("database_pool_size") == 6)
-        #expect(Set(ConfigFile.keys.keys).count == 31)
+        #expect(file.integer("quota_bytes") == 1_048_576)
+        #expect(Set(ConfigFile.keys.keys).count == 32)
     }
 
     /// The PostgreSQL settings come from the flag, else the variable, else the config file.

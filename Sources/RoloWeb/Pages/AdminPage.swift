@@ -54,8 +54,8 @@ extension WebApp {
         let name = (form["user"] ?? "").trimmingCharacters(in: .whitespaces)
         let password = form["password"] ?? ""
         guard !name.isEmpty else { return try await adminPage(context, error: "Give a user name.", status: 400) }
+        if let problem = PasswordRule.problem(with: password) { return try await adminPage(context, error: problem, status: 400) }
         do {
-            try AccountRules.checkPassword(password)
             try await store.createUser(name: name, password: password)
         } catch StoreError.userExists {
             return try await adminPage(context, error: "There is already a user \(name).", status: 400)
@@ -89,10 +89,8 @@ extension WebApp {
         switch action {
         case "password":
             let password = form["password"] ?? ""
-            do {
-                try AccountRules.checkPassword(password)
-            } catch StoreError.invalid(let reason) {
-                return try await adminUserPage(context, name: name, error: "Not set: \(reason).", status: 400)
+            if let problem = PasswordRule.problem(with: password) {
+                return try await adminUserPage(context, name: name, error: problem, status: 400)
             }
             try await store.setPassword(user: name, password: password)
             try await store.deleteWebSessions(user: name)

@@ -12,9 +12,9 @@ enum PasswordRule {
             try AccountRules.checkPassword(password)
             return nil
         } catch StoreError.invalid(let reason) {
-            return "Not set: \(reason)."
+            return reason.prefix(1).uppercased() + reason.dropFirst() + "."
         } catch {
-            return "Not set: \(error)."
+            return "\(error)"
         }
     }
 }
