@@ -23,18 +23,7 @@ extension PostgresStore {
                     """) != nil {
                     throw taken
                 }
-                var bookIDs: [Int64] = []
-                for book in books ?? [] {
-                    if let own = try await Self.collectionRow(connection, ownerID: userID, path: [book]), own.kind == .addressBook {
-                        bookIDs.append(own.id)
-                    } else if let mounted = try await connection.first("""
-                        SELECT collection_id FROM shares WHERE sharee_id = \(userID) AND mount_name = \(book) AND state = 'accepted'
-                        """) {
-                        bookIDs.append(try mounted.decode(Int64.self))
-                    } else {
-                        throw StoreError.noAddressBook(user: user, book: book)
-                    }
-                }
+                let bookIDs = try await Self.bookIDs(connection, userID: userID, user: user, names: books ?? [])
                 guard let row = try await connection.first("""
                     INSERT INTO app_passwords (user_id, public_id, name, secret_hash, read_only, all_books, created)
                     VALUES (\(userID), \(publicID), \(name), \(hash), \(readOnly), \(books == nil), \(now)) RETURNING id
@@ -119,5 +108,26 @@ extension PostgresStore {
               AppPasswordToken.hashesMatch(secretHash(rest), hash) else { return nil }
         return AppPasswordCheck(id: id, user: owner, scope: CredentialScope(readOnly: readOnly, books: allBooks ? nil : Set(books)),
                                 revoked: revoked)
+    }
+}
+
+extension PostgresStore {
+    /// The books a user names as their home shows them (own address books, then accepted
+    /// mounts), as collection ids: what an app password's or a feed's scope keeps.
+    /// `noAddressBook` names the first the user cannot read.
+    static func bookIDs(_ connection: Connection, userID: Int64, user: String, names: [String]) async throws -> [Int64] {
+        var ids: [Int64] = []
+        for book in names {
+            if let own = try await collectionRow(connection, ownerID: userID, path: [book]), own.kind == .addressBook {
+                ids.append(own.id)
+            } else if let mounted = try await connection.first("""
+                SELECT collection_id FROM shares WHERE sharee_id = \(userID) AND mount_name = \(book) AND state = 'accepted'
+                """) {
+                ids.append(try mounted.decode(Int64.self))
+            } else {
+                throw StoreError.noAddressBook(user: user, book: book)
+            }
+        }
+        return ids
     }
 }

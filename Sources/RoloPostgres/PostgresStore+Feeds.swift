@@ -11,18 +11,7 @@ extension PostgresStore: FeedStore {
         let kindText = kind.rawValue
         let id = try await transaction { connection -> Int64 in
             guard let userID = try await Self.userID(connection, name: user) else { throw StoreError.noSuchUser }
-            var bookIDs: [Int64] = []
-            for book in books {
-                if let own = try await Self.collectionRow(connection, ownerID: userID, path: [book]), own.kind == .addressBook {
-                    bookIDs.append(own.id)
-                } else if let mounted = try await connection.first("""
-                    SELECT collection_id FROM shares WHERE sharee_id = \(userID) AND mount_name = \(book) AND state = 'accepted'
-                    """) {
-                    bookIDs.append(try mounted.decode(Int64.self))
-                } else {
-                    throw StoreError.noAddressBook(user: user, book: book)
-                }
-            }
+            let bookIDs = try await Self.bookIDs(connection, userID: userID, user: user, names: books)
             let booksText = FeedSecret.booksText(Array(Set(bookIDs)))
             guard let row = try await connection.first("""
                 INSERT INTO feeds (user_id, kind, secret_hash, books, created)

@@ -33,18 +33,7 @@ extension SQLiteStore {
                 """, arguments: [userID, trimmed]) == true {
                 throw StoreError.appPasswordNameTaken(user: user, name: trimmed)
             }
-            var bookIDs: [Int64] = []
-            for book in books ?? [] {
-                if let own = try Self.collectionRow(db, ownerID: userID, path: [book]), own.kind == .addressBook {
-                    bookIDs.append(own.id)
-                } else if let mounted = try Int64.fetchOne(db, sql: """
-                    SELECT collection_id FROM shares WHERE sharee_id = ? AND mount_name = ? AND state = 'accepted'
-                    """, arguments: [userID, book]) {
-                    bookIDs.append(mounted)
-                } else {
-                    throw StoreError.noAddressBook(user: user, book: book)
-                }
-            }
+            let bookIDs = try Self.bookIDs(db, userID: userID, user: user, names: books ?? [])
             try db.execute(sql: """
                 INSERT INTO app_passwords (user_id, public_id, name, secret_hash, read_only, all_books, created)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -114,5 +103,22 @@ extension SQLiteStore {
         }
         return AppPasswordCheck(id: found.id, user: found.user, scope: CredentialScope(readOnly: found.readOnly, books: books),
                                 revoked: found.revoked)
+    }
+}
+
+extension SQLiteStore {
+    /// The books a user names as their home shows them (own address books, then accepted
+    /// mounts), as collection ids: what an app password's or a feed's scope keeps.
+    /// `noAddressBook` names the first the user cannot read.
+    static func bookIDs(_ db: Database, userID: Int64, user: String, names: [String]) throws -> [Int64] {
+        try names.map { book in
+            if let own = try collectionRow(db, ownerID: userID, path: [book]), own.kind == .addressBook { return own.id }
+            if let mounted = try Int64.fetchOne(db, sql: """
+                SELECT collection_id FROM shares WHERE sharee_id = ? AND mount_name = ? AND state = 'accepted'
+                """, arguments: [userID, book]) {
+                return mounted
+            }
+            throw StoreError.noAddressBook(user: user, book: book)
+        }
     }
 }

@@ -9,18 +9,7 @@ extension SQLiteStore: FeedStore {
         guard let hash = FeedSecret.hash(secret) else { throw StoreError.invalid("feed secret") }
         let id = try await pool.write { db -> Int64 in
             guard let userID = try Self.userID(db, name: user) else { throw StoreError.noSuchUser }
-            var bookIDs: [Int64] = []
-            for book in books {
-                if let own = try Self.collectionRow(db, ownerID: userID, path: [book]), own.kind == .addressBook {
-                    bookIDs.append(own.id)
-                } else if let mounted = try Int64.fetchOne(db, sql: """
-                    SELECT collection_id FROM shares WHERE sharee_id = ? AND mount_name = ? AND state = 'accepted'
-                    """, arguments: [userID, book]) {
-                    bookIDs.append(mounted)
-                } else {
-                    throw StoreError.noAddressBook(user: user, book: book)
-                }
-            }
+            let bookIDs = try Self.bookIDs(db, userID: userID, user: user, names: books)
             try db.execute(sql: """
                 INSERT INTO feeds (user_id, kind, secret_hash, books, created) VALUES (?, ?, ?, ?, ?)
                 """, arguments: [userID, kind.rawValue, hash, FeedSecret.booksText(Array(Set(bookIDs))), self.now])
