@@ -39,6 +39,21 @@ import Testing
         #expect(await dav.send("GET", "/dav/principals/").status == 405)
     }
 
+    /// A 405 names the methods the target does support (RFC 9110 §15.5.6), which GET is not.
+    @Test func aRefusedGetsAllowListsTheTargetsMethodsWithoutGet() async throws {
+        let dav = try await TestDAV()
+        #expect(await dav.send("MKCOL", "/dav/addressbooks/alice/files/").status == 201)
+        for path in ["/dav/principals/", "/dav/addressbooks/", "/dav/addressbooks/alice/files/"] {
+            let refused = await dav.send("GET", path)
+            #expect(refused.status == 405, "\(path)")
+            let allow = (refused.header("Allow") ?? "").components(separatedBy: ", ")
+            #expect(allow.contains("PROPFIND") && !allow.contains("GET") && !allow.contains("HEAD"), "\(path): \(allow)")
+        }
+        let files = await dav.send("GET", "/dav/addressbooks/alice/files/")
+        #expect((files.header("Allow") ?? "").contains("DELETE"))
+        #expect(!(await dav.send("GET", "/dav/principals/").header("Allow") ?? "").contains("DELETE"))
+    }
+
     /// GET of a book hands over every card: the access history counts them and flags the
     /// whole book; HEAD reads none.
     @Test func getOfABookCountsItsCardsAsAFullDownload() async throws {

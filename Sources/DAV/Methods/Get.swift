@@ -32,7 +32,17 @@ extension DAVService {
         case .root:
             return try await principalPage(request.user, includeBody: includeBody)
         default:
-            return DAVResponse(status: 405, headers: [("Allow", Self.allowedMethods), ("Content-Length", "0")])
+            return DAVResponse(status: 405, headers: [("Allow", Self.allowedWithoutGet(node)), ("Content-Length", "0")])
+        }
+    }
+
+    /// The methods a node GET does not answer supports, for the 405's `Allow` (RFC 9110
+    /// §15.5.6: the target's methods, so not GET): the lists of principals and homes are
+    /// read and searched only; a plain collection is also changed, copied, moved and locked.
+    static func allowedWithoutGet(_ node: Node) -> String {
+        switch node {
+        case .principals, .homes: "OPTIONS, PROPFIND, REPORT"
+        default: "OPTIONS, DELETE, PROPFIND, PROPPATCH, COPY, MOVE, REPORT, LOCK, UNLOCK"
         }
     }
 
