@@ -39,10 +39,17 @@ struct BasicAuthenticator: Sendable {
     let throttle: LoginThrottle
     let failureLog: AuthFailureLog
     let checks = SharedPasswordChecks<Verdict>()
+    /// The `local` source's account-password check; `localEnabled` is whether `auth_sources`
+    /// lists it. App passwords are checked before any source, so a phone signs in whatever
+    /// source the account came from.
+    let local: LocalSource
+    let localEnabled: Bool
 
     init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle(),
-         logger: Logger = Logger(label: "rolo")) {
+         logger: Logger = Logger(label: "rolo"), localEnabled: Bool = true) {
         self.store = store
+        self.local = LocalSource(store: store)
+        self.localEnabled = localEnabled
         self.cache = CredentialCache(lifetime: cacheLifetime)
         self.throttle = throttle
         self.failureLog = AuthFailureLog(logger: logger)
@@ -97,23 +104,10 @@ struct BasicAuthenticator: Sendable {
             return .authenticated(Credential(user: user, appPasswordID: check.id, scope: check.scope))
         }
         // bcrypt holds a thread for 70-110 ms: never on an event loop that runs requests.
-        let verdict = await checks.result(for: authorization) { [store] () async -> Verdict in
-            do {
-                // Read before the check: a change made meanwhile leaves a stamp that no
-                // longer matches, so the next request checks again.
-                let stamp = try await store.accountPasswordStamp(user: user)
-                let matches = try await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
-                    try await store.verifyPassword(user: user, password: password)
-                }
-                // No stamp: "app passwords only" (the account password opens no DAV
-                // request), a disabled user, or none.
-                guard matches, let stamp else { return .invalid }
-                return .valid(stamp: stamp)
-            } catch StoreError.unavailable {
-                return .unavailable
-            } catch {
-                return .invalid
-            }
+        let verdict = await checks.result(for: authorization) { [local, localEnabled] () async -> Verdict in
+            // `auth_sources` without `local`: no account password signs in.
+            guard localEnabled else { return .invalid }
+            return await local.check(user: user, password: password)
         }
         let client = ClientAddress.subnet(of: remoteAddress())
         let stamp: String
@@ -184,7 +178,8 @@ struct BasicAuthenticator: Sendable {
         guard let text = String(data: decoded, encoding: .utf8), let textColon = text.firstIndex(of: ":") else {
             return .notUTF8(user: String(decoding: decoded[..<colon], as: UTF8.self))
         }
-        return .credentials(user: String(text[..<textColon]), password: String(text[text.index(after: textColon)...]))
+        return .credentials(user: LoginName.normalized(String(text[..<textColon])),
+                            password: String(text[text.index(after: textColon)...]))
     }
 }
 
@@ -198,8 +193,11 @@ extension BasicAuthenticator {
             failureLog.record(user: user, address: client.address, reason: .throttled)
             return .throttled(retryAfter: retryAfter)
         }
-        let valid = await withTaskExecutorPreference(BlockingWorkExecutor.shared) { [store] in
-            (try? await store.verifyPassword(user: user, password: password)) ?? false
+        var valid = false
+        if localEnabled {
+            valid = await withTaskExecutorPreference(BlockingWorkExecutor.shared) { [store] in
+                (try? await store.verifyPassword(user: user, password: password)) ?? false
+            }
         }
         guard valid else {
             switch await rejection(user: user, client: client) {

@@ -33,12 +33,20 @@ struct RoloResponder: HTTPResponder {
     /// `/feeds/<secret>`: birthday calendars and phone books. Nil: every feed is 404.
     var feeds: FeedEndpoint?
     let routes: [Route]
+    /// The `proxy` source with its header's name, when `auth_sources` lists it.
+    let proxy: (source: ProxySource, header: HTTPField.Name)?
 
     init(configuration: ServerConfiguration, authenticator: BasicAuthenticator, handler: @escaping DAVHandler,
          accessLog: AccessLog, recorder: AccessRecorder?, api: AccountAPI, web: WebApp?) {
         self.configuration = configuration; self.authenticator = authenticator; self.handler = handler
         self.accessLog = accessLog; self.recorder = recorder; self.api = api; self.web = web
         self.routes = Self.routeTable(webUI: web != nil)
+        if configuration.authSources.contains(.proxy), let header = configuration.proxyUserHeader,
+           let name = HTTPField.Name(header) {
+            proxy = (ProxySource(header: header, trustedProxies: configuration.trustedProxies, store: authenticator.store), name)
+        } else {
+            proxy = nil
+        }
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
@@ -77,7 +85,7 @@ struct RoloResponder: HTTPResponder {
         case .none, .webSession:
             break
         case .basic:
-            switch await authenticate(request, method: method, remote: remote) {
+            switch await authenticate(request, method: method, remote: remote, peer: peer) {
             case .success(let authenticated):
                 credential = authenticated
                 user = authenticated.user
@@ -147,7 +155,17 @@ struct RoloResponder: HTTPResponder {
     }
 
     /// `Route.Authentication.basic`: Basic or an app password, through the login throttle.
-    private func authenticate(_ request: Request, method: String, remote: () -> String) async -> Result<Credential, Refusal> {
+    /// A trusted proxy's header (the `proxy` source) decides before Basic is read.
+    private func authenticate(_ request: Request, method: String, remote: () -> String,
+                              peer: () -> String) async -> Result<Credential, Refusal> {
+        if let proxy, let name = proxy.source.user(peer: peer(), value: request.headers[proxy.header]) {
+            do {
+                try await proxy.source.ensureUser(name)
+            } catch {
+                return .failure(Refusal(response: Self.unavailable()))
+            }
+            return .success(.accountPassword(name))
+        }
         let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],
                                                        remoteAddress: remote())
         switch outcome {

@@ -46,6 +46,11 @@ public struct ServerConfiguration: Sendable {
     public var push = PushSettings()
     /// The web UI at `/web/` (and `/` redirecting browsers there); on by default.
     public var webUI = true
+    /// Where logins come from, tried in this order (`auth_sources`, Docs/authentication.md).
+    public var authSources: [AuthenticationSourceKind] = [.local]
+    /// The header a trusted proxy names the user in (`proxy_user_header`, e.g. `Remote-User`),
+    /// read only with `.proxy` among `authSources` and only from `trustedProxies`.
+    public var proxyUserHeader: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",

@@ -24,6 +24,7 @@ struct ConfigFile {
         "access_history_hourly_days": .integer, "access_history_daily_days": .integer,
         "push": .string, "web_ui": .string, "push_subject": .string, "push_allowed_origins": .stringList,
         "push_registrations_per_book": .integer,
+        "auth_sources": .stringList, "proxy_user_header": .string,
     ]
 
     /// The file read, for messages; nil without one.

@@ -27,6 +27,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("trusted-proxy"),
             help: "Proxy address whose X-Forwarded-For is believed; repeatable (env ROLO_TRUSTED_PROXIES, comma-separated).")
     var trustedProxies: [String] = []
+    @Option(name: .customLong("auth-source"),
+            help: "Where logins come from, tried in order: local or proxy; repeatable (env ROLO_AUTH_SOURCES, comma-separated, default local).")
+    var authSources: [String] = []
+    @Option(name: .customLong("proxy-user-header"),
+            help: "Header a trusted proxy names the user in, e.g. Remote-User, for the proxy source (env ROLO_PROXY_USER_HEADER).")
+    var proxyUserHeader: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROLO_LOG_LEVEL, default info).")
     var logLevel: String?
     @Option(help: "text or json: one JSON object per line (env ROLO_LOG_FORMAT, default text).")
@@ -151,7 +157,40 @@ struct ServeCommand: AsyncParsableCommand {
         case let other:
             throw settings.invalid("web_ui", flagGiven: webUI != nil, env: "ROLO_WEB_UI", "must be on or off (got \(other)).")
         }
+        try authenticationSettings(settings, into: &configuration)
         return configuration
+    }
+
+    /// `auth_sources` and `proxy_user_header`: an unknown source, or `proxy` without a header
+    /// name or a trusted proxy to believe it from, stops serve naming the setting.
+    func authenticationSettings(_ settings: LayeredSettings, into configuration: inout ServerConfiguration) throws {
+        let names = settings.list(authSources, env: "ROLO_AUTH_SOURCES", key: "auth_sources")
+        let known = AuthenticationSourceKind.allCases.map(\.rawValue).joined(separator: ", ")
+        var sources: [AuthenticationSourceKind] = []
+        for name in names {
+            guard let source = AuthenticationSourceKind(rawValue: name) else {
+                throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
+                                       flag: "--auth-source", "names an unknown source \"\(name)\" (known: \(known)).")
+            }
+            if !sources.contains(source) { sources.append(source) }
+        }
+        configuration.authSources = sources.isEmpty ? [.local] : sources
+        let header = settings.string(proxyUserHeader, env: "ROLO_PROXY_USER_HEADER", key: "proxy_user_header")
+        if let header, !AuthenticationSourceKind.isHeaderName(header) {
+            throw settings.invalid("proxy_user_header", flagGiven: proxyUserHeader != nil, env: "ROLO_PROXY_USER_HEADER",
+                                   "must be a header name, e.g. Remote-User (got \(header)).")
+        }
+        configuration.proxyUserHeader = header
+        if configuration.authSources.contains(.proxy) {
+            guard header != nil else {
+                throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
+                                       flag: "--auth-source", "lists proxy, which needs proxy_user_header.")
+            }
+            guard !configuration.trustedProxies.isEmpty else {
+                throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
+                                       flag: "--auth-source", "lists proxy, which needs trusted_proxies.")
+            }
+        }
     }
 
     func pushSettings(_ settings: LayeredSettings) throws -> PushSettings {

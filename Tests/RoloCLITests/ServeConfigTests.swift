@@ -73,6 +73,20 @@ import RoloStore
         #expect(broken.stderr.contains("line 1"))
     }
 
+    @Test func anUnknownAuthSourceStopsServeNamingTheSetting() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = try Self.writeConfig("auth_sources = [\"nope\"]\n", in: folder)
+        let result = try await RoloBinary.run(["serve", "--config", config, "--database", database])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("auth_sources names an unknown source \"nope\""), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: database))
+
+        let proxyAlone = try await RoloBinary.run(["serve", "--auth-source", "proxy", "--database", database])
+        #expect(proxyAlone.status == 1)
+        #expect(proxyAlone.stderr.contains("auth_sources lists proxy, which needs proxy_user_header"), "\(proxyAlone.stderr)")
+    }
+
     @Test func aBadValueNamesItsKeyAndWhereItWasSetAndExits1WithoutUsage() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -126,6 +140,8 @@ import RoloStore
             login_capped_failures = 4
             login_window_seconds = 600
             login_account_free_failures = 30
+            auth_sources = ["proxy", "local"]
+            proxy_user_header = "Remote-User"
             """, in: folder))
         #expect(file.integer("port") == 8801)
         #expect(file.list("trusted_proxies") == ["127.0.0.1", "::1"])
@@ -135,7 +151,9 @@ import RoloStore
         #expect(file.integer("login_window_seconds") == 600)
         #expect(file.integer("database_pool_size") == 6)
         #expect(file.integer("quota_bytes") == 1_048_576)
-        #expect(Set(ConfigFile.keys.keys).count == 32)
+        #expect(file.list("auth_sources") == ["proxy", "local"])
+        #expect(file.string("proxy_user_header") == "Remote-User")
+        #expect(Set(ConfigFile.keys.keys).count == 34)
     }
 
     /// The PostgreSQL settings come from the flag, else the variable, else the config file.

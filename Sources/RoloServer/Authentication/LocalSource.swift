@@ -1,0 +1,69 @@
+import Foundation
+import RoloStore
+
+/// The `local` source: the account password, bcrypt-checked by the store. (App passwords are
+/// checked by `BasicAuthenticator` before any source, for every user whatever their source.)
+struct LocalSource: PasswordSource {
+    let store: any AccountStore
+
+    func login(user: String, password: String) async -> SourceAnswer {
+        switch await check(user: user, password: password) {
+        case .valid: return .found(SourceUser(name: user))
+        case .invalid: return .rejected
+        case .unavailable: return .unavailable
+        }
+    }
+
+    /// The check with the account's password stamp, which the credential cache keeps.
+    func check(user: String, password: String) async -> BasicAuthenticator.Verdict {
+        do {
+            // Read before the check: a change made meanwhile leaves a stamp that no
+            // longer matches, so the next request checks again.
+            let stamp = try await store.accountPasswordStamp(user: user)
+            let matches = try await withTaskExecutorPreference(BlockingWorkExecutor.shared) {
+                try await store.verifyPassword(user: user, password: password)
+            }
+            // No stamp: "app passwords only" (the account password opens no DAV
+            // request), a disabled user, or none.
+            guard matches, let stamp else { return .invalid }
+            return .valid(stamp: stamp)
+        } catch StoreError.unavailable {
+            return .unavailable
+        } catch {
+            return .invalid
+        }
+    }
+}
+
+/// The `proxy` source: the header a trusted reverse proxy (Authelia, authentik, nginx
+/// `auth_request`) sets names the user. Believed only when the TCP peer is one of
+/// `trusted_proxies`; from anyone else the header is as if absent.
+struct ProxySource: Sendable {
+    let header: String
+    let trustedProxies: Set<String>
+    let store: any AccountStore
+
+    /// The user the header names, or nil when it is absent, untrusted or no valid name.
+    func user(peer: String, value: String?) -> String? {
+        guard trustedProxies.contains(peer), let value else { return nil }
+        let name = LoginName.normalized(value.trimmingCharacters(in: .whitespaces))
+        guard (try? Naming.validate(name, what: "user")) != nil else { return nil }
+        return name
+    }
+
+    /// Makes the user on their first login (home and default book), with a password nobody
+    /// knows: 32 random bytes, never shown, so only the proxy or an app password signs in.
+    func ensureUser(_ name: String) async throws {
+        if try await store.account(name: name) != nil { return }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
+        let password = bytes.map { String(format: "%02x", $0) }.joined()
+        do {
+            try await store.createUser(name: name, password: password)
+        } catch {
+            // Another request made it meanwhile.
+            if try await store.account(name: name) != nil { return }
+            throw error
+        }
+    }
+}
