@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import RoloServer
+@testable import RoloServer
 import RoloStore
 
 /// `auth_sources` over real HTTP: the `proxy` source's header counts only from a trusted
@@ -68,5 +68,13 @@ import RoloStore
                                                  user: "alice%40example.org", password: "nope", headers: ["Depth": "0"])
             #expect(wrong.status == 401)
         }
+    }
+
+    @Test func onlyANameHoldingPercent40IsDecoded() {
+        #expect(LoginName.normalized("alice%40example.org") == "alice@example.org")
+        #expect(LoginName.normalized("bob%2540x") == "bob%2540x")
+        #expect(LoginName.normalized("100%sure") == "100%sure")
+        // Not percent-encoding as a whole: kept as sent, never half-decoded.
+        #expect(LoginName.normalized("a%40b%zz") == "a%40b%zz")
     }
 }

@@ -1,0 +1,35 @@
+import Foundation
+import RoloStore
+
+/// The `proxy` source: the header a trusted reverse proxy (Authelia, authentik, nginx
+/// `auth_request`) sets names the user. Believed only when the TCP peer is one of
+/// `trusted_proxies`; from anyone else the header is as if absent.
+struct ProxySource: Sendable {
+    let header: String
+    let trustedProxies: Set<String>
+    let store: any AccountStore
+
+    /// The user the header names, or nil when it is absent, untrusted or no valid name.
+    func user(peer: String, value: String?) -> String? {
+        guard trustedProxies.contains(peer), let value else { return nil }
+        let name = LoginName.normalized(value.trimmingCharacters(in: .whitespaces))
+        guard (try? Naming.validate(name, what: "user")) != nil else { return nil }
+        return name
+    }
+
+    /// Makes the user on their first login (home and default book), with a password nobody
+    /// knows: 32 random bytes, never shown, so only the proxy or an app password signs in.
+    func ensureUser(_ name: String) async throws {
+        if try await store.account(name: name) != nil { return }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
+        let password = bytes.map { String(format: "%02x", $0) }.joined()
+        do {
+            try await store.createUser(name: name, password: password)
+        } catch {
+            // Another request made it meanwhile.
+            if try await store.account(name: name) != nil { return }
+            throw error
+        }
+    }
+}
