@@ -159,11 +159,13 @@ struct RoloResponder: HTTPResponder {
     private func authenticate(_ request: Request, method: String, remote: () -> String,
                               peer: () -> String) async -> Result<Credential, Refusal> {
         if let proxy, let name = proxy.source.user(peer: peer(), value: request.headers[proxy.header]) {
+            let enabled: Bool
             do {
-                try await proxy.source.ensureUser(name)
+                enabled = try await proxy.source.ensureUser(name)
             } catch {
                 return .failure(Refusal(response: Self.unavailable()))
             }
+            guard enabled else { return .failure(Refusal(response: Self.unauthorized())) }
             return .success(.accountPassword(name))
         }
         let outcome = await authenticator.authenticate(authorization: request.headers[.authorization],

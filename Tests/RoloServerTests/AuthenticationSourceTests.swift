@@ -29,6 +29,11 @@ import RoloStore
             let basic = try await server.request("PROPFIND", "/dav/addressbooks/carol/", user: "carol", password: "",
                                                  headers: ["Depth": "0"])
             #expect(basic.status == 401)
+            // A disabled account stays shut to the proxy too.
+            try await server.store.updateAccount(name: "carol", UserAccountUpdate(disabled: true))
+            let disabled = try await server.request("PROPFIND", "/dav/addressbooks/carol/default/", user: nil,
+                                                    headers: ["Depth": "0", "Remote-User": "carol"])
+            #expect(disabled.status == 401)
         }
     }
 
