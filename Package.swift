@@ -95,6 +95,10 @@ let package = Package(
             cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])],
             linkerSettings: [.linkedLibrary("xml2")]
         ),
+        // OpenLDAP's client library (Debian's libldap-dev) and a few helpers for what Swift cannot import.
+        .target(name: "CLDAP", linkerSettings: [.linkedLibrary("ldap"), .linkedLibrary("lber")]),
+        // An LDAP client (connect, StartTLS, bind, search, RFC 4515 escaping) for directory logins (issue 30).
+        .target(name: "LDAPClient", dependencies: ["CLDAP", .product(name: "NIOPosix", package: "swift-nio")]),
         // DAV request-body parsing and multistatus writing.
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
         // What the store keeps of a card beside its bytes (index entries, list row), read
