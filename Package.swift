@@ -195,6 +195,9 @@ let package = Package(
         .testTarget(name: "CardIndexingTests", dependencies: ["CardIndexing", "VCard", "RoloStore"]),
         // One lock for every child process any test target starts (Foundation's spawn is not safe to overlap).
         .target(name: "ProcessLaunch", path: "Tests/ProcessLaunch"),
+        // A throwaway OpenLDAP slapd on a free loopback port with a small directory (issue 30).
+        .target(name: "LDAPTestSupport", dependencies: ["ProcessLaunch", "LoopbackSockets"], path: "Tests/LDAPTestSupport"),
+        .testTarget(name: "LDAPClientTests", dependencies: ["LDAPClient", "LDAPTestSupport"]),
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
