@@ -95,6 +95,10 @@ let package = Package(
             cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])],
             linkerSettings: [.linkedLibrary("xml2")]
         ),
+        // OpenLDAP's client library (Debian's libldap-dev) and a few helpers for what Swift cannot import.
+        .target(name: "CLDAP", linkerSettings: [.linkedLibrary("ldap"), .linkedLibrary("lber")]),
+        // An LDAP client (connect, StartTLS, bind, search, RFC 4515 escaping) for directory logins (issue 30).
+        .target(name: "LDAPClient", dependencies: ["CLDAP", .product(name: "NIOPosix", package: "swift-nio")]),
         // DAV request-body parsing and multistatus writing.
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
         // What the store keeps of a card beside its bytes (index entries, list row), read
@@ -191,6 +195,9 @@ let package = Package(
         .testTarget(name: "CardIndexingTests", dependencies: ["CardIndexing", "VCard", "RoloStore"]),
         // One lock for every child process any test target starts (Foundation's spawn is not safe to overlap).
         .target(name: "ProcessLaunch", path: "Tests/ProcessLaunch"),
+        // A throwaway OpenLDAP slapd on a free loopback port with a small directory (issue 30).
+        .target(name: "LDAPTestSupport", dependencies: ["ProcessLaunch", "LoopbackSockets"], path: "Tests/LDAPTestSupport"),
+        .testTarget(name: "LDAPClientTests", dependencies: ["LDAPClient", "LDAPTestSupport"]),
         // A loopback socket for the tests that speak HTTP byte by byte.
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [

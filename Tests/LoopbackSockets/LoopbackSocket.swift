@@ -32,3 +32,25 @@ public enum LoopbackSocket {
         return socketFD
     }
 }
+
+extension LoopbackSocket {
+    /// A port on 127.0.0.1 that was free a moment ago (bound to 0, read back, released), for
+    /// a server the test starts as another process (which cannot be handed a bound socket).
+    /// Another process may take it meanwhile: a caller retries when its server cannot bind.
+    public static func freePort() throws(Failure) -> Int {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw .socket }
+        defer { close(socketFD) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketFD, $0, length) == 0 && getsockname(socketFD, $0, &length) == 0
+            }
+        }
+        guard bound else { throw .socket }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
