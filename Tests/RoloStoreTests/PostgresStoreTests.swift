@@ -238,6 +238,9 @@ import Testing
         func encrypted(_ query: String) async throws -> Bool? {
             var configuration = try PostgresStore.Configuration(url: cluster.url + query)
             configuration.poolSize = 1
+            // A fresh cluster's first TLS connections, with the suite busy on two cores, once
+            // took more than the default 10 s; a refusal is still told at once (checked below).
+            configuration.connectionTimeout = .seconds(30)
             let store = try await PostgresStore.open(configuration)
             let ssl = try await store.autocommit { connection in
                 try await connection.first("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")?.decode(Bool.self)
