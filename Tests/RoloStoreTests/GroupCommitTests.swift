@@ -116,9 +116,12 @@ private final class WriterGate: Sendable {
     @Test func anIdleCheckpointAfterCloseDoesNothing() async throws {
         let fixture = try await StoreFixture.make()
         for index in 0..<GroupCommit.IdleCheckpoint().afterWrites { try await fixture.put("c\(index).vcf") }
+        // Counted at the close: on a loaded machine the idle moment may come (and checkpoint,
+        // rightly) before the close does; what must not happen is one after it.
+        let beforeClose = fixture.sqlite.groupCommit.idleCheckpointCount
         fixture.close()
         try await Task.sleep(for: .milliseconds(300))
-        #expect(fixture.sqlite.groupCommit.idleCheckpointCount == 0)
+        #expect(fixture.sqlite.groupCommit.idleCheckpointCount == beforeClose)
     }
 
     @Test func aBatchTakesAtMostItsLimitOfWrites() async throws {
