@@ -124,7 +124,6 @@ final class GroupCommit: @unchecked Sendable {
         readAnchor?.release()
         let replies = commit(batch, db)
         readAnchor?.holdNewest()
-        for reply in replies { reply() }
         let (more, checkpointDue) = lock.withLock {
             finishedBatches += 1
             writesSinceCheckpoint += batch.count
@@ -132,6 +131,9 @@ final class GroupCommit: @unchecked Sendable {
             let due = !turnScheduled && idleCheckpoint.afterWrites > 0 && writesSinceCheckpoint >= idleCheckpoint.afterWrites
             return (turnScheduled, due ? finishedBatches : nil)
         }
+        // Answered after the batch is counted, so whoever a reply wakes sees it in
+        // `batchCount` (a loaded run once read the count between the two).
+        for reply in replies { reply() }
         if let upkeep, upkeep.isDue(false) {
             readAnchor?.release()
             try? upkeep.run(db)
