@@ -29,6 +29,7 @@ extension PostgresStore {
             done += batch.count
             progress?(done)
         }
+        if !cards.isEmpty { substringIndex.bookChangedInBulk(collectionID) }
         // The planner's statistics from before a big import would have it plan the book's
         // next queries for an empty table until autovacuum's next turn (up to a minute).
         if cards.count >= Self.analyzeAfterImporting {

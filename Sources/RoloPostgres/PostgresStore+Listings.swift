@@ -32,6 +32,17 @@ extension PostgresStore {
         try await page(of: collectionID, after: nil, limit: nil, columns: "\(Self.infoColumns), r.data") { try Self.storedResource(&$0) }
     }
 
+    public func resourceCount(collectionID: Int64, cap: Int) async throws -> Int {
+        let row = try await autocommit { connection in
+            try await connection.first(ResourceCountSQL.self, collectionID, Int64(max(cap, 0)))
+        }
+        return Int(try row?.decode(Int64.self) ?? 0)
+    }
+
+    enum ResourceCountSQL: PreparedSQL {
+        static let sql = "SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = $1 LIMIT $2) AS counted"
+    }
+
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         let row = try await autocommit { connection in
             try await connection.first(InfoPageSQL.self, collectionID, name ?? "", Int64(max(limit, 0)))

@@ -31,6 +31,7 @@ extension PostgresStore {
             return PutResult(etag: write.etag, created: existing == nil, seq: seq)
         }
         bookChanges.publish(collectionID: collectionID, seq: result.seq)
+        if result.created { substringIndex.cardCreated(in: collectionID) }
         return result
     }
 

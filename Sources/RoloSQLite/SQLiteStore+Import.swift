@@ -32,6 +32,7 @@ extension SQLiteStore {
             done += batch.count
             progress?(done)
         }
+        if !cards.isEmpty { substringIndex.bookChangedInBulk(collectionID) }
     }
 
     /// Returns the book's sync position after the batch.

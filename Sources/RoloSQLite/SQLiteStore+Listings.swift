@@ -80,6 +80,14 @@ extension SQLiteStore {
         try await bodyPage(of: collectionID, after: nil, limit: nil)
     }
 
+    public func resourceCount(collectionID: Int64, cap: Int) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(db.cachedStatement(sql: """
+                SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = ? LIMIT ?)
+                """), arguments: [collectionID, max(cap, 0)]) ?? 0
+        }
+    }
+
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         try await infoPage(of: collectionID, after: name, limit: limit)
     }

@@ -27,6 +27,7 @@ extension SQLiteStore {
             return PutResult(etag: write.etag, created: existing == nil, seq: seq)
         }
         bookChanges.publish(collectionID: collectionID, seq: result.seq)
+        if result.created { substringIndex.cardCreated(in: collectionID) }
         return result
     }
 

@@ -60,7 +60,7 @@ final class ServerMetrics: Sendable {
         users = gauge("users", "User accounts.")
         addressBooks = gauge("address_books", "Address books of all users.")
         cards = gauge("cards", "Cards stored in address books.")
-        databaseBytes = gauge("database_size", unit: "bytes", "SQLite database file plus its write-ahead log, in bytes.")
+        databaseBytes = gauge("database_size", unit: "bytes", "The database's size in bytes: the SQLite file plus its write-ahead log, or PostgreSQL's pg_database_size.")
         let pushDescriptor = MetricNameDescriptor(namespace: "rolo", subsystem: "push", metricName: "messages",
                                                   unitName: "total", helpText: "WebDAV-Push deliveries, by outcome.")
         pushCounters = Dictionary(uniqueKeysWithValues: [PushEvent.sent, .failed, .dropped].map { event in

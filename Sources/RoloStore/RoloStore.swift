@@ -16,6 +16,10 @@ extension CardStore {
         try await resources(collectionID: collectionID, names: names).map(\.info)
     }
 
+    public func resourceCount(collectionID: Int64, cap: Int) async throws -> Int {
+        min(try await listResources(collectionID: collectionID).count, max(cap, 0))
+    }
+
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         Self.page(of: try await listResources(collectionID: collectionID), name: \.name, after: name, limit: limit)
     }

@@ -59,6 +59,21 @@ public final class SubstringIndexChoice: Sendable {
         }
         return Double(book) >= Self.minimumShare * Double(max(all, book))
     }
+
+    /// A PUT created a card in the book: its cached count grows with it, so a burst of PUTs
+    /// moves a growing book onto the index without waiting out `countsLifetime`.
+    package func cardCreated(in collectionID: Int64) {
+        books.withLock { books in books[collectionID]?.value += 1 }
+        total.withLock { total in total?.value += 1 }
+    }
+
+    /// An import changed the book by many cards at once: its counts are taken again by the
+    /// next query (a count kept from before a large import would have the book scanned for
+    /// a minute after it).
+    package func bookChangedInBulk(_ collectionID: Int64) {
+        books.withLock { books in _ = books.removeValue(forKey: collectionID) }
+        total.withLock { $0 = nil }
+    }
 }
 
 extension IndexPredicate {

@@ -95,8 +95,8 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 }
 
-/// `ImportProgress` behind a lock, for the migration's progress callback.
-private final class ProgressBox: @unchecked Sendable {
+/// `ImportProgress` behind a lock, for the migration's progress callback (`migrate`, `backup`).
+final class ProgressBox: @unchecked Sendable {
     private let lock = NSLock()
     private var progress: ImportProgress?
 

@@ -75,8 +75,21 @@ import Testing
         #expect(check.status == 0 && check.stdout.hasPrefix("ok: postgresql://"), "\(check.stdout) \(check.stderr)")
         let export = try await RoloBinary.run(["export", "dana", "default", "--database", url])
         #expect(export.status == 0 && export.stdout == Self.second, "\(export.stderr)")
-        let backup = try await RoloBinary.run(["backup", "/tmp/rolo-never-\(UUID().uuidString).sqlite", "--database", url])
-        #expect(backup.status != 0 && backup.stderr.contains("pg_dump"), "\(backup.stderr)")
+        // A backup while serving: an SQLite file that rolo reads, and that migrate restores.
+        let copy = "/tmp/rolo-backup-\(UUID().uuidString).sqlite"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        let backup = try await RoloBinary.run(["backup", copy, "--database", url])
+        #expect(backup.status == 0 && backup.stdout.hasPrefix("Backed up postgresql://"), "\(backup.stdout) \(backup.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: copy + ".partial"))
+        let fromCopy = try await RoloBinary.run(["export", "dana", "default", "--database", copy])
+        #expect(fromCopy.status == 0 && fromCopy.stdout == Self.second, "\(fromCopy.stderr)")
+        #expect(try await RoloBinary.run(["backup", copy, "--database", url]).status != 0, "an existing file is kept")
+        let restored = try await TestDatabase.create()
+        let migrate = try await RoloBinary.run(["migrate", "--from", copy, "--to", restored.url])
+        let back = try await RoloBinary.run(["export", "dana", "default", "--database", restored.url])
+        await restored.drop()
+        #expect(migrate.status == 0, "\(migrate.stderr)")
+        #expect(back.status == 0 && back.stdout == Self.second, "\(back.stderr)")
         #expect(await serve.terminate() == 0)
     }
 

@@ -17,6 +17,24 @@ import Testing
         return fixture
     }
 
+    /// The count that tells a whole-book read (the access history's full-download flag):
+    /// exact below its cap, the cap above it, and only this book's cards.
+    @Test(arguments: StoreBackend.cardBackends)
+    func aBookIsCountedUpToTheCap(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.fixture(backend)
+        defer { fixture.close() }
+        let book = fixture.book.id
+        #expect(try await fixture.cards.resourceCount(collectionID: book, cap: .max) == Self.names.count)
+        #expect(try await fixture.cards.resourceCount(collectionID: book, cap: Self.names.count + 1) == Self.names.count)
+        #expect(try await fixture.cards.resourceCount(collectionID: book, cap: 4) == 4)
+        #expect(try await fixture.cards.resourceCount(collectionID: book, cap: 0) == 0)
+        try await fixture.cards.deleteResource(collectionID: book, name: "a", precondition: .none)
+        #expect(try await fixture.cards.resourceCount(collectionID: book, cap: .max) == Self.names.count - 1)
+        let other = try await fixture.cards.createCollection(owner: "alice", path: ["other"], kind: .addressBook,
+                                                             displayName: nil, description: nil)
+        #expect(try await fixture.cards.resourceCount(collectionID: other.id, cap: .max) == 0)
+    }
+
     @Test(arguments: StoreBackend.cardBackends, [1, 3, 10, 50])
     func pagesCoverEveryResourceOnceInByteOrder(_ backend: StoreBackend, pageSize: Int) async throws {
         let fixture = try await Self.fixture(backend)

@@ -79,6 +79,32 @@ import Testing
         #expect(try await choose(cached, book: 1, total: 1, id: 2) == false)
     }
 
+    /// The choice follows a growing book: PUTs that create cards add to its cached count,
+    /// and an import has the next query count again (issue 34: a count kept from before a
+    /// large import had the book scanned for the minute after it).
+    @Test func theChoiceFollowsABookAsItGrows() async throws {
+        let counted = Mutex(0)
+        func choose(_ choice: SubstringIndexChoice, book: Int, id: Int64 = 1) async throws -> Bool {
+            try await choice.usesIndex(collectionID: id, bookCards: { counted.withLock { $0 += 1 }; return book },
+                                       totalCards: { book })
+        }
+        let minimum = SubstringIndexChoice.defaultMinimumBookCards
+        let afterImport = SubstringIndexChoice()
+        #expect(try await choose(afterImport, book: 10) == false)
+        afterImport.bookChangedInBulk(1)
+        #expect(try await choose(afterImport, book: 100_000) == true, "counted again after the import")
+        #expect(counted.withLock { $0 } == 2)
+
+        let afterPuts = SubstringIndexChoice()
+        #expect(try await choose(afterPuts, book: minimum - 2) == false)
+        afterPuts.cardCreated(in: 1)
+        #expect(try await choose(afterPuts, book: 0) == false, "one short")
+        afterPuts.cardCreated(in: 1)
+        afterPuts.cardCreated(in: 2)
+        #expect(try await choose(afterPuts, book: 0) == true, "the cached count grew to the minimum")
+        #expect(counted.withLock { $0 } == 3, "no count taken again")
+    }
+
     /// Words mixing the characters where folds differ; needles are their substrings of one
     /// to five scalars in three casings, and a few that match nothing.
     static let words = ["Joanne", "JOANNE", "Anna-Lena", "Élodie", "E\u{301}LODIE", "straße", "STRASSE", "ΣΟΦΊΑ", "σοφία",

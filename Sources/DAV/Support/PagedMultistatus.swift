@@ -210,15 +210,14 @@ extension DAVService {
     /// hrefs, a query's hits), flagging a full download when it reads as many as the book
     /// holds: the whole book read a piece at a time is still the whole book (Docs/privacy.md
     /// tells users to watch the flag). The book is counted only when the answer carries
-    /// address data and a tally is kept, with one listing of at most `most + 1` names. A
+    /// address data and a tally is kept, with one count that stops at `most + 1`. A
     /// multiget naming one card twice counts it twice: the flag may then come early, never late.
     func coveringReads(_ request: DAVRequest, book: Int64, withBodies: Bool, atMost most: Int) async throws -> CardReads? {
         guard var reads = CardReads(request, book: book, withBodies: withBodies), most > 0 else {
             return CardReads(request, book: book, withBodies: withBodies)
         }
-        let listed = most == .max ? try await store.listResources(collectionID: book)
-            : try await store.listResources(collectionID: book, after: nil, limit: most + 1)
-        if listed.count <= most { reads.wholeBook = listed.count }
+        let cards = try await store.resourceCount(collectionID: book, cap: most == .max ? .max : most + 1)
+        if cards <= most { reads.wholeBook = cards }
         return reads
     }
 }

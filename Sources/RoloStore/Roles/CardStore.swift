@@ -43,6 +43,10 @@ public protocol CardStore: Sendable {
     func listResources(collectionID: Int64) async throws -> [ResourceInfo]
     /// Every resource with its body, in name order (exports, full scans).
     func allResources(collectionID: Int64) async throws -> [StoredResource]
+    /// How many resources the collection holds, counting no further than `cap`: whether a
+    /// request read a whole book needs the count, not the names (a default implementation
+    /// lists them).
+    func resourceCount(collectionID: Int64, cap: Int) async throws -> Int
     /// One page of `listResources`: the resources whose names sort after `name` (by their
     /// UTF-8 bytes; nil starts at the first), at most `limit`, in that order. Each page is
     /// its own short read, so a listing of any size holds one page at a time and no read
