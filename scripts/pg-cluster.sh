@@ -14,6 +14,14 @@
 #   scripts/pg-cluster.sh stop DIR                  stops it and removes DIR
 #   scripts/pg-cluster.sh halt DIR                  stops the server, keeps the data (an outage)
 #   scripts/pg-cluster.sh resume DIR                starts it again on the same port
+#   scripts/pg-cluster.sh replica DIR [--owner-pid PID]
+#                                                   a streaming replica of the running cluster
+#                                                   DIR (pg_basebackup -R), in a new folder on a
+#                                                   free port; prints "DIR2 URL2"
+#   scripts/pg-cluster.sh take-over OLD NEW         promotes the replica NEW and moves it to
+#                                                   OLD's port (OLD must be stopped): the address
+#                                                   clients know now leads to the new primary, as
+#                                                   when a virtual IP or DNS name moves in a failover
 #
 # With --owner-pid the cluster stops by itself within a second of that process's end, even
 # if it crashed. Durability is off (fsync, full pages) unless --durable: the data dies with the
@@ -110,6 +118,54 @@ start_cluster() {
     echo "$dir postgresql://rolo@127.0.0.1:$port/postgres"
 }
 
+replica_cluster() {
+    local primary=$1 owner_pid="" bin dir port
+    [ "${2:-}" = "--owner-pid" ] && owner_pid=$3
+    bin=$(bin_dir)
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/rolo-pg.XXXXXX")
+    chmod 700 "$dir"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+    # initdb's pg_hba.conf trusts replication connections from 127.0.0.1.
+    if ! as_owner "$bin/pg_basebackup" -h 127.0.0.1 -p "$(cat "$primary/port")" -U rolo -D "$dir/data" -R -X stream \
+            >"$dir/basebackup.log" 2>&1; then
+        cat "$dir/basebackup.log" >&2
+        rm -rf "$dir"
+        exit 1
+    fi
+    cp "$primary/settings" "$dir/settings"
+    local started=""
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        if as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" -o "-p $port -k $dir $(cat "$dir/settings")" \
+            start >/dev/null 2>&1; then
+            started=yes
+            break
+        fi
+    done
+    if [ -z "$started" ]; then
+        cat "$dir/server.log" >&2 || true
+        rm -rf "$dir"
+        echo "pg-cluster: the replica did not start" >&2
+        exit 1
+    fi
+    printf '%s\n' "$port" >"$dir/port"
+    if [ -n "$owner_pid" ]; then
+        setsid bash "$0" watch "$owner_pid" "$dir" </dev/null >/dev/null 2>&1 &
+    fi
+    echo "$dir postgresql://rolo@127.0.0.1:$port/postgres"
+}
+
+# Promoted first, on its own port (a standby restarted on the old primary's port would
+# try to stream from itself), then moved.
+take_over() {
+    local old=$1 new=$2 bin
+    bin=$(bin_dir)
+    as_owner "$bin/pg_ctl" -D "$new/data" -w -t 60 promote >/dev/null
+    as_owner "$bin/pg_ctl" -D "$new/data" -m fast -w stop >/dev/null
+    cp "$old/port" "$new/port"
+    resume_cluster "$new"
+}
+
 halt_cluster() {
     local dir=$1
     as_owner "$(bin_dir)/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
@@ -126,9 +182,11 @@ case "${1:-}" in
     stop) stop_cluster "$2" ;;
     halt) halt_cluster "$2" ;;
     resume) resume_cluster "$2" ;;
+    replica) shift; replica_cluster "$@" ;;
+    take-over) take_over "$2" "$3" ;;
     watch)
         while kill -0 "$2" 2>/dev/null; do sleep 1; done
         stop_cluster "$3"
         ;;
-    *) echo "usage: $0 start [--owner-pid PID] [--ssl] [--durable] | stop DIR | halt DIR | resume DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 start [--owner-pid PID] [--ssl] [--durable] | stop DIR | halt DIR | resume DIR | replica DIR [--owner-pid PID] | take-over OLD NEW" >&2; exit 2 ;;
 esac

@@ -19,6 +19,8 @@ public enum TestPostgres {
     public static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    static let script = repositoryRoot.appendingPathComponent("scripts/pg-cluster.sh").path
+
     /// The maintenance URL of the server (started on first use).
     public static func serverURL() async throws -> String {
         try await shared.server()
@@ -28,7 +30,6 @@ public enum TestPostgres {
     /// by `stop()` or at the process's end.
     /// With `ssl`, TLS is on, with a self-signed certificate for 127.0.0.1 (`Cluster.certificatePath`).
     public static func startCluster(ssl: Bool = false) throws -> Cluster {
-        let script = repositoryRoot.appendingPathComponent("scripts/pg-cluster.sh").path
         let output = try run(["/bin/bash", script, "start", "--owner-pid", String(ProcessInfo.processInfo.processIdentifier)]
                              + (ssl ? ["--ssl"] : []))
         let parts = output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 1)
@@ -66,10 +67,31 @@ public enum TestPostgres {
                        "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off"])
         }
 
+        /// A streaming replica of this running cluster, on a port of its own, stopped by its
+        /// `stop()` or at the process's end.
+        public func startReplica() throws -> Cluster {
+            let output = try TestPostgres.run(["/bin/bash", TestPostgres.script, "replica", folder,
+                                               "--owner-pid", String(ProcessInfo.processInfo.processIdentifier)])
+            let parts = output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { throw TestPostgresError("pg-cluster.sh replica said: \(output)") }
+            return Cluster(folder: String(parts[0]), url: String(parts[1]))
+        }
+
+        /// A failover: this replica is promoted and takes over `old`'s address (stopped
+        /// first), as a virtual IP or a DNS name moves to the new primary. Its URL is then `old.url`.
+        public func takeOver(from old: Cluster) throws {
+            try TestPostgres.run(["/bin/bash", TestPostgres.script, "take-over", old.folder, folder])
+        }
+
+        /// One statement through psql; its rows unaligned, without headers.
+        public func psql(_ sql: String) throws -> String {
+            try TestPostgres.run(["/usr/bin/psql", "-X", "-q", "-A", "-t", url, "-c", sql])
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
         /// Stops the server and removes its folder.
         public func stop() {
-            let script = TestPostgres.repositoryRoot.appendingPathComponent("scripts/pg-cluster.sh").path
-            _ = try? TestPostgres.run(["/bin/bash", script, "stop", folder])
+            _ = try? TestPostgres.run(["/bin/bash", TestPostgres.script, "stop", folder])
         }
 
         private func pgCtl(_ arguments: [String]) throws {

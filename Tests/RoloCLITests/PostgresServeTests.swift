@@ -1,5 +1,6 @@
 import Foundation
 import PostgresTestSupport
+import ProcessLaunch
 import Testing
 
 /// `rolo serve` and the admin commands on PostgreSQL, as an operator runs them: the built
@@ -191,6 +192,101 @@ import Testing
             if status != 207 { try await Task.sleep(for: .milliseconds(500)) }
         }
         #expect(status == 207)
+        #expect(await serve.terminate() == 0)
+    }
+
+    /// Every connection of the pool held by a statement that waits (here for a lock another
+    /// session holds, as a long migration or a stuck report would): requests get 503 with
+    /// Retry-After within the statement and connection timeouts, not a hang, and once the
+    /// lock is gone the server answers again without a restart (issue 34).
+    @Test func anExhaustedPoolGives503NotAHang() async throws {
+        let cluster = try await TestPostgres.onThread { try TestPostgres.startCluster() }
+        defer { cluster.stop() }
+        let add = try await RoloBinary.run(["user", "add", "fay", "--password-stdin", "--database", cluster.url],
+                                           stdin: "fay-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: cluster.url, extra: [
+            "--database-pool-size", "1", "--database-connection-timeout", "2", "--database-statement-timeout", "3"])
+        let port = try await serve.waitUntilListening()
+        let home = "/dav/addressbooks/fay/"
+        #expect(try await propfindStatus(port: port, path: home, user: "fay", password: "fay-password") == 207)
+
+        // Another session takes the books' table for 8 s: the one pooled connection waits on it.
+        let locker = try SpawnedProcess("/usr/bin/psql", ["-X", "-q", cluster.url, "-c",
+            "BEGIN; LOCK TABLE collections IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(8); COMMIT;"], stdout: .null)
+        defer { if locker.isRunning { locker.terminate() } }
+        try await Task.sleep(for: .seconds(1))
+        let started = ContinuousClock.now
+        async let first = curl(["-i", "-X", "PROPFIND", "-H", "Depth: 1", "-u", "fay:fay-password",
+                                "http://127.0.0.1:\(port)\(home)"])
+        async let second = curl(["-i", "-X", "PROPFIND", "-H", "Depth: 1", "-u", "fay:fay-password",
+                                 "http://127.0.0.1:\(port)\(home)"])
+        let answers = try await [first, second]
+        let waited = ContinuousClock.now - started
+        for answer in answers {
+            #expect(answer.hasPrefix("HTTP/1.1 503"), "\(answer)")
+            #expect(answer.lowercased().contains("retry-after:"), "\(answer)")
+        }
+        // The lock is held for 8 s: answers by then come from the timeouts, not from the lock's end.
+        #expect(waited < .seconds(7), "\(waited)")
+
+        await locker.exited()
+        var status = 0
+        let deadline = ContinuousClock.now + .seconds(30)
+        while status != 207, ContinuousClock.now < deadline {
+            status = try await propfindStatus(port: port, path: home, user: "fay", password: "fay-password")
+            if status != 207 { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(status == 207)
+        #expect(await serve.terminate() == 0)
+    }
+
+    /// A failover: a streaming replica is promoted and takes the primary's address (a virtual
+    /// IP or DNS name moving, as Patroni or keepalived do it). While no primary answers,
+    /// requests get 503 with Retry-After; then the same server, not restarted, serves from the
+    /// new primary with every card and sync token the old one had, and writes there (issue 34).
+    @Test func aFailoverToAPromotedReplicaIsServedWithoutARestart() async throws {
+        let primary = try await TestPostgres.onThread { try TestPostgres.startCluster() }
+        defer { primary.stop() }
+        let add = try await RoloBinary.run(["user", "add", "gus", "--password-stdin", "--database", primary.url],
+                                           stdin: "gus-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: primary.url, extra: ["--database-connection-timeout", "2"])
+        let port = try await serve.waitUntilListening()
+        let book = "http://127.0.0.1:\(port)/dav/addressbooks/gus/default/"
+        let auth = ["-u", "gus:gus-password"]
+        let put = auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary"]
+        #expect(try await curlStatus(put + [Self.card, book + "pg-1.vcf"]) == 201)
+        let sync = auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary"]
+        let token = try #require(Self.syncToken(in: try await curl(sync + [Self.syncBody.replacingOccurrences(of: "TOKEN", with: ""), book])))
+
+        let replica = try await TestPostgres.onThread { try primary.startReplica() }
+        defer { replica.stop() }
+        var replicated = ""
+        let caughtUp = ContinuousClock.now + .seconds(30)
+        while replicated != "1", ContinuousClock.now < caughtUp {
+            replicated = (try? await TestPostgres.onThread { try replica.psql("SELECT count(*) FROM resources") }) ?? ""
+            if replicated != "1" { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(replicated == "1", "the replica has the card")
+
+        try await TestPostgres.onThread { try primary.shutDown() }
+        let between = try await curl(["-i", "-X", "PROPFIND", "-H", "Depth: 0"] + auth + [book])
+        #expect(between.hasPrefix("HTTP/1.1 503"), "\(between)")
+        #expect(between.lowercased().contains("retry-after:"), "\(between)")
+
+        try await TestPostgres.onThread { try replica.takeOver(from: primary) }
+        var status = 0
+        let deadline = ContinuousClock.now + .seconds(90)
+        while status != 207, ContinuousClock.now < deadline {
+            status = try await propfindStatus(port: port, path: "/dav/addressbooks/gus/default/", user: "gus", password: "gus-password")
+            if status != 207 { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        #expect(status == 207)
+        #expect(try await curl(auth + [book + "pg-1.vcf"]) == Self.card)
+        #expect(try await curlStatus(put + [Self.second, book + "pg-2.vcf"]) == 201)
+        let changes = try await curl(sync + [Self.syncBody.replacingOccurrences(of: "TOKEN", with: token), book])
+        #expect(changes.contains("pg-2.vcf") && !changes.contains("pg-1.vcf"), "the old token goes on: \(changes)")
         #expect(await serve.terminate() == 0)
     }
 
