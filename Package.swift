@@ -60,6 +60,8 @@ let package = Package(
         // Feeds of contacts for other programs (issue 33): the birthday calendar (iCalendar)
         // and desk-phone / router phone books (XML). Pure writers: no store, no HTTP.
         .target(name: "ContactFeeds", dependencies: ["Contacts", "VCard"]),
+        // Google and Outlook contacts CSV, both ways (issue 33): encodings, RFC 4180, their headers.
+        .target(name: "ContactsCSV", dependencies: ["Contacts", "VCard"]),
         // SQLite's process-wide settings (sqlite3_config is variadic: not callable from Swift).
         .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The store core: the storage protocols by role, their value types and the domain
@@ -180,6 +182,7 @@ let package = Package(
         ], exclude: ["Fixtures/RealWorld"]),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "ContactFeedsTests", dependencies: ["ContactFeeds", "Contacts", "VCard"]),
+        .testTarget(name: "ContactsCSVTests", dependencies: ["ContactsCSV", "Contacts", "VCard"], exclude: ["Fixtures"]),
         // Starts a throwaway PostgreSQL cluster (scripts/pg-cluster.sh) or uses ROLO_TEST_POSTGRES_URL,
         // and makes a fresh database per test.
         .target(name: "PostgresTestSupport", dependencies: [
