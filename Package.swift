@@ -160,7 +160,7 @@ let package = Package(
             "RoloServer", "RoloTestControl", "RoloStore", "RoloSQLite", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "Authorization", "BuildInfo", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "Authorization", "BuildInfo", "ContactsCSV", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
