@@ -128,7 +128,7 @@ let package = Package(
         ]),
         // The web UI at /web/: server-rendered pages over the store, no HTTP framework, no DAV, no SQL.
         .target(name: "RoloWeb", dependencies: [
-            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing",
+            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing", "ContactsCSV",
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["Templates", "Static"]),
