@@ -60,6 +60,8 @@ let package = Package(
         // Feeds of contacts for other programs (issue 33): the birthday calendar (iCalendar)
         // and desk-phone / router phone books (XML). Pure writers: no store, no HTTP.
         .target(name: "ContactFeeds", dependencies: ["Contacts", "VCard"]),
+        // Google and Outlook contacts CSV, both ways (issue 33): encodings, RFC 4180, their headers.
+        .target(name: "ContactsCSV", dependencies: ["Contacts", "VCard"]),
         // SQLite's process-wide settings (sqlite3_config is variadic: not callable from Swift).
         .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The store core: the storage protocols by role, their value types and the domain
@@ -126,7 +128,7 @@ let package = Package(
         ]),
         // The web UI at /web/: server-rendered pages over the store, no HTTP framework, no DAV, no SQL.
         .target(name: "RoloWeb", dependencies: [
-            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing",
+            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing", "ContactsCSV",
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["Templates", "Static"]),
@@ -158,7 +160,7 @@ let package = Package(
             "RoloServer", "RoloTestControl", "RoloStore", "RoloSQLite", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rolo", dependencies: [
-            "Authorization", "BuildInfo", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "Authorization", "BuildInfo", "ContactsCSV", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -180,6 +182,7 @@ let package = Package(
         ], exclude: ["Fixtures/RealWorld"]),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "ContactFeedsTests", dependencies: ["ContactFeeds", "Contacts", "VCard"]),
+        .testTarget(name: "ContactsCSVTests", dependencies: ["ContactsCSV", "Contacts", "VCard"], exclude: ["Fixtures"]),
         // Starts a throwaway PostgreSQL cluster (scripts/pg-cluster.sh) or uses ROLO_TEST_POSTGRES_URL,
         // and makes a fresh database per test.
         .target(name: "PostgresTestSupport", dependencies: [

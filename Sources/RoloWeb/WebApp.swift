@@ -105,7 +105,7 @@ public struct WebApp: Sendable {
     /// The largest body a request to `path` may bring (checked before it is read).
     public func maxBodySize(method: String, path: String) -> Int {
         guard method == "POST" else { return 0 }
-        return path.hasSuffix("/import") ? configuration.maxImportSize : configuration.maxFormSize
+        return path.hasSuffix("/import") || path.hasSuffix("/import-csv") ? configuration.maxImportSize : configuration.maxFormSize
     }
 
     /// The URL prefix of every page as the browser sees it.
@@ -242,6 +242,9 @@ public struct WebApp: Sendable {
         case ("GET", "import", 1): return ([.bind, .writeContent], { try await importPage($0) })
         case ("POST", "import", 1): return ([.bind, .writeContent], { try await importCards($0) })
         case ("GET", "export", 1): return (.read, { try await export($0) })
+        case ("GET", "import-csv", 1): return ([.bind, .writeContent], { try await csvImportPage($0) })
+        case ("POST", "import-csv", 1): return ([.bind, .writeContent], { try await csvImport($0) })
+        case ("GET", "export-csv", 1): return (.read, { try await exportCSV($0) })
         default: return nil
         }
     }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Authorization
 import CardIndexing
+import Contacts
+import ContactsCSV
 import DAV
 import Foundation
 import RoloServer
@@ -13,14 +15,21 @@ import VCard
 /// Cards are read leniently (old phones' exports: no VERSION, no FN, legacy charsets); a
 /// card whose UID is already in the book replaces it; a card without UID gets one. Every
 /// card left out (invalid, too large, or unterminated at the end of a file) is named with
-/// its file and line on stderr, and the exit status is 1.
+/// its file and line on stderr, and the exit status is 1. `--format csv` reads Google and
+/// Outlook contacts CSV instead, all or nothing (`ImportCommand+CSV.swift`).
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "import", abstract: "Import .vcf files (one or many cards each) into an address book.")
+        commandName: "import", abstract: "Import .vcf files (one or many cards each), or Google/Outlook CSV files, into an address book.")
     @Argument(help: "User name.") var user: String
     @Argument(help: "Book name.") var book: String
-    @Argument(help: "vCard files.") var files: [String]
+    @Argument(help: "vCard files (CSV files with --format csv).") var files: [String]
+    @Option(help: "vcard, or csv (Google or Outlook contacts CSV, told apart by the header).") var format: InputFormat = .vcard
+    @Flag(help: "With --format csv: show how the columns map and the first rows, and write nothing.") var dryRun = false
     @OptionGroup var options: DatabaseOptions
+
+    enum InputFormat: String, ExpressibleByArgument, CaseIterable {
+        case vcard, csv
+    }
 
     @Option(help: "Cards per transaction.") var batchSize = 500
     @Option(help: "The owner's storage quota in bytes, as `serve` applies it (env ROLO_QUOTA_BYTES, default none).")
@@ -28,11 +37,13 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let quota = Quota(limit: try QuotaSetting.bytes(flag: quotaBytes, settings: LayeredSettings(file: ConfigFile())))
+        guard !dryRun || format == .csv else { throw CLIError("--dry-run is for --format csv.") }
         try await options.withStore(closingSQLite: true) { store in
             guard let collection = try await store.collection(owner: user, path: [book]),
                   collection.kind == .addressBook else {
                 throw CLIError("No address book \(user)/\(book).")
             }
+            if format == .csv { return try await importCSV(into: collection, of: store, quota: quota) }
             var prepared: [CardImporter.PreparedCard] = [], skipped: [String] = [], invalid: [String] = []
             let maxSize = DAVConfiguration().maxResourceSize
             for file in files {
@@ -90,18 +101,20 @@ struct ImportCommand: AsyncParsableCommand {
 
 /// `rolo export USER BOOK [FILE]`: the whole book as one document (to stdout without FILE):
 /// by default every card byte for byte, one after the other; `--format jcard` a JSON array
-/// of their jCards (RFC 7095). The same document GET of the book answers. FILE is created 0600.
+/// of their jCards (RFC 7095), the same document GET of the book answers; `google-csv` and
+/// `outlook-csv` the contacts as those CSV files (`CSVContactWriter`). FILE is created 0600.
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Export an address book as one .vcf stream or a JSON array of jCards.")
+        commandName: "export", abstract: "Export an address book as one .vcf stream, a JSON array of jCards, or Google/Outlook CSV.")
     @Argument(help: "User name.") var user: String
     @Argument(help: "Book name.") var book: String
     @Argument(help: "Output file (stdout when omitted).") var file: String?
-    @Option(help: "vcard (the stored cards) or jcard (a JSON array of jCards).") var format: Format = .vcard
+    @Option(help: "vcard (the stored cards), jcard (a JSON array of jCards), google-csv or outlook-csv.") var format: Format = .vcard
     @OptionGroup var options: DatabaseOptions
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case vcard, jcard
+        case googleCSV = "google-csv", outlookCSV = "outlook-csv"
     }
 
     func run() async throws {
@@ -109,12 +122,18 @@ struct ExportCommand: AsyncParsableCommand {
             guard let collection = try await store.collection(owner: user, path: [book]) else {
                 throw CLIError("No address book \(user)/\(book).")
             }
-            var document = AddressBookDocument(format == .jcard ? .jCard : .vCard)
             var output: [UInt8] = []
-            for resource in try await store.allResources(collectionID: collection.id) {
-                document.append(card: resource.data, to: &output)
+            let resources = try await store.allResources(collectionID: collection.id)
+            switch format {
+            case .vcard, .jcard:
+                var document = AddressBookDocument(format == .jcard ? .jCard : .vCard)
+                for resource in resources { document.append(card: resource.data, to: &output) }
+                document.finish(into: &output)
+            case .googleCSV, .outlookCSV:
+                let contacts = resources.compactMap { try? VCardParser.parse([UInt8]($0.data), mode: .lenient).first }
+                    .map(Contact.init(vCard:))
+                output = CSVContactWriter.bytes(contacts, as: format == .googleCSV ? .google : .outlook)
             }
-            document.finish(into: &output)
             if let file {
                 // Everyone's contacts: readable by the owner alone (0600), whatever the umask.
                 do {

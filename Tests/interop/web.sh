@@ -2,7 +2,7 @@
 # The web UI in a real browser (issue 19): Debian's chromium driven by Playwright from PyPI
 # (through executable_path: no browser is downloaded, never `playwright install`) against a
 # real `rolo serve`. web_browser.py signs in, searches, edits, adds, deletes and restores,
-# merges and undoes, imports and exports, runs the flows again without JavaScript, checks the
+# merges and undoes, imports and exports (vCard, and CSV with its preview), runs the flows again without JavaScript, checks the
 # CSRF and XSS defences and the keyboard, and runs axe-core on every page at phone and desktop
 # widths in both themes. After each edit it reads the card over CardDAV. Screenshots of every
 # page go to .build/web-screenshots/ (WEB_SCREENSHOTS to change it).

@@ -383,6 +383,60 @@ enum EmbeddedTemplates {
 {{/body}}{{/layout}}
 
 """#),
+        ("import-csv", ##"""
+<h1>Import a Google or Outlook CSV file into {{bookName}}</h1>
+{{#error}}<p class="error" role="alert" data-testid="csv-error">{{.}}</p>{{/error}}
+{{#result}}
+<section aria-labelledby="csv-result-heading" class="import-result" data-testid="csv-result">
+  <h2 id="csv-result-heading">Import finished</h2>
+  <dl class="summary">
+    <div><dt>Created</dt><dd data-testid="csv-created">{{created}}</dd></div>
+    <div><dt>Replaced</dt><dd data-testid="csv-replaced">{{replaced}}</dd></div>
+  </dl>
+  <p><a href="{{bookURL}}">Back to the contacts</a></p>
+</section>
+{{/result}}
+{{#preview}}
+<section aria-labelledby="csv-preview-heading" class="card-section" data-testid="csv-preview">
+  <h2 id="csv-preview-heading">Preview: nothing is imported yet</h2>
+  <p data-testid="csv-detected">{{fileName}}: {{described}}; {{rowCount}} contacts, {{failureCount}} rows that cannot be read.</p>
+  {{#hasFailures}}
+  <table class="table" tabindex="0" data-testid="csv-failures">
+    <caption>Rows that cannot be read: nothing is imported while any remain. Fix them and upload the file again.</caption>
+    <thead><tr><th scope="col">Line</th><th scope="col">Reason</th></tr></thead>
+    <tbody>{{#failures}}<tr><th scope="row">{{line}}</th><td>{{reason}}</td></tr>{{/failures}}</tbody>
+  </table>
+  {{/hasFailures}}
+  <table class="table" tabindex="0" data-testid="csv-columns">
+    <caption>How the columns are read</caption>
+    <thead><tr><th scope="col">Column</th><th scope="col">Becomes</th></tr></thead>
+    <tbody>{{#columns}}<tr><th scope="row">{{header}}</th><td>{{meaning}}</td></tr>{{/columns}}</tbody>
+  </table>
+  <table class="table" tabindex="0" data-testid="csv-rows">
+    <caption>The first contacts</caption>
+    <thead><tr><th scope="col">Line</th><th scope="col">Name</th><th scope="col">Organisation</th><th scope="col">E-mail</th><th scope="col">Phone</th></tr></thead>
+    <tbody>{{#rows}}<tr><th scope="row">{{line}}</th><td>{{name}}</td><td>{{organization}}</td><td>{{email}}</td><td>{{phone}}</td></tr>{{/rows}}</tbody>
+  </table>
+  {{^hasFailures}}
+  <form method="post" action="{{action}}" enctype="multipart/form-data" id="csv-confirm-form" data-testid="csv-confirm-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <input type="hidden" name="confirm" value="1">
+    <input type="hidden" name="fileName" value="{{fileName}}">
+    <input type="hidden" name="data" value="{{data}}">
+    <p><button type="submit" class="primary" data-testid="csv-confirm">Import {{rowCount}} contacts</button> <a href="{{action}}">Choose another file</a></p>
+  </form>
+  {{/hasFailures}}
+</section>
+{{/preview}}
+<form method="post" action="{{action}}" enctype="multipart/form-data" class="stack" id="csv-form" data-testid="csv-form">
+  <input type="hidden" name="csrf" value="{{csrf}}">
+  <p><label for="csv-file">CSV file exported by Google Contacts or Outlook (English or German; at most 10 MB)</label>
+    <input id="csv-file" name="file" type="file" accept=".csv,text/csv" required data-testid="csv-file"></p>
+  <p class="muted">You see how its columns are read and its first contacts before anything is imported. Contacts already imported from the same rows are replaced, not copied.</p>
+  <p><button type="submit" class="secondary" data-testid="csv-upload">Preview</button></p>
+</form>
+
+"""##),
         ("import", ##"""
 <h1>Import into {{bookName}}</h1>
 {{#error}}<p class="error" role="alert">{{.}}</p>{{/error}}
@@ -626,7 +680,10 @@ enum EmbeddedTemplates {
 <ul class="tools" aria-labelledby="tools-heading">
   {{#canWrite}}<li><a href="{{href}}new" data-testid="nav-new">New contact</a></li>{{/canWrite}}
   {{#canWrite}}<li><a href="{{href}}import" data-testid="nav-import">Import</a></li>{{/canWrite}}
+  {{#canWrite}}<li><a href="{{href}}import-csv" data-testid="nav-import-csv">Import Google or Outlook CSV</a></li>{{/canWrite}}
   <li><a href="{{href}}export" data-testid="nav-export" download>Export all</a></li>
+  <li><a href="{{href}}export-csv?format=google" data-testid="nav-export-google" download>Export as Google CSV</a></li>
+  <li><a href="{{href}}export-csv?format=outlook" data-testid="nav-export-outlook" download>Export as Outlook CSV</a></li>
   {{#canWrite}}<li><a href="{{href}}duplicates" data-testid="nav-duplicates">Duplicates</a></li>{{/canWrite}}
   {{#canWrite}}<li><a href="{{href}}trash" data-testid="nav-trash">Trash</a></li>{{/canWrite}}
   <li><a href="{{href}}settings" data-testid="nav-book-settings">{{#shared}}Leave or settings{{/shared}}{{^shared}}Rename or delete{{/shared}}</a></li>
@@ -645,6 +702,7 @@ enum EmbeddedTemplates {
     {{#duplicates}}{{>duplicates}}{{/duplicates}}
     {{#merge}}{{>merge}}{{/merge}}
     {{#importPage}}{{>import}}{{/importPage}}
+    {{#csvImport}}{{>import-csv}}{{/csvImport}}
     {{#privacyPage}}{{>privacy}}{{/privacyPage}}
     {{#adminPage}}{{>admin}}{{/adminPage}}
     {{#adminUser}}{{>admin-user}}{{/adminUser}}
