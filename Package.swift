@@ -99,6 +99,10 @@ let package = Package(
         .target(name: "CLDAP", linkerSettings: [.linkedLibrary("ldap"), .linkedLibrary("lber")]),
         // An LDAP client (connect, StartTLS, bind, search, RFC 4515 escaping) for directory logins (issue 30).
         .target(name: "LDAPClient", dependencies: ["CLDAP", .product(name: "NIOPosix", package: "swift-nio")]),
+        // libqrencode (Debian's libqrencode-dev) behind one call that returns plain bytes.
+        .target(name: "CQRencode", linkerSettings: [.linkedLibrary("qrencode")]),
+        // QR codes drawn as SVG on the server (issue 33: a phone's camera reads a set-up URL off a page).
+        .target(name: "QRCode", dependencies: ["CQRencode"]),
         // DAV request-body parsing and multistatus writing.
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
         // What the store keeps of a card beside its bytes (index entries, list row), read
@@ -180,6 +184,7 @@ let package = Package(
         ], exclude: ["Fixtures/RealWorld"]),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "ContactFeedsTests", dependencies: ["ContactFeeds", "Contacts", "VCard"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "ProcessLaunch"]),
         // Starts a throwaway PostgreSQL cluster (scripts/pg-cluster.sh) or uses ROLO_TEST_POSTGRES_URL,
         // and makes a fresh database per test.
         .target(name: "PostgresTestSupport", dependencies: [
