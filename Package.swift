@@ -47,6 +47,8 @@ let package = Package(
         // The PostgreSQL store (RoloPostgres); NIOSSL for TLS to the database.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
+        // In the graph through swift-nio-ssl; named for its CMS signing of device profiles.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.19.0"),
     ],
     targets: [
         // The version and the commit the binary was built from (`rolo --version`, the admin
@@ -103,6 +105,8 @@ let package = Package(
         .target(name: "CQRencode", linkerSettings: [.linkedLibrary("qrencode")]),
         // QR codes drawn as SVG on the server (issue 33: a phone's camera reads a set-up URL off a page).
         .target(name: "QRCode", dependencies: ["CQRencode"]),
+        // Apple configuration profiles for a CardDAV account, signed with CMS when a certificate is given (issue 33).
+        .target(name: "DeviceProfiles", dependencies: [.product(name: "X509", package: "swift-certificates")]),
         // DAV request-body parsing and multistatus writing.
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
         // What the store keeps of a card beside its bytes (index entries, list row), read
@@ -185,6 +189,7 @@ let package = Package(
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "ContactFeedsTests", dependencies: ["ContactFeeds", "Contacts", "VCard"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "ProcessLaunch"]),
+        .testTarget(name: "DeviceProfilesTests", dependencies: ["DeviceProfiles", "ProcessLaunch"]),
         // Starts a throwaway PostgreSQL cluster (scripts/pg-cluster.sh) or uses ROLO_TEST_POSTGRES_URL,
         // and makes a fresh database per test.
         .target(name: "PostgresTestSupport", dependencies: [
