@@ -134,7 +134,7 @@ let package = Package(
         ]),
         // The web UI at /web/: server-rendered pages over the store, no HTTP framework, no DAV, no SQL.
         .target(name: "RoloWeb", dependencies: [
-            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing",
+            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing", "DeviceProfiles", "QRCode",
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["Templates", "Static"]),
@@ -145,7 +145,7 @@ let package = Package(
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
             "Authorization", "BuildInfo", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
-            "ContactFeeds",
+            "ContactFeeds", "DeviceProfiles",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -167,6 +167,7 @@ let package = Package(
         ]),
         .executableTarget(name: "rolo", dependencies: [
             "Authorization", "BuildInfo", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "DeviceProfiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -230,7 +231,7 @@ let package = Package(
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing"]),
+        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing", "DeviceProfiles"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloTestControl", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]
