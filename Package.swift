@@ -231,7 +231,10 @@ let package = Package(
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing", "DeviceProfiles"]),
+        .testTarget(name: "RoloWebTests", dependencies: [
+            "RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing", "DeviceProfiles",
+            .product(name: "X509", package: "swift-certificates"), .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloTestControl", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]

@@ -87,6 +87,24 @@ import RoloStore
         #expect(proxyAlone.stderr.contains("auth_sources lists proxy, which needs proxy_user_header"), "\(proxyAlone.stderr)")
     }
 
+    /// A signing file that does not load, or one setting without the other, stops serve
+    /// before the database is made, naming the setting and where it was set.
+    @Test func aBadProfileSigningFileStopsServeNamingTheSetting() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let junk = folder.appendingPathComponent("junk.pem").path
+        try "not a certificate\n".write(toFile: junk, atomically: true, encoding: .utf8)
+        let config = try Self.writeConfig("profile_signing_certificate = \"\(junk)\"\nprofile_signing_key = \"\(junk)\"\n", in: folder)
+        let inFile = try await RoloBinary.run(["serve", "--config", config, "--database", database])
+        #expect(inFile.status == 1)
+        #expect(inFile.stderr.contains("profile_signing_certificate holds no PEM certificate; it was set in \(config)."), "\(inFile.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: database))
+        let alone = try await RoloBinary.run(["serve", "--profile-signing-key", junk, "--database", database])
+        #expect(alone.status == 1)
+        #expect(alone.stderr.contains("profile_signing_key needs profile_signing_certificate beside it; it was set by --profile-signing-key."),
+                "\(alone.stderr)")
+    }
+
     @Test func aBadValueNamesItsKeyAndWhereItWasSetAndExits1WithoutUsage() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }

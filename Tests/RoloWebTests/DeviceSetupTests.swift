@@ -1,7 +1,9 @@
+import Crypto
 import DeviceProfiles
 import Foundation
 import RoloStore
 import Testing
+import X509
 @testable import RoloWeb
 
 /// The privacy page's "Add a device" (issue 33): a profile for Apple devices, downloaded or
@@ -67,6 +69,28 @@ import Testing
         await web.get("/web/privacy")
         #expect(await web.post("/web/privacy/tokens/revoke", [("name", "Anna's iPhone")]).status == 303)
         #expect(try web.store.checkAppPassword(user: "alice", secret: secret)?.revoked == true)
+    }
+
+    /// With a signer configured, the download is CMS SignedData that carries the profile
+    /// (openssl's verification of the same signer is in ProfileSignerTests and the CLI tests).
+    @Test func withASignerTheDownloadIsSignedAndCarriesTheProfile() async throws {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName("Rolo web test") }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: Date().addingTimeInterval(-60), notValidAfter: Date().addingTimeInterval(3600),
+            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: Certificate.Extensions {},
+            issuerPrivateKey: .init(key))
+        let signer = try ProfileSigner(certificatePEM: try certificate.serializeAsPEM().pemString, keyPEM: key.pemRepresentation)
+        let web = try await WebHarness(configuration: WebConfiguration(profileSigner: signer))
+        let (page, secret) = try await Self.created(web, [("name", "Signed iPad"), ("device", "apple")])
+        #expect(page.text.contains("The profile is signed"))
+        let download = await web.post("/web/privacy/mobileconfig", [("name", "Signed iPad"), ("secret", secret)])
+        #expect(download.status == 200 && download.header("Content-Type") == "application/x-apple-aspen-config")
+        #expect(download.data.first == 0x30 && !download.text.hasPrefix("<?xml"))
+        // Not detached: the XML profile is inside, with the password the page showed.
+        #expect(download.data.range(of: Data("<key>CardDAVPassword</key><string>\(secret)</string>".utf8)) != nil)
+        #expect(download.data.range(of: Data("com.apple.carddav.account".utf8)) != nil)
     }
 
     @Test func aWaitingProfileExpiresAfterTenMinutes() async {
