@@ -47,6 +47,8 @@ let package = Package(
         // The PostgreSQL store (RoloPostgres); NIOSSL for TLS to the database.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
+        // In the graph through swift-nio-ssl; named for its CMS signing of device profiles.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.19.0"),
     ],
     targets: [
         // The version and the commit the binary was built from (`rolo --version`, the admin
@@ -101,6 +103,12 @@ let package = Package(
         .target(name: "CLDAP", linkerSettings: [.linkedLibrary("ldap"), .linkedLibrary("lber")]),
         // An LDAP client (connect, StartTLS, bind, search, RFC 4515 escaping) for directory logins (issue 30).
         .target(name: "LDAPClient", dependencies: ["CLDAP", .product(name: "NIOPosix", package: "swift-nio")]),
+        // libqrencode (Debian's libqrencode-dev) behind one call that returns plain bytes.
+        .target(name: "CQRencode", linkerSettings: [.linkedLibrary("qrencode")]),
+        // QR codes drawn as SVG on the server (issue 33: a phone's camera reads a set-up URL off a page).
+        .target(name: "QRCode", dependencies: ["CQRencode"]),
+        // Apple configuration profiles for a CardDAV account, signed with CMS when a certificate is given (issue 33).
+        .target(name: "DeviceProfiles", dependencies: [.product(name: "X509", package: "swift-certificates")]),
         // DAV request-body parsing and multistatus writing.
         .target(name: "DAVXML", dependencies: ["CLibXML2"]),
         // What the store keeps of a card beside its bytes (index entries, list row), read
@@ -128,7 +136,7 @@ let package = Package(
         ]),
         // The web UI at /web/: server-rendered pages over the store, no HTTP framework, no DAV, no SQL.
         .target(name: "RoloWeb", dependencies: [
-            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing", "ContactsCSV",
+            "Authorization", "RoloStore", "VCard", "Contacts", "CardIndexing", "ContactsCSV", "DeviceProfiles", "QRCode",
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["Templates", "Static"]),
@@ -139,7 +147,7 @@ let package = Package(
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
             "Authorization", "BuildInfo", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
-            "ContactFeeds",
+            "ContactFeeds", "DeviceProfiles",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -161,6 +169,7 @@ let package = Package(
         ]),
         .executableTarget(name: "rolo", dependencies: [
             "Authorization", "BuildInfo", "ContactsCSV", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "DeviceProfiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -183,6 +192,8 @@ let package = Package(
         .testTarget(name: "ContactsTests", dependencies: ["Contacts", "VCard"], exclude: ["Fixtures"]),
         .testTarget(name: "ContactFeedsTests", dependencies: ["ContactFeeds", "Contacts", "VCard"]),
         .testTarget(name: "ContactsCSVTests", dependencies: ["ContactsCSV", "Contacts", "VCard"], exclude: ["Fixtures"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "ProcessLaunch"]),
+        .testTarget(name: "DeviceProfilesTests", dependencies: ["DeviceProfiles", "ProcessLaunch"]),
         // Starts a throwaway PostgreSQL cluster (scripts/pg-cluster.sh) or uses ROLO_TEST_POSTGRES_URL,
         // and makes a fresh database per test.
         .target(name: "PostgresTestSupport", dependencies: [
@@ -223,7 +234,10 @@ let package = Package(
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing"]),
+        .testTarget(name: "RoloWebTests", dependencies: [
+            "RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing", "DeviceProfiles",
+            .product(name: "X509", package: "swift-certificates"), .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloTestControl", "RoloServer", "RoloStore", "LoopbackSockets"]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,7 @@
 # Installs the Debian packages Rolo builds and tests with, when missing (needs root or sudo).
 # Usage: scripts/install-deps.sh [--test]   (--test adds litmus, nginx, curl, fail2ban, PostgreSQL, slapd, chromium and fonts)
 set -euo pipefail
-packages=(libsqlite3-dev libxml2-dev libcurl4-openssl-dev libldap-dev)
+packages=(libsqlite3-dev libxml2-dev libcurl4-openssl-dev libldap-dev libqrencode-dev)
 # fail2ban: only for fail2ban-regex in Tests/interop/fail2ban.sh (it pulls in just python3). On a host
 # running systemd the package also enables its own service, with Debian's default sshd jail.
 # postgresql: the server the store tests start a throwaway cluster of (scripts/pg-cluster.sh);
@@ -11,7 +11,8 @@ packages=(libsqlite3-dev libxml2-dev libcurl4-openssl-dev libldap-dev)
 # the preseed below keeps the package from configuring (and starting) a system slapd of its own.
 # chromium and two fonts: the web UI's browser tests (Tests/interop/web.sh), driven by Playwright
 # through executable_path; Playwright's own browser download is never used.
-[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl fail2ban postgresql openssl slapd ldap-utils chromium fonts-dejavu-core fonts-liberation)
+# zbar-tools: zbarimg, which reads the QR codes the server draws back in QRCodeTests.
+[ "${1:-}" = "--test" ] && packages+=(litmus nginx-light curl fail2ban postgresql openssl slapd ldap-utils chromium fonts-dejavu-core fonts-liberation zbar-tools)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -154,7 +154,8 @@ extension RoloServer {
         let web = WebConfiguration(
             pathPrefix: configuration.publicPathPrefix, publicURL: configuration.publicURL,
             davPath: configuration.basePath, version: RoloVersion.current, databasePath: configuration.databasePath,
-            maxCardSize: configuration.limits.maxResourceSize, quotaBytes: configuration.limits.quotaBytes)
+            maxCardSize: configuration.limits.maxResourceSize, quotaBytes: configuration.limits.quotaBytes,
+            profileSigner: configuration.profileSigner)
         do {
             return try WebApp(store: store, configuration: web, logError: { [logger] text in logger.error("\(text)") }) { user, password, remote in
                 await authenticator.checkWebLogin(user: user, password: password, remoteAddress: remote)

@@ -1,4 +1,5 @@
 import DAV
+import DeviceProfiles
 import RoloStore
 import Foundation
 import Logging
@@ -51,6 +52,9 @@ public struct ServerConfiguration: Sendable {
     /// The header a trusted proxy names the user in (`proxy_user_header`, e.g. `Remote-User`),
     /// read only with `.proxy` among `authSources` and only from `trustedProxies`.
     public var proxyUserHeader: String?
+    /// Signs the device profiles the web UI hands out (`profile_signing_certificate`,
+    /// `profile_signing_key`); nil: they go unsigned.
+    public var profileSigner: ProfileSigner?
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",

@@ -1,4 +1,5 @@
 import Authorization
+import DeviceProfiles
 import Foundation
 import RoloStore
 
@@ -43,15 +44,17 @@ public struct WebConfiguration: Sendable {
     public var maxCardSize: Int
     /// Bytes a user may store in total (the DAV quota); nil means no quota.
     public var quotaBytes: Int64?
+    /// Signs device profiles (`profile_signing_certificate`, `profile_signing_key`); nil: unsigned.
+    public var profileSigner: ProfileSigner?
 
     public init(pathPrefix: String = "", publicURL: URL? = nil, davPath: String = "/dav", version: String = "dev",
                 databasePath: String? = nil, idleTimeout: TimeInterval = 2 * 3600, absoluteTimeout: TimeInterval = 7 * 86_400,
                 maxImportSize: Int = 50 << 20, maxFormSize: Int = 12 << 20, maxStoredPhotoSize: Int = 256 << 10,
-                maxCardSize: Int = 10 << 20, quotaBytes: Int64? = nil) {
+                maxCardSize: Int = 10 << 20, quotaBytes: Int64? = nil, profileSigner: ProfileSigner? = nil) {
         self.pathPrefix = pathPrefix; self.publicURL = publicURL; self.davPath = davPath; self.version = version
         self.databasePath = databasePath; self.idleTimeout = idleTimeout; self.absoluteTimeout = absoluteTimeout
         self.maxImportSize = maxImportSize; self.maxFormSize = maxFormSize; self.maxStoredPhotoSize = maxStoredPhotoSize
-        self.maxCardSize = maxCardSize; self.quotaBytes = quotaBytes
+        self.maxCardSize = maxCardSize; self.quotaBytes = quotaBytes; self.profileSigner = profileSigner
     }
 }
 
@@ -76,6 +79,8 @@ public struct WebApp: Sendable {
     let checkPassword: WebPasswordCheck
     let renderer: Renderer
     let assets: StaticAssets
+    /// Device profiles waiting for the phone that scans their QR code.
+    let profileDownloads = ProfileDownloads()
     /// Told of every error a page could not handle (the person sees a generic page).
     let logError: @Sendable (String) -> Void
 
@@ -150,6 +155,8 @@ public struct WebApp: Sendable {
             return staticAsset(segments.dropFirst().joined(separator: "/"))
         case ("GET", "login"):
             return loginPage(request, error: nil)
+        case ("GET", "profile") where segments.count == 2:
+            return await oneTimeProfile(token: segments[1])
         case ("POST", "login"):
             return try await signIn(request)
         case (_, _) where method != "GET" && method != "POST":
@@ -180,6 +187,8 @@ public struct WebApp: Sendable {
             return try await bookRoute(context, slug: segments[1], rest: Array(segments.dropFirst(2)), method: method)
         case (_, "privacy"):
             return try await privacyRoute(context, rest: Array(segments.dropFirst()), method: method)
+        case (_, "feeds"):
+            return try await feedsRoute(context, rest: Array(segments.dropFirst()), method: method)
         case (_, "account"):
             return try await accountRoute(context, rest: Array(segments.dropFirst()), method: method)
         case (_, "books"):

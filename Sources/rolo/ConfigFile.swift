@@ -25,6 +25,7 @@ struct ConfigFile {
         "push": .string, "web_ui": .string, "push_subject": .string, "push_allowed_origins": .stringList,
         "push_registrations_per_book": .integer,
         "auth_sources": .stringList, "proxy_user_header": .string,
+        "profile_signing_certificate": .string, "profile_signing_key": .string,
     ]
 
     /// The file read, for messages; nil without one.

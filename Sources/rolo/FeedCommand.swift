@@ -20,20 +20,24 @@ struct FeedCommand: AsyncParsableCommand {
                 user can read when it is read, books made or shared later included; with --book \
                 only the books named (own books such as `default`, or shared ones as they appear \
                 in the user's home, such as `family~alice`). The URL is built from --public-url \
-                (or ROLO_PUBLIC_URL, as `rolo serve` takes it); without one, the path is printed.
+                (or ROLO_PUBLIC_URL, or public_url in the --config file, as `rolo serve` takes it); \
+                without one, the path is printed.
                 """)
         @Argument(help: "User name.") var user: String
         @Argument(help: "birthdays, yealink, fritzbox or snom.") var kind: String
         @Option(name: .customLong("book"), help: "Limit it to this book (repeat for several).") var books: [String] = []
         @Option(name: .customLong("public-url"), help: "URL clients use, e.g. https://example.org/carddav (env ROLO_PUBLIC_URL).")
         var publicURL: String?
+        @Option(help: "The `rolo serve` TOML file whose public_url is used when neither of the above is given (env ROLO_CONFIG).")
+        var config: String?
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
             guard let feedKind = FeedKind(rawValue: kind) else {
                 throw ValidationError("Unknown feed kind \(kind): use birthdays, yealink, fritzbox or snom.")
             }
-            let base = try FeedURL.base(publicURL ?? Environment.value("ROLO_PUBLIC_URL"))
+            let settings = LayeredSettings(file: try (config ?? Environment.value("ROLO_CONFIG")).map(ConfigFile.init(path:)) ?? ConfigFile())
+            let base = try FeedURL.base(settings.string(publicURL, env: "ROLO_PUBLIC_URL", key: "public_url"))
             try authorize(.manageAppPasswords(of: user))
             try await options.withStore { store in
                 try await store.requireUser(user)
@@ -48,7 +52,7 @@ struct FeedCommand: AsyncParsableCommand {
                 print("Created \(kind) feed \(created.feed.id) for \(user): \(FeedURL.books(created.feed)).")
                 print("Anyone with the URL can read it, without a password; revoke it with rolo feed revoke \(user) \(created.feed.id).")
                 if base == nil {
-                    print("No public URL is set (--public-url or ROLO_PUBLIC_URL): put the server's address before this path.")
+                    print("No public URL is set (--public-url, ROLO_PUBLIC_URL or public_url in --config): put the server's address before this path.")
                 }
                 print("It is shown once: Rolo keeps only a hash of it.")
                 print((base ?? "") + "/feeds/" + created.secret)

@@ -33,6 +33,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("proxy-user-header"),
             help: "Header a trusted proxy names the user in, e.g. Remote-User, for the proxy source (env ROLO_PROXY_USER_HEADER).")
     var proxyUserHeader: String?
+    @Option(help: "PEM certificate (then any intermediates) that signs device profiles, with --profile-signing-key (env ROLO_PROFILE_SIGNING_CERTIFICATE).")
+    var profileSigningCertificate: String?
+    @Option(help: "PEM private key of --profile-signing-certificate (env ROLO_PROFILE_SIGNING_KEY).")
+    var profileSigningKey: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROLO_LOG_LEVEL, default info).")
     var logLevel: String?
     @Option(help: "text or json: one JSON object per line (env ROLO_LOG_FORMAT, default text).")
@@ -158,6 +162,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw settings.invalid("web_ui", flagGiven: webUI != nil, env: "ROLO_WEB_UI", "must be on or off (got \(other)).")
         }
         try authenticationSettings(settings, into: &configuration)
+        configuration.profileSigner = try ProfileSigning.signer(settings, certificate: profileSigningCertificate, key: profileSigningKey)
         return configuration
     }
 

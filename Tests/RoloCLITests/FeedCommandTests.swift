@@ -44,6 +44,13 @@ import Testing
         let fromEnv = try await RoloBinary.run(["feed", "add", "alice", "yealink", "--book", "default"] + db,
                                                environment: ["ROLO_PUBLIC_URL": base])
         #expect(fromEnv.stdout.split(separator: "\n").last?.hasPrefix(base + "/feeds/") == true, "\(fromEnv.stdout)")
+        // public_url from the serve config file given with --config.
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-feed-\(UUID().uuidString).toml").path
+        try "public_url = \"\(base)/carddav/\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let fromConfig = try await RoloBinary.run(["feed", "add", "alice", "fritzbox", "--config", config] + db,
+                                                  environment: ["ROLO_PUBLIC_URL": ""])
+        #expect(fromConfig.stdout.split(separator: "\n").last?.hasPrefix(base + "/carddav/feeds/") == true, "\(fromConfig.stdout)")
         let bare = try await RoloBinary.run(["feed", "add", "alice", "snom"] + db, environment: ["ROLO_PUBLIC_URL": ""])
         #expect(bare.status == 0, "\(bare.stderr)")
         let path = String(bare.stdout.split(separator: "\n").last ?? "")
@@ -61,10 +68,11 @@ import Testing
         let list = try await RoloBinary.run(["feed", "list", "alice"] + db)
         #expect(list.status == 0, "\(list.stderr)")
         let rows = list.stdout.split(separator: "\n").map(String.init)
-        #expect(rows.count == 4, "\(list.stdout)")
+        #expect(rows.count == 5, "\(list.stdout)")
         #expect(rows.first?.contains("KIND") == true && rows.first?.contains("LAST READ") == true, "\(list.stdout)")
         #expect(rows[1].contains("birthdays") && rows[1].contains("all books") && !rows[1].contains("never"), "\(list.stdout)")
         #expect(rows[2].contains("yealink") && rows[2].contains("default") && rows[2].contains("never"), "\(list.stdout)")
+        #expect(rows[3].contains("fritzbox") && rows[4].contains("snom"), "\(list.stdout)")
         #expect(!list.stdout.contains("/feeds/") && !list.stdout.contains(String(url.suffix(43))))
         #expect(try await RoloBinary.run(["feed", "list", "bob"] + db).stdout == "bob has no feeds.\n")
 
@@ -74,6 +82,6 @@ import Testing
         let revoke = try await RoloBinary.run(["feed", "revoke", "alice", id] + db)
         #expect(revoke.status == 0, "\(revoke.stderr)")
         #expect(try await curlStatus([url]) == 404)
-        #expect(try await RoloBinary.run(["feed", "list", "alice"] + db).stdout.split(separator: "\n").count == 3)
+        #expect(try await RoloBinary.run(["feed", "list", "alice"] + db).stdout.split(separator: "\n").count == 4)
     }
 }

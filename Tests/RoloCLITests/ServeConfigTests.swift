@@ -87,6 +87,24 @@ import RoloStore
         #expect(proxyAlone.stderr.contains("auth_sources lists proxy, which needs proxy_user_header"), "\(proxyAlone.stderr)")
     }
 
+    /// A signing file that does not load, or one setting without the other, stops serve
+    /// before the database is made, naming the setting and where it was set.
+    @Test func aBadProfileSigningFileStopsServeNamingTheSetting() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let junk = folder.appendingPathComponent("junk.pem").path
+        try "not a certificate\n".write(toFile: junk, atomically: true, encoding: .utf8)
+        let config = try Self.writeConfig("profile_signing_certificate = \"\(junk)\"\nprofile_signing_key = \"\(junk)\"\n", in: folder)
+        let inFile = try await RoloBinary.run(["serve", "--config", config, "--database", database])
+        #expect(inFile.status == 1)
+        #expect(inFile.stderr.contains("profile_signing_certificate holds no PEM certificate; it was set in \(config)."), "\(inFile.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: database))
+        let alone = try await RoloBinary.run(["serve", "--profile-signing-key", junk, "--database", database])
+        #expect(alone.status == 1)
+        #expect(alone.stderr.contains("profile_signing_key needs profile_signing_certificate beside it; it was set by --profile-signing-key."),
+                "\(alone.stderr)")
+    }
+
     @Test func aBadValueNamesItsKeyAndWhereItWasSetAndExits1WithoutUsage() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -153,7 +171,7 @@ import RoloStore
         #expect(file.integer("quota_bytes") == 1_048_576)
         #expect(file.list("auth_sources") == ["proxy", "local"])
         #expect(file.string("proxy_user_header") == "Remote-User")
-        #expect(Set(ConfigFile.keys.keys).count == 34)
+        #expect(Set(ConfigFile.keys.keys).count == 36)
     }
 
     /// The PostgreSQL settings come from the flag, else the variable, else the config file.

@@ -10,6 +10,7 @@ Every page is watched for console errors, uncaught exceptions, CSP violations an
 (GET, and a sync-collection REPORT from the token taken before the edit).
 """
 import base64
+import plistlib
 import os
 import re
 import shutil
@@ -915,8 +916,7 @@ def flow_app_password(page):
     secret = page.get_by_test_id("token-secret").input_value()
     check("an app password is shown once", len(secret) >= 16, secret)
     text = page.locator("main").inner_text()
-    check("the app password page says nothing of the program's insides", "library" not in text and "QR" not in text,
-          shorten(text))
+    check("the app password page says nothing of the program's insides", "library" not in text, shorten(text))
     device = Dav("alice", secret)
     status, _, _ = device.request("PROPFIND", BOOK, headers={"Depth": "0"})
     check("the app password opens CardDAV", status == 207, status)
@@ -929,6 +929,100 @@ def flow_app_password(page):
         row.get_by_test_id("revoke-token").click()
     status, _, _ = device.request("PROPFIND", BOOK, headers={"Depth": "0"})
     check("a revoked app password no longer opens CardDAV", status == 401, status)
+
+
+def fetch(url):
+    """(status, body bytes) of a GET without credentials (a phone's camera or a calendar app)."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def qr_image_ok(page, testid):
+    """The QR code is a loaded <img> (the CSP allows its data: URL) with an alt text."""
+    image = page.get_by_test_id(testid)
+    expect(image).to_be_visible()
+    alt = image.get_attribute("alt") or ""
+    loaded = page.evaluate("(id) => { const i = document.querySelector(`[data-testid=${id}]`); "
+                           "return i.complete && i.naturalWidth > 0; }", testid)
+    return alt.startswith("QR code"), loaded, alt
+
+
+def flow_add_device(page):
+    # Android: the address, the user name and a QR code DAVx5 opens.
+    page.goto("/web/privacy")
+    page.get_by_test_id("token-name").fill("Pixel")
+    page.get_by_test_id("device-other").check()
+    with page.expect_navigation():
+        page.get_by_test_id("create-token").click()
+    has_alt, loaded, alt = qr_image_ok(page, "davx5-qr")
+    check("Android: the DAVx5 QR code is an image with a text alternative, and it loads", has_alt and loaded, alt)
+    check("Android: the DAV address is shown", page.get_by_test_id("dav-url").inner_text().endswith("/dav/"))
+    check("Android: no profile is offered", page.get_by_test_id("profile-qr").count() == 0)
+    audit(page, "device-android", "desktop-light")
+    # iPhone: a QR code of a one-time URL the phone's camera opens without a session.
+    page.goto("/web/privacy")
+    page.get_by_test_id("token-name").fill("Test iPhone")
+    page.get_by_test_id("device-apple").check()
+    with page.expect_navigation():
+        page.get_by_test_id("create-token").click()
+    secret = page.get_by_test_id("token-secret").input_value()
+    has_alt, loaded, alt = qr_image_ok(page, "profile-qr")
+    check("iPhone: the profile QR code is an image with a text alternative, and it loads", has_alt and loaded, alt)
+    audit(page, "device-iphone", "desktop-light")
+    link = page.get_by_test_id("profile-link").inner_text()
+    status, body = fetch(link)
+    check("iPhone: the one-time link gives the profile without a session", status == 200, status)
+    try:
+        profile = plistlib.loads(body)
+        carddav = profile["PayloadContent"][0]
+        required = {"CardDAVHostName", "CardDAVPort", "CardDAVPrincipalURL", "CardDAVUseSSL", "CardDAVUsername",
+                    "CardDAVPassword", "CardDAVAccountDescription", "PayloadType", "PayloadIdentifier", "PayloadUUID",
+                    "PayloadVersion", "PayloadDisplayName"}
+        check("iPhone: plistlib reads every key iOS needs", profile["PayloadType"] == "Configuration"
+              and carddav["PayloadType"] == "com.apple.carddav.account" and required <= set(carddav)
+              and isinstance(carddav["CardDAVPort"], int) and isinstance(carddav["CardDAVUseSSL"], bool), sorted(carddav))
+        check("iPhone: the profile carries the page's password", carddav["CardDAVPassword"] == secret)
+        status, _, _ = Dav("alice", carddav["CardDAVPassword"]).request("PROPFIND", carddav["CardDAVPrincipalURL"],
+                                                                         headers={"Depth": "0"})
+        check("iPhone: the profile's password opens its principal over CardDAV", status == 207, status)
+    except Exception as error:  # a body that is no plist fails the checks above by name
+        check("iPhone: plistlib reads the profile", False, shorten(error))
+    status, _ = fetch(link)
+    check("iPhone: the one-time link answers once", status == 404, status)
+    page.goto("/web/privacy")
+    row = page.get_by_test_id("token-row").filter(has_text="Test iPhone")
+    with page.expect_navigation():
+        row.get_by_test_id("revoke-token").click()
+    status, _, _ = Dav("alice", secret).request("PROPFIND", BOOK, headers={"Depth": "0"})
+    check("iPhone: revoking the device revokes the profile's password", status == 401, status)
+
+
+def flow_feeds(page):
+    page.goto("/web/feeds")
+    books = page.get_by_test_id("feed-book").evaluate_all("(boxes) => boxes.map((b) => b.value)")
+    check("feeds: the shared book is offered beside the own ones", "work~bob" in books and "default" in books, books)
+    page.get_by_test_id("feed-kind-birthdays").check()
+    with page.expect_navigation():
+        page.get_by_test_id("create-feed").click()
+    url = page.get_by_test_id("feed-url").input_value()
+    webcal = page.get_by_test_id("feed-webcal").get_attribute("href") or ""
+    check("feeds: a webcal:// link to the same feed", webcal == "webcal" + url[url.index(":"):], f"{webcal} / {url}")
+    has_alt, loaded, alt = qr_image_ok(page, "feed-qr")
+    check("feeds: the QR code is an image with a text alternative, and it loads", has_alt and loaded, alt)
+    audit(page, "feed-created", "desktop-light")
+    status, body = fetch(url)
+    check("feeds: the URL serves the birthday calendar without a login", status == 200 and body.startswith(b"BEGIN:VCALENDAR"),
+          status)
+    page.goto("/web/feeds")
+    rows = page.get_by_test_id("feed-row")
+    check("feeds: the page lists the feed, never its URL", rows.count() == 1 and url.rsplit("/", 1)[1] not in page.content())
+    with page.expect_navigation():
+        rows.first.get_by_test_id("revoke-feed").click()
+    status, _ = fetch(url)
+    check("feeds: a revoked feed answers 404", status == 404, status)
 
 
 def own_books_in_sidebar(page):
@@ -1174,6 +1268,7 @@ PAGES = [  # (label, path, user)
     ("book-settings", WEB_BOOK + "settings", "alice"),
     ("shared-book-settings", "/web/b/work~bob/settings", "alice"),
     ("privacy", "/web/privacy", "alice"),
+    ("feeds", "/web/feeds", "alice"),
     ("not-found", WEB_BOOK + "c/no-such-card.vcf", "alice"),
     ("admin", "/web/admin", "root"),
     ("admin-user", "/web/admin/users/alice", "root"),
@@ -1288,6 +1383,8 @@ def main():
         step("XSS", page, flow_xss)
         step("a book shared read-only", page, flow_shared_read_only)
         step("app passwords and the access history", page, flow_app_password)
+        step("add a device: Android and iPhone, QR codes, the one-time profile link", page, flow_add_device)
+        step("feeds: add a birthday calendar, its webcal link and QR code, revoke", page, flow_feeds)
         step("the editor's layout at 1280 px, Add phone number, the birthday", page, flow_editor_layout)
         step("create, rename, delete a book; leave a share", page, flow_books)
         step("change the password", page, flow_password)

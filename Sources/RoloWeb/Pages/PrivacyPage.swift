@@ -21,7 +21,7 @@ extension WebApp {
         case ("POST", "tokens/revoke"):
             try await store.revokeAppPassword(user: user, name: form["name"] ?? "")
             return .redirect(base + "/privacy?done=token-revoked")
-        case ("POST", "mobileconfig"): return mobileconfig(context)
+        case ("POST", "mobileconfig"): return try mobileconfig(context)
         case ("POST", "shares"): return try await share(context)
         case ("POST", "shares/accept"):
             try await store.acceptShare(sharee: user, owner: form["owner"] ?? "", book: form["book"] ?? "")
@@ -141,10 +141,27 @@ extension WebApp {
             return try await privacyPage(context, error: reason.prefix(1).uppercased() + reason.dropFirst() + ".", status: 400)
         }
         var model = try await pageModel(context, title: "App password")
-        model["newPassword"] = [
+        var shown: [String: Any] = [
             "name": created.appPassword.name, "secret": created.secret, "user": context.user,
-            "serverURL": serverURL(context.request),
-        ] as [String: Any]
+            "serverURL": serverURL(context.request), "davURL": davURL(context.request),
+        ]
+        // The device chosen decides what the page offers; without a choice, both.
+        let kind = form["device"] ?? ""
+        if kind != "other", let profile = deviceProfile(context.request, user: context.user, device: name, secret: created.secret) {
+            let token = await profileDownloads.add(try profileResponse(profile))
+            let link = absoluteBase(context.request) + "/profile/" + token
+            shown["apple"] = [
+                "qr": Self.qrImage(link, label: "QR code: opens the configuration profile for \(name) on an iPhone or iPad") ?? false,
+                "signed": configuration.profileSigner != nil, "link": link,
+            ] as [String: Any]
+        }
+        if kind != "apple", let link = carddavLink(context.request, user: context.user) {
+            shown["other"] = [
+                "qr": Self.qrImage(link, label: "QR code: opens DAVx5 with the server address and the user name \(context.user)") ?? false,
+                "link": link,
+            ] as [String: Any]
+        }
+        model["newPassword"] = shown
         return .html(renderer.render("page", model), status: 201)
     }
 
@@ -156,59 +173,15 @@ extension WebApp {
     }
 
     /// `POST /web/privacy/mobileconfig` (`name`, `secret`): an Apple configuration profile
-    /// with a CardDAV account for this app password. Nothing is stored; the secret comes from
-    /// the page that showed it.
-    func mobileconfig(_ context: PageContext) -> WebResponse {
+    /// with a CardDAV account for this app password (signed when the server has a signing
+    /// certificate). Nothing is stored; the secret comes from the page that showed it.
+    func mobileconfig(_ context: PageContext) throws -> WebResponse {
         let form = context.form
-        let name = form["name"] ?? "Rolo", secret = form["secret"] ?? ""
-        guard let url = URL(string: serverURL(context.request)), let host = url.host else {
+        guard let profile = deviceProfile(context.request, user: context.user, device: form["name"] ?? "Rolo",
+                                          secret: form["secret"] ?? "") else {
             return .plain("No server address.", status: 400)
         }
-        let secure = url.scheme == "https"
-        let port = url.port ?? (secure ? 443 : 80)
-        let principal = configuration.pathPrefix + configuration.davPath + "/principals/" + URLs.segment(context.user) + "/"
-        func xml(_ text: String) -> String {
-            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        }
-        let uuid = UUID().uuidString, payloadUUID = UUID().uuidString
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-            <dict>
-              <key>PayloadContent</key>
-              <array>
-                <dict>
-                  <key>CardDAVAccountDescription</key><string>\(xml("Rolo (" + name + ")"))</string>
-                  <key>CardDAVHostName</key><string>\(xml(host))</string>
-                  <key>CardDAVPort</key><integer>\(port)</integer>
-                  <key>CardDAVPrincipalURL</key><string>\(xml(principal))</string>
-                  <key>CardDAVUseSSL</key><\(secure ? "true" : "false")/>
-                  <key>CardDAVUsername</key><string>\(xml(context.user))</string>
-                  <key>CardDAVPassword</key><string>\(xml(secret))</string>
-                  <key>PayloadDisplayName</key><string>CardDAV</string>
-                  <key>PayloadIdentifier</key><string>org.rolo.carddav.\(payloadUUID)</string>
-                  <key>PayloadType</key><string>com.apple.carddav.account</string>
-                  <key>PayloadUUID</key><string>\(payloadUUID)</string>
-                  <key>PayloadVersion</key><integer>1</integer>
-                </dict>
-              </array>
-              <key>PayloadDisplayName</key><string>\(xml("Rolo contacts for " + context.user))</string>
-              <key>PayloadIdentifier</key><string>org.rolo.profile.\(uuid)</string>
-              <key>PayloadType</key><string>Configuration</string>
-              <key>PayloadUUID</key><string>\(uuid)</string>
-              <key>PayloadVersion</key><integer>1</integer>
-            </dict>
-            </plist>
-
-            """
-        let fileName = String(name.map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "-" }.prefix(40))
-        return WebResponse(status: 200, headers: [
-            ("Content-Type", "application/x-apple-aspen-config"),
-            ("Content-Disposition", "attachment; filename=\"rolo-\(fileName).mobileconfig\""),
-            ("Cache-Control", "no-store"),
-        ], body: .bytes(Data(plist.utf8)))
+        return try profileResponse(profile)
     }
 
     /// `POST /web/privacy/shares` (`book`, `sharee`, `access`): share, or change the access.

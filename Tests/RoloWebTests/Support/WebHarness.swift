@@ -24,7 +24,7 @@ final class WebHarness: @unchecked Sendable {
         ownsStore = false
     }
 
-    init() async throws {
+    init(configuration: WebConfiguration = WebConfiguration()) async throws {
         ownsStore = true
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-web-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -33,7 +33,7 @@ final class WebHarness: @unchecked Sendable {
             try await store.createUser(name: name, password: password)
         }
         let store = self.store
-        app = try WebApp(store: store) { user, password, _ in
+        app = try WebApp(store: store, configuration: configuration) { user, password, _ in
             (try? await store.verifyPassword(user: user, password: password)) == true ? .valid : .rejected(delay: .zero)
         }
     }
