@@ -137,7 +137,7 @@ let package = Package(
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
             "Authorization", "BuildInfo", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
-            "ContactFeeds",
+            "ContactFeeds", "LDAPClient",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -159,6 +159,7 @@ let package = Package(
         ]),
         .executableTarget(name: "rolo", dependencies: [
             "Authorization", "BuildInfo", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
+            "LDAPClient",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -202,6 +203,7 @@ let package = Package(
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
             "RoloServer", "RoloTestControl", "RoloStore", "RoloSQLite", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
+            "LDAPTestSupport", "LDAPClient",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -218,7 +220,8 @@ let package = Package(
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
             "RoloStore", "RoloPostgres", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
+        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch",
+                                                    "LDAPTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "RoloWebTests", dependencies: ["RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing"]),
         .testTarget(name: "RoloTestingTests", dependencies: ["RoloTesting", "RoloTestControl", "RoloServer", "RoloStore", "LoopbackSockets"]),

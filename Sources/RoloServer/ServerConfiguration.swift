@@ -1,6 +1,7 @@
 import DAV
 import RoloStore
 import Foundation
+import LDAPClient
 import Logging
 
 /// Everything an operator can set on a running server; `rolo serve` fills it from flags and
@@ -51,6 +52,8 @@ public struct ServerConfiguration: Sendable {
     /// The header a trusted proxy names the user in (`proxy_user_header`, e.g. `Remote-User`),
     /// read only with `.proxy` among `authSources` and only from `trustedProxies`.
     public var proxyUserHeader: String?
+    /// The directory for the `ldap` source (`ldap_*`), needed when `authSources` lists it.
+    public var ldap: LDAPSourceSettings?
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",
