@@ -9,6 +9,6 @@ struct Rolo: AsyncParsableCommand {
         version: RoloVersion.current,
         subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self, FeedCommand.self,
                       AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
-                      CheckCommand.self, BackupCommand.self, MigrateCommand.self,
+                      CheckCommand.self, BackupCommand.self, MigrateCommand.self, AuthCommand.self,
                       VCardCommand.self])
 }
