@@ -167,7 +167,9 @@ let package = Package(
         ]),
 
         // Benchmarks (figures, not tests): swift run -c release RoloBench vcard|xml|store|web-store
-        .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloSQLite", "RoloPostgres", "CardIndexing"]),
+        .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloSQLite", "RoloPostgres", "CardIndexing",
+                                                      "RoloServer", "LDAPClient", "LDAPTestSupport", "LoopbackSockets",
+                                                      .product(name: "Logging", package: "swift-log")]),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize fuzzer); in a plain
         // build, a tool that replays saved inputs through the same checks.
         .executableTarget(name: "RoloFuzz", dependencies: [
