@@ -147,7 +147,7 @@ let package = Package(
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
             "Authorization", "BuildInfo", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
-            "ContactFeeds", "DeviceProfiles",
+            "ContactFeeds", "DeviceProfiles", "LDAPClient",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -169,7 +169,7 @@ let package = Package(
         ]),
         .executableTarget(name: "rolo", dependencies: [
             "Authorization", "BuildInfo", "ContactsCSV", "RoloServer", "RoloStore", "RoloSQLite", "RoloPostgres", "RoloTestControl", "RoloTesting", "DAV", "CardIndexing", "Contacts", "VCard", "WebPush",
-            "DeviceProfiles",
+            "DeviceProfiles", "LDAPClient",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -177,7 +177,9 @@ let package = Package(
         ]),
 
         // Benchmarks (figures, not tests): swift run -c release RoloBench vcard|xml|store|web-store
-        .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloSQLite", "RoloPostgres", "CardIndexing"]),
+        .executableTarget(name: "RoloBench", dependencies: ["VCard", "DAVXML", "Contacts", "RoloStore", "RoloSQLite", "RoloPostgres", "CardIndexing",
+                                                      "RoloServer", "LDAPClient", "LDAPTestSupport", "LoopbackSockets",
+                                                      .product(name: "Logging", package: "swift-log")]),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize fuzzer); in a plain
         // build, a tool that replays saved inputs through the same checks.
         .executableTarget(name: "RoloFuzz", dependencies: [
@@ -216,6 +218,7 @@ let package = Package(
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
             "RoloServer", "RoloTestControl", "RoloStore", "RoloSQLite", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
+            "LDAPTestSupport", "LDAPClient",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),
@@ -232,7 +235,8 @@ let package = Package(
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
             "RoloStore", "RoloPostgres", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch"],
+        .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch",
+                                                    "LDAPTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "RoloWebTests", dependencies: [
             "RoloWeb", "RoloStore", "RoloSQLite", "Contacts", "VCard", "CardIndexing", "DeviceProfiles",

@@ -1,5 +1,5 @@
 // Benchmarks print figures; they are never timed unit tests.
-// Usage: swift run -c release RoloBench <vcard|xml|store|web-store> [options]
+// Usage: swift run -c release RoloBench <vcard|xml|store|web-store|login> [options]
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -11,7 +11,8 @@ case "web-store": await runWebStoreBenchmark(Array(arguments.dropFirst()))
 case "store-serve": await runStoreServe(Array(arguments.dropFirst()))
 case "store-puts": await runStorePutsBenchmark(Array(arguments.dropFirst()))
 case "store-crash-writer": await runStoreCrashWriter(Array(arguments.dropFirst()))
+case "login": await runLoginBenchmark(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer\n".utf8))
+    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer|login\n".utf8))
     exit(2)
 }

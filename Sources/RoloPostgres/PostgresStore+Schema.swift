@@ -437,6 +437,11 @@ extension PostgresStore {
             """,
             "CREATE INDEX feeds_user ON feeds (user_id)",
         ]),
+        // Where each user comes from (issue 30), as SQLite's v13-account-source: everyone
+        // before it was made locally.
+        Migration(version: "v6-account-source", statements: [
+            "ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local'",
+        ]),
     ]
 
     /// Key of the session-level advisory lock held while migrating ("rolo" in ASCII): every

@@ -5,13 +5,13 @@ import RoloStore
 extension PostgresStore {
     // MARK: Accounts
 
-    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled, created"
+    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled, created, source"
 
     static func account(_ row: PostgresRow) throws -> UserAccount {
-        let (name, displayName, email, appPasswordsOnly, admin, homeSeq, disabled, created) =
-            try row.decode((String, String?, String?, Bool, Bool, Int64, Bool, Double).self)
+        let (name, displayName, email, appPasswordsOnly, admin, homeSeq, disabled, created, source) =
+            try row.decode((String, String?, String?, Bool, Bool, Int64, Bool, Double, String).self)
         return UserAccount(name: name, displayName: displayName, email: email, appPasswordsOnly: appPasswordsOnly, admin: admin,
-                           disabled: disabled, homeSeq: homeSeq, created: Date(timeIntervalSince1970: created))
+                           disabled: disabled, homeSeq: homeSeq, created: Date(timeIntervalSince1970: created), source: source)
     }
 
     public func account(name: String) async throws -> UserAccount? {
@@ -34,6 +34,9 @@ extension PostgresStore {
             }
             if let admin = update.admin {
                 try await connection.execute("UPDATE users SET admin = \(admin) WHERE name = \(name)")
+            }
+            if let source = update.source {
+                try await connection.execute("UPDATE users SET source = \(source.withoutNUL) WHERE name = \(name)")
             }
             if let disabled = update.disabled {
                 try await connection.execute("UPDATE users SET disabled = \(disabled) WHERE name = \(name)")

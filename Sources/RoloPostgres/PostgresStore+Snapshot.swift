@@ -163,7 +163,7 @@ extension PostgresStore: StoreSnapshotting {
         case .users:
             return .user(SnapshotUser(id: try c.next(), name: try c.next(), passwordHash: try c.next(), created: try c.next(),
                                       displayName: try c.next(), email: try c.next(), appPasswordsOnly: try c.next(),
-                                      admin: try c.next(), disabled: try c.next(), homeSeq: try c.next()))
+                                      admin: try c.next(), disabled: try c.next(), homeSeq: try c.next(), source: try c.next()))
         case .collections:
             return .collection(SnapshotCollection(id: try c.next(), ownerID: try c.next(), parentID: try c.next(), path: try c.next(),
                                                   kind: try c.next(), displayName: try c.next(), description: try c.next(),
@@ -220,9 +220,10 @@ extension PostgresStore: StoreSnapshotting {
                 """)
         case .user(let u):
             try await connection.execute("""
-                INSERT INTO users (id, name, password_hash, created, display_name, email, app_passwords_only, admin, disabled, home_seq)
+                INSERT INTO users (id, name, password_hash, created, display_name, email, app_passwords_only, admin, disabled, home_seq,
+                                   source)
                 VALUES (\(u.id), \(u.name.withoutNUL), \(u.passwordHash), \(u.created), \(u.displayName?.withoutNUL),
-                        \(u.email?.withoutNUL), \(u.appPasswordsOnly), \(u.admin), \(u.disabled), \(u.homeSeq))
+                        \(u.email?.withoutNUL), \(u.appPasswordsOnly), \(u.admin), \(u.disabled), \(u.homeSeq), \(u.source.withoutNUL))
                 """)
         case .collection(let c):
             try await connection.execute("""

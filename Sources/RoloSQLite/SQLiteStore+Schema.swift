@@ -462,6 +462,10 @@ extension SQLiteStore {
                 CREATE INDEX feeds_user ON feeds(user_id);
                 """)
         }
+        migrator.registerMigration("v13-account-source") { db in
+            // Where each user comes from (issue 30): everyone before it was made locally.
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local'")
+        }
         return migrator
     }
 }

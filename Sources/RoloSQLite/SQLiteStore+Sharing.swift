@@ -5,11 +5,11 @@ import GRDB
 extension SQLiteStore {
     // MARK: Accounts
 
-    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled, created"
+    static let accountColumns = "name, display_name, email, app_passwords_only, admin, home_seq, disabled, created, source"
 
     static func account(from row: Row) -> UserAccount {
         UserAccount(name: row[0], displayName: row[1], email: row[2], appPasswordsOnly: row[3], admin: row[4], disabled: row[6],
-                    homeSeq: row[5], created: Date(timeIntervalSince1970: row[7]))
+                    homeSeq: row[5], created: Date(timeIntervalSince1970: row[7]), source: row[8])
     }
 
     public func account(name: String) async throws -> UserAccount? {
@@ -33,6 +33,9 @@ extension SQLiteStore {
             }
             if let admin = update.admin {
                 try db.execute(sql: "UPDATE users SET admin = ? WHERE name = ?", arguments: [admin, name])
+            }
+            if let source = update.source {
+                try db.execute(sql: "UPDATE users SET source = ? WHERE name = ?", arguments: [source, name])
             }
             if let disabled = update.disabled {
                 try db.execute(sql: "UPDATE users SET disabled = ? WHERE name = ?", arguments: [disabled, name])

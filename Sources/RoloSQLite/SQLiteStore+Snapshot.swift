@@ -79,7 +79,8 @@ extension SQLiteStore: StoreSnapshotting {
             return .setting(key: row[0], value: row[1])
         case .users:
             return .user(SnapshotUser(id: row[0], name: row[1], passwordHash: row[2], created: row[3], displayName: row[4],
-                                      email: row[5], appPasswordsOnly: row[6], admin: row[7], disabled: row[8], homeSeq: row[9]))
+                                      email: row[5], appPasswordsOnly: row[6], admin: row[7], disabled: row[8], homeSeq: row[9],
+                                      source: row[10]))
         case .collections:
             return .collection(SnapshotCollection(id: row[0], ownerID: row[1], parentID: row[2], path: row[3], kind: row[4],
                                                   displayName: row[5], description: row[6], syncSeq: row[7], minValidSeq: row[8],
@@ -127,10 +128,11 @@ extension SQLiteStore: StoreSnapshotting {
             try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", arguments: [key, value])
         case .user(let u):
             try db.execute(sql: """
-                INSERT INTO users (id, name, password_hash, created, display_name, email, app_passwords_only, admin, disabled, home_seq)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO users (id, name, password_hash, created, display_name, email, app_passwords_only, admin, disabled, home_seq,
+                                   source)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [u.id, u.name, u.passwordHash, u.created, u.displayName, u.email, u.appPasswordsOnly, u.admin,
-                                 u.disabled, u.homeSeq])
+                                 u.disabled, u.homeSeq, u.source])
         case .collection(let c):
             try db.execute(sql: """
                 INSERT INTO collections (id, owner_id, parent_id, path, kind, display_name, description, sync_seq, min_valid_seq,

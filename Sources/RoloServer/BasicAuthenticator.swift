@@ -25,6 +25,13 @@ struct BasicAuthenticator: Sendable {
         case unavailable
     }
 
+    /// What the password sources found, and the user's name in Rolo (a directory may spell
+    /// it otherwise than the login: `ALICE` is `alice`).
+    struct SourceVerdict: Sendable, Equatable {
+        var verdict: Verdict
+        var user: String
+    }
+
     /// What a password check found.
     enum Verdict: Sendable, Equatable {
         /// Right, with the account's password stamp read before the check.
@@ -38,18 +45,25 @@ struct BasicAuthenticator: Sendable {
     let cache: CredentialCache
     let throttle: LoginThrottle
     let failureLog: AuthFailureLog
-    let checks = SharedPasswordChecks<Verdict>()
-    /// The `local` source's account-password check; `localEnabled` is whether `auth_sources`
-    /// lists it. App passwords are checked before any source, so a phone signs in whatever
-    /// source the account came from.
+    let checks = SharedPasswordChecks<SourceVerdict>()
+    /// The `local` source's account-password check. App passwords are checked before any
+    /// source, so a phone signs in whatever source the account came from.
     let local: LocalSource
-    let localEnabled: Bool
+    /// The password sources `auth_sources` lists (`local`, `ldap`), in its order.
+    let sources: [AuthenticationSourceKind]
+    /// The `ldap` source, when `sources` lists it.
+    let ldap: LDAPSource?
+    var localEnabled: Bool { sources.contains(.local) }
 
     init(store: any RoloStore, cacheLifetime: Duration, throttle: LoginThrottle = LoginThrottle(),
-         logger: Logger = Logger(label: "rolo"), localEnabled: Bool = true) {
+         logger: Logger = Logger(label: "rolo"), localEnabled: Bool = true,
+         sources: [AuthenticationSourceKind]? = nil, ldap: LDAPSourceSettings? = nil) {
         self.store = store
         self.local = LocalSource(store: store)
-        self.localEnabled = localEnabled
+        let listed = sources ?? (localEnabled ? [.local] : [])
+        let directory = ldap.flatMap { listed.contains(.ldap) ? LDAPSource(settings: $0, logger: logger) : nil }
+        self.ldap = directory
+        self.sources = listed.filter { $0 == .local || ($0 == .ldap && directory != nil) }
         self.cache = CredentialCache(lifetime: cacheLifetime)
         self.throttle = throttle
         self.failureLog = AuthFailureLog(logger: logger)
@@ -101,25 +115,108 @@ struct BasicAuthenticator: Sendable {
             guard !check.revoked else {
                 return await rejection(user: user, client: ClientAddress.subnet(of: remoteAddress()), reason: .revokedToken)
             }
+            guard await stillInSource(user) else {
+                return await rejection(user: user, client: ClientAddress.subnet(of: remoteAddress()), reason: .unknownUser)
+            }
             return .authenticated(Credential(user: user, appPasswordID: check.id, scope: check.scope))
         }
         // bcrypt holds a thread for 70-110 ms: never on an event loop that runs requests.
-        let verdict = await checks.result(for: authorization) { [local, localEnabled] () async -> Verdict in
-            // `auth_sources` without `local`: no account password signs in.
-            guard localEnabled else { return .invalid }
-            return await local.check(user: user, password: password)
+        let found = await checks.result(for: authorization) { [self] () async -> SourceVerdict in
+            await checkSources(user: user, password: password)
         }
         let client = ClientAddress.subnet(of: remoteAddress())
         let stamp: String
-        switch verdict {
-        case .valid(let found): stamp = found
+        switch found.verdict {
+        case .valid(let current): stamp = current
         case .invalid: return await rejection(user: user, client: client)
         case .unavailable: return .unavailable
         }
-        let credential = Credential.accountPassword(user)
+        let credential = Credential.accountPassword(found.user)
         cache.insert(authorization: authorization, credential: credential, stamp: stamp)
         await recordSuccess(subnet: client.key)
         return .authenticated(credential)
+    }
+
+    /// The password sources for a login. An account answers to the source that made it
+    /// (`UserAccount.source`) and to no other: a local user's password is never asked of the
+    /// directory, nor a directory user's of the local table. A name with no account yet is
+    /// asked of the directory sources in `auth_sources` order, and the first that finds it
+    /// makes the account. A source that cannot answer ends the check as `unavailable` (503),
+    /// never a fall-back to another source. The stamp is what the credential cache keeps.
+    func checkSources(user: String, password: String) async -> SourceVerdict {
+        let account: UserAccount?
+        do {
+            account = try await store.account(name: user)
+        } catch StoreError.unavailable {
+            return SourceVerdict(verdict: .unavailable, user: user)
+        } catch {
+            account = nil
+        }
+        if let account {
+            switch AuthenticationSourceKind(rawValue: account.source) {
+            case .local? where sources.contains(.local):
+                return SourceVerdict(verdict: await local.check(user: user, password: password), user: user)
+            case .ldap?:
+                return await directoryLogin(user: user, password: password)
+            default:
+                // A proxy user, or a source no longer listed: no password of theirs signs in.
+                return SourceVerdict(verdict: .invalid, user: user)
+            }
+        }
+        for source in sources where source == .ldap {
+            let found = await directoryLogin(user: user, password: password)
+            if found.verdict != .invalid { return found }
+        }
+        return SourceVerdict(verdict: .invalid, user: user)
+    }
+
+    /// The `ldap` source's check, and the account it makes or refreshes.
+    private func directoryLogin(user: String, password: String) async -> SourceVerdict {
+        guard let ldap else { return SourceVerdict(verdict: .invalid, user: user) }
+        switch await ldap.login(user: user, password: password) {
+        case .found(let found):
+            do {
+                guard let account = try await SourceAccounts.provision(found, source: .ldap, store: store),
+                      let stamp = try await store.accountPasswordStamp(user: account.name) else {
+                    return SourceVerdict(verdict: .invalid, user: found.name)
+                }
+                cache.notePresence(true, of: account.name)
+                return SourceVerdict(verdict: .valid(stamp: stamp), user: account.name)
+            } catch StoreError.unavailable {
+                return SourceVerdict(verdict: .unavailable, user: user)
+            } catch {
+                return SourceVerdict(verdict: .invalid, user: user)
+            }
+        case .rejected: return SourceVerdict(verdict: .invalid, user: user)
+        case .unavailable: return SourceVerdict(verdict: .unavailable, user: user)
+        }
+    }
+
+    /// Whether an app password's user is still one their source vouches for: a directory
+    /// user removed from the directory or the required group is refused, app passwords made
+    /// earlier included. The answer is remembered for the credential cache's lifetime
+    /// (`auth_cache_seconds`), so a device syncing costs the directory one search per user
+    /// per lifetime, not one per request; without an `ldap` source nothing is asked. While
+    /// the directory cannot answer, the app password counts (it is Rolo's own credential,
+    /// and only "the user is gone" shuts it).
+    func stillInSource(_ user: String) async -> Bool {
+        guard let ldap else { return true }
+        if let known = cache.presence(of: user) { return known }
+        guard let account = try? await store.account(name: user) else { return true }
+        guard account.source == AuthenticationSourceKind.ldap.rawValue else {
+            cache.notePresence(true, of: user)
+            return true
+        }
+        switch await ldap.stillPresent(user: user) {
+        case .found:
+            cache.notePresence(true, of: user)
+            return true
+        case .rejected:
+            cache.notePresence(false, of: user)
+            return false
+        case .unavailable:
+            return true
+        }
     }
 
     /// `.throttled` while the client's subnet is blocked, `.missingCredentials` for a header
@@ -194,9 +291,22 @@ extension BasicAuthenticator {
             return .throttled(retryAfter: retryAfter)
         }
         var valid = false
-        if localEnabled {
+        let account = try? await store.account(name: user)
+        if account?.source ?? "local" == AuthenticationSourceKind.local.rawValue, localEnabled {
+            // "App passwords only" concerns DAV, not the UI: the bcrypt check alone.
             valid = await withTaskExecutorPreference(BlockingWorkExecutor.shared) { [store] in
                 (try? await store.verifyPassword(user: user, password: password)) ?? false
+            }
+        } else if account == nil || account?.source == AuthenticationSourceKind.ldap.rawValue, let ldap {
+            switch await ldap.login(user: user, password: password) {
+            case .found(let found):
+                // The session is the typed name's: only a directory name spelled as Rolo's signs in.
+                let made = try? await SourceAccounts.provision(found, source: .ldap, store: store)
+                valid = made.map { $0.name == user && !$0.disabled } ?? false
+            case .rejected: break
+            case .unavailable:
+                // The form has no "try later" answer yet: refuse without counting a failure.
+                return .rejected(delay: .zero)
             }
         }
         guard valid else {

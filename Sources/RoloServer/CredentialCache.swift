@@ -45,6 +45,10 @@ final class CredentialCache: Sendable {
     private let lifetime: Duration
     private let entries = Mutex<[Key: Entry]>([:])
     private let capacity = 10_000
+    /// Whether a directory still vouches for a user an app password names (`stillInSource`),
+    /// with when that answer expires: the same `lifetime` bounds how long a user removed from
+    /// the directory keeps signing in.
+    private let presence = Mutex<[String: (present: Bool, expiry: ContinuousClock.Instant)]>([:])
 
     init(lifetime: Duration) {
         self.lifetime = lifetime
@@ -97,6 +101,28 @@ final class CredentialCache: Sendable {
     /// Forgets every verified header (a test-control reset, after which users may differ).
     func removeAll() {
         entries.withLock { $0.removeAll() }
+        presence.withLock { $0.removeAll() }
+    }
+
+    /// The remembered answer to "does the user's source still vouch for them", if fresh.
+    func presence(of user: String, now: ContinuousClock.Instant = .now) -> Bool? {
+        presence.withLock { known in
+            guard let entry = known[user] else { return nil }
+            if entry.expiry <= now {
+                known[user] = nil
+                return nil
+            }
+            return entry.present
+        }
+    }
+
+    func notePresence(_ present: Bool, of user: String, now: ContinuousClock.Instant = .now) {
+        guard lifetime > .zero else { return }
+        presence.withLock { known in
+            if known.count >= capacity { known = known.filter { $0.value.expiry > now } }
+            if known.count >= capacity { known.removeAll(keepingCapacity: true) }
+            known[user] = (present, now + lifetime)
+        }
     }
 
     private static func key(_ authorization: String) -> Key {

@@ -100,7 +100,7 @@ public struct RoloServer: Sendable {
     func makeService(recorder: AccessRecorder?, onRunning: @escaping @Sendable (Int) async -> Void) -> any Service {
         let authenticator = BasicAuthenticator(store: store, cacheLifetime: configuration.credentialCacheLifetime,
                                                throttle: LoginThrottle(configuration.loginThrottle), logger: logger,
-                                               localEnabled: configuration.authSources.contains(.local))
+                                               sources: configuration.authSources, ldap: configuration.ldap)
         let accessLog = AccessLog(metrics: metrics, logger: logger)
         var responder = RoloResponder(
             configuration: configuration,

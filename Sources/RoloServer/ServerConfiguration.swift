@@ -2,6 +2,7 @@ import DAV
 import DeviceProfiles
 import RoloStore
 import Foundation
+import LDAPClient
 import Logging
 
 /// Everything an operator can set on a running server; `rolo serve` fills it from flags and
@@ -55,6 +56,8 @@ public struct ServerConfiguration: Sendable {
     /// Signs the device profiles the web UI hands out (`profile_signing_certificate`,
     /// `profile_signing_key`); nil: they go unsigned.
     public var profileSigner: ProfileSigner?
+    /// The directory for the `ldap` source (`ldap_*`), needed when `authSources` lists it.
+    public var ldap: LDAPSourceSettings?
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",

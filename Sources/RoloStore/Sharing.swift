@@ -78,12 +78,16 @@ public struct UserAccount: Sendable, Hashable {
     public var homeSeq: Int64
     /// When the user was created (`rolo user show`); nil from a store that does not keep it.
     public var created: Date?
+    /// Where the user comes from (`auth_sources`): `local` (made by an admin, or before
+    /// sources were recorded), or the source whose first login made them (`ldap`, `proxy`).
+    /// Only `local` users sign in with the account password.
+    public var source: String
 
     public init(name: String, displayName: String?, email: String?, appPasswordsOnly: Bool, admin: Bool,
-                disabled: Bool = false, homeSeq: Int64, created: Date? = nil) {
+                disabled: Bool = false, homeSeq: Int64, created: Date? = nil, source: String = "local") {
         self.name = name; self.displayName = displayName; self.email = email
         self.appPasswordsOnly = appPasswordsOnly; self.admin = admin; self.disabled = disabled; self.homeSeq = homeSeq
-        self.created = created
+        self.created = created; self.source = source
     }
 }
 
@@ -95,10 +99,12 @@ public struct UserAccountUpdate: Sendable, Hashable {
     public var admin: Bool?
     /// Disabling also ends the user's web sessions.
     public var disabled: Bool?
+    /// `UserAccount.source`: set by the first login through a source.
+    public var source: String?
     public init(displayName: String?? = nil, email: String?? = nil, appPasswordsOnly: Bool? = nil, admin: Bool? = nil,
-                disabled: Bool? = nil) {
+                disabled: Bool? = nil, source: String? = nil) {
         self.displayName = displayName; self.email = email; self.appPasswordsOnly = appPasswordsOnly; self.admin = admin
-        self.disabled = disabled
+        self.disabled = disabled; self.source = source
     }
 }
 

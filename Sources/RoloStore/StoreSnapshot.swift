@@ -61,12 +61,14 @@ public struct SnapshotUser: Sendable, Hashable {
     public var disabled: Bool
     /// The home's ctag.
     public var homeSeq: Int64
+    /// `UserAccount.source`.
+    public var source: String
 
     public init(id: Int64, name: String, passwordHash: String, created: Double, displayName: String?, email: String?,
-                appPasswordsOnly: Bool, admin: Bool, disabled: Bool, homeSeq: Int64) {
+                appPasswordsOnly: Bool, admin: Bool, disabled: Bool, homeSeq: Int64, source: String = "local") {
         self.id = id; self.name = name; self.passwordHash = passwordHash; self.created = created
         self.displayName = displayName; self.email = email; self.appPasswordsOnly = appPasswordsOnly
-        self.admin = admin; self.disabled = disabled; self.homeSeq = homeSeq
+        self.admin = admin; self.disabled = disabled; self.homeSeq = homeSeq; self.source = source
     }
 }
 

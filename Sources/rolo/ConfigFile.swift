@@ -26,6 +26,13 @@ struct ConfigFile {
         "push_registrations_per_book": .integer,
         "auth_sources": .stringList, "proxy_user_header": .string,
         "profile_signing_certificate": .string, "profile_signing_key": .string,
+        "auth_sources": .stringList, "proxy_user_header": .string, "auth_cache_seconds": .integer,
+        "ldap_url": .string, "ldap_start_tls": .string, "ldap_ca_file": .string, "ldap_tls_verify": .string,
+        "ldap_base_dn": .string, "ldap_bind_dn": .string, "ldap_bind_password_file": .string,
+        "ldap_user_filter": .string, "ldap_user_attribute": .string, "ldap_display_name_attribute": .string,
+        "ldap_email_attribute": .string, "ldap_user_groups_attribute": .string, "ldap_group_base_dn": .string,
+        "ldap_group_member_attribute": .string, "ldap_required_group": .string, "ldap_admin_group": .string,
+        "ldap_timeout_seconds": .integer,
     ]
 
     /// The file read, for messages; nil without one.

@@ -10,6 +10,6 @@ struct Rolo: AsyncParsableCommand {
         subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self, FeedCommand.self,
                       DeviceProfileCommand.self,
                       AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
-                      CheckCommand.self, BackupCommand.self, MigrateCommand.self,
+                      CheckCommand.self, BackupCommand.self, MigrateCommand.self, AuthCommand.self,
                       VCardCommand.self])
 }

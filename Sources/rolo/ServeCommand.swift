@@ -28,7 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Proxy address whose X-Forwarded-For is believed; repeatable (env ROLO_TRUSTED_PROXIES, comma-separated).")
     var trustedProxies: [String] = []
     @Option(name: .customLong("auth-source"),
-            help: "Where logins come from, tried in order: local or proxy; repeatable (env ROLO_AUTH_SOURCES, comma-separated, default local).")
+            help: "Where logins come from, tried in order: local, ldap or proxy; repeatable (env ROLO_AUTH_SOURCES, comma-separated, default local).")
     var authSources: [String] = []
     @Option(name: .customLong("proxy-user-header"),
             help: "Header a trusted proxy names the user in, e.g. Remote-User, for the proxy source (env ROLO_PROXY_USER_HEADER).")
@@ -37,6 +37,9 @@ struct ServeCommand: AsyncParsableCommand {
     var profileSigningCertificate: String?
     @Option(help: "PEM private key of --profile-signing-certificate (env ROLO_PROFILE_SIGNING_KEY).")
     var profileSigningKey: String?
+    @Option(help: "Seconds a successful password login is remembered, so clients sync through a short directory outage; 0: off (env ROLO_AUTH_CACHE_SECONDS, default 300).")
+    var authCacheSeconds: Int?
+    @OptionGroup(title: "LDAP source (Docs/authentication.md)") var ldap: LDAPOptions
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROLO_LOG_LEVEL, default info).")
     var logLevel: String?
     @Option(help: "text or json: one JSON object per line (env ROLO_LOG_FORMAT, default text).")
@@ -166,8 +169,9 @@ struct ServeCommand: AsyncParsableCommand {
         return configuration
     }
 
-    /// `auth_sources` and `proxy_user_header`: an unknown source, or `proxy` without a header
-    /// name or a trusted proxy to believe it from, stops serve naming the setting.
+    /// `auth_sources`, `proxy_user_header`, `auth_cache_seconds` and the `ldap_*` settings: an
+    /// unknown source, `proxy` without a header name or a trusted proxy to believe it from, or
+    /// `ldap` without a usable directory setting, stops serve naming the setting.
     func authenticationSettings(_ settings: LayeredSettings, into configuration: inout ServerConfiguration) throws {
         let names = settings.list(authSources, env: "ROLO_AUTH_SOURCES", key: "auth_sources")
         let known = AuthenticationSourceKind.allCases.map(\.rawValue).joined(separator: ", ")
@@ -186,6 +190,14 @@ struct ServeCommand: AsyncParsableCommand {
                                    "must be a header name, e.g. Remote-User (got \(header)).")
         }
         configuration.proxyUserHeader = header
+        configuration.ldap = try ldap.settings(settings, needed: configuration.authSources.contains(.ldap))
+        if let seconds = try settings.integer(authCacheSeconds, env: "ROLO_AUTH_CACHE_SECONDS", key: "auth_cache_seconds") {
+            guard (0...86_400).contains(seconds) else {
+                throw settings.invalid("auth_cache_seconds", flagGiven: authCacheSeconds != nil, env: "ROLO_AUTH_CACHE_SECONDS",
+                                       "must be 0 to 86400 (got \(seconds)).")
+            }
+            configuration.credentialCacheLifetime = .seconds(seconds)
+        }
         if configuration.authSources.contains(.proxy) {
             guard header != nil else {
                 throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",

@@ -57,6 +57,7 @@ enum UserText {
             .filter { $0.user == name }.max { $0.start < $1.start }
         return [
             ("user", name),
+            ("source", account.source),
             ("display name", account.displayName ?? "-"),
             ("email", account.email ?? "-"),
             ("admin", "\(account.admin)"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Authorization
 import Foundation
+import RoloServer
 import RoloStore
 
 /// `rolo user add|passwd|set|show|list|delete`: account administration straight on the database.
@@ -71,11 +72,17 @@ struct UserCommand: AsyncParsableCommand {
         var admin: Bool?
         @Option(help: "The name other users see when sharing (empty clears it).") var displayName: String?
         @Option(help: "E-mail address (empty clears it).") var email: String?
+        @Option(help: ArgumentHelp("Where the user signs in with a password: local, or ldap to hand a local user to the directory.",
+                                   valueName: "local|ldap|proxy"))
+        var source: String?
         @OptionGroup var options: DatabaseOptions
 
         func validate() throws {
-            guard appPasswordsOnly != nil || admin != nil || displayName != nil || email != nil else {
-                throw ValidationError("Nothing to change: give --app-passwords-only, --admin, --display-name or --email.")
+            guard appPasswordsOnly != nil || admin != nil || displayName != nil || email != nil || source != nil else {
+                throw ValidationError("Nothing to change: give --app-passwords-only, --admin, --display-name, --email or --source.")
+            }
+            if let source, AuthenticationSourceKind(rawValue: source) == nil {
+                throw ValidationError("--source must be local, ldap or proxy (got \(source)).")
             }
         }
 
@@ -86,7 +93,7 @@ struct UserCommand: AsyncParsableCommand {
                 let update = UserAccountUpdate(
                     displayName: displayName.map { $0.isEmpty ? String?.none : $0 },
                     email: email.map { $0.isEmpty ? String?.none : $0 },
-                    appPasswordsOnly: appPasswordsOnly, admin: admin)
+                    appPasswordsOnly: appPasswordsOnly, admin: admin, source: source)
                 do {
                     try await store.updateAccount(name: name, update)
                 } catch {
@@ -99,6 +106,7 @@ struct UserCommand: AsyncParsableCommand {
                 print("app passwords only: \(account.appPasswordsOnly)"
                       + (account.appPasswordsOnly ? " (the account password no longer opens DAV)" : ""))
                 print("admin: \(account.admin)")
+                print("source: \(account.source)")
             }
         }
     }
@@ -106,7 +114,7 @@ struct UserCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List users, one per line.",
-            discussion: "--long adds columns in a fixed order: USER ADMIN DISABLED APP-PASSWORDS-ONLY BOOKS CREATED.")
+            discussion: "--long adds columns in a fixed order: USER ADMIN DISABLED APP-PASSWORDS-ONLY BOOKS CREATED SOURCE.")
         @Flag(name: [.short, .long], help: "One line per user with the account's settings, under a header.") var long = false
         @OptionGroup var options: DatabaseOptions
 
@@ -116,13 +124,13 @@ struct UserCommand: AsyncParsableCommand {
                 let users = try await store.listUsers()
                 guard long else { return users.forEach { print($0) } }
                 var table = TextTable([("USER", .left), ("ADMIN", .left), ("DISABLED", .left), ("APP-PASSWORDS-ONLY", .left),
-                                       ("BOOKS", .right), ("CREATED", .left)])
+                                       ("BOOKS", .right), ("CREATED", .left), ("SOURCE", .left)])
                 for user in users {
                     guard let account = try await store.account(name: user) else { continue }
                     let books = try await store.childCollections(owner: user, parentPath: []).filter { $0.kind == .addressBook }
                     table.add([user, "\(account.admin)", "\(account.disabled)",
                                "\(account.appPasswordsOnly)", "\(books.count)",
-                               account.created.map(CLIDate.minute) ?? "unknown"])
+                               account.created.map(CLIDate.minute) ?? "unknown", account.source])
                 }
                 table.lines().forEach { print($0) }
             }

@@ -242,6 +242,14 @@ public final class TestDirectory: Sendable {
         guard child.terminationStatus == 0 else { throw TestDirectoryError("\(command[0]) failed: \(errors)") }
     }
 
+    /// Applies `ldif` (changetype records: delete an entry, drop a member) as the directory's
+    /// administrator, for a test of a user who leaves the directory or a group.
+    public func modify(_ ldif: String) throws {
+        let file = "\(folder)/change-\(UUID().uuidString).ldif"
+        try ldif.write(toFile: file, atomically: true, encoding: .utf8)
+        try Self.run(["/usr/bin/ldapmodify", "-x", "-H", url, "-D", Self.rootDN, "-w", Self.rootPassword, "-f", file])
+    }
+
     /// Adds `ldif` through the running server (so the memberof overlay sees the groups).
     private func load() throws {
         try Self.run(["/usr/bin/ldapadd", "-x", "-H", url, "-D", Self.rootDN, "-w", Self.rootPassword,

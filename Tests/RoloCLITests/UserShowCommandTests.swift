@@ -40,6 +40,7 @@ import Testing
         let bare = try await Self.run(["user", "show", "bob"], db)
         #expect(bare == """
             user: bob
+            source: local
             display name: -
             email: -
             admin: false
@@ -68,6 +69,7 @@ import Testing
         let full = try await Self.run(["user", "show", "alice"], db)
         #expect(full == """
             user: alice
+            source: local
             display name: -
             email: alice@example.org
             admin: true
@@ -94,13 +96,17 @@ import Testing
         for user in ["carol", "dan"] { _ = try await Self.run(["user", "add", user, "--password-stdin", "--create-database"], db, stdin: "pw-\(user)-1\n") }
         _ = try await Self.run(["user", "set", "dan", "--admin", "true", "--app-passwords-only", "true"], db)
         _ = try await Self.run(["book", "create", "dan", "work"], db)
+        // Handed to the directory: the SOURCE column names it.
+        #expect(try await Self.run(["user", "set", "dan", "--source", "ldap"], db).contains("source: ldap"))
+        let unknown = try await RoloBinary.run(["user", "set", "dan", "--source", "nis"] + db)
+        #expect(unknown.status != 0 && unknown.stderr.contains("--source must be local, ldap or proxy"), "\(unknown.stderr)")
 
         #expect(try await Self.run(["user", "list"], db) == "carol\ndan\n")
         let long = try await Self.run(["user", "list", "--long"], db)
         #expect(long == """
-            USER   ADMIN  DISABLED  APP-PASSWORDS-ONLY  BOOKS  CREATED
-            carol  false  false     false                   1  \(try await Self.created("carol", db))
-            dan    true   false     true                    2  \(try await Self.created("dan", db))
+            USER   ADMIN  DISABLED  APP-PASSWORDS-ONLY  BOOKS  CREATED            SOURCE
+            carol  false  false     false                   1  \(try await Self.created("carol", db))  local
+            dan    true   false     true                    2  \(try await Self.created("dan", db))  ldap
 
             """)
         #expect(try await Self.run(["user", "list", "-l"], db) == long)

@@ -48,6 +48,24 @@ import DAV
         #expect(cache.credential(authorization: basic("alice:secret"), currentStamp: { _ in nil }) == nil)
     }
 
+    @Test func aSourcesAnswerAboutAUserIsRememberedForTheLifetimeAndNotAtAllWithZero() {
+        let cache = CredentialCache(lifetime: .seconds(60))
+        let now = ContinuousClock.now
+        #expect(cache.presence(of: "alice", now: now) == nil)
+        cache.notePresence(true, of: "alice", now: now)
+        cache.notePresence(false, of: "bob", now: now)
+        #expect(cache.presence(of: "alice", now: now + .seconds(59)) == true)
+        #expect(cache.presence(of: "bob", now: now + .seconds(59)) == false)
+        #expect(cache.presence(of: "alice", now: now + .seconds(61)) == nil)
+        cache.notePresence(true, of: "carol", now: now)
+        cache.removeAll()
+        #expect(cache.presence(of: "carol", now: now) == nil)
+        // auth_cache_seconds = 0: the directory is asked every time.
+        let off = CredentialCache(lifetime: .zero)
+        off.notePresence(true, of: "alice", now: now)
+        #expect(off.presence(of: "alice", now: now) == nil)
+    }
+
     @Test func throttleIsFreeForFiveFailuresThenDoublesUpToTheCap() {
         let throttle = LoginThrottle()
         let now = ContinuousClock.now

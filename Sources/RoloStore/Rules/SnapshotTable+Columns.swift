@@ -25,7 +25,7 @@ extension SnapshotTable {
         case .settings: ["key", "value"]
         case .users:
             ["id", "name", "password_hash", "created", "display_name", "email", "app_passwords_only", "admin", "disabled",
-             "home_seq"]
+             "home_seq", "source"]
         case .collections:
             ["id", "owner_id", "parent_id", "path", "kind", "display_name", "description", "sync_seq", "min_valid_seq",
              "created", "modified", "push_topic"]
