@@ -113,8 +113,9 @@ struct UserCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List users, one per line.",
-            discussion: "--long adds columns in a fixed order: USER ADMIN DISABLED APP-PASSWORDS-ONLY BOOKS CREATED SOURCE.")
+            abstract: "List users, one per line: the name, a tab, and where the user comes from (local, ldap, proxy, oidc).",
+            discussion: "--long adds columns in a fixed order: USER ADMIN DISABLED APP-PASSWORDS-ONLY BOOKS CREATED SOURCE. "
+                + "The plain list's first tab-separated field is the name (cut -f1).")
         @Flag(name: [.short, .long], help: "One line per user with the account's settings, under a header.") var long = false
         @OptionGroup var options: DatabaseOptions
 
@@ -122,7 +123,12 @@ struct UserCommand: AsyncParsableCommand {
             try authorize(.manageUsers)
             try await options.withStore { store in
                 let users = try await store.listUsers()
-                guard long else { return users.forEach { print($0) } }
+                guard long else {
+                    // Where each user comes from is the one thing an admin of a directory or
+                    // SSO set-up needs beside the name (issue 30), so the plain list shows it.
+                    for user in users { print("\(user)\t\(try await store.account(name: user)?.source ?? "unknown")") }
+                    return
+                }
                 var table = TextTable([("USER", .left), ("ADMIN", .left), ("DISABLED", .left), ("APP-PASSWORDS-ONLY", .left),
                                        ("BOOKS", .right), ("CREATED", .left), ("SOURCE", .left)])
                 for user in users {

@@ -14,11 +14,11 @@ import Testing
         #expect(duplicate.stderr.contains("already exists"))
 
         let list = try await RoloBinary.run(["user", "list"] + db)
-        #expect(list.stdout.split(separator: "\n").map(String.init).sorted() == ["dave", "erin"])
+        #expect(list.stdout.split(separator: "\n").map(String.init).sorted() == ["dave\tlocal", "erin\tlocal"])
 
         #expect(try await RoloBinary.run(["user", "passwd", "dave", "--password-stdin"] + db, stdin: "three-12345678\n").status == 0)
         #expect(try await RoloBinary.run(["user", "delete", "erin"] + db).status == 0)
-        #expect(try await RoloBinary.run(["user", "list"] + db).stdout == "dave\n")
+        #expect(try await RoloBinary.run(["user", "list"] + db).stdout == "dave\tlocal\n")
         #expect(try await RoloBinary.run(["user", "delete", "nobody"] + db).status != 0)
     }
 
@@ -61,7 +61,7 @@ import Testing
         let copy = folder.appendingPathComponent("backup.sqlite").path
         let backup = try await RoloBinary.run(["backup", copy, "--database", database])
         #expect(backup.status == 0, "\(backup.stderr)")
-        #expect(try await RoloBinary.run(["user", "list", "--database", copy]).stdout == "kim\n")
+        #expect(try await RoloBinary.run(["user", "list", "--database", copy]).stdout == "kim\tlocal\n")
         #expect(try await RoloBinary.run(["check", "--database", database]).stdout.hasPrefix("ok"))
         #expect(try await RoloBinary.run(["check", "--database", copy]).status == 0)
         #expect(try await RoloBinary.run(["backup", copy, "--database", database]).status != 0)

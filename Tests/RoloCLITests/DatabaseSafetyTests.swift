@@ -49,7 +49,7 @@ import Testing
         let add = try await RoloBinary.run(["user", "add", "una", "--password-stdin", "--create-database", "--database", database],
                                            stdin: "una-pass-1\n")
         #expect(add.status == 0, "\(add.stderr)")
-        #expect(try await RoloBinary.run(["user", "list", "--database", database]).stdout == "una\n")
+        #expect(try await RoloBinary.run(["user", "list", "--database", database]).stdout == "una\tlocal\n")
         #expect(try await RoloBinary.run(["check", "--database", database]).stdout == "ok: \(database)\n")
     }
 
@@ -140,7 +140,7 @@ import Testing
         #expect(create.stderr.contains("cannot create the folder \(data)/new: the folder \(data) is read-only"), "\(create.stderr)")
         #expect(!create.stderr.contains("NSCocoaErrorDomain"), "\(create.stderr)")
         // Nothing changed: quinn is not in the database.
-        #expect(try await RoloBinary.run(["user", "list", "--database", database]).stdout == "pia\n")
+        #expect(try await RoloBinary.run(["user", "list", "--database", database]).stdout == "pia\tlocal\n")
     }
 
     // MARK: - Running rolo in a changed environment

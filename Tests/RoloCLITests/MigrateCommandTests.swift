@@ -37,7 +37,7 @@ import Testing
             #expect(there.stdout.contains("1 users, 1 collections, 2 cards and files"), "\(there.stdout)")
             #expect(there.stderr.contains("2/2"), "\(there.stderr)")
             let users = try await RoloBinary.run(["user", "list", "--database", database.url])
-            #expect(users.stdout == "mia\n", "\(users.stderr)")
+            #expect(users.stdout == "mia\tlocal\n", "\(users.stderr)")
 
             // Again into the same database: refused, nothing written.
             let again = try await RoloBinary.run(["migrate", "--from", source, "--to", database.url])

@@ -51,7 +51,7 @@ import Testing
 
         // Another process on the same database while the server runs: the admin commands.
         let users = try await RoloBinary.run(["user", "list", "--database", url])
-        #expect(users.status == 0 && users.stdout == "dana\n", "\(users.stderr)")
+        #expect(users.status == 0 && users.stdout == "dana\tlocal\n", "\(users.stderr)")
 
         #expect(try await curlStatus(auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary", Self.second,
                                              book + "pg-2.vcf"]) == 201)

@@ -101,7 +101,7 @@ import Testing
         let unknown = try await RoloBinary.run(["user", "set", "dan", "--source", "nis"] + db)
         #expect(unknown.status != 0 && unknown.stderr.contains("--source must be local, ldap or proxy"), "\(unknown.stderr)")
 
-        #expect(try await Self.run(["user", "list"], db) == "carol\ndan\n")
+        #expect(try await Self.run(["user", "list"], db) == "carol\tlocal\ndan\tlocal\n")
         let long = try await Self.run(["user", "list", "--long"], db)
         #expect(long == """
             USER   ADMIN  DISABLED  APP-PASSWORDS-ONLY  BOOKS  CREATED            SOURCE
