@@ -51,6 +51,11 @@ public struct ServerConfiguration: Sendable {
     /// The header a trusted proxy names the user in (`proxy_user_header`, e.g. `Remote-User`),
     /// read only with `.proxy` among `authSources` and only from `trustedProxies`.
     public var proxyUserHeader: String?
+    /// The `oidc_*` settings, with `.oidc` among `authSources`; `rolo serve` discovers the
+    /// provider from them (`oidc`) before the server starts.
+    public var oidcSettings: OIDCSettings?
+    /// The discovered provider: the web UI offers "Sign in with" it. Nil: no OIDC sign-in.
+    public var oidc: OIDCProvider?
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",

@@ -25,6 +25,9 @@ struct ConfigFile {
         "push": .string, "web_ui": .string, "push_subject": .string, "push_allowed_origins": .stringList,
         "push_registrations_per_book": .integer,
         "auth_sources": .stringList, "proxy_user_header": .string,
+        "oidc_issuer": .string, "oidc_display_name": .string, "oidc_client_id": .string, "oidc_client_secret_file": .string,
+        "oidc_scopes": .stringList, "oidc_ca_file": .string, "oidc_user_claim": .string, "oidc_groups_claim": .string,
+        "oidc_required_group": .string, "oidc_admin_group": .string,
     ]
 
     /// The file read, for messages; nil without one.

@@ -28,11 +28,12 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Proxy address whose X-Forwarded-For is believed; repeatable (env ROLO_TRUSTED_PROXIES, comma-separated).")
     var trustedProxies: [String] = []
     @Option(name: .customLong("auth-source"),
-            help: "Where logins come from, tried in order: local or proxy; repeatable (env ROLO_AUTH_SOURCES, comma-separated, default local).")
+            help: "Where logins come from, tried in order: local, proxy or oidc; repeatable (env ROLO_AUTH_SOURCES, comma-separated, default local).")
     var authSources: [String] = []
     @Option(name: .customLong("proxy-user-header"),
             help: "Header a trusted proxy names the user in, e.g. Remote-User, for the proxy source (env ROLO_PROXY_USER_HEADER).")
     var proxyUserHeader: String?
+    @OptionGroup var oidc: OIDCOptions
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROLO_LOG_LEVEL, default info).")
     var logLevel: String?
     @Option(help: "text or json: one JSON object per line (env ROLO_LOG_FORMAT, default text).")
@@ -191,6 +192,8 @@ struct ServeCommand: AsyncParsableCommand {
                                        flag: "--auth-source", "lists proxy, which needs trusted_proxies.")
             }
         }
+        configuration.oidcSettings = try oidc.settings(settings, sourceListed: configuration.authSources.contains(.oidc),
+                                                       authSourcesFlagGiven: !authSources.isEmpty)
     }
 
     func pushSettings(_ settings: LayeredSettings) throws -> PushSettings {
@@ -334,6 +337,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let settings = try settings()
         var configuration = try configurationFromOptions(settings)
+        configuration.oidc = try await oidc.discover(configuration.oidcSettings, settings)
         let format = try resolvedLogFormat(settings)
         let logLevel = configuration.logLevel
         LoggingSystem.bootstrap { label in

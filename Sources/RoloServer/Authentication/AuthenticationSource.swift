@@ -10,6 +10,8 @@ public enum AuthenticationSourceKind: String, Sendable, CaseIterable {
     case local
     /// A trusted reverse proxy names the user in `proxy_user_header`.
     case proxy
+    /// The web UI's "Sign in with <provider>" (OpenID Connect, the `oidc_*` settings).
+    case oidc
 
     /// Whether `name` can be `proxy_user_header`: an HTTP field name (RFC 9110 token).
     public static func isHeaderName(_ name: String) -> Bool { HTTPField.Name(name) != nil }

@@ -17,21 +17,8 @@ struct ProxySource: Sendable {
         return name
     }
 
-    /// Makes the user on their first login (home and default book), with a password nobody
-    /// knows: 32 random bytes, never shown, so only the proxy or an app password signs in.
-    /// False for a disabled account: an admin's disable holds whatever source signs in.
+    /// Makes the user on their first login (`FirstSignIn`); false for a disabled account.
     func ensureUser(_ name: String) async throws -> Bool {
-        if let account = try await store.account(name: name) { return !account.disabled }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
-        let password = bytes.map { String(format: "%02x", $0) }.joined()
-        do {
-            try await store.createUser(name: name, password: password)
-        } catch {
-            // Another request made it meanwhile.
-            if let account = try await store.account(name: name) { return !account.disabled }
-            throw error
-        }
-        return true
+        try await FirstSignIn.ensureUser(name, store: store)
     }
 }
