@@ -122,17 +122,25 @@ public struct WebApp: Sendable {
         var response: WebResponse
         do {
             response = try await route(request)
-        } catch let error as WebError {
-            response = errorPage(error, request: request)
-        } catch let exceeded as QuotaExceeded {
-            response = errorPage(.quotaExceeded(exceeded.message), request: request)
         } catch {
-            logError("web \(request.method) \(request.path): \(error)")
-            response = errorPage(.internal("\(error)"), request: request)
+            response = errorResponse(error, request: request)
         }
         Self.addSecurityHeaders(&response)
         if request.method == "HEAD" { response.body = .bytes(Data()) }
         return response
+    }
+
+    /// The error page for what a page threw.
+    func errorResponse(_ error: any Error, request: WebRequest) -> WebResponse {
+        switch error {
+        case let error as WebError:
+            return errorPage(error, request: request)
+        case let exceeded as QuotaExceeded:
+            return errorPage(.quotaExceeded(exceeded.message), request: request)
+        default:
+            logError("web \(request.method) \(request.path): \(error)")
+            return errorPage(.internal("\(error)"), request: request)
+        }
     }
 
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
@@ -194,7 +202,14 @@ public struct WebApp: Sendable {
             }
             context.form = form
         }
-        var response = try await page(context, method: method, segments: segments)
+        var response: WebResponse
+        do {
+            response = try await page(context, method: method, segments: segments)
+        } catch where setCookie != nil {
+            // The session the proxy's header just made goes to the browser even with an
+            // error page, or every such page would leave one behind.
+            response = errorResponse(error, request: request)
+        }
         if let setCookie { response.headers.append(("Set-Cookie", setCookie)) }
         return response
     }
