@@ -155,6 +155,10 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+            // OIDC sign-in (Authentication/OIDC*): the provider's HTTP, its CA file, RS256 keys.
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         // The test-control API (`/_rolo/`: reset, fixtures, request log, faults), plugged into
         // RoloServer as its front middleware by `rolo serve --test-api` and RoloTesting.

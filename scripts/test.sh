@@ -23,6 +23,11 @@ if ! "$VENV/bin/python" -c 'import playwright, axe_playwright_python' 2>/dev/nul
     echo "== installing playwright, axe-playwright-python into $VENV"
     "$VENV/bin/pip" install -q playwright==1.65.2 axe-playwright-python==0.1.8
 fi
+# The OIDC check (Tests/interop/oidc.sh) runs an OpenID provider built on authlib (joserfc with it).
+if ! "$VENV/bin/python" -c 'import authlib, joserfc' 2>/dev/null; then
+    echo "== installing authlib into $VENV"
+    "$VENV/bin/pip" install -q authlib
+fi
 # The birthday feed's check (Tests/interop/feeds.sh) parses it with a maintained iCalendar library.
 if ! "$VENV/bin/python" -c 'import icalendar' 2>/dev/null; then
     echo "== installing icalendar into $VENV"

@@ -131,6 +131,10 @@ struct RoloResponder: HTTPResponder {
             headers[.location] = configuration.publicPathPrefix + WebApp.prefix + "/"
             headers[.vary] = "Accept"
             return Response(status: .seeOther, headers: headers)
+        case .loginFlow:
+            guard let flows = web?.loginFlows else { return Self.plain(.notFound, "Not Found\n") }
+            return await LoginFlowEndpoint(flows: flows, root: publicRoot(request, peer: peer()))
+                .answer(path: path, userAgent: request.headers[.userAgent], body: body)
         case .web:
             guard let web else { return Self.plain(.notFound, "Not Found\n") }
             return await webResponse(request, path: path, body: body, web: web, remote: remote(), peer: peer())
@@ -213,8 +217,17 @@ struct RoloResponder: HTTPResponder {
         var headers = Self.lowercasedHeaders(request.headers)
         if let authority = request.head.authority { headers["host"] = authority }
         let query = request.uri.query.map { WebRequest.parseQuery($0) } ?? []
-        let webRequest = WebRequest(method: method, path: path, query: query, headers: headers, body: body,
+        var webRequest = WebRequest(method: method, path: path, query: query, headers: headers, body: body,
                                     remoteAddress: remote, isSecure: isSecure(request, peer: peer))
+        // The same rule as DAV's: the header counts from a trusted peer only, and a disabled
+        // account gets no session (the UI then shows its sign-in page).
+        if let proxy, let name = proxy.source.user(peer: peer, value: request.headers[proxy.header]) {
+            do {
+                if try await proxy.source.ensureUser(name) { webRequest.proxyUser = name }
+            } catch {
+                return Self.unavailable()
+            }
+        }
         let answer = await web.handle(webRequest)
         if let access = answer.access, let recorder {
             var counts = RequestTally.Counts(bookID: access.bookID)
@@ -241,6 +254,18 @@ struct RoloResponder: HTTPResponder {
                 try await writer.finish(nil)
             })
         }
+    }
+
+    /// The server's address as clients outside see it, without a trailing `/`: the public
+    /// URL's origin and path, else this request's host with the proxy prefix.
+    func publicRoot(_ request: Request, peer: String) -> String {
+        if let url = configuration.publicURL, let scheme = url.scheme, let host = url.host {
+            var path = url.path
+            while path.hasSuffix("/") { path.removeLast() }
+            return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "") + path
+        }
+        let scheme = isSecure(request, peer: peer) ? "https" : "http"
+        return "\(scheme)://\(request.head.authority ?? "localhost")" + configuration.publicPathPrefix
     }
 
     /// The browser reached the server over TLS: the public URL says https, or the request

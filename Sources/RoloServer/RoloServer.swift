@@ -157,7 +157,10 @@ extension RoloServer {
             maxCardSize: configuration.limits.maxResourceSize, quotaBytes: configuration.limits.quotaBytes,
             profileSigner: configuration.profileSigner)
         do {
-            return try WebApp(store: store, configuration: web, logError: { [logger] text in logger.error("\(text)") }) { user, password, remote in
+            let signOn = configuration.authSources.contains(.oidc)
+                ? configuration.oidc.map { OIDCSignOn(provider: $0, store: store, logger: logger) } : nil
+            return try WebApp(store: store, configuration: web, logError: { [logger] text in logger.error("\(text)") },
+                              singleSignOn: signOn, loginFlows: LoginFlows()) { user, password, remote in
                 await authenticator.checkWebLogin(user: user, password: password, remoteAddress: remote)
             }
         } catch {

@@ -58,6 +58,11 @@ public struct ServerConfiguration: Sendable {
     public var profileSigner: ProfileSigner?
     /// The directory for the `ldap` source (`ldap_*`), needed when `authSources` lists it.
     public var ldap: LDAPSourceSettings?
+    /// The `oidc_*` settings, with `.oidc` among `authSources`; `rolo serve` discovers the
+    /// provider from them (`oidc`) before the server starts.
+    public var oidcSettings: OIDCSettings?
+    /// The discovered provider: the web UI offers "Sign in with" it. Nil: no OIDC sign-in.
+    public var oidc: OIDCProvider?
 
     public init(host: String = "127.0.0.1", port: Int = 8800,
                 databasePath: String = "./rolo-data/rolo.sqlite", basePath: String = "/dav",

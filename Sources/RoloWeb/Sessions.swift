@@ -94,11 +94,19 @@ extension WebApp {
             "user": false, "flash": false, "hasDetail": false,
             "loginToken": nonce, "next": Self.safeNext(request.query("next"), base: base) ?? "",
             "error": error ?? false, "userName": userName,
+            "signOn": signOnModel(request),
         ]
         var response = WebResponse.html(renderer.render("login", model), status: status)
         response.headers.append(("Set-Cookie", Cookies.setCookie(name: Cookies.loginName(secure: request.isSecure), value: nonce,
                                                                   secure: request.isSecure, maxAge: 3600)))
         return response
+    }
+
+    /// The "Sign in with <provider>" link of the sign-in page, or false without one.
+    private func signOnModel(_ request: WebRequest) -> Any {
+        guard let singleSignOn else { return false }
+        let next = Self.safeNext(request.query("next"), base: base).map(URLs.queryEscape) ?? ""
+        return ["name": singleSignOn.displayName, "next": next]
     }
 
     static let genericLoginError = "The user name or password is wrong, or the account cannot sign in."
@@ -147,10 +155,31 @@ extension WebApp {
     /// A new session for `user` (a fresh token and CSRF token): the `Set-Cookie` value that
     /// gives it to this browser.
     func startSession(user: String, request: WebRequest) async throws -> String {
+        try await newSession(user: user, request: request).cookie
+    }
+
+    private func newSession(user: String, request: WebRequest) async throws -> (cookie: String, tokenHash: String) {
         let token = Tokens.random(bytes: 32)
-        try await store.createWebSession(tokenHash: Tokens.sha256Hex(token), user: user, csrfToken: Tokens.random(bytes: 32))
-        return Cookies.setCookie(name: Cookies.sessionName(secure: request.isSecure), value: token,
-                                 secure: request.isSecure, maxAge: Int(configuration.absoluteTimeout))
+        let hash = Tokens.sha256Hex(token)
+        try await store.createWebSession(tokenHash: hash, user: user, csrfToken: Tokens.random(bytes: 32))
+        return (Cookies.setCookie(name: Cookies.sessionName(secure: request.isSecure), value: token,
+                                  secure: request.isSecure, maxAge: Int(configuration.absoluteTimeout)), hash)
+    }
+
+    /// The session of a request a trusted proxy names the user of (`WebRequest.proxyUser`):
+    /// the browser's own when it is that user's, else a new one (the proxy signed someone
+    /// else in: the old session ends), with the `Set-Cookie` that gives it to the browser.
+    /// Nil when the account is gone or disabled.
+    func proxySession(for request: WebRequest, user: String,
+                      current: ActiveSession?) async throws -> (session: ActiveSession, setCookie: String?)? {
+        if let current, current.session.user == user { return (current, nil) }
+        guard let account = try await store.account(name: user), !account.disabled else { return nil }
+        if let old = Cookies.parse(request.header("cookie"))[Cookies.sessionName(secure: request.isSecure)] {
+            try? await store.deleteWebSession(tokenHash: Tokens.sha256Hex(old))
+        }
+        let made = try await newSession(user: user, request: request)
+        guard let session = try await store.webSession(tokenHash: made.tokenHash) else { return nil }
+        return (ActiveSession(session: session, account: account), made.cookie)
     }
 
     func signOut(_ context: PageContext) async throws -> WebResponse {

@@ -77,6 +77,10 @@ public struct WebApp: Sendable {
     let store: any WebAppStore
     let configuration: WebConfiguration
     let checkPassword: WebPasswordCheck
+    /// Sign-in through an identity provider (`oidc`); nil: the password form alone.
+    let singleSignOn: (any WebSingleSignOn)?
+    /// Nextcloud Login Flow v2 under way: the server starts and polls them, the UI grants them.
+    public let loginFlows: LoginFlows?
     let renderer: Renderer
     let assets: StaticAssets
     /// Device profiles waiting for the phone that scans their QR code.
@@ -86,8 +90,11 @@ public struct WebApp: Sendable {
 
     public init(store: any WebAppStore, configuration: WebConfiguration = WebConfiguration(),
                 logError: @escaping @Sendable (String) -> Void = { _ in },
+                singleSignOn: (any WebSingleSignOn)? = nil, loginFlows: LoginFlows? = nil,
                 checkPassword: @escaping WebPasswordCheck) throws {
         self.store = store
+        self.singleSignOn = singleSignOn
+        self.loginFlows = loginFlows
         self.configuration = configuration
         self.logError = logError
         self.checkPassword = checkPassword
@@ -120,17 +127,25 @@ public struct WebApp: Sendable {
         var response: WebResponse
         do {
             response = try await route(request)
-        } catch let error as WebError {
-            response = errorPage(error, request: request)
-        } catch let exceeded as QuotaExceeded {
-            response = errorPage(.quotaExceeded(exceeded.message), request: request)
         } catch {
-            logError("web \(request.method) \(request.path): \(error)")
-            response = errorPage(.internal("\(error)"), request: request)
+            response = errorResponse(error, request: request)
         }
         Self.addSecurityHeaders(&response)
         if request.method == "HEAD" { response.body = .bytes(Data()) }
         return response
+    }
+
+    /// The error page for what a page threw.
+    func errorResponse(_ error: any Error, request: WebRequest) -> WebResponse {
+        switch error {
+        case let error as WebError:
+            return errorPage(error, request: request)
+        case let exceeded as QuotaExceeded:
+            return errorPage(.quotaExceeded(exceeded.message), request: request)
+        default:
+            logError("web \(request.method) \(request.path): \(error)")
+            return errorPage(.internal("\(error)"), request: request)
+        }
     }
 
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
@@ -153,6 +168,15 @@ public struct WebApp: Sendable {
         switch (method, segments.first) {
         case ("GET", "static"):
             return staticAsset(segments.dropFirst().joined(separator: "/"))
+        case ("GET", "login") where segments.count == 2 && segments[1] == "oidc":
+            guard let singleSignOn else { throw WebError.notFound }
+            return await beginSignOn(request, signOn: singleSignOn)
+        case ("GET", "login") where segments.count == 3 && segments[1] == "oidc" && segments[2] == "callback":
+            guard let singleSignOn else { throw WebError.notFound }
+            return try await finishSignOn(request, signOn: singleSignOn)
+        case ("GET", "login") where request.proxyUser != nil:
+            // Signed in by the proxy: no form to fill; the session is made on the next page.
+            return .redirect(Self.safeNext(request.query("next"), base: base) ?? base + "/")
         case ("GET", "login"):
             return loginPage(request, error: nil)
         case ("GET", "profile") where segments.count == 2:
@@ -164,7 +188,14 @@ public struct WebApp: Sendable {
         default:
             break
         }
-        guard let session = try await session(for: request) else {
+        var found = try await session(for: request)
+        var setCookie: String?
+        if let proxyUser = request.proxyUser {
+            let proxied = try await proxySession(for: request, user: proxyUser, current: found)
+            found = proxied?.session
+            setCookie = proxied?.setCookie
+        }
+        guard let session = found else {
             if method == "GET", !request.wantsFragment {
                 return .redirect(base + "/login?next=" + URLs.queryEscape(request.path + queryString(request)))
             }
@@ -178,6 +209,20 @@ public struct WebApp: Sendable {
             }
             context.form = form
         }
+        var response: WebResponse
+        do {
+            response = try await page(context, method: method, segments: segments)
+        } catch where setCookie != nil {
+            // The session the proxy's header just made goes to the browser even with an
+            // error page, or every such page would leave one behind.
+            response = errorResponse(error, request: request)
+        }
+        if let setCookie { response.headers.append(("Set-Cookie", setCookie)) }
+        return response
+    }
+
+    /// The signed-in pages, by their first path segment.
+    private func page(_ context: PageContext, method: String, segments: [String]) async throws -> WebResponse {
         switch (method, segments.first) {
         case ("POST", "logout"):
             return try await signOut(context)
@@ -195,6 +240,8 @@ public struct WebApp: Sendable {
             return try await newBookRoute(context, rest: Array(segments.dropFirst()), method: method)
         case (_, "admin"):
             return try await adminRoute(context, rest: Array(segments.dropFirst()), method: method)
+        case (_, "login-flow") where segments.count == 2:
+            return try await loginFlowPage(context, loginID: segments[1], method: method)
         default:
             throw WebError.notFound
         }
@@ -323,6 +370,8 @@ enum WebError: Error {
     case tooLarge(String)
     /// A write would pass the book owner's quota (`QuotaExceeded`).
     case quotaExceeded(String)
+    /// Something the page needs cannot be reached (the sign-in provider): 503.
+    case unavailable(String)
     case `internal`(String)
 
     var status: Int {
@@ -332,6 +381,7 @@ enum WebError: Error {
         case .badRequest: 400
         case .tooLarge: 413
         case .quotaExceeded: 507
+        case .unavailable: 503
         case .internal: 500
         }
     }
@@ -343,6 +393,7 @@ enum WebError: Error {
         case .badRequest: "Cannot do that"
         case .tooLarge: "Too large"
         case .quotaExceeded: "Storage full"
+        case .unavailable: "Try again later"
         case .internal: "Something went wrong"
         }
     }
@@ -350,7 +401,8 @@ enum WebError: Error {
     var message: String {
         switch self {
         case .notFound: "There is nothing here, or it is not yours to see."
-        case .forbidden(let text), .badRequest(let text), .tooLarge(let text), .quotaExceeded(let text): text
+        case .forbidden(let text), .badRequest(let text), .tooLarge(let text), .quotaExceeded(let text),
+             .unavailable(let text): text
         case .internal: "The server could not answer. Try again; if it keeps happening, tell the administrator."
         }
     }

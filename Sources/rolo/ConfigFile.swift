@@ -24,7 +24,6 @@ struct ConfigFile {
         "access_history_hourly_days": .integer, "access_history_daily_days": .integer,
         "push": .string, "web_ui": .string, "push_subject": .string, "push_allowed_origins": .stringList,
         "push_registrations_per_book": .integer,
-        "auth_sources": .stringList, "proxy_user_header": .string,
         "profile_signing_certificate": .string, "profile_signing_key": .string,
         "auth_sources": .stringList, "proxy_user_header": .string, "auth_cache_seconds": .integer,
         "ldap_url": .string, "ldap_start_tls": .string, "ldap_ca_file": .string, "ldap_tls_verify": .string,
@@ -33,6 +32,9 @@ struct ConfigFile {
         "ldap_email_attribute": .string, "ldap_user_groups_attribute": .string, "ldap_group_base_dn": .string,
         "ldap_group_member_attribute": .string, "ldap_required_group": .string, "ldap_admin_group": .string,
         "ldap_timeout_seconds": .integer,
+        "oidc_issuer": .string, "oidc_display_name": .string, "oidc_client_id": .string, "oidc_client_secret_file": .string,
+        "oidc_scopes": .stringList, "oidc_ca_file": .string, "oidc_user_claim": .string, "oidc_groups_claim": .string,
+        "oidc_required_group": .string, "oidc_admin_group": .string,
     ]
 
     /// The file read, for messages; nil without one.

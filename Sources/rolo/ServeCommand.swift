@@ -28,7 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Proxy address whose X-Forwarded-For is believed; repeatable (env ROLO_TRUSTED_PROXIES, comma-separated).")
     var trustedProxies: [String] = []
     @Option(name: .customLong("auth-source"),
-            help: "Where logins come from, tried in order: local, ldap or proxy; repeatable (env ROLO_AUTH_SOURCES, comma-separated, default local).")
+            help: "Where logins come from, tried in order: local, ldap, proxy or oidc; repeatable (env ROLO_AUTH_SOURCES, comma-separated, default local).")
     var authSources: [String] = []
     @Option(name: .customLong("proxy-user-header"),
             help: "Header a trusted proxy names the user in, e.g. Remote-User, for the proxy source (env ROLO_PROXY_USER_HEADER).")
@@ -40,6 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a successful password login is remembered, so clients sync through a short directory outage; 0: off (env ROLO_AUTH_CACHE_SECONDS, default 300).")
     var authCacheSeconds: Int?
     @OptionGroup(title: "LDAP source (Docs/authentication.md)") var ldap: LDAPOptions
+    @OptionGroup var oidc: OIDCOptions
     @Option(help: "trace, debug, info, notice, warning, error or critical (env ROLO_LOG_LEVEL, default info).")
     var logLevel: String?
     @Option(help: "text or json: one JSON object per line (env ROLO_LOG_FORMAT, default text).")
@@ -208,6 +209,8 @@ struct ServeCommand: AsyncParsableCommand {
                                        flag: "--auth-source", "lists proxy, which needs trusted_proxies.")
             }
         }
+        configuration.oidcSettings = try oidc.settings(settings, sourceListed: configuration.authSources.contains(.oidc),
+                                                       authSourcesFlagGiven: !authSources.isEmpty)
     }
 
     func pushSettings(_ settings: LayeredSettings) throws -> PushSettings {
@@ -351,6 +354,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let settings = try settings()
         var configuration = try configurationFromOptions(settings)
+        configuration.oidc = try await oidc.discover(configuration.oidcSettings, settings)
         let format = try resolvedLogFormat(settings)
         let logLevel = configuration.logLevel
         LoggingSystem.bootstrap { label in

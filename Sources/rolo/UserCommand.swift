@@ -73,7 +73,7 @@ struct UserCommand: AsyncParsableCommand {
         @Option(help: "The name other users see when sharing (empty clears it).") var displayName: String?
         @Option(help: "E-mail address (empty clears it).") var email: String?
         @Option(help: ArgumentHelp("Where the user signs in with a password: local, or ldap to hand a local user to the directory.",
-                                   valueName: "local|ldap|proxy"))
+                                   valueName: "local|ldap|proxy|oidc"))
         var source: String?
         @OptionGroup var options: DatabaseOptions
 
@@ -82,7 +82,7 @@ struct UserCommand: AsyncParsableCommand {
                 throw ValidationError("Nothing to change: give --app-passwords-only, --admin, --display-name, --email or --source.")
             }
             if let source, AuthenticationSourceKind(rawValue: source) == nil {
-                throw ValidationError("--source must be local, ldap or proxy (got \(source)).")
+                throw ValidationError("--source must be local, ldap, proxy or oidc (got \(source)).")
             }
         }
 

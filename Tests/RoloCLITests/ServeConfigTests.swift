@@ -103,6 +103,33 @@ import RoloStore
         #expect(alone.status == 1)
         #expect(alone.stderr.contains("profile_signing_key needs profile_signing_certificate beside it; it was set by --profile-signing-key."),
                 "\(alone.stderr)")
+    @Test func aBadOIDCSettingStopsServeNamingTheSettingBeforeTheStoreIsTouched() async throws {
+        let (folder, database) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let base = ["serve", "--database", database, "--auth-source", "oidc"]
+        let noIssuer = try await RoloBinary.run(base + ["--oidc-client-id", "rolo"])
+        #expect(noIssuer.status == 1 && noIssuer.stderr.contains("lists oidc, which needs oidc_issuer"), "\(noIssuer.stderr)")
+        let plain = try await RoloBinary.run(base + ["--oidc-issuer", "http://id.example.org", "--oidc-client-id", "rolo"])
+        #expect(plain.status == 1 && plain.stderr.contains("oidc_issuer must be https"), "\(plain.stderr)")
+        let noClient = try await RoloBinary.run(base + ["--oidc-issuer", "https://id.example.org"])
+        #expect(noClient.status == 1 && noClient.stderr.contains("needs oidc_client_id"), "\(noClient.stderr)")
+        let secretPath = folder.appendingPathComponent("secret").path
+        let config = try Self.writeConfig("""
+            auth_sources = ["oidc"]
+            oidc_issuer = "http://127.0.0.1:1/realm"
+            oidc_client_id = "rolo"
+            oidc_client_secret_file = "\(secretPath)"
+            """, in: folder)
+        let secret = try await RoloBinary.run(["serve", "--config", config, "--database", database])
+        #expect(secret.status == 1, "\(secret.stderr)")
+        #expect(secret.stderr.contains("oidc_client_secret_file cannot be read"), "\(secret.stderr)")
+        #expect(secret.stderr.contains("it was set in"), "\(secret.stderr)")
+        // Nothing listens on port 1: discovery fails, and serve names the issuer.
+        try Data("s3cret\n".utf8).write(to: URL(fileURLWithPath: secretPath))
+        let discovery = try await RoloBinary.run(["serve", "--config", config, "--database", database])
+        #expect(discovery.status == 1 && discovery.stderr.contains("oidc_issuer names a provider whose discovery failed"),
+                "\(discovery.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: database))
     }
 
     @Test func aBadValueNamesItsKeyAndWhereItWasSetAndExits1WithoutUsage() async throws {
@@ -171,7 +198,7 @@ import RoloStore
         #expect(file.integer("quota_bytes") == 1_048_576)
         #expect(file.list("auth_sources") == ["proxy", "local"])
         #expect(file.string("proxy_user_header") == "Remote-User")
-        #expect(Set(ConfigFile.keys.keys).count == 54)
+        #expect(Set(ConfigFile.keys.keys).count == 64)
     }
 
     /// The PostgreSQL settings come from the flag, else the variable, else the config file.

@@ -52,6 +52,60 @@ import RoloStore
         }
     }
 
+    /// A GET of a web page with one cookie jar, as a browser behind the proxy makes it.
+    static func webGet(_ server: TestServer, _ path: String, jar: String, user: String?) async throws -> CurlResult {
+        try await server.request("GET", path, user: nil, headers: user.map { ["Remote-User": $0] } ?? [:],
+                                 extra: ["-b", jar, "-c", jar])
+    }
+
+    static func jar() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("jar-\(UUID().uuidString)").path
+    }
+
+    @Test func aTrustedProxysHeaderSignsTheWebUIInWithoutThePasswordForm() async throws {
+        try await TestServer.with(configure: Self.proxied(trusting: ["127.0.0.1"])) { server in
+            let jar = Self.jar()
+            let first = try await Self.webGet(server, "/web/account", jar: jar, user: "carol")
+            #expect(first.status == 200)
+            #expect(first.text.contains(#"<span class="who">carol</span>"#))
+            #expect(first.headers["set-cookie"]?.contains("HttpOnly") == true)
+            #expect(try await server.store.account(name: "carol") != nil)
+            // The session holds: no new one per page.
+            let second = try await Self.webGet(server, "/web/account", jar: jar, user: "carol")
+            #expect(second.status == 200 && second.headers["set-cookie"] == nil)
+            // The sign-in page has nothing to ask: straight on.
+            let login = try await Self.webGet(server, "/web/login", jar: jar, user: "carol")
+            #expect(login.status == 303 && login.headers["location"] == "/web/")
+            // The proxy now names someone else: this browser is theirs, carol's session ends.
+            let dave = try await Self.webGet(server, "/web/account", jar: jar, user: "dave")
+            #expect(dave.status == 200 && dave.text.contains(#"<span class="who">dave</span>"#))
+            #expect(dave.headers["set-cookie"] != nil)
+        }
+    }
+
+    @Test func aDisabledAccountGetsNoWebSessionFromTheProxy() async throws {
+        try await TestServer.with(configure: Self.proxied(trusting: ["127.0.0.1"])) { server in
+            try await server.store.createUser(name: "erin", password: "erin-secret")
+            try await server.store.updateAccount(name: "erin", UserAccountUpdate(disabled: true))
+            let page = try await Self.webGet(server, "/web/", jar: Self.jar(), user: "erin")
+            #expect(page.status == 303)
+            #expect(page.headers["location"]?.hasPrefix("/web/login") == true)
+            #expect(page.headers["set-cookie"] == nil)
+        }
+    }
+
+    @Test func theHeaderFromAnUntrustedPeerSignsNoBrowserIn() async throws {
+        try await TestServer.with(configure: Self.proxied(trusting: ["10.0.0.9"])) { server in
+            let jar = Self.jar()
+            let page = try await Self.webGet(server, "/web/", jar: jar, user: "alice")
+            #expect(page.status == 303 && page.headers["location"]?.hasPrefix("/web/login") == true)
+            #expect(page.headers["set-cookie"] == nil)
+            let login = try await Self.webGet(server, "/web/login", jar: jar, user: "mallory")
+            #expect(login.status == 200 && login.text.contains("login-form"))
+            #expect(try await server.store.account(name: "mallory") == nil)
+        }
+    }
+
     @Test func withoutTheProxySourceTheHeaderIsIgnoredEvenFromATrustedPeer() async throws {
         try await TestServer.with(configure: {
             $0.trustedProxies = ["127.0.0.1"]

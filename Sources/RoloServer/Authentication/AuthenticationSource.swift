@@ -12,6 +12,8 @@ public enum AuthenticationSourceKind: String, Sendable, CaseIterable {
     case proxy
     /// A directory (OpenLDAP, 389-DS, Active Directory): search, then bind as the user.
     case ldap
+    /// The web UI's "Sign in with <provider>" (OpenID Connect, the `oidc_*` settings).
+    case oidc
 
     /// Whether `name` can be `proxy_user_header`: an HTTP field name (RFC 9110 token).
     public static func isHeaderName(_ name: String) -> Bool { HTTPField.Name(name) != nil }

@@ -5,6 +5,8 @@ import RoloStore
 /// default book, so no "principal not found") with the source recorded, and its display
 /// name, e-mail and admin flag brought up to date on each login the source checked.
 enum SourceAccounts {
+    /// A user a directory or SSO source vouches for gets an account on first sign-in (home and
+    /// default book, so no client meets "principal not found"), with a password nobody knows.
     /// The account after making or refreshing it; nil when the name belongs to another
     /// source's user (a local `alice` is not taken over by a directory's `alice`: an admin
     /// moves her with `rolo user set alice --source ldap`).

@@ -66,7 +66,7 @@ struct Route: Sendable {
 
     /// What answers.
     enum Handler: Sendable {
-        case wellKnownRedirect, health, metrics, web, browserRedirect, accountAPI, dav, feed
+        case wellKnownRedirect, health, metrics, web, browserRedirect, accountAPI, dav, feed, loginFlow
     }
 
     let paths: Paths
@@ -107,6 +107,9 @@ extension RoloResponder {
             routes += [
                 // The web UI's session cookie opens nothing else: DAV and `/api/` answer it 401.
                 Route(.tree(WebApp.prefix), .all, authentication: .webSession, body: .webForm, .web),
+                // Nextcloud Login Flow v2: a client gets an app password through the UI.
+                Route(.exactly([LoginFlowEndpoint.start, LoginFlowEndpoint.poll]), .only(["POST"]),
+                      authentication: .none, body: .request, .loginFlow),
                 // A browser asking for `/` goes to the UI; DAV clients never ask for HTML.
                 Route(.exactly(["/", ""]), .only(["GET", "HEAD"]), when: { method, path, request in
                     WebApp.wantsRedirectToUI(method: method, path: path, accept: request.headers[.accept])

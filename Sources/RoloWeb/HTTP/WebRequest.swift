@@ -18,6 +18,9 @@ public struct WebRequest: Sendable {
     /// The browser reached the server over TLS (directly, or a trusted proxy said so): the
     /// session cookie is then `Secure` and `__Host-` prefixed.
     public var isSecure: Bool
+    /// The user a trusted reverse proxy named (the `proxy` source), already checked and made
+    /// by the server: the UI signs this browser in as that user without the password form.
+    public var proxyUser: String?
 
     public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:],
                 body: Data = Data(), remoteAddress: String = "unknown", isSecure: Bool = false) {

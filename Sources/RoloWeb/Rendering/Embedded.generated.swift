@@ -571,6 +571,25 @@ enum EmbeddedTemplates {
 </nav>
 
 """##),
+        ("login-flow", ##"""
+{{<layout}}{{$body}}
+<main id="main" class="narrow" tabindex="-1">
+  <h1>Connect a device</h1>
+  {{#pending}}
+  <p data-testid="login-flow-client">The app <strong>{{client}}</strong> asks for access to your contacts as <strong>{{name}}</strong>.
+    Granting makes an app password named after it, which you can revoke on the Privacy page.</p>
+  <form method="post" action="{{base}}/login-flow/{{loginID}}" class="stack" id="login-flow-form" data-testid="login-flow-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><button type="submit" class="primary" data-testid="login-flow-grant">Grant access</button>
+      <a href="{{base}}/" data-testid="login-flow-cancel">Cancel</a></p>
+  </form>
+  {{/pending}}
+  {{#granted}}<p data-testid="login-flow-granted">Access granted to <strong>{{client}}</strong>. You can close this window and go back to the app.</p>{{/granted}}
+  {{#gone}}<p data-testid="login-flow-gone">This sign-in request has expired or was already used. Start again in the app.</p>{{/gone}}
+</main>
+{{/body}}{{/layout}}
+
+"""##),
         ("login", ##"""
 {{<layout}}{{$body}}
 <main id="main" class="narrow" tabindex="-1">
@@ -585,6 +604,9 @@ enum EmbeddedTemplates {
       <input id="password" name="password" type="password" autocomplete="current-password" required data-testid="login-password"></p>
     <p><button type="submit" class="primary" data-testid="login-submit">Sign in</button></p>
   </form>
+  {{#signOn}}
+  <p class="sign-on"><a class="button" href="{{base}}/login/oidc{{#next}}?next={{next}}{{/next}}" data-testid="login-oidc">Sign in with {{name}}</a></p>
+  {{/signOn}}
 </main>
 {{/body}}{{/layout}}
 
