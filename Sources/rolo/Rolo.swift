@@ -7,7 +7,7 @@ struct Rolo: AsyncParsableCommand {
         commandName: "rolo",
         abstract: "Rolo, a CardDAV contacts server.",
         version: RoloVersion.current,
-        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self, FeedCommand.self,
+        subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self, FeedCommand.self, HistoryCommand.self, RestoreCommand.self,
                       AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
                       CheckCommand.self, BackupCommand.self, MigrateCommand.self,
                       VCardCommand.self])
