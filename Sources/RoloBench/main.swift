@@ -11,7 +11,8 @@ case "web-store": await runWebStoreBenchmark(Array(arguments.dropFirst()))
 case "store-serve": await runStoreServe(Array(arguments.dropFirst()))
 case "store-puts": await runStorePutsBenchmark(Array(arguments.dropFirst()))
 case "store-crash-writer": await runStoreCrashWriter(Array(arguments.dropFirst()))
+case "history": await runHistoryBenchmark(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer\n".utf8))
+    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer|history\n".utf8))
     exit(2)
 }
