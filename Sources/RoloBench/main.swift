@@ -12,7 +12,8 @@ case "store-serve": await runStoreServe(Array(arguments.dropFirst()))
 case "store-puts": await runStorePutsBenchmark(Array(arguments.dropFirst()))
 case "store-crash-writer": await runStoreCrashWriter(Array(arguments.dropFirst()))
 case "login": await runLoginBenchmark(Array(arguments.dropFirst()))
+case "history": await runHistoryBenchmark(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer|login\n".utf8))
+    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer|login|history\n".utf8))
     exit(2)
 }

@@ -255,7 +255,24 @@ extension PostgresStore {
         let members = write.card?.members ?? []
         let memberPositions = sql.bind(members.indices.map { Int32($0) })
         let memberUIDs = sql.bind(members.map(\.withoutNUL))
+        // The version's body (issue 31, `VersionBody`), which the change row's trigger names.
+        let version = write.versionBody
+        let versionETag = sql.bind(write.etag)
+        let skeleton = (try? sql.bind(version.skeleton)) ?? "NULL"
+        let partHashes = sql.bind(version.parts.map(\.hash))
+        let partData = sql.bind(version.parts.map { $0.data.base64EncodedString() })
         sql.append("""
+            version_body AS (
+                INSERT INTO card_version_bodies (etag, data) SELECT \(versionETag), \(skeleton)::BYTEA FROM \(from)
+                ON CONFLICT (etag) DO NOTHING RETURNING etag),
+            version_parts AS (
+                INSERT INTO card_version_parts (hash, data)
+                SELECT p.hash, decode(p.data, 'base64') FROM version_body, unnest(\(partHashes)::TEXT[], \(partData)::TEXT[]) AS p(hash, data)
+                ON CONFLICT (hash) DO NOTHING),
+            version_part_refs AS (
+                INSERT INTO card_version_part_refs (etag, hash)
+                SELECT version_body.etag, p.hash FROM version_body, unnest(\(partHashes)::TEXT[]) AS p(hash)
+                ON CONFLICT DO NOTHING),
             entries AS (
                 INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
                 SELECT \(resourceID), e.position, \(collection), e.property, e.value, e.ascii, e.unicode

@@ -442,6 +442,85 @@ extension PostgresStore {
         Migration(version: "v6-account-source", statements: [
             "ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local'",
         ]),
+        // Every version of every card (issue 31), as SQLite's v14-card-versions: a trigger on
+        // changes records the card as each change left it, inside the write's own statement
+        // (no extra round trip); bodies once per ETag, dropped by the pruning when no version
+        // names them. etag NULL: a deletion. Cards stored before get their current version.
+        Migration(version: "v7-card-versions", statements: [
+            """
+            CREATE TABLE card_versions (
+                collection_id BIGINT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                seq BIGINT NOT NULL,
+                name TEXT COLLATE "C" NOT NULL,
+                at DOUBLE PRECISION NOT NULL,
+                etag TEXT,
+                content_type TEXT,
+                actor_user TEXT,
+                actor_credential BIGINT,
+                PRIMARY KEY (collection_id, seq)
+            )
+            """,
+            "CREATE INDEX card_versions_name ON card_versions (collection_id, name, seq)",
+            "CREATE INDEX card_versions_at ON card_versions (collection_id, at)",
+            "CREATE INDEX card_versions_etag ON card_versions (etag) WHERE etag IS NOT NULL",
+            """
+            CREATE TABLE card_version_bodies (
+                etag TEXT PRIMARY KEY,
+                data BYTEA NOT NULL
+            )
+            """,
+            // Large properties (a photo) once per hash (`VersionBody`), written by the write
+            // path; the trigger keeps a whole body only where no write path put one.
+            """
+            CREATE TABLE card_version_parts (
+                hash TEXT PRIMARY KEY,
+                data BYTEA NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE card_version_part_refs (
+                etag TEXT NOT NULL,
+                hash TEXT NOT NULL,
+                PRIMARY KEY (etag, hash)
+            )
+            """,
+            "CREATE INDEX card_version_part_refs_hash ON card_version_part_refs (hash)",
+            """
+            CREATE FUNCTION changes_keep_version() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.deleted THEN
+                    INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                    VALUES (NEW.collection_id, NEW.seq, NEW.name, NEW.at, NULL, NULL, NEW.actor_user, NEW.actor_credential)
+                    ON CONFLICT (collection_id, seq) DO NOTHING;
+                ELSE
+                    INSERT INTO card_version_bodies (etag, data)
+                        SELECT r.etag, r.data FROM resources r WHERE r.collection_id = NEW.collection_id AND r.name = NEW.name
+                            AND NOT EXISTS (SELECT 1 FROM card_version_bodies b WHERE b.etag = r.etag)
+                    ON CONFLICT (etag) DO NOTHING;
+                    INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                        SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user,
+                               NEW.actor_credential
+                        FROM resources r WHERE r.collection_id = NEW.collection_id AND r.name = NEW.name
+                    ON CONFLICT (collection_id, seq) DO NOTHING;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER changes_keep_version AFTER INSERT OR UPDATE ON changes
+            FOR EACH ROW EXECUTE FUNCTION changes_keep_version()
+            """,
+            """
+            INSERT INTO card_version_bodies (etag, data) SELECT etag, data FROM resources ON CONFLICT (etag) DO NOTHING
+            """,
+            """
+            INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+            SELECT c.collection_id, c.seq, c.name, c.at, r.etag, r.content_type, c.actor_user, c.actor_credential
+            FROM changes c JOIN resources r ON r.collection_id = c.collection_id AND r.name = c.name
+            WHERE NOT c.deleted
+            """,
+        ]),
     ]
 
     /// Key of the session-level advisory lock held while migrating ("rolo" in ASCII): every

@@ -20,6 +20,9 @@ struct ResourceStatements {
     private let recordChange: Statement
     private let deleteListing: Statement
     private let insertListing: Statement
+    private let insertVersionBody: Statement
+    private let insertVersionPart: Statement
+    private let insertVersionPartRef: Statement
 
     init(_ db: Database) throws {
         self.db = db
@@ -55,6 +58,10 @@ struct ResourceStatements {
                                        email, phone, has_photo, search_text)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
+        // The version the change row's trigger records (schema v14), its photo kept apart.
+        insertVersionBody = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_version_bodies (etag, data) VALUES (?, ?)")
+        insertVersionPart = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_version_parts (hash, data) VALUES (?, ?)")
+        insertVersionPartRef = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_version_part_refs (etag, hash) VALUES (?, ?)")
     }
 
     /// Inserts a new resource with its rows; false (and nothing written) when the book
@@ -105,9 +112,22 @@ struct ResourceStatements {
         for member in write.card?.members ?? [] {
             try insertMember.run { row in row.add(resourceID); row.add(collectionID); row.add(member) }
         }
+        try writeVersionBody(of: write)
         try recordChange.run { row in
             row.add(collectionID); row.add(seq); row.add(write.name); row.add(false); row.add(now)
             row.add(write.author?.user); row.add(write.author?.credentialID)
+        }
+    }
+
+    /// The body of the version this write makes, once per ETag, its large properties once
+    /// per hash (`VersionBody`); nothing more when a version with these bytes is kept already.
+    private func writeVersionBody(of write: ResourceWrite) throws {
+        let body = write.versionBody
+        try insertVersionBody.run(blob: body.skeleton) { row, data in row.add(write.etag); row.add(inPlace: data) }
+        guard db.changesCount > 0 else { return }
+        for part in body.parts {
+            try insertVersionPart.run(blob: part.data) { row, data in row.add(part.hash); row.add(inPlace: data) }
+            try insertVersionPartRef.run { row in row.add(write.etag); row.add(part.hash) }
         }
     }
 }

@@ -466,6 +466,76 @@ extension SQLiteStore {
             // Where each user comes from (issue 30): everyone before it was made locally.
             try db.execute(sql: "ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local'")
         }
+        migrator.registerMigration("v14-card-versions") { db in
+            // Every version of every card (issue 31): each change-log row a write makes or
+            // replaces records the card as that change left it, by triggers, so every write
+            // path (PUT, MOVE, import, merge, restore, delete) keeps its version in its own
+            // transaction. Bodies are kept once per ETag (a hash of the bytes) in
+            // card_version_bodies, shared by every version and book with those bytes, and
+            // their large properties (a photo) once per hash in card_version_parts
+            // (`VersionBody`: written by the write path, which has the bytes at hand; the
+            // triggers keep a whole body only where no write path put one). The pruning
+            // drops what no version names. etag NULL: a deletion. Cards stored before this
+            // migration get their current version now.
+            try db.execute(sql: """
+                CREATE TABLE card_versions (
+                    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    etag TEXT,
+                    content_type TEXT,
+                    actor_user TEXT,
+                    actor_credential INTEGER,
+                    PRIMARY KEY (collection_id, seq)
+                ) WITHOUT ROWID;
+                CREATE INDEX card_versions_name ON card_versions(collection_id, name, seq);
+                CREATE INDEX card_versions_at ON card_versions(collection_id, at);
+                CREATE INDEX card_versions_etag ON card_versions(etag) WHERE etag IS NOT NULL;
+                CREATE TABLE card_version_bodies (
+                    etag TEXT PRIMARY KEY,
+                    data BLOB NOT NULL
+                );
+                CREATE TABLE card_version_parts (
+                    hash TEXT PRIMARY KEY,
+                    data BLOB NOT NULL
+                );
+                CREATE TABLE card_version_part_refs (
+                    etag TEXT NOT NULL,
+                    hash TEXT NOT NULL,
+                    PRIMARY KEY (etag, hash)
+                ) WITHOUT ROWID;
+                CREATE INDEX card_version_part_refs_hash ON card_version_part_refs(hash);
+                CREATE TRIGGER changes_keep_version_insert AFTER INSERT ON changes BEGIN
+                    INSERT OR IGNORE INTO card_version_bodies (etag, data)
+                        SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id
+                        WHERE NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
+                            AND NOT EXISTS (SELECT 1 FROM card_version_bodies v WHERE v.etag = r.etag);
+                    INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                        SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user, NEW.actor_credential
+                        FROM (SELECT 1) LEFT JOIN resources r
+                            ON NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
+                        WHERE NEW.deleted OR r.id IS NOT NULL;
+                END;
+                CREATE TRIGGER changes_keep_version_update AFTER UPDATE ON changes BEGIN
+                    INSERT OR IGNORE INTO card_version_bodies (etag, data)
+                        SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id
+                        WHERE NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
+                            AND NOT EXISTS (SELECT 1 FROM card_version_bodies v WHERE v.etag = r.etag);
+                    INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                        SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user, NEW.actor_credential
+                        FROM (SELECT 1) LEFT JOIN resources r
+                            ON NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
+                        WHERE NEW.deleted OR r.id IS NOT NULL;
+                END;
+                INSERT OR IGNORE INTO card_version_bodies (etag, data)
+                    SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id;
+                INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                    SELECT c.collection_id, c.seq, c.name, c.at, r.etag, r.content_type, c.actor_user, c.actor_credential
+                    FROM changes c JOIN resources r ON r.collection_id = c.collection_id AND r.name = c.name
+                    WHERE NOT c.deleted;
+                """)
+        }
         return migrator
     }
 }

@@ -93,7 +93,8 @@ public struct RoloServer: Sendable {
                                       retention: configuration.accessRetention, logger: logger)
         let pushService: [any Service] = push.map { [PushNotifierService(runtime: $0)] } ?? []
         let upkeep = StoreUpkeep(store: store, trashRetention: .seconds(30 * 86_400), sessionIdleLimit: .seconds(2 * 3600),
-                                 sessionLifetime: .seconds(7 * 86_400), logger: logger)
+                                 sessionLifetime: .seconds(7 * 86_400), historyRetention: configuration.historyRetention,
+                                 logger: logger)
         return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
 

@@ -44,6 +44,8 @@ public struct ServerConfiguration: Sendable {
     public var accessHistoryFlushInterval: Duration = .seconds(60)
     /// How long the access history is kept: hourly rows, then daily ones.
     public var accessRetention: AccessRetention = .default
+    /// How long card versions are kept (`history_days`, `history_versions`; issue 31).
+    public var historyRetention: HistoryRetention = .default
     /// WebDAV-Push (on when `publicURL` is set, unless turned off).
     public var push = PushSettings()
     /// The web UI at `/web/` (and `/` redirecting browsers there); on by default.

@@ -8,13 +8,14 @@ import VCard
 /// Store housekeeping that needs the server's knowledge of vCards or its clock: gives cards
 /// stored before schema v9 their list rows (once, at start: the store cannot parse
 /// vCards), and every hour empties trash older than `trashRetention` and ends web sessions
-/// idle or old past their limits. Each job runs under a maintenance lease: with several
+/// idle or old past their limits, and card versions past `historyRetention` (issue 31). Each job runs under a maintenance lease: with several
 /// processes on one PostgreSQL database, one at a time does it and the others skip that turn.
 struct StoreUpkeep: Service {
     let store: any WebStore & StoreCoordination
     let trashRetention: Duration
     let sessionIdleLimit: Duration
     let sessionLifetime: Duration
+    var historyRetention: HistoryRetention = .default
     let logger: Logger
 
     func run() async throws {
@@ -51,6 +52,15 @@ struct StoreUpkeep: Service {
             // The server is stopping (or never bound its port): nothing went wrong.
         } catch {
             logger.error("trash or sessions not tidied", metadata: ["error": "\(error)"])
+        }
+        guard let history = store as? any CardHistoryStore else { return }
+        do {
+            _ = try await store.withMaintenanceLease("prune-card-versions") { [historyRetention] in
+                try await history.pruneCardVersions(now: now, retention: historyRetention)
+            }
+        } catch is CancellationError {
+        } catch {
+            logger.error("card versions not pruned", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -106,6 +106,9 @@ extension InMemoryCardStore {
         var changes = ByName<ChangeRow>()
         /// Dead properties by resource name, "" for the collection's own.
         var properties = ByName<[PropertyKey: String]>()
+        /// Every version kept (issue 31), oldest first: one per write and deletion, as the back
+        /// ends' trigger on their change rows records it.
+        var versions: [CardVersion] = []
 
         /// Writes `write` as its name (a new resource or a replacement, whose dead
         /// properties stay) with its change row; the caller checked it and moves the seq.
@@ -117,6 +120,8 @@ extension InMemoryCardStore {
                 data: write.data, uid: write.card?.uid, entries: write.entries, members: write.card?.members ?? [])
             if let uid = write.card?.uid { uids[uid] = write.name }
             changes[write.name] = ChangeRow(seq: seq, deleted: false, at: now, author: write.author)
+            versions.append(CardVersion(name: write.name, seq: seq, at: now, etag: write.etag, contentType: write.contentType,
+                                        data: write.data, user: write.author?.user, credentialID: write.author?.credentialID))
         }
 
         /// Deletes the resource and its dead properties and leaves a tombstone.
@@ -124,6 +129,8 @@ extension InMemoryCardStore {
             if let uid = resources.removeValue(forKey: name)?.uid { uids[uid] = nil }
             properties[name] = nil
             changes[name] = ChangeRow(seq: seq, deleted: true, at: now, author: author)
+            versions.append(CardVersion(name: name, seq: seq, at: now, etag: nil, contentType: nil, data: nil,
+                                        user: author?.user, credentialID: author?.credentialID))
         }
 
         /// The book's new sync position after a write.

@@ -22,6 +22,7 @@ struct ConfigFile {
         "login_free_failures": .integer, "login_delay_ms": .integer, "login_max_delay_ms": .integer,
         "login_capped_failures": .integer, "login_window_seconds": .integer, "login_account_free_failures": .integer,
         "access_history_hourly_days": .integer, "access_history_daily_days": .integer,
+        "history_days": .integer, "history_versions": .integer,
         "push": .string, "web_ui": .string, "push_subject": .string, "push_allowed_origins": .stringList,
         "push_registrations_per_book": .integer,
         "profile_signing_certificate": .string, "profile_signing_key": .string,

@@ -8,7 +8,7 @@ struct Rolo: AsyncParsableCommand {
         abstract: "Rolo, a CardDAV contacts server.",
         version: RoloVersion.current,
         subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self, FeedCommand.self,
-                      DeviceProfileCommand.self,
+                      DeviceProfileCommand.self, HistoryCommand.self, RestoreCommand.self,
                       AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
                       CheckCommand.self, BackupCommand.self, MigrateCommand.self, AuthCommand.self,
                       VCardCommand.self])

@@ -81,6 +81,10 @@ struct ServeCommand: AsyncParsableCommand {
     var accessHistoryHourlyDays: Int?
     @Option(help: "Days the daily access history is kept (env ROLO_ACCESS_HISTORY_DAILY_DAYS, default 396, about 13 months).")
     var accessHistoryDailyDays: Int?
+    @Option(help: "Days card versions are kept (env ROLO_HISTORY_DAYS, default 90).")
+    var historyDays: Int?
+    @Option(help: "Versions of each card kept whatever their age (env ROLO_HISTORY_VERSIONS, default 10).")
+    var historyVersions: Int?
     @Option(help: "on or off: WebDAV-Push, which needs --public-url (env ROLO_PUSH, default on).")
     var push: String?
     @Option(name: .customLong("web-ui"),
@@ -158,6 +162,7 @@ struct ServeCommand: AsyncParsableCommand {
             trustedProxies: Set(settings.list(trustedProxies, env: "ROLO_TRUSTED_PROXIES", key: "trusted_proxies")),
             loginThrottle: try loginThrottle(settings))
         configuration.accessRetention = try accessRetention(settings)
+        configuration.historyRetention = try historyRetention(settings)
         configuration.push = try pushSettings(settings)
         switch settings.string(webUI, env: "ROLO_WEB_UI", key: "web_ui") ?? "on" {
         case "on": configuration.webUI = true
@@ -249,6 +254,26 @@ struct ServeCommand: AsyncParsableCommand {
         }
         push.allowLoopback = pushAllowLoopback
         return push
+    }
+
+    /// How long card versions are kept: `history_days`, and each card's last `history_versions` whatever their age.
+    func historyRetention(_ settings: LayeredSettings) throws -> HistoryRetention {
+        var retention = HistoryRetention.default
+        if let days = try settings.integer(historyDays, env: "ROLO_HISTORY_DAYS", key: "history_days") {
+            guard days >= 0 else {
+                throw settings.invalid("history_days", flagGiven: historyDays != nil, env: "ROLO_HISTORY_DAYS",
+                                       "must be at least 0 (got \(days)).")
+            }
+            retention.days = days
+        }
+        if let count = try settings.integer(historyVersions, env: "ROLO_HISTORY_VERSIONS", key: "history_versions") {
+            guard count >= 1 else {
+                throw settings.invalid("history_versions", flagGiven: historyVersions != nil, env: "ROLO_HISTORY_VERSIONS",
+                                       "must be at least 1 (got \(count)).")
+            }
+            retention.versions = count
+        }
+        return retention
     }
 
     /// How long the access history is kept: hourly rows, then daily ones (at least as long).

@@ -13,6 +13,8 @@ package struct ResourceWrite: Sendable {
     /// Who writes it, for the change log: read where the write is asked for, since the
     /// writer's transaction runs on another thread without the request's task locals.
     package var author: ChangeAuthor?
+    /// How the version this write makes is kept (issue 31), split off the writer like the ETag.
+    package var versionBody: VersionBody
 
     package init(name: String, data: Data, contentType: String, card: CardMetadata?) {
         self.name = name
@@ -22,6 +24,7 @@ package struct ResourceWrite: Sendable {
         etag = ETag.of(data)
         entries = card?.indexEntries.map(FoldedIndexEntry.init) ?? []
         author = ChangeAuthor.current
+        versionBody = VersionBody(data)
     }
 
     package init(_ card: CardImport) {

@@ -1,0 +1,103 @@
+import Foundation
+import PostgresNIO
+import RoloStore
+
+/// Card versions (migration v7-card-versions): written by a trigger on `changes`, read and
+/// pruned here.
+extension PostgresStore: CardHistoryStore {
+    public func cardVersions(collectionID: Int64, name: String) async throws -> [CardVersion] {
+        let versions = try await autocommit { connection in
+            try await connection.rows("""
+                SELECT v.name, v.seq, v.at, v.etag, v.content_type, b.data, v.actor_user, v.actor_credential
+                FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                WHERE v.collection_id = \(collectionID) AND v.name = \(name) ORDER BY v.seq
+                """).map(Self.cardVersion(from:))
+        }
+        return try await assemblingParts(versions)
+    }
+
+    public func bookVersions(collectionID: Int64, since date: Date) async throws -> [CardVersion] {
+        let at = date.timeIntervalSince1970
+        let versions = try await autocommit { connection in
+            try await connection.rows("""
+                WITH changed AS (SELECT DISTINCT name FROM card_versions WHERE collection_id = \(collectionID) AND at > \(at)),
+                baseline AS (
+                    SELECT v.name, MAX(v.seq) AS seq FROM card_versions v JOIN changed USING (name)
+                    WHERE v.collection_id = \(collectionID) AND v.at <= \(at) GROUP BY v.name)
+                SELECT v.name, v.seq, v.at, v.etag, v.content_type, b.data, v.actor_user, v.actor_credential
+                FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                WHERE v.collection_id = \(collectionID) AND (v.at > \(at) OR (v.name, v.seq) IN (SELECT name, seq FROM baseline))
+                ORDER BY v.seq
+                """).map(Self.cardVersion(from:))
+        }
+        return try await assemblingParts(versions)
+    }
+
+    public func pruneCardVersions(now: Date, retention: HistoryRetention) async throws -> Int {
+        let cutoff = retention.cutoff(now: now).timeIntervalSince1970
+        let keep = Int64(retention.versions)
+        return try await transaction { connection in
+            let dropped = try await connection.first("""
+                WITH ranked AS (
+                    SELECT collection_id, seq, at,
+                           ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer
+                    FROM card_versions),
+                gone AS (
+                    DELETE FROM card_versions v USING ranked r
+                    WHERE v.collection_id = r.collection_id AND v.seq = r.seq AND r.newer > \(keep) AND r.at < \(cutoff)
+                    RETURNING 1)
+                SELECT count(*)::BIGINT FROM gone
+                """)?.decode(Int64.self) ?? 0
+            try await connection.execute("""
+                DELETE FROM card_version_bodies b WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = b.etag)
+                """)
+            try await connection.execute("""
+                DELETE FROM card_version_part_refs r WHERE NOT EXISTS (SELECT 1 FROM card_version_bodies b WHERE b.etag = r.etag)
+                """)
+            try await connection.execute("""
+                DELETE FROM card_version_parts p WHERE NOT EXISTS (SELECT 1 FROM card_version_part_refs r WHERE r.hash = p.hash)
+                """)
+            return Int(dropped)
+        }
+    }
+
+    public func historyBytes() async throws -> Int64 {
+        try await autocommit { connection in
+            try await connection.first("""
+                SELECT (SELECT COALESCE(SUM(length(data)), 0) FROM card_version_bodies)::BIGINT
+                     + (SELECT COALESCE(SUM(length(data) + 64), 0) FROM card_version_parts)::BIGINT
+                     + (SELECT COUNT(*) * 96 FROM card_version_part_refs)::BIGINT
+                     + (SELECT COALESCE(SUM(length(name) + COALESCE(length(etag), 0) + COALESCE(length(content_type), 0)
+                            + COALESCE(length(actor_user), 0) + 32), 0) FROM card_versions)::BIGINT
+                """)?.decode(Int64.self) ?? 0
+        }
+    }
+
+    /// The versions with their large properties put back (`VersionBody`), in one more read
+    /// when any has one.
+    func assemblingParts(_ versions: [CardVersion]) async throws -> [CardVersion] {
+        let hashes = Array(Set(versions.flatMap { $0.data.map(VersionBody.references(in:)) ?? [] }))
+        guard !hashes.isEmpty else { return versions }
+        let parts = try await autocommit { connection in
+            var parts: [String: Data] = [:]
+            for row in try await connection.rows("SELECT hash, data FROM card_version_parts WHERE hash = ANY(\(hashes))") {
+                let (hash, data) = try row.decode((String, Data).self)
+                parts[hash] = data
+            }
+            return parts
+        }
+        return versions.map { version in
+            var version = version
+            if let data = version.data { version.data = VersionBody.assemble(data, parts: parts) }
+            return version
+        }
+    }
+
+    static func cardVersion(from row: PostgresRow) throws -> CardVersion {
+        var columns = Columns(row)
+        return CardVersion(name: try columns.next(String.self), seq: try columns.next(Int64.self), at: try columns.date(),
+                           etag: try columns.next(String?.self), contentType: try columns.next(String?.self),
+                           data: try columns.next(Data?.self), user: try columns.next(String?.self),
+                           credentialID: try columns.next(Int64?.self))
+    }
+}

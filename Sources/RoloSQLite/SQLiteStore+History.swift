@@ -1,0 +1,87 @@
+import Foundation
+import RoloStore
+import GRDB
+
+/// Card versions (schema v14): written by triggers on `changes`, read and pruned here.
+extension SQLiteStore: CardHistoryStore {
+    static let versionColumns = """
+        v.name, v.seq, v.at, v.etag, v.content_type, b.data, v.actor_user, v.actor_credential
+        """
+
+    public func cardVersions(collectionID: Int64, name: String) async throws -> [CardVersion] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.versionColumns) FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                WHERE v.collection_id = ? AND v.name = ? ORDER BY v.seq
+                """, arguments: [collectionID, name]).map { try Self.cardVersion(from: $0, db) }
+        }
+    }
+
+    public func bookVersions(collectionID: Int64, since date: Date) async throws -> [CardVersion] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                WITH changed AS (SELECT DISTINCT name FROM card_versions WHERE collection_id = ?1 AND at > ?2),
+                baseline AS (
+                    SELECT v.name, MAX(v.seq) AS seq FROM card_versions v JOIN changed USING (name)
+                    WHERE v.collection_id = ?1 AND v.at <= ?2 GROUP BY v.name)
+                SELECT \(Self.versionColumns) FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                WHERE v.collection_id = ?1 AND (v.at > ?2 OR (v.name, v.seq) IN (SELECT name, seq FROM baseline))
+                ORDER BY v.seq
+                """, arguments: [collectionID, date.timeIntervalSince1970]).map { try Self.cardVersion(from: $0, db) }
+        }
+    }
+
+    public func pruneCardVersions(now: Date, retention: HistoryRetention) async throws -> Int {
+        let cutoff = retention.cutoff(now: now).timeIntervalSince1970
+        return try await pool.write { db in
+            try db.execute(sql: """
+                DELETE FROM card_versions WHERE at < ?1 AND (collection_id, seq) IN (
+                    SELECT collection_id, seq FROM (
+                        SELECT collection_id, seq, at,
+                               ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer
+                        FROM card_versions)
+                    WHERE newer > ?2 AND at < ?1)
+                """, arguments: [cutoff, retention.versions])
+            let dropped = db.changesCount
+            try db.execute(sql: """
+                DELETE FROM card_version_bodies
+                WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = card_version_bodies.etag);
+                DELETE FROM card_version_part_refs
+                WHERE NOT EXISTS (SELECT 1 FROM card_version_bodies b WHERE b.etag = card_version_part_refs.etag);
+                DELETE FROM card_version_parts
+                WHERE NOT EXISTS (SELECT 1 FROM card_version_part_refs r WHERE r.hash = card_version_parts.hash);
+                """)
+            return dropped
+        }
+    }
+
+    public func historyBytes() async throws -> Int64 {
+        try await pool.read { db in
+            let bodies = try Int64.fetchOne(db, sql: """
+                SELECT (SELECT COALESCE(SUM(length(data)), 0) FROM card_version_bodies)
+                     + (SELECT COALESCE(SUM(length(data) + 64), 0) FROM card_version_parts)
+                     + (SELECT COUNT(*) * 96 FROM card_version_part_refs)
+                """) ?? 0
+            let rows = try Int64.fetchOne(db, sql: """
+                SELECT COALESCE(SUM(length(name) + COALESCE(length(etag), 0) + COALESCE(length(content_type), 0)
+                    + COALESCE(length(actor_user), 0) + 32), 0) FROM card_versions
+                """) ?? 0
+            return bodies + rows
+        }
+    }
+
+    /// A version from `versionColumns`, its large properties put back (`VersionBody`).
+    static func cardVersion(from row: Row, _ db: Database) throws -> CardVersion {
+        var data: Data? = row[5]
+        if let skeleton = data, skeleton.contains(0) {
+            var parts: [String: Data] = [:]
+            for hash in VersionBody.references(in: skeleton) where parts[hash] == nil {
+                parts[hash] = try Data.fetchOne(db.cachedStatement(sql: "SELECT data FROM card_version_parts WHERE hash = ?"),
+                                                arguments: [hash])
+            }
+            data = VersionBody.assemble(skeleton, parts: parts)
+        }
+        return CardVersion(name: row[0], seq: row[1], at: Date(timeIntervalSince1970: row[2]), etag: row[3],
+                           contentType: row[4], data: data, user: row[6], credentialID: row[7])
+    }
+}

@@ -1,0 +1,101 @@
+import Crypto
+import Foundation
+
+/// How a card version's bytes are kept (issue 31): each property longer than `partSize`
+/// bytes (a PHOTO, LOGO or KEY, folded lines included) apart, under the SHA-256 of its bytes,
+/// and in its place a NUL and those 64 hex digits. Versions that share a photo then keep it
+/// once, and an edit of a phone number costs the text of the card, not its photo. The same
+/// split on every back end, off the writer (as the ETag); `assemble` gives the bytes back
+/// exactly. A body holding a NUL of its own is kept whole.
+package struct VersionBody: Sendable, Hashable {
+    package static let partSize = 1024
+
+    package struct Part: Sendable, Hashable {
+        package var hash: String
+        package var data: Data
+    }
+
+    /// The body with its large properties replaced by references.
+    package var skeleton: Data
+    package var parts: [Part]
+
+    package init(_ data: Data) {
+        let bytes = [UInt8](data)
+        guard bytes.count >= Self.partSize, !bytes.contains(0) else {
+            skeleton = data; parts = []
+            return
+        }
+        var out: [UInt8] = [], parts: [Part] = []
+        out.reserveCapacity(min(bytes.count, 4096))
+        var start = 0
+        while start < bytes.count {
+            // The property's last line ends at `lineEnd` (its LF, or the body's end); lines
+            // that begin with a space or a tab continue it.
+            var lineEnd = start
+            while true {
+                guard let feed = bytes[lineEnd...].firstIndex(of: 10) else { lineEnd = bytes.count; break }
+                if feed + 1 < bytes.count, bytes[feed + 1] == 32 || bytes[feed + 1] == 9 {
+                    lineEnd = feed + 1
+                    continue
+                }
+                lineEnd = feed
+                break
+            }
+            var spanEnd = lineEnd
+            if spanEnd < bytes.count, spanEnd > start, bytes[spanEnd - 1] == 13 { spanEnd -= 1 }
+            if spanEnd - start >= Self.partSize {
+                let part = Data(bytes[start..<spanEnd])
+                let hash = Self.hex(SHA256.hash(data: part))
+                out.append(0)
+                out.append(contentsOf: hash.utf8)
+                if !parts.contains(where: { $0.hash == hash }) { parts.append(Part(hash: hash, data: part)) }
+            } else {
+                out.append(contentsOf: bytes[start..<spanEnd])
+            }
+            out.append(contentsOf: bytes[spanEnd..<min(lineEnd + 1, bytes.count)])
+            start = lineEnd + 1
+        }
+        skeleton = Data(out)
+        self.parts = parts
+    }
+
+    /// The hashes a skeleton refers to, in order.
+    package static func references(in skeleton: Data) -> [String] {
+        let bytes = [UInt8](skeleton)
+        var hashes: [String] = [], index = 0
+        while let nul = bytes[index...].firstIndex(of: 0) {
+            guard nul + 65 <= bytes.count else { break }
+            hashes.append(String(decoding: bytes[(nul + 1)..<(nul + 65)], as: UTF8.self))
+            index = nul + 65
+        }
+        return hashes
+    }
+
+    /// The original bytes; nil when a part is missing.
+    package static func assemble(_ skeleton: Data, parts: [String: Data]) -> Data? {
+        guard skeleton.contains(0) else { return skeleton }
+        let bytes = [UInt8](skeleton)
+        var out = Data(), index = 0
+        while let nul = bytes[index...].firstIndex(of: 0) {
+            guard nul + 65 <= bytes.count,
+                  let part = parts[String(decoding: bytes[(nul + 1)..<(nul + 65)], as: UTF8.self)] else { return nil }
+            out.append(contentsOf: bytes[index..<nul])
+            out.append(part)
+            index = nul + 65
+        }
+        out.append(contentsOf: bytes[index...])
+        return out
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func hex(_ digest: SHA256.Digest) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        for byte in digest {
+            bytes.append(hexDigits[Int(byte >> 4)])
+            bytes.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

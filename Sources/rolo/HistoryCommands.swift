@@ -1,0 +1,117 @@
+import ArgumentParser
+import CardIndexing
+import Foundation
+import RoloStore
+
+/// `rolo history USER BOOK CARD` (issue 31): the versions of one card still kept, one a
+/// line: time, user, device, what changed in the Contacts model's terms.
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history", abstract: "The kept versions of a card: time, user, device, what changed.")
+    @Argument(help: "User name (the book's owner).") var user: String
+    @Argument(help: "Book name.") var book: String
+    @Argument(help: "The card's file name in the book (e.g. 1234.vcf) or its UID.") var card: String
+    @OptionGroup var options: DatabaseOptions
+
+    func run() async throws {
+        try await options.withStore { store in
+            let (collection, history) = try await HistoryCommand.openBook(user: user, book: book, in: store)
+            var name = card
+            if try await history.cardVersions(collectionID: collection.id, name: card).isEmpty,
+               let byUID = try await store.resourceName(collectionID: collection.id, uid: card) {
+                name = byUID
+            }
+            let versions = try await history.cardVersions(collectionID: collection.id, name: name)
+            guard !versions.isEmpty else { throw CLIError("No card \(card) in \(user)/\(book), nor any version of it.") }
+            let devices = try await HistoryCommand.deviceNames(of: user, in: store)
+            for (version, changes) in zip(versions, CardHistory.describe(versions)) {
+                print([HistoryCommand.time(version.at), version.user ?? "-",
+                       HistoryCommand.device(version.credentialID, devices), changes.joined(separator: ", ")]
+                    .joined(separator: "  "))
+            }
+        }
+    }
+
+    /// The user's address book and the store's history, or the error the admin reads.
+    static func openBook(user: String, book: String, in store: any RoloStore) async throws
+        -> (CollectionInfo, any CardHistoryStore) {
+        try await store.requireUser(user)
+        guard let collection = try await store.collection(owner: user, path: [book]), collection.kind == .addressBook else {
+            throw CLIError("No address book \(user)/\(book).")
+        }
+        guard let history = store as? any CardHistoryStore else { throw CLIError("This database keeps no card versions.") }
+        return (collection, history)
+    }
+
+    /// App-password names by id; 0 is the account password.
+    static func deviceNames(of user: String, in store: any RoloStore) async throws -> [Int64: String] {
+        var names: [Int64: String] = [0: "account password"]
+        for password in try await store.appPasswords(user: user) { names[password.id] = password.name }
+        return names
+    }
+
+    static func device(_ id: Int64?, _ names: [Int64: String]) -> String {
+        guard let id else { return "-" }
+        return names[id] ?? "credential \(id)"
+    }
+
+    static func time(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
+    }
+}
+
+/// `rolo restore USER BOOK --to TIME [--device NAME] [--dry-run]` (issue 31): puts the book
+/// back as it was at TIME, or takes back what one device did since, as one transaction of
+/// ordinary writes that clients sync back. Prints every step and every conflict left alone.
+struct RestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore", abstract: "Undo every change to a book after a time, or one device's changes.")
+    @Argument(help: "User name (the book's owner).") var user: String
+    @Argument(help: "Book name.") var book: String
+    @Option(help: "ISO 8601 time, e.g. 2026-11-28T07:10:00Z: changes after it are undone.") var to: String
+    @Option(help: "Undo only this app password's changes (`account password` for the password itself).") var device: String?
+    @Flag(help: "Print what would be done, change nothing.") var dryRun = false
+    @OptionGroup var options: DatabaseOptions
+
+    func run() async throws {
+        guard let time = try? Date.ISO8601FormatStyle().parse(to) else {
+            throw CLIError("Invalid time \(to): use ISO 8601, e.g. 2026-11-28T07:10:00Z.")
+        }
+        guard time <= Date() else { throw CLIError("The time \(to) is in the future.") }
+        try await options.withStore { store in
+            let (collection, history) = try await HistoryCommand.openBook(user: user, book: book, in: store)
+            let devices = try await HistoryCommand.deviceNames(of: user, in: store)
+            var author: UndoPlan.Author?
+            if let device {
+                guard let id = devices.first(where: { $0.value == device })?.key else {
+                    throw CLIError("No device \(device) of \(user): name one of rolo token list \(user), or `account password`.")
+                }
+                author = UndoPlan.Author(user: user, credentialID: id)
+            }
+            let versions = try await history.bookVersions(collectionID: collection.id, since: time)
+            let plan = UndoPlan(versions: versions, since: time, author: author)
+            for step in plan.steps {
+                switch step {
+                case let .revert(name, version, current):
+                    print("\(dryRun ? "would restore" : "restored") \(name) to its version of \(HistoryCommand.time(version.at))"
+                          + (current == nil ? " (it was deleted)" : ""))
+                case let .remove(name, _):
+                    print("\(dryRun ? "would remove" : "removed") \(name) (created after \(to); kept in the trash)")
+                }
+            }
+            for conflict in plan.conflicts {
+                let others = Set(conflict.others.map { "\($0.user ?? "-") with \(HistoryCommand.device($0.credentialID, devices))" })
+                print("conflict: \(conflict.name) was changed since by \(others.sorted().joined(separator: ", ")); left alone")
+            }
+            if !dryRun, !plan.isEmpty {
+                do {
+                    try await CardHistory.apply(plan, collectionID: collection.id, in: store)
+                } catch {
+                    throw CLIError("Nothing restored: \(error) (a card changed meanwhile? run it again).")
+                }
+            }
+            print("\(dryRun ? "Would restore" : "Restored") \(plan.steps.count) cards of \(user)/\(book); "
+                  + "\(plan.conflicts.count) conflicts left alone.")
+        }
+    }
+}
