@@ -33,6 +33,18 @@ extension PostgresStore: CardHistoryStore {
         return try await assemblingParts(versions)
     }
 
+    public func historyCompleteSince() async throws -> Date? {
+        try await autocommit { connection in
+            try await connection.first("SELECT value FROM settings WHERE key = \(Self.historyCompleteKey)")
+                .flatMap { try $0.decode(Data?.self) }.flatMap(Self.historyTime(_:)).map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    /// The `settings` row of `historyCompleteSince`, as SQLite's: seconds since 1970 as text.
+    static let historyCompleteKey = "history-complete-since"
+    static func historyTime(_ data: Data) -> Double? { Double(String(decoding: data, as: UTF8.self)) }
+    static func historyTimeData(_ seconds: Double) -> Data { Data(String(Int64(seconds.rounded(.down))).utf8) }
+
     public func pruneCardVersions(now: Date, retention: HistoryRetention) async throws -> Int {
         let cutoff = retention.cutoff(now: now).timeIntervalSince1970
         let keep = Int64(retention.versions)
@@ -40,14 +52,22 @@ extension PostgresStore: CardHistoryStore {
             let dropped = try await connection.first("""
                 WITH ranked AS (
                     SELECT collection_id, seq, at,
-                           ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer
+                           ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer,
+                           ROW_NUMBER() OVER (PARTITION BY collection_id, name, at < \(cutoff) ORDER BY seq DESC) AS older
                     FROM card_versions),
                 gone AS (
                     DELETE FROM card_versions v USING ranked r
                     WHERE v.collection_id = r.collection_id AND v.seq = r.seq AND r.newer > \(keep) AND r.at < \(cutoff)
+                          AND r.older > 1
                     RETURNING 1)
                 SELECT count(*)::BIGINT FROM gone
                 """)?.decode(Int64.self) ?? 0
+            let recorded = try await connection.first("SELECT value FROM settings WHERE key = \(Self.historyCompleteKey)")
+                .flatMap { try $0.decode(Data?.self) }.flatMap(Self.historyTime(_:)) ?? 0
+            try await connection.execute("""
+                INSERT INTO settings (key, value) VALUES (\(Self.historyCompleteKey), \(Self.historyTimeData(max(recorded, cutoff))))
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """)
             try await connection.execute("""
                 DELETE FROM card_version_bodies b WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = b.etag)
                 """)

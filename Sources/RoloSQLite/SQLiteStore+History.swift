@@ -38,11 +38,16 @@ extension SQLiteStore: CardHistoryStore {
                 DELETE FROM card_versions WHERE at < ?1 AND (collection_id, seq) IN (
                     SELECT collection_id, seq FROM (
                         SELECT collection_id, seq, at,
-                               ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer
+                               ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer,
+                               ROW_NUMBER() OVER (PARTITION BY collection_id, name, at < ?1 ORDER BY seq DESC) AS older
                         FROM card_versions)
-                    WHERE newer > ?2 AND at < ?1)
+                    WHERE newer > ?2 AND at < ?1 AND older > 1)
                 """, arguments: [cutoff, retention.versions])
             let dropped = db.changesCount
+            let recorded = try Data.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [Self.historyCompleteKey])
+                .flatMap(Self.historyTime(_:)) ?? 0
+            try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
+                           arguments: [Self.historyCompleteKey, Self.historyTimeData(max(recorded, cutoff))])
             try db.execute(sql: """
                 DELETE FROM card_version_bodies
                 WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = card_version_bodies.etag);
@@ -54,6 +59,19 @@ extension SQLiteStore: CardHistoryStore {
             return dropped
         }
     }
+
+    public func historyCompleteSince() async throws -> Date? {
+        try await pool.read { db in
+            try Data.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [Self.historyCompleteKey])
+                .flatMap(Self.historyTime(_:)).map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    /// The `settings` row of `historyCompleteSince`: seconds since 1970 as text, a value
+    /// every back end's settings (and `rolo migrate`) carry as bytes.
+    static let historyCompleteKey = "history-complete-since"
+    static func historyTime(_ data: Data) -> Double? { Double(String(decoding: data, as: UTF8.self)) }
+    static func historyTimeData(_ seconds: Double) -> Data { Data(String(Int64(seconds.rounded(.down))).utf8) }
 
     public func historyBytes() async throws -> Int64 {
         try await pool.read { db in

@@ -25,10 +25,12 @@ extension InMemoryCardStore: CardHistoryStore {
             for id in Array(state.collections.keys) {
                 var book = try state.book(id)
                 var newer: [String: Int] = [:]
+                var older: [String: Int] = [:]
                 var kept: [CardVersion] = []
                 for version in book.versions.reversed() {
                     newer[version.name, default: 0] += 1
-                    if newer[version.name]! > retention.versions && version.at < cutoff {
+                    if version.at < cutoff { older[version.name, default: 0] += 1 }
+                    if newer[version.name]! > retention.versions && version.at < cutoff && older[version.name]! > 1 {
                         dropped += 1
                     } else {
                         kept.append(version)
@@ -37,9 +39,12 @@ extension InMemoryCardStore: CardHistoryStore {
                 book.versions = kept.reversed()
                 state.collections[id] = book
             }
+            state.historyCompleteSince = max(state.historyCompleteSince ?? cutoff, cutoff)
             return dropped
         }
     }
+
+    public func historyCompleteSince() -> Date? { state.historyCompleteSince }
 
     public func historyBytes() throws -> Int64 {
         var bodies: [String: Int] = [:]

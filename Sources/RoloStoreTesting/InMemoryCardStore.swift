@@ -71,6 +71,8 @@ extension InMemoryCardStore {
         var users: Set<Exact> = []
         var collections: [Int64: Book] = [:]
         var nextCollectionID: Int64 = 1
+        /// `CardHistoryStore.historyCompleteSince`: the latest cutoff a pruning used.
+        var historyCompleteSince: Date?
         /// Resource ids are never reused, as a database's row ids are not.
         var nextResourceID: Int64 = 1
 

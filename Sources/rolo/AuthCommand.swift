@@ -43,6 +43,8 @@ struct AuthCommand: AsyncParsableCommand {
                 switch source {
                 case .proxy:
                     print("proxy: skipped (the proxy names the user in a header; no password to check).")
+                case .oidc:
+                    print("oidc: skipped (the provider signs users in through the browser; phones use app passwords).")
                 case .local:
                     let location = database.resolvedPath(configured: settings.file.string("database"))
                     var databaseOptions = database

@@ -88,6 +88,11 @@ struct RestoreCommand: AsyncParsableCommand {
                 }
                 author = UndoPlan.Author(user: user, credentialID: id)
             }
+            if let complete = try await history.historyCompleteSince(),
+               !UndoPlan.isComplete(since: time, completeSince: complete) {
+                throw CLIError("Versions from before \(HistoryCommand.time(complete)) are no longer kept (history_days): "
+                               + "choose a later time. Nothing changed.")
+            }
             let versions = try await history.bookVersions(collectionID: collection.id, since: time)
             let plan = UndoPlan(versions: versions, since: time, author: author)
             for step in plan.steps {

@@ -103,6 +103,8 @@ import RoloStore
         #expect(alone.status == 1)
         #expect(alone.stderr.contains("profile_signing_key needs profile_signing_certificate beside it; it was set by --profile-signing-key."),
                 "\(alone.stderr)")
+    }
+
     @Test func aBadOIDCSettingStopsServeNamingTheSettingBeforeTheStoreIsTouched() async throws {
         let (folder, database) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }

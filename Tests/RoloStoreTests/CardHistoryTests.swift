@@ -98,6 +98,37 @@ import Testing
         }
     }
 
+    /// A card edited often since keeps its newest version from before the cutoff, so what it
+    /// was at any time after the last pruning is known: an undo to such a time reverts it
+    /// rather than taking it for a card created later. Earlier times are not complete.
+    @Test(arguments: StoreBackend.cardBackends)
+    func pruningKeepsWhatACardWasAtTheCutoffAndSaysFromWhenHistoryIsComplete(_ backend: StoreBackend) async throws {
+        let clock = TestClock()
+        let fixture = try await StoreFixture.make(backend, clock: clock.clock)
+        defer { fixture.close() }
+        let history = try Self.history(fixture)
+        #expect(try await history.historyCompleteSince() == nil)
+        try await Self.put(fixture, "c", Self.card("c", "Old 1"), as: Self.phone)
+        try await Self.put(fixture, "c", Self.card("c", "Old 2"), as: Self.phone)
+        clock.advance(days: 100)
+        let time = clock.now
+        clock.advance(days: 1)
+        for index in 0..<12 { try await Self.put(fixture, "c", Self.card("c", "New \(index)"), as: Self.laptop) }
+        // "Old 1" goes; "Old 2", what c was at the cutoff, stays though it is not among the last 10.
+        #expect(try await history.pruneCardVersions(now: clock.now, retention: .default) == 1)
+        let complete = try #require(try await history.historyCompleteSince())
+        #expect(abs(complete.timeIntervalSince(HistoryRetention.default.cutoff(now: clock.now))) < 1)
+        #expect(UndoPlan.isComplete(since: time, completeSince: complete))
+        #expect(!UndoPlan.isComplete(since: complete.addingTimeInterval(-60), completeSince: complete))
+        let plan = UndoPlan(versions: try await history.bookVersions(collectionID: fixture.book.id, since: time), since: time, author: nil)
+        #expect(plan.steps.count == 1)
+        guard case .revert(_, let version, _) = plan.steps.first else {
+            Issue.record("c is reverted, not removed: \(plan.steps)")
+            return
+        }
+        #expect(version.data == Self.card("c", "Old 2"))
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func restoringAVersionIsANewChangeClientsSync(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)

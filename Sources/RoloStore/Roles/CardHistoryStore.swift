@@ -16,10 +16,15 @@ public protocol CardHistoryStore: Sendable {
     /// version at or before it when one is kept (what the card was at `date`), oldest first.
     func bookVersions(collectionID: Int64, since date: Date) async throws -> [CardVersion]
     /// Drops versions older than `retention.days` except each card's last
-    /// `retention.versions`, and the bodies no version names any more. Returns how many
-    /// versions went.
+    /// `retention.versions` and each card's newest version from before the cutoff (what the
+    /// card was at the cutoff), and the bodies no version names any more. Records the cutoff
+    /// (`historyCompleteSince`). Returns how many versions went.
     @discardableResult
     func pruneCardVersions(now: Date, retention: HistoryRetention) async throws -> Int
+    /// The time from which every card's history is complete: the latest cutoff a pruning
+    /// used (nil: never pruned). What a card was at any later time is kept, so an undo to
+    /// such a time never takes a card whose older versions went for one created after it.
+    func historyCompleteSince() async throws -> Date?
     /// Bytes the history holds (bodies and version rows), for the benchmark and `rolo check`.
     func historyBytes() async throws -> Int64
 }

@@ -76,4 +76,11 @@ public struct UndoPlan: Sendable, Hashable {
     }
 
     public var isEmpty: Bool { steps.isEmpty }
+
+    /// Whether the versions kept tell what every card was at `date`: not before the latest
+    /// pruning's cutoff (`CardHistoryStore.historyCompleteSince`). Before it, a card whose
+    /// older versions were pruned would look created after `date`, and be removed.
+    public static func isComplete(since date: Date, completeSince: Date?) -> Bool {
+        completeSince.map { date >= $0 } ?? true
+    }
 }

@@ -383,6 +383,71 @@ enum EmbeddedTemplates {
 {{/body}}{{/layout}}
 
 """#),
+        ("feed-created", ##"""
+<h1>New feed</h1>
+<section class="card-section" aria-labelledby="feed-url-heading" data-testid="feed-created">
+  <h2 id="feed-url-heading">Copy its address now</h2>
+  <p>{{kind}}. This address is shown once: Rolo keeps only a hash of it.</p>
+  <p class="secret"><label for="feed-url">Address</label> <input id="feed-url" readonly value="{{url}}" class="mono" data-testid="feed-url"></p>
+  {{#webcal}}<p><a href="{{.}}" data-testid="feed-webcal">Subscribe in your calendar app</a> (a <code>webcal://</code> link).</p>{{/webcal}}
+  {{#qr}}<figure class="qr"><img src="{{src}}" alt="{{alt}}" width="{{size}}" height="{{size}}" data-testid="feed-qr">
+    <figcaption>Or point a phone's camera at this code.</figcaption>
+  </figure>{{/qr}}
+  <p><a href="{{base}}/feeds">Done</a></p>
+</section>
+
+"""##),
+        ("feeds", ##"""
+<h1>Feeds</h1>
+{{#error}}<p class="error" role="alert" data-testid="feeds-error">{{.}}</p>{{/error}}
+<section aria-labelledby="feeds-heading" class="card-section" data-testid="feeds">
+  <h2 id="feeds-heading">Your feeds</h2>
+  <p class="muted">A feed is a secret address that calendar apps and desk phones read without a password: a birthday calendar, or a phone book. Anyone with the address can read the books it covers, so revoke one you no longer use.</p>
+  {{#hasFeeds}}
+  <table class="table" tabindex="0" data-testid="feed-table">
+    <caption class="visually-hidden">Your feeds</caption>
+    <thead><tr><th scope="col">Kind</th><th scope="col">Books</th><th scope="col">Created</th><th scope="col">Last read</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <tbody>
+    {{#feeds}}
+      <tr data-testid="feed-row">
+        <th scope="row">{{kind}}</th>
+        <td>{{books}}</td>
+        <td><time datetime="{{createdISO}}">{{created}}</time></td>
+        <td>{{lastRead}}</td>
+        <td>
+          <form method="post" action="{{base}}/feeds/revoke" class="inline">
+            <input type="hidden" name="csrf" value="{{csrf}}">
+            <input type="hidden" name="id" value="{{id}}">
+            <button type="submit" class="danger" aria-label="Revoke feed {{id}}" data-testid="revoke-feed">Revoke</button>
+          </form></td>
+      </tr>
+    {{/feeds}}
+    </tbody>
+  </table>
+  {{/hasFeeds}}
+  {{^hasFeeds}}<p data-testid="no-feeds">You have no feeds.</p>{{/hasFeeds}}
+  <form method="post" action="{{base}}/feeds" class="stack" data-testid="feed-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <h3>New feed</h3>
+    <fieldset>
+      <legend>Kind</legend>
+      <ul class="checks">
+        {{#kinds}}<li><label><input type="radio" name="kind" value="{{value}}"{{#checked}} checked{{/checked}} data-testid="feed-kind-{{value}}"> {{label}}</label></li>{{/kinds}}
+      </ul>
+    </fieldset>
+    <fieldset>
+      <legend>Address books</legend>
+      <ul class="checks">
+        <li><label><input type="radio" name="books" value="all" checked> Every book I can read, also ones made or shared later</label></li>
+        <li><label><input type="radio" name="books" value="some" data-testid="feed-some-books"> Only the books checked below</label></li>
+        {{#books}}<li class="nested"><label><input type="checkbox" name="book" value="{{slug}}" data-testid="feed-book"> {{name}}</label></li>{{/books}}
+      </ul>
+    </fieldset>
+    <p><button type="submit" class="primary" data-testid="create-feed">Create</button></p>
+  </form>
+</section>
+
+"""##),
         ("import-csv", ##"""
 <h1>Import a Google or Outlook CSV file into {{bookName}}</h1>
 {{#error}}<p class="error" role="alert" data-testid="csv-error">{{.}}</p>{{/error}}
@@ -508,6 +573,7 @@ enum EmbeddedTemplates {
     <ul>
       <li><a href="{{base}}/account" data-testid="account-link"{{#onAccount}} aria-current="page"{{/onAccount}}>Account</a></li>
       <li><a href="{{base}}/privacy" data-testid="privacy-link"{{#onPrivacy}} aria-current="page"{{/onPrivacy}}>Privacy</a></li>
+      <li><a href="{{base}}/feeds" data-testid="feeds-link"{{#onFeeds}} aria-current="page"{{/onFeeds}}>Feeds</a></li>
       {{#admin}}<li><a href="{{base}}/admin" data-testid="admin-link"{{#onAdmin}} aria-current="page"{{/onAdmin}}>Admin</a></li>{{/admin}}
       <li><button type="button" class="link-button" id="help-button" data-testid="help-button" hidden>Shortcuts</button></li>
       <li>
@@ -729,6 +795,8 @@ enum EmbeddedTemplates {
     {{#adminPage}}{{>admin}}{{/adminPage}}
     {{#adminUser}}{{>admin-user}}{{/adminUser}}
     {{#newPassword}}{{>token-created}}{{/newPassword}}
+    {{#feedsPage}}{{>feeds}}{{/feedsPage}}
+    {{#newFeed}}{{>feed-created}}{{/newFeed}}
     {{#accountPage}}{{>account}}{{/accountPage}}
     {{#newBook}}{{>book-new}}{{/newBook}}
     {{#bookSettings}}{{>book-settings}}{{/bookSettings}}
@@ -769,8 +837,15 @@ enum EmbeddedTemplates {
   {{/hasTokens}}
   <form method="post" action="{{base}}/privacy/tokens" class="stack" id="token-form" data-testid="token-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
-    <h3>New app password</h3>
+    <h3 id="add-device">Add a device</h3>
     <p><label for="token-name">Device name</label><input id="token-name" name="name" required autocomplete="off" placeholder="Anna's iPhone" data-testid="token-name"></p>
+    <fieldset>
+      <legend>Device</legend>
+      <ul class="checks">
+        <li><label><input type="radio" name="device" value="apple" data-testid="device-apple"> iPhone, iPad or Mac: a configuration profile</label></li>
+        <li><label><input type="radio" name="device" value="other" data-testid="device-other"> Android (DAVx5) or another app: the address, user name and password</label></li>
+      </ul>
+    </fieldset>
     <fieldset>
       <legend>Access</legend>
       <ul class="checks">
@@ -885,23 +960,36 @@ enum EmbeddedTemplates {
 {{^list.hasRows}}<li class="empty" data-testid="empty-list">{{list.emptyText}}</li>{{/list.hasRows}}
 
 """##),
-        ("token-created", #"""
+        ("token-created", ##"""
 <h1>App password for {{name}}</h1>
 <section class="card-section" aria-labelledby="secret-heading" data-testid="token-created">
   <h2 id="secret-heading">Copy it now</h2>
   <p>This password is shown once. Enter it on the device with your user name <strong>{{user}}</strong> and the server address <code>{{serverURL}}</code>.</p>
   <p class="secret"><label for="secret">Password</label> <input id="secret" readonly value="{{secret}}" class="mono" data-testid="token-secret"></p>
-  <p class="muted" data-testid="profile-hint">On an iPhone, iPad or Mac, you can download a configuration profile instead and open it on the device: it sets the account up with this password.</p>
+  {{#apple}}
+  <h3>iPhone, iPad or Mac</h3>
+  <p class="muted" data-testid="profile-hint">Download a configuration profile and open it on the device: it sets the account up with this password.{{#signed}} The profile is signed, so the device shows it as verified.{{/signed}}</p>
   <form method="post" action="{{base}}/privacy/mobileconfig" class="inline">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <input type="hidden" name="name" value="{{name}}">
     <input type="hidden" name="secret" value="{{secret}}">
     <button type="submit" class="secondary" data-testid="download-mobileconfig">Download .mobileconfig</button>
   </form>
+  {{#qr}}<figure class="qr"><img src="{{src}}" alt="{{alt}}" width="{{size}}" height="{{size}}" data-testid="profile-qr">
+    <figcaption>Or point the iPhone's or iPad's camera at this code, or open <code data-testid="profile-link">{{link}}</code> on the device: it gives the profile once, within ten minutes.</figcaption>
+  </figure>{{/qr}}
+  {{/apple}}
+  {{#other}}
+  <h3>Android (DAVx5) and other apps</h3>
+  <p>Add a CardDAV account with the address <code data-testid="dav-url">{{davURL}}</code>, the user name <strong>{{user}}</strong> and the password above. Apps that offer to log in with the browser can use that instead.</p>
+  {{#qr}}<figure class="qr"><img src="{{src}}" alt="{{alt}}" width="{{size}}" height="{{size}}" data-testid="davx5-qr">
+    <figcaption>With DAVx5 installed, scan this code with the phone's camera: DAVx5 opens with the address and your user name filled in (<code>{{link}}</code>). Paste the password.</figcaption>
+  </figure>{{/qr}}
+  {{/other}}
   <p><a href="{{base}}/privacy">Done</a></p>
 </section>
 
-"""#),
+"""##),
         ("trash", ##"""
 <h1>Trash of {{bookName}}</h1>
 <p class="muted">Deleted and merged contacts stay here for 30 days. Restoring puts the same card back; phones see it as new.</p>
@@ -1146,6 +1234,8 @@ legend { font-weight: 600; padding: 0 .3rem; }
 .duplicate-groups { list-style: none; padding: 0; }
 .duplicate-group { border: 1px solid var(--border); border-radius: var(--radius); padding: .5rem 1rem; margin-bottom: .75rem; }
 .secret input { width: 100%; font-size: 1.05rem; }
+.qr img { display: block; max-width: 100%; height: auto; }
+figure.qr { margin: 1rem 0; }
 .charts { display: flex; flex-wrap: wrap; gap: 1rem; }
 .chart { margin: 0; }
 .chart figcaption { font-size: .9rem; color: var(--fg-muted); }
