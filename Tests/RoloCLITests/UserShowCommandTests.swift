@@ -99,9 +99,9 @@ import Testing
         // Handed to the directory: the SOURCE column names it.
         #expect(try await Self.run(["user", "set", "dan", "--source", "ldap"], db).contains("source: ldap"))
         let unknown = try await RoloBinary.run(["user", "set", "dan", "--source", "nis"] + db)
-        #expect(unknown.status != 0 && unknown.stderr.contains("--source must be local, ldap or proxy"), "\(unknown.stderr)")
+        #expect(unknown.status != 0 && unknown.stderr.contains("--source must be local, ldap, proxy or oidc"), "\(unknown.stderr)")
 
-        #expect(try await Self.run(["user", "list"], db) == "carol\tlocal\ndan\tlocal\n")
+        #expect(try await Self.run(["user", "list"], db) == "carol\tlocal\ndan\tldap\n")
         let long = try await Self.run(["user", "list", "--long"], db)
         #expect(long == """
             USER   ADMIN  DISABLED  APP-PASSWORDS-ONLY  BOOKS  CREATED            SOURCE
