@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rolo behind nginx with the locations of deploy/rolo-locations.conf (plain HTTP on a
 # free loopback port instead of TLS): discovery redirect, authenticated PROPFIND, a card
-# stored and read back byte for byte, and an oversized PUT refused by Rolo's own 413.
+# stored and read back byte for byte, an oversized PUT refused by Rolo's own 413, and the
+# URLs device set-up hands out (a feed, a profile's account, Login Flow v2) working through it.
 set -uo pipefail
 source "$(dirname "$0")/rolo-server.bash"
 
@@ -11,8 +12,9 @@ if [ ! -x "$NGINX" ]; then
     exit 1
 fi
 
-rolo_start proxied proxied-secret
 NGINX_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The public URL is nginx's: every URL Rolo hands out (feeds, profiles, Login Flow v2) names it.
+rolo_start proxied proxied-secret --public-url "http://127.0.0.1:$NGINX_PORT"
 mkdir -p "$WORK/nginx/temp"
 sed "s|127\.0\.0\.1:8800|127.0.0.1:$ROLO_PORT|" "$ROOT/deploy/rolo-locations.conf" >"$WORK/nginx/rolo-locations.conf"
 cat >"$WORK/nginx/nginx.conf" <<CONF
@@ -64,6 +66,31 @@ head -c 11010048 /dev/zero | tr '\0' 'a' >"$WORK/big.vcf"
 code=$(curl -s -o "$WORK/big.out" -w '%{http_code}' "${AUTH[@]}" -T "$WORK/big.vcf" -H 'Content-Type: text/vcard' "$PROXY/dav/addressbooks/proxied/default/big.vcf")
 check "oversized PUT refused" 413 "$code"
 check "413 carries CARDDAV:max-resource-size" yes "$(grep -q max-resource-size "$WORK/big.out" && echo yes || echo no)"
+
+# Issue 33's URLs through the same recipe: a feed, a device profile's account, Login Flow v2.
+feed_url=$("$ROLO" feed add proxied birthdays --database "$ROLO_DATABASE" --public-url "$PROXY" | tail -n 1)
+check "the feed URL is the public one" yes "$([[ $feed_url == "$PROXY"/feeds/* ]] && echo yes || echo "no ($feed_url)")"
+check "the birthday feed through nginx" 200 "$(curl -s -o "$WORK/feed.ics" -w '%{http_code}' "$feed_url")"
+check "it is a calendar" yes "$(grep -q '^BEGIN:VCALENDAR' "$WORK/feed.ics" && echo yes || echo no)"
+check "a wrong secret through nginx" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$PROXY/feeds/not-a-secret")"
+"$ROLO" device-profile proxied "Proxied iPhone" --output "$WORK/phone.mobileconfig" --public-url "$PROXY" \
+    --database "$ROLO_DATABASE" >/dev/null
+profile=$(python3 - "$WORK/phone.mobileconfig" <<'PY'
+import plistlib, sys
+account = plistlib.load(open(sys.argv[1], "rb"))["PayloadContent"][0]
+print(account["CardDAVHostName"], account["CardDAVPort"], account["CardDAVPrincipalURL"], account["CardDAVUseSSL"],
+      account["CardDAVUsername"], account["CardDAVPassword"])
+PY
+)
+read -r host port principal ssl username password <<<"$profile"
+check "the profile names nginx" "127.0.0.1 $NGINX_PORT False proxied" "$host $port $ssl $username"
+check "the profile's account works through nginx" 207 "$(curl -s -o /dev/null -w '%{http_code}' -u "proxied:$password" \
+    -X PROPFIND -H 'Depth: 0' "$PROXY$principal")"
+flow=$(curl -s -X POST -A "Thunderbird CardBook" "$PROXY/index.php/login/v2")
+check "Login Flow v2 through nginx names the public URL" yes "$(python3 -c '
+import json, sys
+answer = json.loads(sys.argv[1]); prefix = sys.argv[2]
+print("yes" if answer["login"].startswith(prefix) and answer["poll"]["endpoint"].startswith(prefix) else answer)' "$flow" "$PROXY")"
 
 if [ $failures = 0 ]; then echo "nginx interop: all checks passed"; else echo "nginx interop: $failures failed"; cat "$WORK/nginx/error.log"; fi
 [ $failures = 0 ]
