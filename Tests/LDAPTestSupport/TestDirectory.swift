@@ -124,7 +124,7 @@ public final class TestDirectory: Sendable {
             .appendingPathComponent("rolo-slapd-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: "\(folder)/data", withIntermediateDirectories: true)
         do {
-            if tls { try makeCertificates(folder: folder) }
+            if tls { try await offThread { try makeCertificates(folder: folder) } }
             try configuration(folder: folder, tls: tls).write(toFile: "\(folder)/slapd.conf", atomically: true, encoding: .utf8)
             try ldif.write(toFile: "\(folder)/directory.ldif", atomically: true, encoding: .utf8)
             // A port free a moment ago may be taken before slapd binds it: try a few.
@@ -135,10 +135,10 @@ public final class TestDirectory: Sendable {
                 do {
                     let directory = try await launch(folder: folder, port: port, tlsPort: tlsPort)
                     do {
-                        try directory.load()
+                        try await offThread { try directory.load() }
                         return directory
                     } catch {
-                        directory.stop()
+                        _ = try? await offThread { directory.stop() }
                         throw error
                     }
                 } catch let failure as TestDirectoryError where failure.retryable {
@@ -262,10 +262,10 @@ public func withTestDirectory<T>(tls: Bool = false, _ body: (TestDirectory) asyn
     let directory = try await TestDirectory.start(tls: tls)
     do {
         let result = try await body(directory)
-        directory.stop()
+        try await offThread { directory.stop() }
         return result
     } catch {
-        directory.stop()
+        _ = try? await offThread { directory.stop() }
         throw error
     }
 }

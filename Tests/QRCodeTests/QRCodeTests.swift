@@ -57,7 +57,7 @@ import Testing
     /// zbar-tools, installed by scripts/install-deps.sh --test): the SVG's path is painted into
     /// a PBM, since zbarimg's ImageMagick has no SVG reader.
     @Test(arguments: [url, "davx5://alice@contacts.example.org:8443/dav/", "webcal://example.org/feeds/" + String(repeating: "k", count: 43)])
-    func theDrawnCodeDecodesToItsText(text: String) throws {
+    func theDrawnCodeDecodesToItsText(text: String) async throws {
         let zbar = "/usr/bin/zbarimg"
         try #require(FileManager.default.isExecutableFile(atPath: zbar), "zbarimg missing: bash scripts/install-deps.sh --test")
         let code = try QRCode(text)
@@ -70,10 +70,14 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-qr-\(UUID().uuidString).pbm")
         try pbm.write(to: file, atomically: true, encoding: .ascii)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = try SpawnedProcess(zbar, ["--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", file.path], stdout: .pipe, stderr: .null)
-        let output = readToEnd(process.standardOutput!)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let path = file.path
+        let (status, output) = try await offThread {
+            let process = try SpawnedProcess(zbar, ["--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", path], stdout: .pipe, stderr: .null)
+            let output = readToEnd(process.standardOutput!)
+            process.waitUntilExit()
+            return (process.terminationStatus, output)
+        }
+        #expect(status == 0)
         #expect(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .newlines) == text)
     }
 

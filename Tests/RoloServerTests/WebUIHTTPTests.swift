@@ -117,7 +117,8 @@ import Testing
             while ContinuousClock.now < deadline {
                 let rows = try await server.store.accessHistory(user: "alice", since: Date(timeIntervalSince1970: 0))
                 shared = rows.first { $0.user == "bob" }
-                if let shared, shared.cardsRead >= 3 { break }
+                // Every read flushed: the list's two, the contact's one and the list beside it.
+                if let shared, shared.cardsRead >= 2 + 1 + 2, shared.requests >= 2 { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
             // Two rows listed, then one contact opened (with the list beside it: two more).
