@@ -65,6 +65,36 @@ stop_cluster() {
     rm -rf "$dir"
 }
 
+# start_on_free_port DIR SETTINGS WHAT: starts the cluster in DIR on a free port (a port
+# free a moment ago may be taken: five tries), writes DIR/port and sets $port; on failure
+# prints the log, removes DIR and exits.
+start_on_free_port() {
+    local dir=$1 settings=$2 what=$3 bin
+    bin=$(bin_dir)
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        if as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" -o "-p $port -k $dir $settings" \
+            start >/dev/null 2>&1; then
+            printf '%s\n' "$port" >"$dir/port"
+            return
+        fi
+    done
+    cat "$dir/server.log" >&2 || true
+    rm -rf "$dir"
+    echo "pg-cluster: $what did not start" >&2
+    exit 1
+}
+
+# announce DIR OWNER_PID: the watcher that stops DIR after OWNER_PID's end, then "DIR URL".
+announce() {
+    local dir=$1 owner_pid=$2
+    if [ -n "$owner_pid" ]; then
+        # Detached from the caller's terminal, process group and pipes.
+        setsid bash "$0" watch "$owner_pid" "$dir" </dev/null >/dev/null 2>&1 &
+    fi
+    echo "$dir postgresql://rolo@127.0.0.1:$(cat "$dir/port")/postgres"
+}
+
 start_cluster() {
     local owner_pid="" ssl="" durable="" bin dir port settings
     while [ $# -gt 0 ]; do
@@ -94,28 +124,9 @@ start_cluster() {
         if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/server.key" "$dir/server.crt"; fi
         settings="$settings -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
     fi
-    local started=""
-    for _ in 1 2 3 4 5; do
-        port=$(free_port)
-        if as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" -o "-p $port -k $dir $settings" \
-            start >/dev/null 2>&1; then
-            started=yes
-            break
-        fi
-    done
-    if [ -z "$started" ]; then
-        cat "$dir/server.log" >&2 || true
-        rm -rf "$dir"
-        echo "pg-cluster: the server did not start" >&2
-        exit 1
-    fi
-    printf '%s\n' "$port" >"$dir/port"
+    start_on_free_port "$dir" "$settings" "the server"
     printf '%s\n' "$settings" >"$dir/settings"
-    if [ -n "$owner_pid" ]; then
-        # Detached from the caller's terminal, process group and pipes.
-        setsid bash "$0" watch "$owner_pid" "$dir" </dev/null >/dev/null 2>&1 &
-    fi
-    echo "$dir postgresql://rolo@127.0.0.1:$port/postgres"
+    announce "$dir" "$owner_pid"
 }
 
 replica_cluster() {
@@ -133,26 +144,8 @@ replica_cluster() {
         exit 1
     fi
     cp "$primary/settings" "$dir/settings"
-    local started=""
-    for _ in 1 2 3 4 5; do
-        port=$(free_port)
-        if as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/server.log" -o "-p $port -k $dir $(cat "$dir/settings")" \
-            start >/dev/null 2>&1; then
-            started=yes
-            break
-        fi
-    done
-    if [ -z "$started" ]; then
-        cat "$dir/server.log" >&2 || true
-        rm -rf "$dir"
-        echo "pg-cluster: the replica did not start" >&2
-        exit 1
-    fi
-    printf '%s\n' "$port" >"$dir/port"
-    if [ -n "$owner_pid" ]; then
-        setsid bash "$0" watch "$owner_pid" "$dir" </dev/null >/dev/null 2>&1 &
-    fi
-    echo "$dir postgresql://rolo@127.0.0.1:$port/postgres"
+    start_on_free_port "$dir" "$(cat "$dir/settings")" "the replica"
+    announce "$dir" "$owner_pid"
 }
 
 # Promoted first, on its own port (a standby restarted on the old primary's port would

@@ -477,6 +477,18 @@ extension SQLiteStore {
             // triggers keep a whole body only where no write path put one). The pruning
             // drops what no version names. etag NULL: a deletion. Cards stored before this
             // migration get their current version now.
+            // What both triggers do: the card as the change left it (its body once per ETag).
+            let keepVersion = """
+                    INSERT OR IGNORE INTO card_version_bodies (etag, data)
+                        SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id
+                        WHERE NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
+                            AND NOT EXISTS (SELECT 1 FROM card_version_bodies v WHERE v.etag = r.etag);
+                    INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                        SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user, NEW.actor_credential
+                        FROM (SELECT 1) LEFT JOIN resources r
+                            ON NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
+                        WHERE NEW.deleted OR r.id IS NOT NULL;
+                """
             try db.execute(sql: """
                 CREATE TABLE card_versions (
                     collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
@@ -507,26 +519,10 @@ extension SQLiteStore {
                 ) WITHOUT ROWID;
                 CREATE INDEX card_version_part_refs_hash ON card_version_part_refs(hash);
                 CREATE TRIGGER changes_keep_version_insert AFTER INSERT ON changes BEGIN
-                    INSERT OR IGNORE INTO card_version_bodies (etag, data)
-                        SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id
-                        WHERE NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
-                            AND NOT EXISTS (SELECT 1 FROM card_version_bodies v WHERE v.etag = r.etag);
-                    INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
-                        SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user, NEW.actor_credential
-                        FROM (SELECT 1) LEFT JOIN resources r
-                            ON NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
-                        WHERE NEW.deleted OR r.id IS NOT NULL;
+                \(keepVersion)
                 END;
                 CREATE TRIGGER changes_keep_version_update AFTER UPDATE ON changes BEGIN
-                    INSERT OR IGNORE INTO card_version_bodies (etag, data)
-                        SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id
-                        WHERE NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
-                            AND NOT EXISTS (SELECT 1 FROM card_version_bodies v WHERE v.etag = r.etag);
-                    INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
-                        SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user, NEW.actor_credential
-                        FROM (SELECT 1) LEFT JOIN resources r
-                            ON NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
-                        WHERE NEW.deleted OR r.id IS NOT NULL;
+                \(keepVersion)
                 END;
                 INSERT OR IGNORE INTO card_version_bodies (etag, data)
                     SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id;
