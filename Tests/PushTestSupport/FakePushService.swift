@@ -56,7 +56,8 @@ public final class FakePushService: Sendable {
                                   portContinuation.yield(channel.localAddress?.port ?? 0)
                                   portContinuation.finish()
                               }, logger: logger)
-        let task = Task {
+        // Off the cooperative pool: see `ServiceThread`.
+        let task = Task(executorPreference: ServiceThread.shared) {
             defer { portContinuation.finish() }
             try await app.run()
         }

@@ -20,7 +20,9 @@ import WebPush
         func advance(by seconds: TimeInterval) { current.withLock { $0.addTimeInterval(seconds) } }
     }
 
-    /// A sender that is always shut down, with short timeouts so no test waits long.
+    /// A sender that is always shut down, with short timeouts so no test waits long. It sends
+    /// from `ServiceThread`, as the fake service answers there: the timeouts then measure
+    /// the sender, not how long the test run's other work holds the cooperative pool.
     func withSender<T>(policy: PushTarget.Policy = .init(allowLoopback: true), vapidKey: VAPIDKey = VAPIDKey(),
                        requestTimeout: Duration = .seconds(5), clock: TestClock = TestClock(),
                        resolve: @escaping @Sendable (String) async throws -> [IPAddress] = AddressCheck.resolve,
@@ -30,13 +32,15 @@ import WebPush
         let sender = PushSender(vapidKey: vapidKey, subject: Self.subject, policy: policy,
                                 connectTimeout: .seconds(2), requestTimeout: requestTimeout, logger: logger,
                                 resolve: resolve, now: { clock.now })
-        do {
-            let result = try await body(sender)
-            try await sender.shutdown()
-            return result
-        } catch {
-            try? await sender.shutdown()
-            throw error
+        return try await withTaskExecutorPreference(ServiceThread.shared) {
+            do {
+                let result = try await body(sender)
+                try await sender.shutdown()
+                return result
+            } catch {
+                try? await sender.shutdown()
+                throw error
+            }
         }
     }
 
