@@ -3,7 +3,7 @@ import Logging
 /// One stable line per failed login, for people and for fail2ban
 /// (`deploy/fail2ban/filter.d/rolo.conf`), at `notice`:
 ///
-///     auth_failed user=<name> ip=<address> reason=bad_password|unknown_user|throttled|not_utf8
+///     auth_failed user=<name> ip=<address> reason=bad_password|unknown_user|throttled|not_utf8|sso_refused
 ///
 /// with the same fields as metadata (`event`, `user`, `ip`, `reason`) for JSON logs. The
 /// name is the one the client sent, with every byte outside `A-Z a-z 0-9 . _ - @ + :`
@@ -23,6 +23,9 @@ struct AuthFailureLog: Sendable {
         /// Credentials that are not UTF-8 (a client sending Latin-1, say): no password can
         /// match them, and a guesser must not get a way to try without being counted.
         case notUTF8 = "not_utf8"
+        /// A sign-in through the OpenID provider refused: a token that fails its checks, a
+        /// state that is not this browser's, a user outside the required group.
+        case ssoRefused = "sso_refused"
     }
 
     let logger: Logger

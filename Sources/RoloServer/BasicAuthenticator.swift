@@ -305,8 +305,8 @@ extension BasicAuthenticator {
                 valid = made.map { $0.name == user && !$0.disabled } ?? false
             case .rejected: break
             case .unavailable:
-                // The form has no "try later" answer yet: refuse without counting a failure.
-                return .rejected(delay: .zero)
+                // Not a failure (nobody checked the password), and no other source stands in.
+                return .unavailable(retryAfter: .seconds(DAVResponse.unavailableRetryAfter))
             }
         }
         guard valid else {
@@ -318,5 +318,28 @@ extension BasicAuthenticator {
         }
         await recordSuccess(subnet: client.key)
         return .valid
+    }
+}
+
+extension BasicAuthenticator {
+    /// How long the browser's network is still blocked, or nil: a sign-in through the
+    /// provider from a blocked network is refused before the provider is asked.
+    func blockedSignOn(remoteAddress: String) -> Duration? {
+        let client = ClientAddress.subnet(of: remoteAddress)
+        guard throttle.mayBlock, let retryAfter = throttle.retryAfter(subnet: client.key) else { return nil }
+        failureLog.record(user: "-", address: client.address, reason: .throttled)
+        return retryAfter
+    }
+
+    /// A sign-in through the provider refused: counted and logged (`sso_refused`) as a wrong
+    /// password is, so the provider's flow is no way around the throttle.
+    func signOnRefused(user: String, remoteAddress: String) async -> Outcome {
+        await rejection(user: user, client: ClientAddress.subnet(of: remoteAddress), reason: .ssoRefused)
+    }
+
+    /// A sign-in through the provider succeeded: the network's failures are forgotten, as
+    /// after a password login.
+    func signOnSucceeded(remoteAddress: String) async {
+        await recordSuccess(subnet: ClientAddress.subnet(of: remoteAddress).key)
     }
 }

@@ -159,7 +159,7 @@ extension RoloServer {
             profileSigner: configuration.profileSigner)
         do {
             let signOn = configuration.authSources.contains(.oidc)
-                ? configuration.oidc.map { OIDCSignOn(provider: $0, store: store, logger: logger) } : nil
+                ? configuration.oidc.map { OIDCSignOn(provider: $0, store: store, logins: authenticator, logger: logger) } : nil
             return try WebApp(store: store, configuration: web, logError: { [logger] text in logger.error("\(text)") },
                               singleSignOn: signOn, loginFlows: LoginFlows()) { user, password, remote in
                 await authenticator.checkWebLogin(user: user, password: password, remoteAddress: remote)

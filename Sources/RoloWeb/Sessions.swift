@@ -110,6 +110,9 @@ extension WebApp {
     }
 
     static let genericLoginError = "The user name or password is wrong, or the account cannot sign in."
+    /// Says nothing of whether the password was right: nobody could check it.
+    static let sourceUnavailableError = "Your password cannot be checked right now: the directory that holds it "
+        + "cannot be reached. Try again in a minute."
 
     func signIn(_ request: WebRequest) async throws -> WebResponse {
         let form = try parseForm(request)
@@ -129,6 +132,10 @@ extension WebApp {
         case .throttled(let retryAfter):
             var response = loginPage(request, error: "Too many failed sign-ins from your network. Try again later.",
                                      userName: user, status: 429)
+            response.headers.append(("Retry-After", String(max(1, retryAfter.components.seconds))))
+            return response
+        case .unavailable(let retryAfter):
+            var response = loginPage(request, error: Self.sourceUnavailableError, userName: user, status: 503)
             response.headers.append(("Retry-After", String(max(1, retryAfter.components.seconds))))
             return response
         case .rejected(let delay):

@@ -9,7 +9,8 @@ public protocol WebSingleSignOn: Sendable {
     /// Where to send the browser, and the state this browser keeps in a cookie to come back with.
     func begin(redirectURI: String, next: String) async -> WebSignOnStart
     /// The provider sent the browser back with `query`; `state` is the one its cookie kept.
-    func finish(query: [String: String], state: String?, redirectURI: String) async -> WebSignOnResult
+    /// `remoteAddress` is the browser's, for the failed-login throttle and log.
+    func finish(query: [String: String], state: String?, redirectURI: String, remoteAddress: String) async -> WebSignOnResult
 }
 
 public enum WebSignOnStart: Sendable, Equatable {
@@ -21,7 +22,11 @@ public enum WebSignOnStart: Sendable, Equatable {
 public enum WebSignOnResult: Sendable, Equatable {
     /// `user` exists (made on the first sign-in) and may sign in; `next` is where they were going.
     case signedIn(user: String, next: String)
+    /// Counted and logged as a wrong password is (the reason is shown to the browser).
     case refused(String)
+    /// Too many failed sign-ins from the browser's network: 429, the provider not asked.
+    case throttled(retryAfter: Duration)
+    /// The provider cannot be reached: 503 with `Retry-After` (the server logs the outage).
     case unavailable(String)
 }
 
@@ -62,7 +67,8 @@ extension WebApp {
         let state = cookies[Self.signOnCookieName(secure: request.isSecure)]
         let clear = Cookies.setCookie(name: Self.signOnCookieName(secure: request.isSecure), value: "",
                                       secure: request.isSecure, maxAge: 0)
-        switch await signOn.finish(query: query, state: state, redirectURI: signOnRedirectURI(request)) {
+        switch await signOn.finish(query: query, state: state, redirectURI: signOnRedirectURI(request),
+                                   remoteAddress: request.remoteAddress) {
         case .signedIn(let user, let next):
             if let old = cookies[Cookies.sessionName(secure: request.isSecure)] {
                 try? await store.deleteWebSession(tokenHash: Tokens.sha256Hex(old))
@@ -75,6 +81,11 @@ extension WebApp {
             var response = loginPage(request, error: "Sign-in with \(signOn.displayName) failed: \(reason)", status: 401)
             response.headers.append(("Set-Cookie", clear))
             return response
+        case .throttled(let retryAfter):
+            var response = loginPage(request, error: "Too many failed sign-ins from your network. Try again later.", status: 429)
+            response.headers.append(("Retry-After", String(max(1, retryAfter.components.seconds))))
+            response.headers.append(("Set-Cookie", clear))
+            return response
         case .unavailable(let reason):
             var response = signOnUnavailable(request, reason: reason)
             response.headers.append(("Set-Cookie", clear))
@@ -82,8 +93,8 @@ extension WebApp {
         }
     }
 
+    /// The server has logged the outage (once per outage, not once per browser).
     private func signOnUnavailable(_ request: WebRequest, reason: String) -> WebResponse {
-        logError("sign-in provider unavailable: \(reason)")
         var response = errorPage(.unavailable("\(singleSignOn?.displayName ?? "The sign-in provider") cannot be reached "
             + "right now. Try again in a minute, or sign in with your password."), request: request)
         response.headers.append(("Retry-After", String(Self.signOnRetryAfter)))

@@ -15,6 +15,9 @@ public enum WebLoginVerdict: Sendable, Equatable {
     case rejected(delay: Duration)
     /// Too many failures from the client's network: refuse without checking.
     case throttled(retryAfter: Duration)
+    /// The source that holds the password (the LDAP directory) cannot be reached: 503 with
+    /// `Retry-After`, no failure counted, and never a fall-back to another source.
+    case unavailable(retryAfter: Duration)
 }
 
 /// What the web UI needs to know of the server it runs in.

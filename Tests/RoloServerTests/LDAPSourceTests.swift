@@ -176,6 +176,13 @@ import RoloStore
                     #expect(bob.status == 503)
                     #expect(bob.headers["retry-after"] != nil, "\(bob.headers)")
                 }
+                // The web sign-in says the directory is out of reach: not "wrong password", not counted.
+                let page = try await WebUIHTTPTests.Browser(server).signIn("bob", TestDirectory.password(of: "bob"))
+                #expect(page.status == 503)
+                #expect(page.headers["retry-after"] != nil, "\(page.headers)")
+                #expect(page.text.contains("cannot be reached"))
+                #expect(!page.text.contains("password is wrong"))
+                #expect(log.messages(startingWith: "auth_failed").isEmpty)
                 #expect(log.messages(startingWith: "LDAP directory unavailable").count == 1)
             }
         }

@@ -51,7 +51,8 @@ refused "discovery failure stops serve" oidc_issuer --oidc-issuer "http://127.0.
 refused "plain http off loopback stops serve" oidc_issuer --oidc-issuer "http://id.example.org"
 refused "oidc without an issuer stops serve" oidc_issuer
 
-rolo_start local-admin local-admin-pw --auth-source local --auth-source oidc \
+# At notice, for the auth_failed lines and the outage's lines checked below.
+ROLO_LOG_LEVEL=notice rolo_start local-admin local-admin-pw --auth-source local --auth-source oidc \
     --oidc-issuer "$PROVIDER" --oidc-client-id rolo --oidc-client-secret-file "$WORK/client-secret" \
     --oidc-display-name "Test SSO" --oidc-required-group rolo-users --oidc-admin-group rolo-admins
 
@@ -63,5 +64,12 @@ if [ "$status" != 0 ]; then
     echo "-- rolo serve stderr (last 30 lines):"
     tail -n 30 "$WORK/serve.err"
 fi
+# Refused sign-ins are failed logins like a wrong password (the throttle, fail2ban's line):
+# eve is outside the required group; the tampered, wrong-state and expired ones name nobody.
+log_count() { grep -cF -- "$1" "$WORK/serve.err" || true; }
+check "eve's refusal is logged for fail2ban" 1 "$(log_count 'auth_failed user=eve ip=127.0.0.1 reason=sso_refused')"
+check "the three refusals of no verified user are logged" 3 "$(log_count 'auth_failed user=- ip=127.0.0.1 reason=sso_refused')"
+check "the provider's outage is logged once, over two sign-ins" 1 "$(log_count 'OpenID provider Test SSO unavailable')"
+check "... and its end once" 1 "$(log_count 'OpenID provider Test SSO reachable again')"
 if [ $failures = 0 ]; then echo "oidc interop: all checks passed"; else echo "oidc interop: $failures failed"; fi
 [ $failures = 0 ]

@@ -1,7 +1,6 @@
 import Foundation
 import LDAPClient
 import Logging
-import Synchronization
 
 /// The `ldap_*` settings: where the directory is and how a login name maps to an entry.
 public struct LDAPSourceSettings: Sendable, Equatable {
@@ -60,7 +59,7 @@ public struct LDAPSource: PasswordSource {
 
     public init(settings: LDAPSourceSettings, logger: Logger = Logger(label: "rolo")) {
         self.settings = settings
-        self.outage = OutageLog(logger: logger)
+        self.outage = OutageLog(what: "LDAP directory", logger: logger)
     }
 
     /// What a check found, with the entry for `rolo auth test`.
@@ -166,29 +165,5 @@ public struct LDAPSource: PasswordSource {
             dn.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",").lowercased()
         }
         return folded(lhs) == folded(rhs)
-    }
-}
-
-/// Logs a directory outage once when it starts and once when it ends, not once per login.
-final class OutageLog: Sendable {
-    private let down = Mutex(false)
-    private let logger: Logger
-
-    init(logger: Logger) { self.logger = logger }
-
-    func failed(_ reason: String) {
-        let first = down.withLock { down in
-            defer { down = true }
-            return !down
-        }
-        if first { logger.error("LDAP directory unavailable; logins that need it get 503", metadata: ["reason": "\(reason)"]) }
-    }
-
-    func recovered() {
-        let was = down.withLock { down in
-            defer { down = false }
-            return down
-        }
-        if was { logger.notice("LDAP directory reachable again") }
     }
 }

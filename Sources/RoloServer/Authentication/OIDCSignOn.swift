@@ -10,10 +10,17 @@ import RoloWeb
 /// verifier; a callback must bring the same state in the query and the cookie, and uses it
 /// once. Memory, not the store: a sign-in lasts seconds, one restart costs a click, and a
 /// browser that lands on another process of a scale-out pair is refused rather than trusted.
+///
+/// A refused sign-in counts in the failed-login throttle and the `auth_failed` log
+/// (`sso_refused`) as a wrong password does, and a blocked network is refused before the
+/// provider is asked; a provider that cannot be reached is logged once per outage.
 actor OIDCSignOn: WebSingleSignOn {
     nonisolated let provider: OIDCProvider
     nonisolated let store: any AccountStore
-    nonisolated let logger: Logger
+    /// The password logins' throttle and failure log, shared so that no source is a way
+    /// around them.
+    nonisolated let logins: BasicAuthenticator
+    nonisolated let outage: OutageLog
     nonisolated var displayName: String { provider.settings.displayName }
 
     struct Pending {
@@ -29,8 +36,9 @@ actor OIDCSignOn: WebSingleSignOn {
     /// cannot grow memory without bound.
     static let maximumPending = 10_000
 
-    init(provider: OIDCProvider, store: any AccountStore, logger: Logger) {
-        self.provider = provider; self.store = store; self.logger = logger
+    init(provider: OIDCProvider, store: any AccountStore, logins: BasicAuthenticator, logger: Logger) {
+        self.provider = provider; self.store = store; self.logins = logins
+        self.outage = OutageLog(what: "OpenID provider \(provider.settings.displayName)", logger: logger)
     }
 
     func begin(redirectURI: String, next: String) async -> WebSignOnStart {
@@ -40,6 +48,7 @@ actor OIDCSignOn: WebSingleSignOn {
         let challenge = Base64URL.encode(Data(SHA256.hash(data: Data(verifier.utf8))))
         let settings = provider.settings
         guard var components = URLComponents(url: provider.authorizationEndpoint, resolvingAgainstBaseURL: false) else {
+            outage.failed("the authorization endpoint is not a URL")
             return .unavailable("the authorization endpoint is not a URL")
         }
         let existing = components.queryItems ?? []
@@ -56,39 +65,64 @@ actor OIDCSignOn: WebSingleSignOn {
         // `+` is a space to a form decoder: escape it in the query too.
         let query = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         components.percentEncodedQuery = query
-        guard let url = components.url else { return .unavailable("the authorization endpoint is not a URL") }
+        guard let url = components.url else {
+            outage.failed("the authorization endpoint is not a URL")
+            return .unavailable("the authorization endpoint is not a URL")
+        }
         return .redirect(url: url.absoluteString, state: state)
     }
 
-    func finish(query: [String: String], state cookieState: String?, redirectURI: String) async -> WebSignOnResult {
+    func finish(query: [String: String], state cookieState: String?, redirectURI: String,
+                remoteAddress: String) async -> WebSignOnResult {
         prune()
+        if let retryAfter = logins.blockedSignOn(remoteAddress: remoteAddress) { return .throttled(retryAfter: retryAfter) }
         guard let state = query["state"], let cookieState, Self.equal(state, cookieState),
               let sign = pending.removeValue(forKey: state) else {
-            return .refused("the sign-in's state does not match this browser's. Start again.")
+            return await refused("the sign-in's state does not match this browser's. Start again.", remoteAddress: remoteAddress)
         }
         if let error = query["error"] {
-            return .refused("the provider said \(error)" + (query["error_description"].map { " (\($0))" } ?? "") + ".")
+            return await refused("the provider said \(error)" + (query["error_description"].map { " (\($0))" } ?? "") + ".",
+                                 remoteAddress: remoteAddress)
         }
-        guard let code = query["code"], !code.isEmpty else { return .refused("the provider sent no code.") }
+        guard let code = query["code"], !code.isEmpty else {
+            return await refused("the provider sent no code.", remoteAddress: remoteAddress)
+        }
+        // The name a verified token gave, for the log of a refusal after the checks (a
+        // user outside the required group); a token that fails them names nobody.
+        var verifiedName: String?
         do {
             let idToken = try await provider.exchange(code: code, verifier: sign.verifier, redirectURI: redirectURI)
+            outage.recovered()
             let claims = try await provider.verify(idToken, nonce: sign.nonce)
+            verifiedName = (claims[provider.settings.userClaim] as? String).map(LoginName.normalized)
             let user = try await signIn(claims: claims)
+            await logins.signOnSucceeded(remoteAddress: remoteAddress)
             return .signedIn(user: user, next: sign.next)
         } catch let error as OIDCError {
             switch error {
-            case .unreachable(let text):
-                return .unavailable(text)
-            case .provider(let text):
-                logger.warning("oidc sign-in: \(text)")
+            case .unreachable(let text), .provider(let text):
+                outage.failed(text)
                 return .unavailable(text)
             case .refused(let text):
-                logger.notice("oidc sign-in refused: \(text)")
-                return .refused(text)
+                return await refused(text, user: verifiedName, remoteAddress: remoteAddress)
             }
         } catch {
-            logger.error("oidc sign-in: \(error)")
+            outage.failed("\(error)")
             return .unavailable("\(error)")
+        }
+    }
+
+    /// A refusal, counted and logged under `user` (the name the verified token gave, else
+    /// "-"), answered after the throttle's delay or as throttled.
+    private func refused(_ reason: String, user: String? = nil, remoteAddress: String) async -> WebSignOnResult {
+        switch await logins.signOnRefused(user: user ?? "-", remoteAddress: remoteAddress) {
+        case .throttled(let retryAfter):
+            return .throttled(retryAfter: retryAfter)
+        case .rejected(let delay):
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            return .refused(reason)
+        default:
+            return .refused(reason)
         }
     }
 

@@ -61,6 +61,11 @@ extension WebApp {
                                                  status: 429)
             response.headers.append(("Retry-After", String(max(1, retryAfter.components.seconds))))
             return response
+        case .unavailable(let retryAfter):
+            var response = try await accountPage(context, error: Self.sourceUnavailableError + " Nothing was changed.",
+                                                 status: 503)
+            response.headers.append(("Retry-After", String(max(1, retryAfter.components.seconds))))
+            return response
         }
         try await store.setPassword(user: context.user, password: password)
         try await store.deleteWebSessions(user: context.user)

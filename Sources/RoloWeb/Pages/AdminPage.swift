@@ -117,6 +117,9 @@ extension WebApp {
                 return try await adminUserPage(context, name: name, error: "Your password was wrong; nothing was deleted.", status: 403)
             case .throttled:
                 return try await adminUserPage(context, name: name, error: "Too many failed passwords; try later.", status: 429)
+            case .unavailable:
+                return try await adminUserPage(context, name: name, error: Self.sourceUnavailableError + " Nothing was deleted.",
+                                               status: 503)
             }
             try await store.deleteWebSessions(user: name)
             try await store.deleteUser(name: name)
