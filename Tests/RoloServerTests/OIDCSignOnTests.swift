@@ -71,7 +71,10 @@ import Testing
         #expect(denied == .throttled(retryAfter: .seconds(60)))
         // Blocked: even a sign-in the provider would answer is refused before it is asked
         // (asking it here would give `.unavailable`).
-        #expect(try await fixture.genuine(from: browser) == .throttled(retryAfter: .seconds(60)))
+        guard case .throttled(let retryAfter) = try await fixture.genuine(from: browser) else {
+            Issue.record("a blocked network's sign-in was not refused"); return
+        }
+        #expect(retryAfter > .seconds(50) && retryAfter <= .seconds(60), "the block's time left: \(retryAfter)")
         // Another network is not affected: its sign-in reaches the (unreachable) provider.
         guard case .unavailable = try await fixture.genuine(from: "198.51.100.4") else {
             Issue.record("another network's sign-in did not reach the provider"); return
@@ -85,7 +88,8 @@ import Testing
     @Test func anUnreachableProviderIsNoFailureAndIsLoggedOncePerOutage() async throws {
         let fixture = try Fixture()
         defer { fixture.close() }
-        for _ in 0..<3 {
+        // Two sign-ins in one outage (each waits out the client's connect timeout, 10 s).
+        for _ in 0..<2 {
             guard case .unavailable(let reason) = try await fixture.genuine(from: "203.0.113.81") else {
                 Issue.record("an unreachable provider was not unavailable"); return
             }
