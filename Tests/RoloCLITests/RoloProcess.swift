@@ -83,7 +83,9 @@ final class PipeText: @unchecked Sendable {
     var current: String { String(decoding: data, as: UTF8.self) }
     var data: Data { lock.withLock { bytes } }
 
-    /// Polls until `match` finds something in the text so far, or `timeout` passes.
+    /// Polls until `match` finds something in the text so far, or `timeout` passes. The
+    /// text is looked at once more after the deadline: on a loaded machine this task may
+    /// wake only after it, with the awaited line long since arrived.
     func waitFor<T>(timeout: Duration = .seconds(60), _ match: (String) -> T?) async -> T? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -91,7 +93,7 @@ final class PipeText: @unchecked Sendable {
             if lock.withLock({ ended }) { return match(current) }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return nil
+        return match(current)
     }
 }
 
