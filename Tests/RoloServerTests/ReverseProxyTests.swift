@@ -18,32 +18,36 @@ import Testing
         #expect(ClientAddress.resolve(peer: "127.0.0.1", forwardedFor: " , ", trustedProxies: trusted) == "127.0.0.1")
     }
 
-    /// Seven failures from `first` (the seventh waits 0.5 s), then one from `second`: returns
-    /// how long that last answer took.
-    static func secondsForOtherClientAfterFailures(_ server: TestServer, first: String, second: String) async throws
-        -> Double {
-        for _ in 0..<7 {
+    /// A throttle that blocks after a few quick failures, so the test reads who is blocked
+    /// from the answers (429 or 401) rather than from how long they took.
+    static let quickBlock = LoginThrottleSettings(freeFailures: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(40),
+                                                  cappedFailures: 1, window: .seconds(600), accountFreeFailures: 1000)
+
+    /// Failures from `first` until it is blocked (its next attempt gets 429), then one
+    /// failure from `second`: returns that last answer's status.
+    static func statusForOtherClientAfterBlocking(_ server: TestServer, first: String, second: String) async throws -> Int {
+        for _ in 0..<quickBlock.blockingFailures {
             _ = try await server.request("GET", "/dav/", password: "guess", headers: ["X-Forwarded-For": first])
         }
-        let other = try await server.request("GET", "/dav/", password: "guess", headers: ["X-Forwarded-For": second])
-        #expect(other.status == 401)
-        return other.seconds
+        let blocked = try await server.request("GET", "/dav/", password: "guess", headers: ["X-Forwarded-For": first])
+        #expect(blocked.status == 429, "\(first) made \(quickBlock.blockingFailures) failures")
+        return try await server.request("GET", "/dav/", password: "guess", headers: ["X-Forwarded-For": second]).status
     }
 
     @Test func forwardedForFromATrustedProxyIsTheThrottledAddress() async throws {
-        try await TestServer.with(configure: { $0.trustedProxies = ["127.0.0.1"] }) { server in
-            let seconds = try await Self.secondsForOtherClientAfterFailures(server, first: "10.0.0.1", second: "10.0.0.2")
-            // Throttled as 10.0.0.1 it would wait a full second (the eighth failure); a loaded
-            // machine's curl alone may take half of that.
-            #expect(seconds < 0.9, "10.0.0.2 had no failures of its own, yet waited \(seconds) s")
+        try await TestServer.with(configure: {
+            $0.trustedProxies = ["127.0.0.1"]
+            $0.loginThrottle = Self.quickBlock
+        }) { server in
+            // 10.0.0.1 is blocked; 10.0.0.2, behind the same proxy, has no failures of its own.
+            #expect(try await Self.statusForOtherClientAfterBlocking(server, first: "10.0.0.1", second: "10.0.0.2") == 401)
         }
     }
 
     @Test func forwardedForFromAnUntrustedPeerDoesNotChangeTheThrottledAddress() async throws {
-        try await TestServer.with { server in
-            let seconds = try await Self.secondsForOtherClientAfterFailures(server, first: "10.0.0.1", second: "10.0.0.2")
-            // Eighth failure from 127.0.0.1 itself: 1 s.
-            #expect(seconds >= 0.9)
+        try await TestServer.with(configure: { $0.loginThrottle = Self.quickBlock }) { server in
+            // The header is not believed: every failure was 127.0.0.1's, and so is the block.
+            #expect(try await Self.statusForOtherClientAfterBlocking(server, first: "10.0.0.1", second: "10.0.0.2") == 429)
         }
     }
 
