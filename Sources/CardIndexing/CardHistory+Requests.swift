@@ -56,8 +56,9 @@ extension CardHistory {
     }
 
     /// The kept version `seq` of the card `name` and the card's ETag now (nil: deleted), or
-    /// the refusal: a version pruned meanwhile, a deletion, the version the card already is.
-    public static func versionToRestore(collectionID: Int64, name: String, seq: Int64,
+    /// the refusal: a version pruned meanwhile, a card changed since a page showed it with
+    /// `shownETag`, a deletion, the version the card already is.
+    public static func versionToRestore(collectionID: Int64, name: String, seq: Int64, shownETag: String? = nil,
                                         history: any CardHistoryStore) async throws -> (version: CardVersion, current: String?) {
         let versions = try await history.cardVersions(collectionID: collectionID, name: name)
         guard let version = versions.first(where: { $0.seq == seq }) else {
@@ -65,7 +66,13 @@ extension CardHistory {
         }
         guard !version.isDeletion else { throw RestoreError("This version is the card's deletion: there is nothing to restore.") }
         let current = versions.last?.etag
-        guard version.seq != versions.last?.seq else { throw RestoreError("This version is the card as it is now.") }
+        if let shownETag, shownETag != current {
+            throw RestoreError("This contact was changed on another device since you opened it; nothing was restored. "
+                               + "Open it again to see the change.")
+        }
+        guard version.seq != versions.last?.seq, version.etag != current else {
+            throw RestoreError("This version is the card as it is now: there is nothing to restore.")
+        }
         return (version, current)
     }
 }

@@ -19,7 +19,8 @@ extension WebApp {
         let changes = CardHistory.describe(versions)
         let current = versions.last?.etag ?? ""
         let rows = zip(versions, changes).reversed().map { version, changed -> [String: Any] in
-            let restorable = book.canWrite && !version.isDeletion && version.seq != versions.last?.seq
+            // The same bytes as now (a version an earlier restore brought back) offer nothing.
+            let restorable = book.canWrite && !version.isDeletion && version.seq != versions.last?.seq && version.etag != current
             return [
                 "when": Formatting.time(version.at), "iso": Formatting.iso(version.at), "user": version.user ?? "—",
                 "device": CardHistory.device(of: version, names: devices, namesOf: context.user),
@@ -42,12 +43,10 @@ extension WebApp {
         }
         let found: (version: CardVersion, current: String?)
         do {
-            found = try await CardHistory.versionToRestore(collectionID: book.id, name: name, seq: seq, history: history)
+            found = try await CardHistory.versionToRestore(collectionID: book.id, name: name, seq: seq, shownETag: etag,
+                                                           history: history)
         } catch let refused as CardHistory.RestoreError {
             throw WebError.badRequest(refused.description)
-        }
-        guard found.current == etag else {
-            throw WebError.badRequest("This contact was changed on another device since you opened it; nothing was restored. Open it again to see the change.")
         }
         do {
             try await checkQuota(book, adding: found.version.data?.count ?? 0)
