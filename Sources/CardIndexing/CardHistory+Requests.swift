@@ -35,8 +35,10 @@ extension CardHistory {
 
     /// The undo of a book after `time` (by one of `user`'s devices when `device` names one),
     /// or the refusal a person reads: a time in the future, an unknown device, a time before
-    /// the kept history. Nothing is written.
+    /// the kept history. Nothing is written. `includeConflicts`: cards another device changed
+    /// since go back too (asked for explicitly; left alone otherwise).
     public static func undoPlan(collectionID: Int64, since time: Date, device: String?, of user: String, now: Date,
+                                includeConflicts: Bool = false,
                                 accounts: any AccountStore, history: any CardHistoryStore) async throws -> UndoPlan {
         guard time <= now else { throw RestoreError("The time \(format(time)) is in the future. Nothing changed.") }
         var author: UndoPlan.Author?
@@ -52,7 +54,7 @@ extension CardHistory {
                                + "choose a later time. Nothing changed.")
         }
         let versions = try await history.bookVersions(collectionID: collectionID, since: time)
-        return UndoPlan(versions: versions, since: time, author: author)
+        return UndoPlan(versions: versions, since: time, author: author, includeConflicts: includeConflicts)
     }
 
     /// The kept version `seq` of the card `name` and the card's ETag now (nil: deleted), or

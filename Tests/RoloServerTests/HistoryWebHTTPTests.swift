@@ -122,6 +122,12 @@ import Testing
             #expect(plan.text.contains("Ada Alpha") && plan.text.contains("comes back (it was deleted)"))
             #expect(plan.text.contains("data-testid=\"undo-conflict\"><th scope=\"row\">Cy Gamma</th><td>alice with account password</td>"))
 
+            // Asked for, the conflict goes back too (only in the plan here).
+            let over = try await browser.get("/web/b/default/undo-changes?" + query + "&conflicts=include")
+            #expect(over.text.contains("3 cards put back, 1 card removed, 1 conflict undone too."), "\(over.text)")
+            #expect(try #require(HTMLForm(in: over.text, id: "undo-confirm")).values("conflicts") == ["include"])
+            #expect(try #require(HTMLForm(in: plan.text, id: "undo-confirm")).values("conflicts").isEmpty)
+
             // Refusals: a clear error, nothing changed.
             let future = try await browser.get("/web/b/default/undo-changes?to=2999-01-01T00:00:00Z&device=Phone")
             #expect(future.status == 400 && future.text.contains("is in the future"))
@@ -211,6 +217,11 @@ import Testing
             #expect(try await server.request("POST", "/api/books/\(slug)/cards/ann.vcf/restore", user: "bob", headers: Self.json,
                                              body: Data(#"{"seq":\#(seq)}"#.utf8)).status == 403)
             #expect(try await server.request("GET", "/api/books/nothing/cards/ann.vcf/history").status == 404)
+            #expect(try await server.request("GET", path).headers["etag"] == changed)
+
+            let stale = try await server.request("POST", "/api/books/default/cards/ann.vcf/restore", headers: Self.json,
+                                                 body: Data(#"{"seq":\#(seq),"etag":"\"stale\""}"#.utf8))
+            #expect(stale.status == 409 && stale.text.contains("changed"), "\(stale.text)")
             #expect(try await server.request("GET", path).headers["etag"] == changed)
 
             // Restore one version: a new write with a new ETag; the undo has nothing left to do.

@@ -23,8 +23,8 @@ import RoloStore
 /// | `DELETE /api/tokens/NAME` | revoke |
 /// | `GET /api/access?since=YYYY-MM-DD` | the access history (30 days by default) |
 /// | `GET /api/books/BOOK/cards/CARD/history` | the card's kept versions, oldest first, each with what it changed |
-/// | `POST /api/books/BOOK/cards/CARD/restore` `{"seq"}` | that version becomes a new write |
-/// | `POST /api/books/BOOK/undo` `{"to", "device", "dry_run"}` | the plan; carried out unless `dry_run` |
+/// | `POST /api/books/BOOK/cards/CARD/restore` `{"seq", "etag"}` | that version becomes a new write (`etag`: only over it) |
+/// | `POST /api/books/BOOK/undo` `{"to", "device", "dry_run", "include_conflicts"}` | the plan; carried out unless `dry_run` |
 ///
 /// The history paths (issue 31) ask what `rolo history` and `rolo restore` ask
 /// (`CardHistory`), on a book the user reaches (BOOK as in their home: a share is
@@ -193,7 +193,8 @@ struct AccountAPI: Sendable {
         let name = try await cardName(card, in: book, history: history)
         let found: (version: CardVersion, current: String?)
         do {
-            found = try await CardHistory.versionToRestore(collectionID: book.id, name: name, seq: seq, history: history)
+            found = try await CardHistory.versionToRestore(collectionID: book.id, name: name, seq: seq,
+                                                           shownETag: fields["etag"] as? String, history: history)
         } catch let refused as CardHistory.RestoreError {
             throw APIError(409, refused.description)
         }
@@ -218,10 +219,11 @@ struct AccountAPI: Sendable {
         guard let time = CardHistory.parseTime(text) else { throw APIError(400, "to must be an ISO 8601 time, e.g. 2026-11-28T07:10:00Z.") }
         let device = (fields["device"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         let dryRun = fields["dry_run"] as? Bool ?? false
+        let includeConflicts = fields["include_conflicts"] as? Bool ?? false
         let plan: UndoPlan
         do {
             plan = try await CardHistory.undoPlan(collectionID: book.id, since: time, device: device, of: user, now: Date(),
-                                                  accounts: store, history: history)
+                                                  includeConflicts: includeConflicts, accounts: store, history: history)
         } catch let refused as CardHistory.RestoreError {
             throw APIError(400, refused.description)
         }

@@ -67,10 +67,13 @@ extension WebApp {
     private struct UndoRequest {
         var to: String
         var device: String?
+        /// Cards another device changed since go back too.
+        var includeConflicts: Bool
 
         init(_ value: (String) -> String?) {
             to = (value("to") ?? "").trimmingCharacters(in: .whitespaces)
             device = value("device").flatMap { $0.isEmpty ? nil : $0 }
+            includeConflicts = value("conflicts") == "include"
         }
     }
 
@@ -83,7 +86,8 @@ extension WebApp {
         }
         do {
             return .success(try await CardHistory.undoPlan(collectionID: book.id, since: time, device: request.device, of: context.user,
-                                                           now: store.clock.now, accounts: store, history: history))
+                                                           now: store.clock.now, includeConflicts: request.includeConflicts,
+                                                           accounts: store, history: history))
         } catch let refused as CardHistory.RestoreError {
             return .failure(refused)
         }
@@ -100,7 +104,8 @@ extension WebApp {
             "devices": devices.sorted { ($0.key == 0 ? 0 : 1, $0.value) < ($1.key == 0 ? 0 : 1, $1.value) }.map {
                 ["name": $0.value, "selected": $0.value == request.device]
             },
-            "everyDevice": request.device == nil, "plan": false, "error": error ?? false,
+            "everyDevice": request.device == nil, "includeConflicts": request.includeConflicts,
+            "plan": false, "error": error ?? false,
         ]
         if error == nil, !request.to.isEmpty {
             switch try await undoPlan(context, request) {
@@ -136,17 +141,20 @@ extension WebApp {
                 return ["name": label(name), "file": name, "what": "is removed (it was created since; it stays in the trash)"]
             }
         }
+        let included = Set(plan.steps.map(\.name))
         let conflicts = plan.conflicts.map { conflict -> [String: Any] in
             let by = Set(conflict.others.map { "\($0.user ?? "—") with \(CardHistory.device(of: $0, names: devices, namesOf: context.user))" })
-            return ["name": label(conflict.name), "file": conflict.name, "by": by.sorted().joined(separator: ", ")]
+            return ["name": label(conflict.name), "file": conflict.name, "by": by.sorted().joined(separator: ", "),
+                    "included": included.contains(conflict.name)]
         }
         let reverts = plan.steps.filter { if case .revert = $0 { true } else { false } }.count
         return [
             "summary": "\(Formatting.count(reverts, cap: Int.max, noun: "card")) put back, "
                 + "\(Formatting.count(plan.steps.count - reverts, cap: Int.max, noun: "card")) removed, "
-                + "\(Formatting.count(plan.conflicts.count, cap: Int.max, noun: "conflict")) left alone.",
+                + "\(Formatting.count(plan.conflicts.count, cap: Int.max, noun: "conflict"))"
+                + (request.includeConflicts ? " undone too." : " left alone."),
             "steps": steps, "hasSteps": !steps.isEmpty, "conflicts": conflicts, "hasConflicts": !conflicts.isEmpty,
-            "to": request.to, "device": request.device ?? "",
+            "to": request.to, "device": request.device ?? "", "conflictsIncluded": request.includeConflicts,
         ]
     }
 

@@ -1061,6 +1061,7 @@ enum EmbeddedTemplates {
       <option value=""{{#everyDevice}} selected{{/everyDevice}}>Every device (the book as it was at that time)</option>
       {{#devices}}<option value="{{name}}"{{#selected}} selected{{/selected}}>{{name}}</option>{{/devices}}
     </select></p>
+  <p><label><input type="checkbox" name="conflicts" value="include"{{#includeConflicts}} checked{{/includeConflicts}} data-testid="undo-include-conflicts"> Also undo cards another device changed since (conflicts)</label></p>
   <p><button type="submit" class="secondary" data-testid="undo-show-plan">Show what would change</button></p>
 </form>
 {{#plan}}
@@ -1075,10 +1076,10 @@ enum EmbeddedTemplates {
   </table>
   {{/hasSteps}}
   {{#hasConflicts}}
-  <h3>Left alone</h3>
-  <p class="muted">Changed since by another device: the undo does not overwrite these.</p>
+  <h3>Conflicts</h3>
+  <p class="muted">{{#conflictsIncluded}}Changed since by another device: you asked to undo these too, over those changes.{{/conflictsIncluded}}{{^conflictsIncluded}}Changed since by another device: the undo does not overwrite these.{{/conflictsIncluded}}</p>
   <table class="table" tabindex="0" data-testid="undo-conflicts">
-    <caption class="visually-hidden">Cards left alone because another device changed them since</caption>
+    <caption class="visually-hidden">Cards another device changed since</caption>
     <thead><tr><th scope="col">Contact</th><th scope="col">Changed since by</th></tr></thead>
     <tbody>{{#conflicts}}<tr data-testid="undo-conflict"><th scope="row">{{name}}</th><td>{{by}}</td></tr>{{/conflicts}}</tbody>
   </table>
@@ -1088,6 +1089,7 @@ enum EmbeddedTemplates {
     <input type="hidden" name="csrf" value="{{csrf}}">
     <input type="hidden" name="to" value="{{to}}">
     <input type="hidden" name="device" value="{{device}}">
+    {{#conflictsIncluded}}<input type="hidden" name="conflicts" value="include">{{/conflictsIncluded}}
     <button type="submit" class="danger" data-testid="undo-confirm">Undo these changes</button>
   </form>
   {{/hasSteps}}
