@@ -261,6 +261,7 @@ public struct WebApp: Sendable {
             // A write's cards are counted by the kind of form; reads by what the page showed.
             switch (method, rest.first, rest.last) {
             case ("POST", "c", "delete"): context.tally.deleted(1)
+            case ("POST", "undo-changes", _): break // the page counts what it put back and removed
             case ("POST", _, _): context.tally.wrote(1)
             default: break
             }
@@ -295,6 +296,9 @@ public struct WebApp: Sendable {
         case ("GET", "trash", 1): return (.bind, { try await trashPage($0) })
         case ("POST", "trash", 2) where rest[1] == "restore": return (.bind, { try await restore($0) })
         case ("POST", "undo", 1): return ([.bind, .writeContent], { try await undo($0) })
+        case ("POST", "c", 3) where rest[2] == "restore-version": return ([.writeContent, .bind], { try await restoreVersion($0, name: name) })
+        case ("GET", "undo-changes", 1): return ([.bind, .writeContent, .unbind], { try await undoChangesPage($0) })
+        case ("POST", "undo-changes", 1): return ([.bind, .writeContent, .unbind], { try await undoChanges($0) })
         case ("GET", "duplicates", 1): return ([.writeContent, .unbind], { try await duplicatesPage($0) })
         case ("GET", "merge", 1): return ([.writeContent, .unbind], { try await mergePage($0) })
         case ("POST", "merge", 1): return ([.writeContent, .unbind], { try await merge($0) })

@@ -45,9 +45,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     /// App-password names by id; 0 is the account password.
     static func deviceNames(of user: String, in store: any RoloStore) async throws -> [Int64: String] {
-        var names: [Int64: String] = [0: "account password"]
-        for password in try await store.appPasswords(user: user) { names[password.id] = password.name }
-        return names
+        try await CardHistory.deviceNames(of: user, in: store)
     }
 
     static func device(_ id: Int64?, _ names: [Int64: String]) -> String {
@@ -74,27 +72,19 @@ struct RestoreCommand: AsyncParsableCommand {
     @OptionGroup var options: DatabaseOptions
 
     func run() async throws {
-        guard let time = try? Date.ISO8601FormatStyle().parse(to) else {
+        guard let time = CardHistory.parseTime(to) else {
             throw CLIError("Invalid time \(to): use ISO 8601, e.g. 2026-11-28T07:10:00Z.")
         }
-        guard time <= Date() else { throw CLIError("The time \(to) is in the future.") }
         try await options.withStore { store in
             let (collection, history) = try await HistoryCommand.openBook(user: user, book: book, in: store)
             let devices = try await HistoryCommand.deviceNames(of: user, in: store)
-            var author: UndoPlan.Author?
-            if let device {
-                guard let id = devices.first(where: { $0.value == device })?.key else {
-                    throw CLIError("No device \(device) of \(user): name one of rolo token list \(user), or `account password`.")
-                }
-                author = UndoPlan.Author(user: user, credentialID: id)
+            let plan: UndoPlan
+            do {
+                plan = try await CardHistory.undoPlan(collectionID: collection.id, since: time, device: device, of: user,
+                                                      now: Date(), accounts: store, history: history)
+            } catch let refused as CardHistory.RestoreError {
+                throw CLIError(refused.description)
             }
-            if let complete = try await history.historyCompleteSince(),
-               !UndoPlan.isComplete(since: time, completeSince: complete) {
-                throw CLIError("Versions from before \(HistoryCommand.time(complete)) are no longer kept (history_days): "
-                               + "choose a later time. Nothing changed.")
-            }
-            let versions = try await history.bookVersions(collectionID: collection.id, since: time)
-            let plan = UndoPlan(versions: versions, since: time, author: author)
             for step in plan.steps {
                 switch step {
                 case let .revert(name, version, current):

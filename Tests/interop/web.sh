@@ -32,6 +32,8 @@ rolo share add bob work alice --accept >/dev/null || exit 2
 # A second share, which alice leaves in the browser.
 rolo book create bob family --display-name "Bob's family" >/dev/null || exit 2
 rolo share add bob family alice --accept >/dev/null || exit 2
+# A book a second device damages and the undo page repairs (issue 31).
+rolo book create alice history --display-name "History" >/dev/null || exit 2
 # A book whose display name is markup: the side bar must show it as text.
 rolo book create alice evil --display-name '<img src=x onerror=alert("book")>' >/dev/null || exit 2
 

@@ -10,6 +10,7 @@ Every page is watched for console errors, uncaught exceptions, CSP violations an
 (GET, and a sync-collection REPORT from the token taken before the edit).
 """
 import base64
+import json
 import plistlib
 import os
 import re
@@ -933,6 +934,69 @@ def flow_app_password(page):
     check("a revoked app password no longer opens CardDAV", status == 401, status)
 
 
+HISTORY_BOOK = "/dav/addressbooks/alice/history/"
+
+
+def flow_undo_a_device(page):
+    """Issue 31: a second device deletes half the cards of a book and blanks the phone numbers
+    of the rest; the undo page shows the plan, and its confirm brings every card back byte
+    for byte, and a client's next sync gets them back."""
+    originals = {}
+    for index in range(6):
+        name = f"keep-{index}.vcf"
+        originals[name] = vcard("VERSION:3.0", f"UID:keep-{index}", f"FN:Kept Person {index}", f"N:Person;Kept {index};;;",
+                                f"TEL;TYPE=CELL:+49 170 000 {index:04d}")
+        alice.put(HISTORY_BOOK + name, originals[name])
+    etags = {name: alice.get(HISTORY_BOOK + name)[1] for name in originals}
+    before_damage = alice.token(HISTORY_BOOK)
+    status, _, body = alice.request("POST", "/api/tokens", '{"name": "Second phone"}', {"Content-Type": "application/json"})
+    assert status == 201, f"app password: {status}"
+    second = Dav("alice", json.loads(body)["secret"])
+    time.sleep(1.1)
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    time.sleep(1.1)
+    for index, name in enumerate(sorted(originals)):
+        if index % 2 == 0:
+            status, _, _ = second.request("DELETE", HISTORY_BOOK + name, headers={"If-Match": etags[name]})
+        else:
+            blank = originals[name].replace(f"+49 170 000 {index:04d}", "")
+            status, _, _ = second.request("PUT", HISTORY_BOOK + name, blank,
+                                          {"Content-Type": "text/vcard; charset=utf-8", "If-Match": etags[name]})
+        assert status in (204, 201), f"the second device's change of {name}: {status}"
+    check("the second device deleted three cards", len(alice.cards(HISTORY_BOOK)) == 3, alice.cards(HISTORY_BOOK))
+
+    page.goto("/web/b/history/c/keep-1.vcf")
+    page.get_by_test_id("contact-history").locator("summary").click()
+    versions = page.get_by_test_id("history-version")
+    check("the contact page shows the card's two versions", versions.count() == 2, versions.count())
+    check("the newest version says the phone number went and which device did it",
+          "Second phone" in versions.first.inner_text() and "removed" in versions.first.inner_text(), versions.first.inner_text())
+
+    page.goto("/web/b/history/undo-changes")
+    page.get_by_test_id("undo-to").fill(since)
+    page.get_by_test_id("undo-device").select_option("Second phone")
+    with page.expect_navigation():
+        page.get_by_test_id("undo-show-plan").click()
+    summary = page.get_by_test_id("undo-summary").inner_text()
+    check("the plan counts the six cards first", summary.startswith("6 cards put back, 0 cards removed, 0 conflicts"), summary)
+    check("the plan lists the cards", page.get_by_test_id("undo-step").count() == 6, page.get_by_test_id("undo-step").count())
+    check("nothing changed before the confirm", len(alice.cards(HISTORY_BOOK)) == 3)
+    audit(page, "undo-plan", "desktop-light")
+    with page.expect_navigation():
+        page.get_by_test_id("undo-confirm").click()
+    check("the undo says it is done", "Undone" in flash_text(page), flash_text(page))
+    back = {name: alice.get(HISTORY_BOOK + name)[2] for name in originals}
+    check("every card is back byte for byte", back == originals,
+          [name for name in originals if back[name] != originals[name]])
+    _, changes = alice.sync(HISTORY_BOOK, before_damage)
+    check("a client's next sync gets every card back", sum(1 for etag in changes.values() if etag) == 6, changes)
+    page.goto("/web/b/history/c/keep-0.vcf")
+    page.get_by_test_id("contact-history").locator("summary").click()
+    check("the restored card's history names alice's undo", "alice, account password" in
+          page.get_by_test_id("history-version").first.inner_text(), page.get_by_test_id("history-version").first.inner_text())
+    audit(page, "contact-history", "desktop-light")
+
+
 def fetch(url):
     """(status, body bytes) of a GET without credentials (a phone's camera or a calendar app)."""
     try:
@@ -1385,6 +1449,7 @@ def main():
         step("XSS", page, flow_xss)
         step("a book shared read-only", page, flow_shared_read_only)
         step("app passwords and the access history", page, flow_app_password)
+        step("undo what a second device did to a book", page, flow_undo_a_device)
         step("add a device: Android and iPhone, QR codes, the one-time profile link", page, flow_add_device)
         step("feeds: add a birthday calendar, its webcal link and QR code, revoke", page, flow_feeds)
         step("the editor's layout at 1280 px, Add phone number, the birthday", page, flow_editor_layout)

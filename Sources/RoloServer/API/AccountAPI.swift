@@ -1,4 +1,5 @@
 import Authorization
+import CardIndexing
 import DAV
 import Foundation
 import RoloStore
@@ -21,9 +22,16 @@ import RoloStore
 /// | `POST /api/tokens` `{"name", "read_only", "books": [...]}` | a new one; its secret in the answer, once |
 /// | `DELETE /api/tokens/NAME` | revoke |
 /// | `GET /api/access?since=YYYY-MM-DD` | the access history (30 days by default) |
+/// | `GET /api/books/BOOK/cards/CARD/history` | the card's kept versions, oldest first, each with what it changed |
+/// | `POST /api/books/BOOK/cards/CARD/restore` `{"seq", "etag"}` | that version becomes a new write (`etag`: only over it) |
+/// | `POST /api/books/BOOK/undo` `{"to", "device", "dry_run", "include_conflicts"}` | the plan; carried out unless `dry_run` |
+///
+/// The history paths (issue 31) ask what `rolo history` and `rolo restore` ask
+/// (`CardHistory`), on a book the user reaches (BOOK as in their home: a share is
+/// `book~owner`) with the privileges `Access` gives there.
 struct AccountAPI: Sendable {
-    /// Accounts, app passwords, the access history and shares: nothing of the cards.
-    let store: any AccountStore & SharingStore
+    /// Accounts, app passwords, the access history and shares; cards only for their history.
+    let store: any AccountStore & SharingStore & CardStore & WebStore
 
     struct Answer: Sendable {
         var status: Int
@@ -113,7 +121,13 @@ struct AccountAPI: Sendable {
                 since = parsed
             }
             return Self.ok(try await store.accessHistory(user: user, since: since).map(Self.json))
-        case (_, "account", 1), (_, "shares", _), (_, "tokens", _), (_, "access", 1):
+        case ("GET", "books", 5) where segments[2] == "cards" && segments[4] == "history":
+            return try await cardHistory(book: segments[1], card: segments[3], user: user)
+        case ("POST", "books", 5) where segments[2] == "cards" && segments[4] == "restore":
+            return try await restoreVersion(book: segments[1], card: segments[3], body: body, user: user)
+        case ("POST", "books", 3) where segments[2] == "undo":
+            return try await undo(book: segments[1], body: body, user: user)
+        case (_, "account", 1), (_, "shares", _), (_, "tokens", _), (_, "access", 1), (_, "books", 3), (_, "books", 5):
             throw APIError(405, "\(method) is not allowed here.")
         default:
             throw APIError(404, "No such API path.")
@@ -131,6 +145,117 @@ struct AccountAPI: Sendable {
         case (_, "access", _): .seeAccessHistory(of: user)
         default: .manageAccount(of: user)
         }
+    }
+
+    // MARK: History (issue 31)
+
+    /// The book `slug` in `user`'s home and its history, once `Access` grants `needs` there.
+    private func historyBook(_ slug: String, user: String, needs: Privileges) async throws -> (CollectionInfo, any CardHistoryStore) {
+        let credential = Credential.accountPassword(user)
+        var found: CollectionInfo?
+        if !slug.contains("~") { found = try await store.collection(owner: user, path: [slug]) }
+        if found == nil { found = try await store.mount(sharee: user, name: slug) }
+        guard let book = found, book.kind == .addressBook, let granted = Access.privileges(on: book, for: credential) else {
+            throw APIError(404, "No address book \(slug).")
+        }
+        guard granted.isSuperset(of: needs) else { throw APIError(403, "This address book is shared with you read-only.") }
+        guard let history = store as? any CardHistoryStore else { throw APIError(404, "This server keeps no card versions.") }
+        return (book, history)
+    }
+
+    /// The card's file name, or the name of the card with this UID.
+    private func cardName(_ card: String, in book: CollectionInfo, history: any CardHistoryStore) async throws -> String {
+        if try await history.cardVersions(collectionID: book.id, name: card).isEmpty,
+           let byUID = try await store.resourceName(collectionID: book.id, uid: card) {
+            return byUID
+        }
+        return card
+    }
+
+    private func cardHistory(book slug: String, card: String, user: String) async throws -> Answer {
+        let (book, history) = try await historyBook(slug, user: user, needs: .read)
+        let name = try await cardName(card, in: book, history: history)
+        let versions = try await history.cardVersions(collectionID: book.id, name: name)
+        guard !versions.isEmpty else { throw APIError(404, "No card \(card) in \(slug), nor any version of it.") }
+        let devices = try await CardHistory.deviceNames(of: user, in: store)
+        let rows = zip(versions, CardHistory.describe(versions)).map { version, changes -> [String: Any] in
+            ["seq": version.seq, "time": Self.time(version.at), "etag": version.etag ?? NSNull(), "deleted": version.isDeletion,
+             "user": version.user ?? NSNull(), "device": CardHistory.device(of: version, names: devices, namesOf: user),
+             "changes": changes]
+        }
+        return Self.ok(["card": name, "versions": rows])
+    }
+
+    private func restoreVersion(book slug: String, card: String, body: Data, user: String) async throws -> Answer {
+        let (book, history) = try await historyBook(slug, user: user, needs: [.writeContent, .bind])
+        let fields = try Self.object(body)
+        guard let seq = (fields["seq"] as? Int).map(Int64.init) else { throw APIError(400, "seq is missing: the version's seq from its history.") }
+        let name = try await cardName(card, in: book, history: history)
+        let found: (version: CardVersion, current: String?)
+        do {
+            found = try await CardHistory.versionToRestore(collectionID: book.id, name: name, seq: seq,
+                                                           shownETag: fields["etag"] as? String, history: history)
+        } catch let refused as CardHistory.RestoreError {
+            throw APIError(409, refused.description)
+        }
+        do {
+            let result = try await asAuthor(user) {
+                try await CardHistory.restore(found.version, current: found.current, collectionID: book.id, in: store)
+            }
+            return Self.ok(["card": name, "restored_seq": seq, "etag": result.etags[name] ?? NSNull()])
+        } catch StoreError.preconditionFailed {
+            throw APIError(409, "The card changed meanwhile; nothing was restored.")
+        } catch StoreError.uidConflict {
+            throw APIError(409, "Another card in the book has this version's UID now; nothing was restored.")
+        } catch let refused as CardHistory.RestoreError {
+            throw APIError(409, refused.description)
+        }
+    }
+
+    private func undo(book slug: String, body: Data, user: String) async throws -> Answer {
+        let (book, history) = try await historyBook(slug, user: user, needs: [.bind, .writeContent, .unbind])
+        let fields = try Self.object(body)
+        let text = try Self.string(fields, "to")
+        guard let time = CardHistory.parseTime(text) else { throw APIError(400, "to must be an ISO 8601 time, e.g. 2026-11-28T07:10:00Z.") }
+        let device = (fields["device"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let dryRun = fields["dry_run"] as? Bool ?? false
+        let includeConflicts = fields["include_conflicts"] as? Bool ?? false
+        let plan: UndoPlan
+        do {
+            plan = try await CardHistory.undoPlan(collectionID: book.id, since: time, device: device, of: user, now: Date(),
+                                                  includeConflicts: includeConflicts, accounts: store, history: history)
+        } catch let refused as CardHistory.RestoreError {
+            throw APIError(400, refused.description)
+        }
+        if !dryRun {
+            do {
+                _ = try await asAuthor(user) { try await CardHistory.apply(plan, collectionID: book.id, in: store) }
+            } catch StoreError.preconditionFailed, StoreError.uidConflict {
+                throw APIError(409, "A card changed while the undo ran; nothing was changed.")
+            }
+        }
+        let devices = try await CardHistory.deviceNames(of: user, in: store)
+        let steps = plan.steps.map { step -> [String: Any] in
+            switch step {
+            case let .revert(name, version, current):
+                ["card": name, "action": current == nil ? "undelete" : "revert", "to_time": Self.time(version.at),
+                 "to_etag": version.etag ?? NSNull()]
+            case let .remove(name, _):
+                ["card": name, "action": "remove"]
+            }
+        }
+        let conflicts = plan.conflicts.map { conflict -> [String: Any] in
+            ["card": conflict.name, "changed_by": conflict.others.map { other -> [String: Any] in
+                ["user": other.user ?? NSNull(), "device": CardHistory.device(of: other, names: devices, namesOf: user),
+                 "time": Self.time(other.at)]
+            }]
+        }
+        return Self.ok(["dry_run": dryRun, "applied": !dryRun && !plan.isEmpty, "steps": steps, "conflicts": conflicts])
+    }
+
+    /// A write the change log attributes to the signed-in user (the API takes the account password only).
+    private func asAuthor<T: Sendable>(_ user: String, _ body: () async throws -> T) async throws -> T {
+        try await ChangeAuthor.$current.withValue(ChangeAuthor(user: user, credentialID: 0)) { try await body() }
     }
 
     // MARK: JSON

@@ -60,6 +60,7 @@ extension WebApp {
             members = page.rows.map { ["name": $0.fields.displayName, "href": URLs.card(base, book.slug, $0.name)] }
         }
         let fields = Self.fields(contact, card: loaded.card)
+        let history = try await historyModel(context, name: loaded.name)
         var subtitle = [contact.jobTitle, contact.departmentName, contact.organizationName].filter { !$0.isEmpty }
         if contact.kind == .organization { subtitle.removeAll { $0 == contact.organizationName } }
         return [
@@ -79,6 +80,7 @@ extension WebApp {
             "fields": fields, "hasFields": !fields.isEmpty,
             "groups": groups, "hasGroups": !groups.isEmpty,
             "members": members, "hasMembers": !members.isEmpty,
+            "history": history ?? false,
         ]
     }
 

@@ -152,7 +152,9 @@ extension WebApp {
         guard let done = request.query("done") else { return nil }
         let texts = [
             "saved": "Saved.", "created": "Contact created.", "deleted": "Contact deleted: it is in the trash for 30 days.",
-            "merged": "Contacts merged.", "restored": "Restored.", "undone": "Undone.", "groups": "Groups saved.",
+            "merged": "Contacts merged.", "restored": "Restored.",
+            "version-restored": "This version was restored as a new change: your devices get it at their next sync.",
+            "changes-undone": "Undone: the cards are back as they were; your devices get them at their next sync.", "undone": "Undone.", "groups": "Groups saved.",
             "token-revoked": "App password revoked.", "shared": "Shared.", "share-removed": "Share removed.",
             "accepted": "Share accepted: the book is now in your list.", "user-created": "User created.",
             "password-set": "Password set; the user's sessions were ended.", "disabled": "User disabled.",

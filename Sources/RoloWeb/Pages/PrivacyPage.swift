@@ -1,4 +1,5 @@
 import Authorization
+import CardIndexing
 import Foundation
 import RoloStore
 
@@ -81,6 +82,7 @@ extension WebApp {
                     "book": record.book.map { book in record.bookOwner == user ? book : "\(book) (\(record.bookOwner ?? ""))" } ?? "—",
                     "requests": record.requests, "read": record.cardsRead, "written": record.cardsWritten,
                     "deleted": record.cardsDeleted, "full": record.fullDownload,
+                    "changes": changesLink(record, user: user),
                 ]
             },
         ] as [String: Any]
@@ -93,6 +95,15 @@ extension WebApp {
             "bookName": share.bookDisplayName ?? share.book, "access": share.access == .readOnly ? "read only" : "read and write",
             "readOnly": share.access == .readOnly, "pending": share.state == .pending,
         ]
+    }
+
+    /// For the user's own device in their own book: what it changed there since the row's
+    /// time, and its undo (the same page: the plan, then the confirm button).
+    func changesLink(_ record: AccessRecord, user: String) -> Any {
+        guard record.user == user, record.bookOwner == user, let book = record.book else { return false }
+        let device = record.credential ?? CardHistory.accountPasswordDevice
+        let url = URLs.bookPage(base, book, "undo-changes", query: [("to", Formatting.iso(record.start)), ("device", device)])
+        return ["url": url, "undoURL": url + "#undo-confirm", "device": Self.deviceName(record, user: user), "book": book]
     }
 
     static func deviceName(_ record: AccessRecord, user: String) -> String {

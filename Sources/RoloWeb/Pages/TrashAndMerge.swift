@@ -10,7 +10,7 @@ extension WebApp {
         for (key, value) in try await navModel(context) { model[key] = value }
         model["hasSidebar"] = true
         for key in ["trash", "duplicates", "merge", "importPage", "privacyPage", "adminPage", "adminUser", "newPassword",
-                    "accountPage", "newBook", "bookSettings", "noBook", "feedsPage", "newFeed"] {
+                    "accountPage", "newBook", "bookSettings", "noBook", "feedsPage", "newFeed", "undoChanges"] {
             model[key] = false
         }
         if let book = context.book {

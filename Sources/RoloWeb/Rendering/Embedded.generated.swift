@@ -246,6 +246,31 @@ enum EmbeddedTemplates {
     <ul class="chips" data-testid="contact-groups">{{#groups}}<li><a href="{{href}}">{{name}}</a></li>{{/groups}}</ul>
   </section>
   {{/hasGroups}}
+  {{#history}}
+  <details class="contact-history" data-testid="contact-history">
+    <summary>History ({{count}})</summary>
+    <table class="table" tabindex="0" data-testid="history-versions">
+      <caption class="visually-hidden">Versions of this contact, newest first</caption>
+      <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What changed</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      <tbody>
+      {{#versions}}
+        <tr data-testid="history-version">
+          <th scope="row"><time datetime="{{iso}}">{{when}}</time></th>
+          <td>{{user}}, {{device}}</td>
+          <td data-testid="version-changes">{{changes}}</td>
+          <td>{{#isCurrent}}<span class="badge">Now</span>{{/isCurrent}}{{#restore}}
+            <form method="post" action="{{action}}" class="inline" id="restore-{{seq}}">
+              <input type="hidden" name="csrf" value="{{csrf}}">
+              <input type="hidden" name="seq" value="{{seq}}">
+              <input type="hidden" name="etag" value="{{etag}}">
+              <button type="submit" class="secondary" aria-label="{{label}}" data-testid="restore-version">Restore this version</button>
+            </form>{{/restore}}</td>
+        </tr>
+      {{/versions}}
+      </tbody>
+    </table>
+  </details>
+  {{/history}}
   {{#hasRemotePhoto}}<p class="muted">This card links to a photo elsewhere; Rolo does not load it.</p>{{/hasRemotePhoto}}
 </article>
 
@@ -800,6 +825,7 @@ enum EmbeddedTemplates {
     {{#accountPage}}{{>account}}{{/accountPage}}
     {{#newBook}}{{>book-new}}{{/newBook}}
     {{#bookSettings}}{{>book-settings}}{{/bookSettings}}
+    {{#undoChanges}}{{>undo-changes}}{{/undoChanges}}
     {{#noBook}}<h1>No address book</h1>
     <p>You have no address book yet. <a href="{{base}}/books/new" data-testid="first-book-link">Create one</a>, or accept a book someone shares with you on the <a href="{{base}}/privacy">privacy page</a>.</p>{{/noBook}}
   </main>
@@ -936,9 +962,9 @@ enum EmbeddedTemplates {
   </div>
   <table class="table" tabindex="0" data-testid="history-table">
     <caption class="visually-hidden">Requests per device, book and hour or day</caption>
-    <thead><tr><th scope="col">When</th><th scope="col">Device</th><th scope="col">Book</th><th scope="col">Requests</th><th scope="col">Cards read</th><th scope="col">Written</th><th scope="col">Deleted</th></tr></thead>
+    <thead><tr><th scope="col">When</th><th scope="col">Device</th><th scope="col">Book</th><th scope="col">Requests</th><th scope="col">Cards read</th><th scope="col">Written</th><th scope="col">Deleted</th><th scope="col">Changes</th></tr></thead>
     <tbody>
-    {{#history}}<tr><td><time datetime="{{iso}}">{{day}}</time></td><th scope="row">{{device}}</th><td>{{book}}</td><td>{{requests}}</td><td>{{read}}{{#full}} (whole book){{/full}}</td><td>{{written}}</td><td>{{deleted}}</td></tr>{{/history}}
+    {{#history}}<tr><td><time datetime="{{iso}}">{{day}}</time></td><th scope="row">{{device}}</th><td>{{book}}</td><td>{{requests}}</td><td>{{read}}{{#full}} (whole book){{/full}}</td><td>{{written}}</td><td>{{deleted}}</td><td>{{#changes}}<a href="{{url}}" aria-label="What did {{device}} change in {{book}} since then" data-testid="device-changes">What changed</a> · <a href="{{undoURL}}" aria-label="Undo what {{device}} did in {{book}} since then" data-testid="device-undo">Undo</a>{{/changes}}</td></tr>{{/history}}
     </tbody>
   </table>
   {{/hasDevices}}
@@ -1021,6 +1047,55 @@ enum EmbeddedTemplates {
 </table>
 {{/hasEntries}}
 {{^hasEntries}}<p data-testid="trash-empty">The trash is empty.</p>{{/hasEntries}}
+
+"""##),
+        ("undo-changes", ##"""
+<h1>Undo changes in {{bookName}}</h1>
+<p class="muted">Puts the book back as it was at a time, or takes back what one device did since then. Each card goes back by a new change, so every phone and computer gets it at its next sync. You see the plan first; nothing changes until you confirm.</p>
+{{#error}}<p class="error" role="alert" data-testid="undo-error">{{.}}</p>{{/error}}
+<form method="get" action="{{action}}" class="stack" id="undo-plan-form" data-testid="undo-plan-form">
+  <p><label for="undo-to">Undo the changes made after (UTC, ISO 8601)</label>
+    <input id="undo-to" name="to" value="{{to}}" required autocomplete="off" placeholder="2026-11-28T07:10:00Z" data-testid="undo-to"></p>
+  <p><label for="undo-device">Made by</label>
+    <select id="undo-device" name="device" data-testid="undo-device">
+      <option value=""{{#everyDevice}} selected{{/everyDevice}}>Every device (the book as it was at that time)</option>
+      {{#devices}}<option value="{{name}}"{{#selected}} selected{{/selected}}>{{name}}</option>{{/devices}}
+    </select></p>
+  <p><label><input type="checkbox" name="conflicts" value="include"{{#includeConflicts}} checked{{/includeConflicts}} data-testid="undo-include-conflicts"> Also undo cards another device changed since (conflicts)</label></p>
+  <p><button type="submit" class="secondary" data-testid="undo-show-plan">Show what would change</button></p>
+</form>
+{{#plan}}
+<section aria-labelledby="undo-plan-heading" class="card-section" data-testid="undo-plan">
+  <h2 id="undo-plan-heading">What the undo would do</h2>
+  <p data-testid="undo-summary">{{summary}}</p>
+  {{#hasSteps}}
+  <table class="table" tabindex="0" data-testid="undo-steps">
+    <caption class="visually-hidden">Cards the undo changes</caption>
+    <thead><tr><th scope="col">Contact</th><th scope="col">What happens</th></tr></thead>
+    <tbody>{{#steps}}<tr data-testid="undo-step"><th scope="row">{{name}}</th><td>{{what}}</td></tr>{{/steps}}</tbody>
+  </table>
+  {{/hasSteps}}
+  {{#hasConflicts}}
+  <h3>Conflicts</h3>
+  <p class="muted">{{#conflictsIncluded}}Changed since by another device: you asked to undo these too, over those changes.{{/conflictsIncluded}}{{^conflictsIncluded}}Changed since by another device: the undo does not overwrite these.{{/conflictsIncluded}}</p>
+  <table class="table" tabindex="0" data-testid="undo-conflicts">
+    <caption class="visually-hidden">Cards another device changed since</caption>
+    <thead><tr><th scope="col">Contact</th><th scope="col">Changed since by</th></tr></thead>
+    <tbody>{{#conflicts}}<tr data-testid="undo-conflict"><th scope="row">{{name}}</th><td>{{by}}</td></tr>{{/conflicts}}</tbody>
+  </table>
+  {{/hasConflicts}}
+  {{#hasSteps}}
+  <form method="post" action="{{action}}" class="inline" id="undo-confirm" data-testid="undo-confirm-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <input type="hidden" name="to" value="{{to}}">
+    <input type="hidden" name="device" value="{{device}}">
+    {{#conflictsIncluded}}<input type="hidden" name="conflicts" value="include">{{/conflictsIncluded}}
+    <button type="submit" class="danger" data-testid="undo-confirm">Undo these changes</button>
+  </form>
+  {{/hasSteps}}
+  {{^hasSteps}}<p data-testid="undo-nothing">Nothing to undo.</p>{{/hasSteps}}
+</section>
+{{/plan}}
 
 """##),
     ]
