@@ -51,7 +51,7 @@ import Testing
             #expect(page.text.contains("History (2 versions)"))
             #expect(page.text.contains("+1 555 0199 added") && page.text.contains("+1 555 0100 removed"), "\(page.text)")
             #expect(page.text.contains("alice, account password"))
-            let history = try #require(server.store as? any CardHistoryStore)
+            let history: any CardHistoryStore = server.store
             let book = try #require(try await server.store.collection(owner: "alice", path: ["default"]))
             let versions = try await history.cardVersions(collectionID: book.id, name: "ann.vcf")
             #expect(versions.count == 2)
@@ -139,7 +139,7 @@ import Testing
             confirm.set("device", to: "Toaster")
             let unknownPost = try await browser.post(confirm.action, confirm.urlEncoded)
             #expect(unknownPost.status == 400 && unknownPost.text.contains("No device Toaster"))
-            try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
+            _ = try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
             let slug = try #require(try await server.store.mounts(sharee: "bob").first?.mount?.name)
             let reader = Browser(server)
             #expect(try await reader.signIn("bob", "bob-secret").status == 303)
@@ -165,7 +165,7 @@ import Testing
             #expect(try await server.request("GET", base + "b.vcf").text == originals["b"])
             #expect(try await server.request("GET", base + "c.vcf").text == otherDevice)
             #expect(try await server.request("GET", base + "d.vcf").status == 404)
-            let history = try #require(server.store as? any CardHistoryStore)
+            let history: any CardHistoryStore = server.store
             let book = try #require(try await server.store.collection(owner: "alice", path: ["default"]))
             let last = try #require(try await history.cardVersions(collectionID: book.id, name: "a.vcf").last)
             #expect(last.user == "alice" && last.credentialID == 0)
@@ -208,7 +208,7 @@ import Testing
             }
             #expect(try await server.request("POST", "/api/books/default/undo", password: phone, headers: Self.json,
                                              body: Data(#"{"to":"\#(time)"}"#.utf8)).status == 403)
-            try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
+            _ = try await server.store.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
             let slug = try #require(try await server.store.mounts(sharee: "bob").first?.mount?.name)
             #expect(try await server.request("GET", "/api/books/\(slug)/cards/ann.vcf/history", user: "bob").status == 200)
             let readOnly = try await server.request("POST", "/api/books/\(slug)/undo", user: "bob", headers: Self.json,
