@@ -95,11 +95,28 @@ extension PostgresStore: StoreSnapshotting {
                     let run = records[index...].prefix { if case .change = $0 { true } else { false } }.prefix(1000)
                     try await Self.restoreChanges(run.compactMap { if case .change(let c) = $0 { c } else { nil } }, connection)
                     index += run.count
+                case .cardVersion, .cardVersionPartRef:
+                    let run = records[index...].prefix { Self.sameKind($0, records[index]) }.prefix(1000)
+                    try await Self.restoreHistory(run, connection)
+                    index += run.count
+                case .cardVersionBody, .cardVersionPart:
+                    let run = records[index...].prefix { Self.sameKind($0, records[index]) }.prefix(50)
+                    try await Self.restoreHistory(run, connection)
+                    index += run.count
                 default:
                     try await Self.restore(records[index], connection)
                     index += 1
                 }
             }
+        }
+    }
+
+    /// Both the same kind of history record (what one `restoreHistory` statement takes).
+    private static func sameKind(_ a: SnapshotRecord, _ b: SnapshotRecord) -> Bool {
+        switch (a, b) {
+        case (.cardVersion, .cardVersion), (.cardVersionBody, .cardVersionBody), (.cardVersionPart, .cardVersionPart),
+             (.cardVersionPartRef, .cardVersionPartRef): true
+        default: false
         }
     }
 
@@ -146,6 +163,10 @@ extension PostgresStore: StoreSnapshotting {
         case .pushRegistration(let registration): [.text(registration.id)]
         case .trash(let entry): [.int(entry.id)]
         case .feed(let feed): [.int(feed.id)]
+        case .cardVersion(let version): [.int(version.collectionID), .int(version.seq)]
+        case .cardVersionBody(let etag, _): [.text(etag)]
+        case .cardVersionPart(let hash, _): [.text(hash)]
+        case .cardVersionPartRef(let etag, let hash): [.text(etag), .text(hash)]
         }
         let placeholders = values.map { value in
             switch value {
@@ -207,6 +228,16 @@ extension PostgresStore: StoreSnapshotting {
         case .feeds:
             return .feed(SnapshotFeed(id: try c.next(), userID: try c.next(), kind: try c.next(), secretHash: try c.next(),
                                       books: try c.next(), created: try c.next(), lastRead: try c.next()))
+        case .cardVersions:
+            return .cardVersion(SnapshotCardVersion(collectionID: try c.next(), seq: try c.next(), name: try c.next(), at: try c.next(),
+                                                    etag: try c.next(), contentType: try c.next(), actorUser: try c.next(),
+                                                    actorCredential: try c.next()))
+        case .cardVersionBodies:
+            return .cardVersionBody(etag: try c.next(), data: try c.next())
+        case .cardVersionParts:
+            return .cardVersionPart(hash: try c.next(), data: try c.next())
+        case .cardVersionPartRefs:
+            return .cardVersionPartRef(etag: try c.next(), hash: try c.next())
         }
     }
 
@@ -290,7 +321,51 @@ extension PostgresStore: StoreSnapshotting {
                 INSERT INTO feeds (id, user_id, kind, secret_hash, books, created, last_read)
                 VALUES (\(f.id), \(f.userID), \(f.kind), \(f.secretHash), \(f.books), \(f.created), \(f.lastRead))
                 """)
+        case .cardVersion, .cardVersionBody, .cardVersionPart, .cardVersionPartRef:
+            try await restoreHistory([record][...], connection)
         }
+    }
+
+    /// Card versions, bodies, parts or part references (one kind), many to a statement. A
+    /// version and a body replace what is there: each card's newest version and its whole
+    /// body were made by the trigger when its change row was copied; the copy puts them back
+    /// as the source holds them.
+    private static func restoreHistory(_ records: ArraySlice<SnapshotRecord>, _ connection: Connection) async throws {
+        guard let first = records.first else { return }
+        var sql = SQLBuilder()
+        var rows: [String] = []
+        switch first {
+        case .cardVersion:
+            for case .cardVersion(let v) in records {
+                rows.append("""
+                    (\(sql.bind(v.collectionID)), \(sql.bind(v.seq)), \(sql.bind(v.name)), \(sql.bind(v.at)),
+                     \(bindOptional(&sql, v.etag)), \(bindOptional(&sql, v.contentType)), \(bindOptional(&sql, v.actorUser)),
+                     \(bindOptional(&sql, v.actorCredential)))
+                    """)
+            }
+            sql.append("""
+                INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                VALUES \(rows.joined(separator: ", "))
+                ON CONFLICT (collection_id, seq) DO UPDATE SET name = excluded.name, at = excluded.at, etag = excluded.etag,
+                    content_type = excluded.content_type, actor_user = excluded.actor_user,
+                    actor_credential = excluded.actor_credential
+                """)
+        case .cardVersionBody:
+            for case .cardVersionBody(let etag, let data) in records { rows.append("(\(sql.bind(etag)), \(try sql.bind(data)))") }
+            sql.append("""
+                INSERT INTO card_version_bodies (etag, data) VALUES \(rows.joined(separator: ", "))
+                ON CONFLICT (etag) DO UPDATE SET data = excluded.data
+                """)
+        case .cardVersionPart:
+            for case .cardVersionPart(let hash, let data) in records { rows.append("(\(sql.bind(hash)), \(try sql.bind(data)))") }
+            sql.append("INSERT INTO card_version_parts (hash, data) VALUES \(rows.joined(separator: ", "))")
+        case .cardVersionPartRef:
+            for case .cardVersionPartRef(let etag, let hash) in records { rows.append("(\(sql.bind(etag)), \(sql.bind(hash)))") }
+            sql.append("INSERT INTO card_version_part_refs (etag, hash) VALUES \(rows.joined(separator: ", "))")
+        default:
+            return
+        }
+        try await connection.execute(sql.query)
     }
 
     /// The change rows as stored, in one statement.

@@ -88,6 +88,21 @@ extension SQLiteStore: CardHistoryStore {
         }
     }
 
+    /// `RoloBench history`'s baseline, on a scratch database only: the write path as it was
+    /// before versions. The triggers go, and the bodies the write path still hands over are
+    /// dropped as they arrive (`RAISE(IGNORE)`), so what is left is the write path alone.
+    package func keepNoVersionsForBenchmark() async throws {
+        try await pool.write { db in
+            try db.execute(sql: """
+                DROP TRIGGER changes_keep_version_insert;
+                DROP TRIGGER changes_keep_version_update;
+                CREATE TRIGGER bench_no_version_bodies BEFORE INSERT ON card_version_bodies BEGIN SELECT RAISE(IGNORE); END;
+                CREATE TRIGGER bench_no_version_parts BEFORE INSERT ON card_version_parts BEGIN SELECT RAISE(IGNORE); END;
+                CREATE TRIGGER bench_no_version_part_refs BEFORE INSERT ON card_version_part_refs BEGIN SELECT RAISE(IGNORE); END;
+                """)
+        }
+    }
+
     /// A version from `versionColumns`, its large properties put back (`VersionBody`).
     static func cardVersion(from row: Row, _ db: Database) throws -> CardVersion {
         var data: Data? = row[5]

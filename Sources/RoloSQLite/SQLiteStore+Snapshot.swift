@@ -68,6 +68,10 @@ extension SQLiteStore: StoreSnapshotting {
         case .pushRegistration(let registration): [registration.id]
         case .trash(let entry): [entry.id]
         case .feed(let feed): [feed.id]
+        case .cardVersion(let version): [version.collectionID, version.seq]
+        case .cardVersionBody(let etag, _): [etag]
+        case .cardVersionPart(let hash, _): [hash]
+        case .cardVersionPartRef(let etag, let hash): [etag, hash]
         }
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return ("(\(key.joined(separator: ", "))) > (\(placeholders))", StatementArguments(values))
@@ -117,6 +121,15 @@ extension SQLiteStore: StoreSnapshotting {
         case .feeds:
             return .feed(SnapshotFeed(id: row[0], userID: row[1], kind: row[2], secretHash: row[3], books: row[4], created: row[5],
                                       lastRead: row[6]))
+        case .cardVersions:
+            return .cardVersion(SnapshotCardVersion(collectionID: row[0], seq: row[1], name: row[2], at: row[3], etag: row[4],
+                                                    contentType: row[5], actorUser: row[6], actorCredential: row[7]))
+        case .cardVersionBodies:
+            return .cardVersionBody(etag: row[0], data: row[1])
+        case .cardVersionParts:
+            return .cardVersionPart(hash: row[0], data: row[1])
+        case .cardVersionPartRefs:
+            return .cardVersionPartRef(etag: row[0], hash: row[1])
         }
     }
 
@@ -192,6 +205,20 @@ extension SQLiteStore: StoreSnapshotting {
             try db.execute(sql: """
                 INSERT INTO feeds (id, user_id, kind, secret_hash, books, created, last_read) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [f.id, f.userID, f.kind, f.secretHash, f.books, f.created, f.lastRead])
+        // Replacing: each card's newest version and its whole body were made by the trigger
+        // when its change row was copied; the copy puts them back as the source holds them.
+        case .cardVersion(let v):
+            try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [v.collectionID, v.seq, v.name, v.at, v.etag, v.contentType, v.actorUser, v.actorCredential])
+        case .cardVersionBody(let etag, let data):
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO card_version_bodies (etag, data) VALUES (?, ?)")
+                .execute(arguments: [etag, data])
+        case .cardVersionPart(let hash, let data):
+            try db.cachedStatement(sql: "INSERT INTO card_version_parts (hash, data) VALUES (?, ?)").execute(arguments: [hash, data])
+        case .cardVersionPartRef(let etag, let hash):
+            try db.cachedStatement(sql: "INSERT INTO card_version_part_refs (etag, hash) VALUES (?, ?)").execute(arguments: [etag, hash])
         }
     }
 

@@ -7,13 +7,18 @@ import Foundation
 /// bytes, password and app-password hashes with the pepper they were made under. Derived
 /// rows (search index, group members, list rows, trigram tables) are rebuilt by the target
 /// from `SnapshotResource.card`, which the caller computes from the bytes (the store parses
-/// no vCards). Web sessions are left behind: signing in again is cheap, and a session
+/// no vCards). Card versions (issue 31) are copied as stored too: each version's time, ETag,
+/// author and credential, and the bodies and photo parts they share, so `rolo history` and
+/// `rolo restore` answer the same on the copy. Web sessions are left behind: signing in again is cheap, and a session
 /// cookie would be the one secret the copy spreads. Times are seconds since 1970, as both
 /// stores keep them, so they come back bit for bit.
 public enum SnapshotTable: String, Sendable, CaseIterable {
     // In an order that writes every row after the rows it refers to.
     case settings, users, collections, resources, changes, deadProperties, shares, appPasswords,
-         accessHourly, accessDaily, pushRegistrations, trash, feeds
+         accessHourly, accessDaily, pushRegistrations, trash, feeds,
+         // After `changes`: a copied change row makes its card's newest version by the
+         // target's trigger, which the copied version then replaces with the same values.
+         cardVersions, cardVersionBodies, cardVersionParts, cardVersionPartRefs
 }
 
 public enum SnapshotRecord: Sendable, Hashable {
@@ -29,6 +34,32 @@ public enum SnapshotRecord: Sendable, Hashable {
     case pushRegistration(SnapshotPushRegistration)
     case trash(SnapshotTrash)
     case feed(SnapshotFeed)
+    case cardVersion(SnapshotCardVersion)
+    /// A version body as stored (`VersionBody`'s skeleton, or a whole body), once per ETag.
+    case cardVersionBody(etag: String, data: Data)
+    /// A large property (a photo) shared by version bodies, once per hash.
+    case cardVersionPart(hash: String, data: Data)
+    /// Which parts a body refers to (what the pruning keeps them by).
+    case cardVersionPartRef(etag: String, hash: String)
+}
+
+/// A row of `card_versions`: the card as one change left it (its body by ETag).
+public struct SnapshotCardVersion: Sendable, Hashable {
+    public var collectionID: Int64
+    public var seq: Int64
+    public var name: String
+    public var at: Double
+    /// Nil for a deletion.
+    public var etag: String?
+    public var contentType: String?
+    public var actorUser: String?
+    public var actorCredential: Int64?
+
+    public init(collectionID: Int64, seq: Int64, name: String, at: Double, etag: String?, contentType: String?,
+                actorUser: String?, actorCredential: Int64?) {
+        self.collectionID = collectionID; self.seq = seq; self.name = name; self.at = at; self.etag = etag
+        self.contentType = contentType; self.actorUser = actorUser; self.actorCredential = actorCredential
+    }
 }
 
 /// A feed at a secret URL (issue 33): the secret's hash is copied, so its URL keeps working.

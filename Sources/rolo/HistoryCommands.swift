@@ -99,6 +99,9 @@ struct RestoreCommand: AsyncParsableCommand {
                 print("conflict: \(conflict.name) was changed since by \(others.sorted().joined(separator: ", ")); left alone")
             }
             if !dryRun, !plan.isEmpty {
+                // On stderr, unbuffered: a big restore takes a moment, and a test that kills
+                // it half way knows from this line that the transaction is what runs next.
+                FileHandle.standardError.write(Data("restoring \(plan.steps.count) cards of \(user)/\(book) in one transaction\n".utf8))
                 do {
                     try await CardHistory.apply(plan, collectionID: collection.id, in: store)
                 } catch {

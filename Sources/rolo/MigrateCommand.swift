@@ -16,7 +16,8 @@ struct MigrateCommand: AsyncParsableCommand {
         abstract: "Copy a whole database (SQLite file or postgresql:// URL) into an empty one.",
         discussion: """
             Keeps users, passwords, books, cards with their ETags, sync tokens and change log, \
-            dead properties, shares, app passwords, access history, push registrations and trash. \
+            dead properties, shares, app passwords, access history, push registrations, trash, feeds \
+            and every card's kept versions (rolo history, rolo restore). \
             Web sessions are not copied (browsers sign in again). Stop rolo serve first: \
             what it writes during the copy would be missing from the copy.
             """)
@@ -80,6 +81,8 @@ struct MigrateCommand: AsyncParsableCommand {
               + "\((copied[.accessHourly] ?? 0) + (copied[.accessDaily] ?? 0)) access-history rows, "
               + "\(copied[.pushRegistrations] ?? 0) push registrations, \(copied[.trash] ?? 0) trash entries, "
               + "\(copied[.feeds] ?? 0) feeds, \(copied[.settings] ?? 0) settings")
+        print("  \(copied[.cardVersions] ?? 0) card versions (\(copied[.cardVersionBodies] ?? 0) bodies, "
+              + "\(copied[.cardVersionParts] ?? 0) shared photos and other large properties)")
         if summary.unindexed > 0 {
             print("  \(summary.unindexed) cards could not be parsed: copied as they were, but not searchable or listed.")
         }

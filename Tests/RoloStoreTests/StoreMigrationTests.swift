@@ -28,6 +28,9 @@ import VCard
         var feedSecret: String
     }
 
+    /// A PHOTO line longer than `VersionBody.partSize`.
+    static let photo = "PHOTO;ENCODING=b;TYPE=JPEG:" + String(repeating: "QUJD", count: 400) + "\r\n"
+
     func card(uid: String, fn: String, extra: String = "") -> Data {
         Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:\(uid)\r\nFN:\(fn)\r\n\(extra)END:VCARD\r\n".utf8)
     }
@@ -53,6 +56,11 @@ import VCard
         try await put(store, book.id, "ann.vcf", card(uid: "ann", fn: "Ann Archer", extra: "EMAIL:ann@example.com\r\nTEL:+1 555 0100\r\n"))
         try await put(store, book.id, "ben.vcf", card(uid: "ben", fn: "Ben Baker", extra: "ORG:Bakery\r\n"))
         try await put(store, book.id, "cid.vcf", card(uid: "cid", fn: "Cid Cooper"))
+        // A card whose versions share a photo (kept once, as a part), then deleted: its
+        // history outlives it.
+        try await put(store, book.id, "pia.vcf", card(uid: "pia", fn: "Pia Photo", extra: Self.photo))
+        try await put(store, book.id, "pia.vcf", card(uid: "pia", fn: "Pia Photo", extra: "TEL:+1 555 0102\r\n" + Self.photo))
+        try await store.deleteResource(collectionID: book.id, name: "pia.vcf", precondition: .none)
         let oldSeq = try #require(try await store.collection(id: book.id)).syncSeq
         try await put(store, book.id, "team.vcf", card(uid: "team", fn: "Team", extra: "KIND:group\r\nMEMBER:urn:uuid:ann\r\nMEMBER:urn:uuid:ben\r\n"))
         try await put(store, book.id, "ben.vcf", card(uid: "ben", fn: "Ben Baker", extra: "ORG:Bakery & Sons\r\n"))
@@ -92,6 +100,8 @@ import VCard
         let bobs = try await feeds.createFeed(user: "bob", kind: .birthdays, books: [])
         try await feeds.noteFeedRead(id: bobs.feed.id, at: Date(timeIntervalSince1970: 1_800_000_000))
         let feed = try await feeds.createFeed(user: "alice", kind: .fritzbox, books: ["work", "default"])
+        // A pruning that drops nothing but records the time from which history is complete.
+        try await #require(store as? any CardHistoryStore).pruneCardVersions(now: Date(), retention: HistoryRetention(days: 1))
         return Filled(book: book, oldSeq: oldSeq, compactedSeq: compactedSeq, appPasswordSecret: token.secret,
                       appPasswordID: token.appPassword.id, feedSecret: feed.secret)
     }
@@ -145,6 +155,20 @@ import VCard
         #expect(try await copy.trash(collectionID: book, limit: 10) == original.trash(collectionID: book, limit: 10))
         #expect(try await copy.accessHistory(user: "alice", since: Date(timeIntervalSince1970: 0))
                 == original.accessHistory(user: "alice", since: Date(timeIntervalSince1970: 0)))
+        // Every card's history, photos put back from their shared parts.
+        let copiedHistory = try #require(copy as? any CardHistoryStore)
+        let originalHistory = try #require(original as? any CardHistoryStore)
+        for name in ["gone.vcf", "ann.vcf", "ben.vcf", "cid.vcf", "pia.vcf", "team.vcf"] {
+            #expect(try await copiedHistory.cardVersions(collectionID: book, name: name)
+                    == originalHistory.cardVersions(collectionID: book, name: name), "\(name)")
+        }
+        let pia = try await copiedHistory.cardVersions(collectionID: book, name: "pia.vcf")
+        #expect(pia.map(\.isDeletion) == [false, false, true])
+        #expect(pia.first?.data == card(uid: "pia", fn: "Pia Photo", extra: Self.photo))
+        #expect(try await copiedHistory.bookVersions(collectionID: book, since: Date(timeIntervalSince1970: 0))
+                == originalHistory.bookVersions(collectionID: book, since: Date(timeIntervalSince1970: 0)))
+        #expect(try await copiedHistory.historyCompleteSince() != nil)
+        #expect(try await copiedHistory.historyCompleteSince() == originalHistory.historyCompleteSince())
         // The derived rows, rebuilt from the cards.
         let baker = IndexPredicate.textMatch(property: "ORG", text: "bakery", collation: .unicodeCasemap, match: .contains, negate: false)
         #expect(try await copy.query(collectionID: book, predicate: baker, limit: nil) == ["ben.vcf"])
@@ -182,6 +206,9 @@ import VCard
 
         let original = try await dump(source)
         #expect(original[.resources]?.count == 4)
+        // Versions of six cards and a file (pia's two share their photo: one part, two references).
+        #expect(original[.cardVersions]?.count == 14)
+        #expect(original[.cardVersionParts]?.count == 1 && original[.cardVersionPartRefs]?.count == 2)
         #expect(try await dump(middle) == original)
         #expect(try await dump(back) == original)
         try await expectSameAnswers(middle, as: source, filled)

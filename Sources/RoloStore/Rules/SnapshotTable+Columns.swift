@@ -17,6 +17,10 @@ extension SnapshotTable {
         case .pushRegistrations: "push_registrations"
         case .trash: "trash"
         case .feeds: "feeds"
+        case .cardVersions: "card_versions"
+        case .cardVersionBodies: "card_version_bodies"
+        case .cardVersionParts: "card_version_parts"
+        case .cardVersionPartRefs: "card_version_part_refs"
         }
     }
 
@@ -47,13 +51,20 @@ extension SnapshotTable {
             ["id", "collection_id", "batch", "reason", "name", "uid", "display_name", "etag", "replaced_by", "content_type",
              "data", "trashed", "user"]
         case .feeds: ["id", "user_id", "kind", "secret_hash", "books", "created", "last_read"]
+        case .cardVersions: ["collection_id", "seq", "name", "at", "etag", "content_type", "actor_user", "actor_credential"]
+        case .cardVersionBodies: ["etag", "data"]
+        case .cardVersionParts: ["hash", "data"]
+        case .cardVersionPartRefs: ["etag", "hash"]
         }
     }
 
     package var key: [String] {
         switch self {
         case .settings: ["key"]
-        case .changes: ["collection_id", "seq"]
+        case .changes, .cardVersions: ["collection_id", "seq"]
+        case .cardVersionBodies: ["etag"]
+        case .cardVersionParts: ["hash"]
+        case .cardVersionPartRefs: ["etag", "hash"]
         case .deadProperties: ["collection_id", "resource", "namespace", "name"]
         case .accessHourly, .accessDaily: ["user_id", "credential_id", "book_id", "period_start"]
         default: ["id"]
