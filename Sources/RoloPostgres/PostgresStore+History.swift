@@ -13,7 +13,7 @@ extension PostgresStore: CardHistoryStore {
                 WHERE v.collection_id = \(collectionID) AND v.name = \(name) ORDER BY v.seq
                 """).map(Self.cardVersion(from:))
         }
-        return try await assemblingParts(versions)
+        return try await assemblingParts(versions, collectionID: collectionID)
     }
 
     public func bookVersions(collectionID: Int64, since date: Date) async throws -> [CardVersion] {
@@ -30,7 +30,7 @@ extension PostgresStore: CardHistoryStore {
                 ORDER BY v.seq
                 """).map(Self.cardVersion(from:))
         }
-        return try await assemblingParts(versions)
+        return try await assemblingParts(versions, collectionID: collectionID)
     }
 
     public func historyCompleteSince() async throws -> Date? {
@@ -94,22 +94,35 @@ extension PostgresStore: CardHistoryStore {
     }
 
     /// The versions with their large properties put back (`VersionBody`), in one more read
-    /// when any has one.
-    func assemblingParts(_ versions: [CardVersion]) async throws -> [CardVersion] {
+    /// when any has one, and one more for the cards that still hold some of them.
+    func assemblingParts(_ versions: [CardVersion], collectionID: Int64) async throws -> [CardVersion] {
         let hashes = Array(Set(versions.flatMap { $0.data.map(VersionBody.references(in:)) ?? [] }))
         guard !hashes.isEmpty else { return versions }
-        let parts = try await autocommit { connection in
+        return try await autocommit { connection in
             var parts: [String: Data] = [:]
             for row in try await connection.rows("SELECT hash, data FROM card_version_parts WHERE hash = ANY(\(hashes))") {
                 let (hash, data) = try row.decode((String, Data).self)
                 parts[hash] = data
             }
-            return parts
-        }
-        return versions.map { version in
-            var version = version
-            if let data = version.data { version.data = VersionBody.assemble(data, parts: parts) }
-            return version
+            let holders = Array(Set(versions.filter { version in
+                version.data.map { VersionBody.assemble($0, parts: parts) == nil } ?? false
+            }.map(\.name)))
+            var current: [String: Data] = [:]
+            if !holders.isEmpty {
+                for row in try await connection.rows("""
+                    SELECT name, data FROM resources WHERE collection_id = \(collectionID) AND name = ANY(\(holders))
+                    """) {
+                    let (name, data) = try row.decode((String, Data).self)
+                    current[name] = data
+                }
+            }
+            return versions.map { version in
+                var version = version
+                if let data = version.data {
+                    version.data = VersionBody.assemble(data, stored: parts, currentBody: current[version.name])
+                }
+                return version
+            }
         }
     }
 

@@ -224,6 +224,7 @@ extension PostgresStore {
             """
         sql.append("""
             WITH r AS (\(resource)),
+            \(keptPartsSQL(&sql, id: idPlaceholder, newETag: write.etag, newParts: write.versionBody.parts)),
             old_entries AS (DELETE FROM card_index WHERE resource_id = \(idPlaceholder)),
             old_members AS (DELETE FROM group_members WHERE resource_id = \(idPlaceholder)),
             """)
@@ -259,20 +260,25 @@ extension PostgresStore {
         let version = write.versionBody
         let versionETag = sql.bind(write.etag)
         let skeleton = (try? sql.bind(version.skeleton)) ?? "NULL"
-        let partHashes = sql.bind(version.parts.map(\.hash))
-        let partData = sql.bind(version.parts.map { $0.data.base64EncodedString() })
+        // Where its large properties are in the card, which holds them now: they move into
+        // the history only when a write replaces them (`keptPartsSQL`).
         sql.append("""
             version_body AS (
                 INSERT INTO card_version_bodies (etag, data) SELECT \(versionETag), \(skeleton)::BYTEA FROM \(from)
-                ON CONFLICT (etag) DO NOTHING RETURNING etag),
-            version_parts AS (
-                INSERT INTO card_version_parts (hash, data)
-                SELECT p.hash, decode(p.data, 'base64') FROM version_body, unnest(\(partHashes)::TEXT[], \(partData)::TEXT[]) AS p(hash, data)
-                ON CONFLICT (hash) DO NOTHING),
+                ON CONFLICT (etag) DO NOTHING),
+            """)
+        let partHashes = sql.bind(version.parts.map(\.hash))
+        let starts = sql.bind(version.parts.map { Int64($0.start) })
+        let lengths = sql.bind(version.parts.map { Int64($0.data.count) })
+        sql.append("""
             version_part_refs AS (
-                INSERT INTO card_version_part_refs (etag, hash)
-                SELECT version_body.etag, p.hash FROM version_body, unnest(\(partHashes)::TEXT[]) AS p(hash)
-                ON CONFLICT DO NOTHING),
+                INSERT INTO card_version_part_refs (etag, hash, start, length)
+                SELECT \(versionETag), p.hash, p.start, p.length
+                FROM \(from), unnest(\(partHashes)::TEXT[], \(starts)::BIGINT[], \(lengths)::BIGINT[]) AS p(hash, start, length)
+                ON CONFLICT (etag, hash) DO UPDATE SET start = excluded.start, length = excluded.length
+                WHERE card_version_part_refs.start IS NULL),
+            """)
+        sql.append("""
             entries AS (
                 INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
                 SELECT \(resourceID), e.position, \(collection), e.property, e.value, e.ascii, e.unicode
@@ -317,12 +323,31 @@ extension PostgresStore {
                                author: ChangeAuthor?) async throws {
         var sql = SQLBuilder()
         let collection = sql.bind(collectionID)
+        let idPlaceholder = sql.bind(id)
         sql.append("""
-            WITH gone AS (DELETE FROM resources WHERE id = \(sql.bind(id))),
+            WITH gone AS (DELETE FROM resources WHERE id = \(idPlaceholder)),
+            \(keptPartsSQL(&sql, id: idPlaceholder, newETag: nil, newParts: [])),
             properties AS (DELETE FROM dead_properties WHERE collection_id = \(collection) AND resource = \(sql.bind(name)))
             \(recordChangeSQL(&sql, collection: collection, seq: seq, name: name, deleted: true, now: now, author: author, from: nil))
             """)
         try await connection.execute(sql.query)
+    }
+
+    /// A CTE run before the card `id` is replaced (by `newETag`'s body, whose parts are
+    /// `newParts`) or deleted (nil): each large property of its body that the new body does
+    /// not hold moves into the history's parts, copied out of the old body (the statement's
+    /// snapshot still holds it) by where it starts, since the card's versions name it
+    /// (`VersionBody`).
+    static func keptPartsSQL(_ sql: inout SQLBuilder, id: String, newETag: String?, newParts: [VersionBody.Part]) -> String {
+        """
+        kept_parts AS (
+            INSERT INTO card_version_parts (hash, data)
+            SELECT p.hash, substring(old.data FROM (p.start + 1)::INTEGER FOR p.length::INTEGER)
+            FROM resources old JOIN card_version_part_refs p ON p.etag = old.etag
+            WHERE old.id = \(id) AND p.start IS NOT NULL AND old.etag IS DISTINCT FROM \(bindOptional(&sql, newETag))::TEXT
+                  AND NOT (p.hash = ANY(\(sql.bind(newParts.map(\.hash)))::TEXT[]))
+            ON CONFLICT (hash) DO NOTHING)
+        """
     }
 
     /// Makes `seq` the latest change of `name`, replacing the previous one; selected from

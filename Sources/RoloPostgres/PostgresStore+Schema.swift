@@ -521,7 +521,30 @@ extension PostgresStore {
             WHERE NOT c.deleted
             """,
         ]),
+        // A photo the current card holds is no longer kept a second time in the history
+        // (`VersionBody`), as SQLite's v15: where each part starts in the bodies cards hold
+        // now, then each part every version's card still holds is dropped.
+        Migration(version: "v8-parts-from-current-cards", statements: [
+            "ALTER TABLE card_version_part_refs ADD COLUMN start BIGINT, ADD COLUMN length BIGINT",
+            """
+            UPDATE card_version_part_refs r SET start = NULLIF(position(p.data IN cur.data), 0) - 1, length = length(p.data)
+            FROM resources cur, card_version_parts p WHERE cur.etag = r.etag AND p.hash = r.hash
+            """,
+            "UPDATE card_version_part_refs SET length = NULL WHERE start IS NULL",
+            dropPartsCardsHold,
+        ]),
     ]
+
+    /// Drops each history part that every version naming it can read from its card's current
+    /// body (`VersionBody`), as SQLite's `dropPartsCardsHold`.
+    static let dropPartsCardsHold = """
+        DELETE FROM card_version_parts p WHERE NOT EXISTS (
+            SELECT 1 FROM card_version_part_refs r JOIN card_versions v ON v.etag = r.etag
+            WHERE r.hash = p.hash AND NOT EXISTS (
+                SELECT 1 FROM resources cur JOIN card_version_part_refs held ON held.etag = cur.etag
+                WHERE cur.collection_id = v.collection_id AND cur.name = v.name AND held.hash = r.hash
+                      AND held.start IS NOT NULL))
+        """
 
     /// Key of the session-level advisory lock held while migrating ("rolo" in ASCII): every
     /// process that starts waits for the one migrating, then finds nothing left to do.

@@ -166,7 +166,7 @@ extension PostgresStore: StoreSnapshotting {
         case .cardVersion(let version): [.int(version.collectionID), .int(version.seq)]
         case .cardVersionBody(let etag, _): [.text(etag)]
         case .cardVersionPart(let hash, _): [.text(hash)]
-        case .cardVersionPartRef(let etag, let hash): [.text(etag), .text(hash)]
+        case .cardVersionPartRef(let etag, let hash, _, _): [.text(etag), .text(hash)]
         }
         let placeholders = values.map { value in
             switch value {
@@ -237,7 +237,7 @@ extension PostgresStore: StoreSnapshotting {
         case .cardVersionParts:
             return .cardVersionPart(hash: try c.next(), data: try c.next())
         case .cardVersionPartRefs:
-            return .cardVersionPartRef(etag: try c.next(), hash: try c.next())
+            return .cardVersionPartRef(etag: try c.next(), hash: try c.next(), start: try c.next(), length: try c.next())
         }
     }
 
@@ -360,8 +360,10 @@ extension PostgresStore: StoreSnapshotting {
             for case .cardVersionPart(let hash, let data) in records { rows.append("(\(sql.bind(hash)), \(try sql.bind(data)))") }
             sql.append("INSERT INTO card_version_parts (hash, data) VALUES \(rows.joined(separator: ", "))")
         case .cardVersionPartRef:
-            for case .cardVersionPartRef(let etag, let hash) in records { rows.append("(\(sql.bind(etag)), \(sql.bind(hash)))") }
-            sql.append("INSERT INTO card_version_part_refs (etag, hash) VALUES \(rows.joined(separator: ", "))")
+            for case .cardVersionPartRef(let etag, let hash, let start, let length) in records {
+                rows.append("(\(sql.bind(etag)), \(sql.bind(hash)), \(bindOptional(&sql, start))::BIGINT, \(bindOptional(&sql, length))::BIGINT)")
+            }
+            sql.append("INSERT INTO card_version_part_refs (etag, hash, start, length) VALUES \(rows.joined(separator: ", "))")
         default:
             return
         }

@@ -21,7 +21,6 @@ struct ResourceStatements {
     private let deleteListing: Statement
     private let insertListing: Statement
     private let insertVersionBody: Statement
-    private let insertVersionPart: Statement
     private let insertVersionPartRef: Statement
 
     init(_ db: Database) throws {
@@ -60,8 +59,11 @@ struct ResourceStatements {
             """)
         // The version the change row's trigger records (schema v14), its photo kept apart.
         insertVersionBody = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_version_bodies (etag, data) VALUES (?, ?)")
-        insertVersionPart = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_version_parts (hash, data) VALUES (?, ?)")
-        insertVersionPartRef = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_version_part_refs (etag, hash) VALUES (?, ?)")
+        // Where each part starts, for a body written before v15 too (those refs have none).
+        insertVersionPartRef = try db.cachedStatement(sql: """
+            INSERT INTO card_version_part_refs (etag, hash, start, length) VALUES (?, ?, ?, ?)
+            ON CONFLICT (etag, hash) DO UPDATE SET start = excluded.start, length = excluded.length WHERE start IS NULL
+            """)
     }
 
     /// Inserts a new resource with its rows; false (and nothing written) when the book
@@ -80,6 +82,7 @@ struct ResourceStatements {
 
     /// Replaces the resource `id` (same name) and its rows.
     func replace(id: Int64, with write: ResourceWrite, collectionID: Int64, seq: Int64, now: Double) throws {
+        try SQLiteStore.keepReplacedParts(db, resourceID: id, newETag: write.etag, newParts: write.versionBody.parts)
         try updateResource.run { row in
             row.add(write.contentType); row.add(write.etag); row.add(write.data.count); row.add(now); row.add(seq)
             row.add(write.card?.uid); row.add(write.card?.kind); row.add(id)
@@ -119,15 +122,16 @@ struct ResourceStatements {
         }
     }
 
-    /// The body of the version this write makes, once per ETag, its large properties once
-    /// per hash (`VersionBody`); nothing more when a version with these bytes is kept already.
+    /// The body of the version this write makes, once per ETag (`VersionBody`'s skeleton),
+    /// and where its large properties are in the card, which holds them now: they move into
+    /// the history only when a write replaces them (`SQLiteStore.keepReplacedParts`).
     private func writeVersionBody(of write: ResourceWrite) throws {
         let body = write.versionBody
         try insertVersionBody.run(blob: body.skeleton) { row, data in row.add(write.etag); row.add(inPlace: data) }
-        guard db.changesCount > 0 else { return }
         for part in body.parts {
-            try insertVersionPart.run(blob: part.data) { row, data in row.add(part.hash); row.add(inPlace: data) }
-            try insertVersionPartRef.run { row in row.add(write.etag); row.add(part.hash) }
+            try insertVersionPartRef.run { row in
+                row.add(write.etag); row.add(part.hash); row.add(part.start); row.add(part.data.count)
+            }
         }
     }
 }

@@ -13,7 +13,7 @@ extension SQLiteStore: CardHistoryStore {
             try Row.fetchAll(db, sql: """
                 SELECT \(Self.versionColumns) FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
                 WHERE v.collection_id = ? AND v.name = ? ORDER BY v.seq
-                """, arguments: [collectionID, name]).map { try Self.cardVersion(from: $0, db) }
+                """, arguments: [collectionID, name]).map { try Self.cardVersion(from: $0, collectionID: collectionID, db) }
         }
     }
 
@@ -27,7 +27,9 @@ extension SQLiteStore: CardHistoryStore {
                 SELECT \(Self.versionColumns) FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
                 WHERE v.collection_id = ?1 AND (v.at > ?2 OR (v.name, v.seq) IN (SELECT name, seq FROM baseline))
                 ORDER BY v.seq
-                """, arguments: [collectionID, date.timeIntervalSince1970]).map { try Self.cardVersion(from: $0, db) }
+                """, arguments: [collectionID, date.timeIntervalSince1970]).map {
+                    try Self.cardVersion(from: $0, collectionID: collectionID, db)
+                }
         }
     }
 
@@ -103,8 +105,9 @@ extension SQLiteStore: CardHistoryStore {
         }
     }
 
-    /// A version from `versionColumns`, its large properties put back (`VersionBody`).
-    static func cardVersion(from row: Row, _ db: Database) throws -> CardVersion {
+    /// A version from `versionColumns`, its large properties put back (`VersionBody`): from
+    /// the history's parts, or the card's current body for those it still holds.
+    static func cardVersion(from row: Row, collectionID: Int64, _ db: Database) throws -> CardVersion {
         var data: Data? = row[5]
         if let skeleton = data, skeleton.contains(0) {
             var parts: [String: Data] = [:]
@@ -112,7 +115,11 @@ extension SQLiteStore: CardHistoryStore {
                 parts[hash] = try Data.fetchOne(db.cachedStatement(sql: "SELECT data FROM card_version_parts WHERE hash = ?"),
                                                 arguments: [hash])
             }
-            data = VersionBody.assemble(skeleton, parts: parts)
+            data = try VersionBody.assemble(skeleton, stored: parts, currentBody: nil) ?? VersionBody.assemble(
+                skeleton, stored: parts,
+                currentBody: Data.fetchOne(db.cachedStatement(sql: """
+                    SELECT b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id WHERE r.collection_id = ? AND r.name = ?
+                    """), arguments: [collectionID, row[0] as String]))
         }
         return CardVersion(name: row[0], seq: row[1], at: Date(timeIntervalSince1970: row[2]), etag: row[3],
                            contentType: row[4], data: data, user: row[6], credentialID: row[7])

@@ -113,10 +113,31 @@ extension SQLiteStore {
     /// leaves a tombstone in the change log.
     static func removeResource(_ db: Database, collectionID: Int64, id: Int64, name: String, seq: Int64, now: Double,
                                author: ChangeAuthor?) throws {
+        try keepReplacedParts(db, resourceID: id, newETag: nil, newParts: [])
         try db.cachedStatement(sql: "DELETE FROM resources WHERE id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?")
             .execute(arguments: [collectionID, name])
         try recordChange(db, collectionID: collectionID, name: name, deleted: true, seq: seq, now: now, author: author)
+    }
+
+    /// Before the card `resourceID` is replaced (by `newETag`'s body, whose parts are
+    /// `newParts`) or deleted (nil): each large property of its body that the new body does
+    /// not hold moves into the history's parts, copied out of the old body by where it
+    /// starts, since the card's versions name it (`VersionBody`). Most cards have none: one
+    /// look-up by the old ETag.
+    static func keepReplacedParts(_ db: Database, resourceID: Int64, newETag: String?, newParts: [VersionBody.Part]) throws {
+        let held = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT r.etag, r.hash, r.start, r.length FROM resources old JOIN card_version_part_refs r ON r.etag = old.etag
+            WHERE old.id = ? AND r.start IS NOT NULL
+            """), arguments: [resourceID])
+        for row in held {
+            let etag: String = row[0], hash: String = row[1]
+            guard etag != newETag, !newParts.contains(where: { $0.hash == hash }) else { continue }
+            try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO card_version_parts (hash, data)
+                SELECT ?, substr(data, ? + 1, ?) FROM resource_bodies WHERE resource_id = ?
+                """).execute(arguments: [hash, row[2] as Int64, row[3] as Int64, resourceID])
+        }
     }
 
     static func setSyncSeq(_ db: Database, collectionID: Int64, seq: Int64, now: Double) throws {

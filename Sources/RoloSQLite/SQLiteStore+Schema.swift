@@ -532,6 +532,36 @@ extension SQLiteStore {
                     WHERE NOT c.deleted;
                 """)
         }
+        migrator.registerMigration("v15-parts-from-current-cards") { db in
+            // A photo the current card holds is no longer kept a second time in the history
+            // (`VersionBody`): its versions name it, and a write that replaces, deletes or
+            // moves the card first copies each part the new body no longer holds out of the
+            // old one, by where it starts (`start`, `length`). Filled here for the bodies
+            // cards hold now; then each part every version's card still holds is dropped.
+            try db.execute(sql: """
+                ALTER TABLE card_version_part_refs ADD COLUMN start INTEGER;
+                ALTER TABLE card_version_part_refs ADD COLUMN length INTEGER;
+                UPDATE card_version_part_refs SET
+                    start = (SELECT NULLIF(instr(b.data, p.data), 0) - 1
+                             FROM resources r JOIN resource_bodies b ON b.resource_id = r.id, card_version_parts p
+                             WHERE r.etag = card_version_part_refs.etag AND p.hash = card_version_part_refs.hash LIMIT 1),
+                    length = (SELECT length(p.data) FROM card_version_parts p WHERE p.hash = card_version_part_refs.hash)
+                WHERE etag IN (SELECT etag FROM resources);
+                UPDATE card_version_part_refs SET length = NULL WHERE start IS NULL;
+                \(Self.dropPartsCardsHold)
+                """)
+        }
         return migrator
     }
+
+    /// Drops each history part that every version naming it can read from its card's current
+    /// body (`VersionBody`): the one rule of where a part may be, kept by the v15 migration.
+    static let dropPartsCardsHold = """
+        DELETE FROM card_version_parts WHERE NOT EXISTS (
+            SELECT 1 FROM card_version_part_refs r JOIN card_versions v ON v.etag = r.etag
+            WHERE r.hash = card_version_parts.hash AND NOT EXISTS (
+                SELECT 1 FROM resources cur JOIN card_version_part_refs held ON held.etag = cur.etag
+                WHERE cur.collection_id = v.collection_id AND cur.name = v.name AND held.hash = r.hash
+                      AND held.start IS NOT NULL));
+        """
 }

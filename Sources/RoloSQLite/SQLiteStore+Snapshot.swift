@@ -71,7 +71,7 @@ extension SQLiteStore: StoreSnapshotting {
         case .cardVersion(let version): [version.collectionID, version.seq]
         case .cardVersionBody(let etag, _): [etag]
         case .cardVersionPart(let hash, _): [hash]
-        case .cardVersionPartRef(let etag, let hash): [etag, hash]
+        case .cardVersionPartRef(let etag, let hash, _, _): [etag, hash]
         }
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return ("(\(key.joined(separator: ", "))) > (\(placeholders))", StatementArguments(values))
@@ -129,7 +129,7 @@ extension SQLiteStore: StoreSnapshotting {
         case .cardVersionParts:
             return .cardVersionPart(hash: row[0], data: row[1])
         case .cardVersionPartRefs:
-            return .cardVersionPartRef(etag: row[0], hash: row[1])
+            return .cardVersionPartRef(etag: row[0], hash: row[1], start: row[2], length: row[3])
         }
     }
 
@@ -217,8 +217,9 @@ extension SQLiteStore: StoreSnapshotting {
                 .execute(arguments: [etag, data])
         case .cardVersionPart(let hash, let data):
             try db.cachedStatement(sql: "INSERT INTO card_version_parts (hash, data) VALUES (?, ?)").execute(arguments: [hash, data])
-        case .cardVersionPartRef(let etag, let hash):
-            try db.cachedStatement(sql: "INSERT INTO card_version_part_refs (etag, hash) VALUES (?, ?)").execute(arguments: [etag, hash])
+        case .cardVersionPartRef(let etag, let hash, let start, let length):
+            try db.cachedStatement(sql: "INSERT INTO card_version_part_refs (etag, hash, start, length) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [etag, hash, start, length])
         }
     }
 

@@ -39,8 +39,9 @@ public enum SnapshotRecord: Sendable, Hashable {
     case cardVersionBody(etag: String, data: Data)
     /// A large property (a photo) shared by version bodies, once per hash.
     case cardVersionPart(hash: String, data: Data)
-    /// Which parts a body refers to (what the pruning keeps them by).
-    case cardVersionPartRef(etag: String, hash: String)
+    /// Which parts a body refers to (what the pruning keeps them by), and where each starts
+    /// and how long it is in the whole body (nil: not known, for a body no card held at v15).
+    case cardVersionPartRef(etag: String, hash: String, start: Int64?, length: Int64?)
 }
 
 /// A row of `card_versions`: the card as one change left it (its body by ETag).

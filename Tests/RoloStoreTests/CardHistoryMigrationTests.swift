@@ -6,7 +6,7 @@ import Testing
 @testable import RoloSQLite
 @testable import RoloStore
 
-/// A database from before card versions (SQLite v12-feeds, PostgreSQL v5-feeds) upgrades in
+/// A database from before card versions (SQLite v13-account-source, PostgreSQL v6-account-source) upgrades in
 /// place: every card, ETag and sync token kept, each card given its current version, and
 /// writes from then on keep theirs.
 @Suite(.closesStores) struct CardHistoryMigrationTests {
@@ -25,7 +25,7 @@ import Testing
                 DROP TRIGGER changes_keep_version_insert; DROP TRIGGER changes_keep_version_update;
                 DROP TABLE card_versions; DROP TABLE card_version_bodies; DROP TABLE card_version_parts;
                 DROP TABLE card_version_part_refs;
-                DELETE FROM grdb_migrations WHERE identifier = 'v14-card-versions';
+                DELETE FROM grdb_migrations WHERE identifier IN ('v14-card-versions', 'v15-parts-from-current-cards');
                 """)
         }
         let before = try await Self.state(of: store, book: fixture.book.id)
@@ -47,7 +47,7 @@ import Testing
                 "DROP TRIGGER changes_keep_version ON changes", "DROP FUNCTION changes_keep_version()",
                 "DROP TABLE card_versions", "DROP TABLE card_version_bodies", "DROP TABLE card_version_parts",
                 "DROP TABLE card_version_part_refs",
-                "DELETE FROM schema_migrations WHERE version = 'v7-card-versions'",
+                "DELETE FROM schema_migrations WHERE version IN ('v7-card-versions', 'v8-parts-from-current-cards')",
             ] { try await connection.execute(PostgresQuery(unsafeSQL: statement)) }
         }
         let before = try await Self.state(of: store, book: fixture.book.id)
@@ -81,5 +81,95 @@ import Testing
                                         card: CardMetadata(uid: "a.vcf", kind: "individual", indexEntries: [], members: []),
                                         precondition: .none)
         #expect(try await history.cardVersions(collectionID: book, name: "a.vcf").count == 2)
+    }
+
+    // MARK: v15 / v8: no second copy of a photo the current card holds
+
+    @Test func anSQLiteHistoryFromV14DropsThePhotosItsCardsHoldAndKeepsEveryVersion() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v15-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("old.sqlite").path
+        let store = try SQLiteStore(path: path, bcryptCost: 4)
+        try await store.createUser(name: "alice", password: "secret-password")
+        let fixture = StoreFixture(sqlite: store, book: try #require(try await store.collection(owner: "alice", path: ["default"])))
+        let written = try await Self.writePhotoCards(fixture)
+        // Back to v14: every version's parts kept, the current card's among them, and no
+        // record of where a part starts.
+        try await store.pool.write { db in
+            for part in Self.heldParts(written) {
+                try db.execute(sql: "INSERT OR IGNORE INTO card_version_parts (hash, data) VALUES (?, ?)", arguments: [part.hash, part.data])
+            }
+            try db.execute(sql: """
+                ALTER TABLE card_version_part_refs DROP COLUMN start; ALTER TABLE card_version_part_refs DROP COLUMN length;
+                DELETE FROM grdb_migrations WHERE identifier = 'v15-parts-from-current-cards';
+                """)
+        }
+        #expect(try await fixture.integer("SELECT count(*) FROM card_version_parts") == 3)
+        let before = try await Self.state(of: store, book: fixture.book.id)
+        try store.close()
+
+        let upgraded = try SQLiteStore(path: path, bcryptCost: 4)
+        defer { try? upgraded.close() }
+        try await Self.checkPhotos(StoreFixture(sqlite: upgraded, book: fixture.book), written: written, before: before)
+    }
+
+    @Test func aPostgresHistoryFromV7DropsThePhotosItsCardsHoldAndKeepsEveryVersion() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let written = try await Self.writePhotoCards(fixture)
+        try await store.autocommit { connection in
+            for part in Self.heldParts(written) {
+                try await connection.execute("""
+                    INSERT INTO card_version_parts (hash, data) VALUES (\(part.hash), \(part.data)) ON CONFLICT DO NOTHING
+                    """)
+            }
+            for statement in [
+                "ALTER TABLE card_version_part_refs DROP COLUMN start, DROP COLUMN length",
+                "DELETE FROM schema_migrations WHERE version = 'v8-parts-from-current-cards'",
+            ] { try await connection.execute(PostgresQuery(unsafeSQL: statement)) }
+        }
+        #expect(try await fixture.integer("SELECT count(*) FROM card_version_parts") == 3)
+        let before = try await Self.state(of: store, book: fixture.book.id)
+        let upgraded = try await PostgresStore.open(store.configuration)
+        StoreCleanups.schedule { await upgraded.close() }
+        #expect(try await upgraded.appliedMigrations() == PostgresStore.migrations.map(\.version))
+        try await Self.checkPhotos(StoreFixture(backend: .postgres, store: upgraded, book: fixture.book, cleanup: {}),
+                                    written: written, before: before)
+    }
+
+    /// Anna edited twice keeping her photo, Bert given a new one: the history holds Bert's
+    /// first photo alone. Every version written, by card.
+    static func writePhotoCards(_ fixture: StoreFixture) async throws -> [String: [Data]] {
+        let written = [
+            "a": [CardHistoryTests.photoCard("a", "Anna", photo: 1), CardHistoryTests.photoCard("a", "Anna 2", photo: 1)],
+            "b": [CardHistoryTests.photoCard("b", "Bert", photo: 2), CardHistoryTests.photoCard("b", "Bert 2", photo: 3)],
+        ]
+        for name in ["a", "b"] {
+            for data in written[name]! { try await CardHistoryTests.put(fixture, name, data, as: CardHistoryTests.phone) }
+        }
+        #expect(try await fixture.integer("SELECT count(*) FROM card_version_parts") == 1)
+        return written
+    }
+
+    /// The photos the two cards hold now, which v14 kept in the history too.
+    static func heldParts(_ written: [String: [Data]]) -> [VersionBody.Part] {
+        written.values.flatMap { VersionBody($0.last!).parts }
+    }
+
+    static func checkPhotos(_ fixture: StoreFixture, written: [String: [Data]],
+                            before: ([StoredResource], Int64)) async throws {
+        #expect(try await state(of: fixture.store, book: fixture.book.id) == before)
+        let history = try #require(fixture.store as? any CardHistoryStore)
+        #expect(try await fixture.integer("SELECT count(*) FROM card_version_parts") == 1)
+        for (name, versions) in written {
+            #expect(try await history.cardVersions(collectionID: fixture.book.id, name: name).map(\.data) == versions, "\(name)")
+        }
+        // The upgraded store knows where the photos start: a write that drops Anna's keeps it.
+        let plain = CardHistoryTests.card("a", "Anna plain")
+        try await CardHistoryTests.put(fixture, "a", plain, as: CardHistoryTests.phone)
+        #expect(try await fixture.integer("SELECT count(*) FROM card_version_parts") == 2)
+        #expect(try await history.cardVersions(collectionID: fixture.book.id, name: "a").map(\.data) == written["a"]! + [plain])
     }
 }

@@ -261,10 +261,55 @@ import Testing
         try await Self.put(fixture, "a", Self.photoCard("a", "Anna new photo", photo: 2), as: Self.phone)
         let versions = try await Self.history(fixture).cardVersions(collectionID: fixture.book.id, name: "a")
         #expect(versions.map(\.data) == edits + [Self.photoCard("a", "Anna new photo", photo: 2)])
-        #expect(try await fixture.integer("SELECT count(*) FROM card_version_parts") == 2)
+        // The first photo is kept once, for the five versions; the second only by the card.
+        #expect(try await fixture.integer("SELECT count(*) FROM card_version_parts") == 1)
         let skeletons = try #require(try await fixture.integer("SELECT SUM(length(data)) FROM card_version_bodies"))
         #expect(skeletons < 6 * 200, "the six skeletons hold \(skeletons) bytes")
         #expect(CardHistory.describe(versions).last == ["name Anna 4 → Anna new photo", "photo changed"])
+    }
+
+    /// The history keeps no second copy of a photo the current card holds (schema v15 / v8):
+    /// a write that replaces, deletes or moves the card first moves the photos it lets go
+    /// into the history, so every version still comes back byte for byte.
+    @Test(arguments: StoreBackend.allCases)
+    func aPhotoTheCardStillHoldsIsNotKeptAgainUntilAWriteLetsItGo(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let history = try Self.history(fixture)
+        func parts() async throws -> Int64? { try await fixture.integer("SELECT count(*) FROM card_version_parts") }
+        func versions(_ name: String) async throws -> [Data?] {
+            try await history.cardVersions(collectionID: fixture.book.id, name: name).map(\.data)
+        }
+
+        // Edits that keep the photo: only the card holds it.
+        let edits = (0..<3).map { Self.photoCard("a", "Anna \($0)", photo: 1) }
+        for data in edits { try await Self.put(fixture, "a", data, as: Self.phone) }
+        #expect(try await parts() == 0)
+        #expect(try await versions("a") == edits)
+        // The photo is removed: it moves into the history, and the old versions keep it.
+        try await Self.put(fixture, "a", Self.card("a", "Anna without photo"), as: Self.phone)
+        #expect(try await parts() == 1)
+        #expect(try await versions("a") == edits + [Self.card("a", "Anna without photo")])
+
+        // A deletion lets its photo go too.
+        let bert = [Self.photoCard("b", "Bert", photo: 2), Self.photoCard("b", "Bert 2", photo: 2)]
+        for data in bert { try await Self.put(fixture, "b", data, as: Self.phone) }
+        try await Self.delete(fixture, "b", as: Self.phone)
+        #expect(try await parts() == 2)
+        #expect(try await versions("b") == bert + [nil])
+
+        // So does a move: the versions under the old name stay whole.
+        let carl = Self.photoCard("c", "Carl", photo: 3)
+        let put = try await Self.put(fixture, "c", carl, as: Self.phone)
+        _ = try await fixture.cards.transferResource(collectionID: fixture.book.id, name: "c", sourceETag: put.etag,
+                                                     to: fixture.book.id, name: "d", data: carl,
+                                                     contentType: "text/vcard; charset=utf-8",
+                                                     card: CardMetadata(uid: "c", kind: "individual", indexEntries: [], members: []),
+                                                     move: true)
+        #expect(try await versions("c") == [carl, nil])
+        #expect(try await versions("d") == [carl])
+        // Bert's and Carl's photos are in the history now; Carl's is also held by "d".
+        #expect(try await parts() == 3)
     }
 
     @Test func aVersionBodySplitsOffLargePropertiesAndAssemblesExactly() throws {
@@ -274,6 +319,10 @@ import Testing
         #expect(VersionBody.references(in: body.skeleton) == body.parts.map(\.hash))
         #expect(VersionBody.assemble(body.skeleton, parts: [body.parts[0].hash: body.parts[0].data]) == card)
         #expect(VersionBody.assemble(body.skeleton, parts: [:]) == nil)
+        #expect(body.parts[0].start == card.range(of: Data("PHOTO".utf8))?.lowerBound)
+        // A part the current card still holds is read from it.
+        #expect(VersionBody.assemble(body.skeleton, stored: [:], currentBody: Self.photoCard("a", "Anna 2", photo: 3)) == card)
+        #expect(VersionBody.assemble(body.skeleton, stored: [:], currentBody: Self.photoCard("a", "Anna", photo: 4)) == nil)
         // Small cards, and a card holding a NUL of its own, are kept whole.
         let small = Self.card("b", "Bert")
         #expect(VersionBody(small).skeleton == small && VersionBody(small).parts.isEmpty)

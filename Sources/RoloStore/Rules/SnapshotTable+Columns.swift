@@ -54,7 +54,7 @@ extension SnapshotTable {
         case .cardVersions: ["collection_id", "seq", "name", "at", "etag", "content_type", "actor_user", "actor_credential"]
         case .cardVersionBodies: ["etag", "data"]
         case .cardVersionParts: ["hash", "data"]
-        case .cardVersionPartRefs: ["etag", "hash"]
+        case .cardVersionPartRefs: ["etag", "hash", "start", "length"]
         }
     }
 

@@ -7,12 +7,21 @@ import Foundation
 /// once, and an edit of a phone number costs the text of the card, not its photo. The same
 /// split on every back end, off the writer (as the ETag); `assemble` gives the bytes back
 /// exactly. A body holding a NUL of its own is kept whole.
+///
+/// A part the current card still holds is not kept again (schema v15 / v8): the version
+/// rows name it by hash (with where it starts in the body, `Part.start`), and the bytes are
+/// read from the current card. Only when a write replaces or deletes a card, or moves it
+/// away, does each part the new body no longer holds move into the history's parts
+/// (`card_version_parts`), so a version's part is always in one of the two places.
 package struct VersionBody: Sendable, Hashable {
     package static let partSize = 1024
 
     package struct Part: Sendable, Hashable {
         package var hash: String
         package var data: Data
+        /// Where the part starts in the whole body (bytes), so a part the current card holds
+        /// can be copied out of its body in SQL when the card is replaced.
+        package var start: Int
     }
 
     /// The body with its large properties replaced by references.
@@ -48,7 +57,7 @@ package struct VersionBody: Sendable, Hashable {
                 let hash = Self.hex(SHA256.hash(data: part))
                 out.append(0)
                 out.append(contentsOf: hash.utf8)
-                if !parts.contains(where: { $0.hash == hash }) { parts.append(Part(hash: hash, data: part)) }
+                if !parts.contains(where: { $0.hash == hash }) { parts.append(Part(hash: hash, data: part, start: start)) }
             } else {
                 out.append(contentsOf: bytes[start..<spanEnd])
             }
@@ -85,6 +94,16 @@ package struct VersionBody: Sendable, Hashable {
         }
         out.append(contentsOf: bytes[index...])
         return out
+    }
+
+    /// The original bytes of a version whose parts are in `stored` (the history's) or, for
+    /// those the card still holds, in `currentBody`; nil when a part is in neither.
+    package static func assemble(_ skeleton: Data, stored: [String: Data], currentBody: Data?) -> Data? {
+        if let whole = assemble(skeleton, parts: stored) { return whole }
+        guard let currentBody else { return nil }
+        var parts = stored
+        for part in VersionBody(currentBody).parts where parts[part.hash] == nil { parts[part.hash] = part.data }
+        return assemble(skeleton, parts: parts)
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
