@@ -141,6 +141,9 @@ struct RoloResponder: HTTPResponder {
         case .accountAPI where !credential.user.isEmpty:
             let answer = await api.handle(method: method, path: path, query: Self.query(of: request), body: body,
                                           credential: credential)
+            if let counts = answer.counts, let recorder {
+                recorder.record(credential, counts: counts, address: remote(), userAgent: request.headers[.userAgent])
+            }
             var headers = HTTPFields()
             if !answer.json.isEmpty { headers[.contentType] = "application/json; charset=utf-8" }
             if answer.status == 503 { headers[.retryAfter] = String(DAVResponse.unavailableRetryAfter) }

@@ -109,7 +109,7 @@ public struct RoloServer: Sendable {
             handler: handler,
             accessLog: accessLog,
             recorder: recorder,
-            api: AccountAPI(store: store),
+            api: AccountAPI(store: store, clock: store.clock),
             web: makeWebApp(authenticator: authenticator))
         responder.feeds = FeedEndpoint(store: store)
         let limits = configuration.limits

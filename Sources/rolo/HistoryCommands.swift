@@ -81,7 +81,7 @@ struct RestoreCommand: AsyncParsableCommand {
             let plan: UndoPlan
             do {
                 plan = try await CardHistory.undoPlan(collectionID: collection.id, since: time, device: device, of: user,
-                                                      now: Date(), accounts: store, history: history)
+                                                      now: store.clock.now, accounts: store, history: history)
             } catch let refused as CardHistory.RestoreError {
                 throw CLIError(refused.description)
             }

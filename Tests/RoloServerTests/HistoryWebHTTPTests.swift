@@ -173,7 +173,7 @@ import Testing
     }
 
     @Test func theAPIGivesTheHistoryRestoresAVersionAndUndoesWithTheSameRefusals() async throws {
-        try await TestServer.with { server in
+        try await TestServer.with(configure: { $0.accessHistoryFlushInterval = .milliseconds(50) }) { server in
             let phone = try await server.store.createAppPassword(user: "alice", name: "Phone", readOnly: false, books: nil).secret
             let path = "/dav/addressbooks/alice/default/ann.vcf"
             let first = Self.card("ann", "Ann Boat", phone: "+1 555 0100")
@@ -242,6 +242,18 @@ import Testing
                                                   body: Data(#"{"to":"\#(time)"}"#.utf8))
             #expect(undone.status == 200 && Self.object(undone)["applied"] as? Bool == true, "\(undone.text)")
             #expect(try await server.request("GET", path).text == first)
+
+            // The restore and the undo each have their entry in the access history, under the
+            // credential that asked: with the first PUT, three cards written by the account password.
+            func writtenByAccountPassword() async throws -> Int {
+                try await server.store.accessHistory(user: "alice", since: .distantPast)
+                    .filter { $0.credential == nil && $0.book == "default" }.map(\.cardsWritten).reduce(0, +)
+            }
+            let deadline = ContinuousClock.now + .seconds(15)
+            while try await writtenByAccountPassword() != 3, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await writtenByAccountPassword() == 3)
         }
     }
 }

@@ -32,10 +32,15 @@ import RoloStore
 struct AccountAPI: Sendable {
     /// Accounts, app passwords, the access history and shares; cards only for their history.
     let store: any AccountStore & SharingStore & CardStore & WebStore
+    /// The store's clock: an undo's "not in the future" is judged by the time its writes get.
+    let clock: StoreClock
 
     struct Answer: Sendable {
         var status: Int
         var json: Data
+        /// What a restore or an undo wrote, for the access history: its own entry, under the
+        /// credential that asked, as the web UI's undo has.
+        var counts: RequestTally.Counts? = nil
     }
 
     static let prefix = "/api/"
@@ -163,19 +168,19 @@ struct AccountAPI: Sendable {
         return (book, history)
     }
 
-    /// The card's file name, or the name of the card with this UID.
-    private func cardName(_ card: String, in book: CollectionInfo, history: any CardHistoryStore) async throws -> String {
-        if try await history.cardVersions(collectionID: book.id, name: card).isEmpty,
-           let byUID = try await store.resourceName(collectionID: book.id, uid: card) {
-            return byUID
+    /// The card's file name, or the name of the card with this UID, with its versions.
+    private func cardVersions(_ card: String, in book: CollectionInfo,
+                              history: any CardHistoryStore) async throws -> (name: String, versions: [CardVersion]) {
+        let versions = try await history.cardVersions(collectionID: book.id, name: card)
+        if versions.isEmpty, let byUID = try await store.resourceName(collectionID: book.id, uid: card) {
+            return (byUID, try await history.cardVersions(collectionID: book.id, name: byUID))
         }
-        return card
+        return (card, versions)
     }
 
     private func cardHistory(book slug: String, card: String, user: String) async throws -> Answer {
         let (book, history) = try await historyBook(slug, user: user, needs: .read)
-        let name = try await cardName(card, in: book, history: history)
-        let versions = try await history.cardVersions(collectionID: book.id, name: name)
+        let (name, versions) = try await cardVersions(card, in: book, history: history)
         guard !versions.isEmpty else { throw APIError(404, "No card \(card) in \(slug), nor any version of it.") }
         let devices = try await CardHistory.deviceNames(of: user, in: store)
         let rows = zip(versions, CardHistory.describe(versions)).map { version, changes -> [String: Any] in
@@ -190,7 +195,7 @@ struct AccountAPI: Sendable {
         let (book, history) = try await historyBook(slug, user: user, needs: [.writeContent, .bind])
         let fields = try Self.object(body)
         guard let seq = (fields["seq"] as? Int).map(Int64.init) else { throw APIError(400, "seq is missing: the version's seq from its history.") }
-        let name = try await cardName(card, in: book, history: history)
+        let name = try await cardVersions(card, in: book, history: history).name
         let found: (version: CardVersion, current: String?)
         do {
             found = try await CardHistory.versionToRestore(collectionID: book.id, name: name, seq: seq,
@@ -202,7 +207,10 @@ struct AccountAPI: Sendable {
             let result = try await asAuthor(user) {
                 try await CardHistory.restore(found.version, current: found.current, collectionID: book.id, in: store)
             }
-            return Self.ok(["card": name, "restored_seq": seq, "etag": result.etags[name] ?? NSNull()])
+            var answer = Self.ok(["card": name, "restored_seq": seq, "etag": result.etags[name] ?? NSNull()])
+            answer.counts = RequestTally.Counts(bookID: book.id)
+            answer.counts?.cardsWritten = 1
+            return answer
         } catch StoreError.preconditionFailed {
             throw APIError(409, "The card changed meanwhile; nothing was restored.")
         } catch StoreError.uidConflict {
@@ -222,7 +230,7 @@ struct AccountAPI: Sendable {
         let includeConflicts = fields["include_conflicts"] as? Bool ?? false
         let plan: UndoPlan
         do {
-            plan = try await CardHistory.undoPlan(collectionID: book.id, since: time, device: device, of: user, now: Date(),
+            plan = try await CardHistory.undoPlan(collectionID: book.id, since: time, device: device, of: user, now: clock.now,
                                                   includeConflicts: includeConflicts, accounts: store, history: history)
         } catch let refused as CardHistory.RestoreError {
             throw APIError(400, refused.description)
@@ -250,7 +258,15 @@ struct AccountAPI: Sendable {
                  "time": Self.time(other.at)]
             }]
         }
-        return Self.ok(["dry_run": dryRun, "applied": !dryRun && !plan.isEmpty, "steps": steps, "conflicts": conflicts])
+        var answer = Self.ok(["dry_run": dryRun, "applied": !dryRun && !plan.isEmpty, "steps": steps, "conflicts": conflicts])
+        if !dryRun, !plan.isEmpty {
+            var counts = RequestTally.Counts(bookID: book.id)
+            for step in plan.steps {
+                if case .remove = step { counts.cardsDeleted += 1 } else { counts.cardsWritten += 1 }
+            }
+            answer.counts = counts
+        }
+        return answer
     }
 
     /// A write the change log attributes to the signed-in user (the API takes the account password only).
