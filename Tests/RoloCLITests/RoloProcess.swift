@@ -135,7 +135,8 @@ final class ServeProcess: @unchecked Sendable {
         stderr = PipeText(process.standardError!)
     }
 
-    /// Waits for the JSON start line and returns the bound port.
+    /// Waits for the JSON start line and returns the bound port; without one, the process is
+    /// stopped and the error says what it printed.
     @discardableResult
     func waitUntilListening() async throws -> Int {
         let line = await stdout.waitFor { text -> String? in
@@ -143,7 +144,11 @@ final class ServeProcess: @unchecked Sendable {
             return String(text[..<end])
         }
         guard let line, let parsed = try? JSONDecoder().decode(ServeStartLine.self, from: Data(line.utf8)) else {
-            throw ServeError(message: "rolo serve printed no JSON start line. stdout: \(stdout.current) stderr: \(stderr.current)")
+            // Stopped here: a test that throws now never reaches its own `terminate`, and a
+            // serve left running holds a port and a database for the rest of the run.
+            let error = ServeError(message: "rolo serve printed no JSON start line. stdout: \(stdout.current) stderr: \(stderr.current)")
+            _ = await terminate()
+            throw error
         }
         startLineText = line
         startLine = parsed

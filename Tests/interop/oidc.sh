@@ -69,6 +69,8 @@ fi
 log_count() { grep -cF -- "$1" "$WORK/serve.err" || true; }
 check "eve's refusal is logged for fail2ban" 1 "$(log_count 'auth_failed user=eve ip=127.0.0.1 reason=sso_refused')"
 check "the three refusals of no verified user are logged" 3 "$(log_count 'auth_failed user=- ip=127.0.0.1 reason=sso_refused')"
+check "each refusal's reason is logged for the admin" 4 "$(log_count 'OpenID sign-in refused')"
+check "... eve's naming her" 1 "$(grep -F 'OpenID sign-in refused' "$WORK/serve.err" | grep -c 'eve' || true)"
 check "the provider's outage is logged once, over two sign-ins" 1 "$(log_count 'OpenID provider Test SSO unavailable')"
 check "... and its end once" 1 "$(log_count 'OpenID provider Test SSO reachable again')"
 if [ $failures = 0 ]; then echo "oidc interop: all checks passed"; else echo "oidc interop: $failures failed"; fi

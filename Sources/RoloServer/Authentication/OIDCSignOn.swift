@@ -21,6 +21,9 @@ actor OIDCSignOn: WebSingleSignOn {
     /// around them.
     nonisolated let logins: BasicAuthenticator
     nonisolated let outage: OutageLog
+    /// Says why a sign-in was refused: the `auth_failed` line (for fail2ban) names the
+    /// user and address only, and the provider's reason is what an admin needs to fix it.
+    nonisolated let logger: Logger
     nonisolated var displayName: String { provider.settings.displayName }
 
     struct Pending {
@@ -37,7 +40,7 @@ actor OIDCSignOn: WebSingleSignOn {
     static let maximumPending = 10_000
 
     init(provider: OIDCProvider, store: any AccountStore, logins: BasicAuthenticator, logger: Logger) {
-        self.provider = provider; self.store = store; self.logins = logins
+        self.provider = provider; self.store = store; self.logins = logins; self.logger = logger
         self.outage = OutageLog(what: "OpenID provider \(provider.settings.displayName)", logger: logger)
     }
 
@@ -115,6 +118,7 @@ actor OIDCSignOn: WebSingleSignOn {
     /// A refusal, counted and logged under `user` (the name the verified token gave, else
     /// "-"), answered after the throttle's delay or as throttled.
     private func refused(_ reason: String, user: String? = nil, remoteAddress: String) async -> WebSignOnResult {
+        logger.notice("OpenID sign-in refused", metadata: ["user": "\(user ?? "-")", "ip": "\(remoteAddress)", "reason": "\(reason)"])
         switch await logins.signOnRefused(user: user ?? "-", remoteAddress: remoteAddress) {
         case .throttled(let retryAfter):
             return .throttled(retryAfter: retryAfter)
