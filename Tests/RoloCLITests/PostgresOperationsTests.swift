@@ -88,6 +88,71 @@ import Testing
         }
     }
 
+    /// Every pooled connection held by a slow statement (a trigger on `resources` that sleeps
+    /// 30 s in `pg_sleep`, as a stuck function or a slow disk would): each PUT, more of them
+    /// than the pool has connections, is answered 503 with Retry-After within the statement
+    /// and connection timeouts, not after the sleep; once the trigger is gone the same server
+    /// writes again, without a restart (issue 34).
+    @Test func aPoolHeldBySleepingStatementsGives503AndRecovers() async throws {
+        let database = try await TestDatabase.create()
+        defer { Task { await database.drop() } }
+        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
+                                           stdin: "olga-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: database.url, extra: [
+            "--database-pool-size", "2", "--database-connection-timeout", "2", "--database-statement-timeout", "3"])
+        let port = try await serve.waitUntilListening()
+        let put = Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary"]
+        // The first write also makes the home; a loaded machine may need a retry for it.
+        var ready = 0
+        let readyBy = ContinuousClock.now + .seconds(30)
+        while ready != 201, ContinuousClock.now < readyBy {
+            ready = try await curlStatus(put + [Self.card("s-0", "Sleep 0"), Self.book(port) + "s-0.vcf"])
+            if ready != 201 { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(ready == 201)
+
+        let url = database.url
+        _ = try await TestPostgres.onThread { RestoreInterruptionTests.psql(url, """
+            CREATE FUNCTION rolo_test_sleep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(30); RETURN NEW; END $$;
+            CREATE TRIGGER rolo_test_sleep BEFORE INSERT ON resources FOR EACH ROW EXECUTE FUNCTION rolo_test_sleep();
+            """) }
+        let installed = try await TestPostgres.onThread {
+            RestoreInterruptionTests.psql(url, "SELECT count(*) FROM pg_trigger WHERE tgname = 'rolo_test_sleep'")
+        }
+        #expect(installed == "1\n", "the sleeping trigger is in place")
+
+        let sent = ContinuousClock.now
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 1...4 {
+                group.addTask {
+                    try await curl(["-i"] + put + [Self.card("s-\(index)", "Sleep \(index)"), Self.book(port) + "s-\(index).vcf"])
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let waited = ContinuousClock.now - sent
+        for answer in answers {
+            #expect(answer.hasPrefix("HTTP/1.1 503"), "\(answer)")
+            #expect(answer.lowercased().contains("retry-after:"), "\(answer)")
+        }
+        // The trigger sleeps 30 s: answers before 20 s come from the timeouts (3 s a statement,
+        // 2 s for a connection; four PUTs on two connections, under 10 s on a quiet machine).
+        #expect(waited < .seconds(20), "\(waited)")
+
+        _ = try await TestPostgres.onThread { RestoreInterruptionTests.psql(url, "DROP TRIGGER rolo_test_sleep ON resources") }
+        var status = 0
+        let deadline = ContinuousClock.now + .seconds(30)
+        while status != 201, ContinuousClock.now < deadline {
+            status = try await curlStatus(put + [Self.card("s-5", "Sleep 5"), Self.book(port) + "s-5.vcf"])
+            if status != 201 { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(status == 201, "the same server writes again")
+        let listing = try await curl(Self.auth + ["-X", "PROPFIND", "-H", "Depth: 1", Self.book(port)])
+        #expect(listing.contains("s-0.vcf") && listing.contains("s-5.vcf") && !listing.contains("s-1.vcf"), "\(listing)")
+        #expect(await serve.terminate() == 0)
+    }
+
     struct BookState: Equatable, CustomStringConvertible {
         /// Each card's href and ETag, sorted by href.
         var etags: [String]
