@@ -12,14 +12,7 @@ extension PostgresStore {
     static let indexedPrefix = 200
 
     public func query(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws -> [String] {
-        let trigrams = usesTrigramIndex && predicate.hasSubstringMatch ? try await substringIndex.usesIndex(
-            collectionID: collectionID,
-            bookCards: { try await self.autocommit { connection in
-                try await connection.first(BookCardsSQL.self, collectionID)?.decode(Int64.self) }.map(Int.init) ?? 0 },
-            // The planner's estimate, kept by ANALYZE and autovacuum: enough to steer a plan.
-            totalCards: { try await self.autocommit { connection in
-                try await connection.first(CardsEstimateSQL.self)?.decode(Int64.self) }.map(Int.init) ?? 0 })
-            : false
+        let trigrams = predicate.hasSubstringMatch ? try await substringQueryUsesTrigramIndex(collectionID: collectionID) : false
         var sql = SQLBuilder()
         let collection = sql.bind(collectionID)
         let condition = Self.condition(for: predicate, collection: collection, trigrams: trigrams, sql: &sql)
@@ -29,6 +22,19 @@ extension PostgresStore {
         return try await autocommit { connection in
             try await connection.rows(query).map { try $0.decode(String.self) }
         }
+    }
+
+    /// Whether a substring query of this book takes its candidates from the trigram index,
+    /// which covers every book, or reads the book's own rows (`SubstringIndexChoice`).
+    func substringQueryUsesTrigramIndex(collectionID: Int64) async throws -> Bool {
+        guard usesTrigramIndex else { return false }
+        return try await substringIndex.usesIndex(
+            collectionID: collectionID,
+            bookCards: { try await self.autocommit { connection in
+                try await connection.first(BookCardsSQL.self, collectionID)?.decode(Int64.self) }.map(Int.init) ?? 0 },
+            // The planner's estimate, kept by ANALYZE and autovacuum: enough to steer a plan.
+            totalCards: { try await self.autocommit { connection in
+                try await connection.first(CardsEstimateSQL.self)?.decode(Int64.self) }.map(Int.init) ?? 0 })
     }
 
     enum BookCardsSQL: PreparedSQL {

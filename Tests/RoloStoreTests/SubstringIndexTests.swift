@@ -1,7 +1,9 @@
 import Foundation
 import GRDB
+import PostgresTestSupport
 import Synchronization
 import Testing
+@testable import RoloPostgres
 @testable import RoloSQLite
 @testable import RoloStore
 
@@ -103,6 +105,72 @@ import Testing
         afterPuts.cardCreated(in: 2)
         #expect(try await choose(afterPuts, book: 0) == true, "the cached count grew to the minimum")
         #expect(counted.withLock { $0 } == 3, "no count taken again")
+    }
+
+    /// On a real store: a contains query right after an import is steered by the imported
+    /// book, not by the count cached while the book was small (issue 34: that count had the
+    /// book scanned for the minute after the import), and a PUT that brings a counted book to
+    /// the minimum moves it onto the index at once. No waiting: the cached counts would last
+    /// a minute.
+    @Test(arguments: StoreBackend.allCases)
+    func theIndexChoiceFollowsAnImportAndAPutAtOnce(_ backend: StoreBackend) async throws {
+        let minimum = 50
+        let fixture: StoreFixture
+        if backend == .postgres {
+            let database = try await TestDatabase.create()
+            var configuration = try database.configuration()
+            configuration.substringIndexMinimumCards = minimum
+            let opened = try await PostgresStore.open(configuration)
+            try await opened.createUser(name: "alice", password: "secret")
+            fixture = StoreFixture(backend: .postgres, store: opened,
+                                   book: try #require(try await opened.collection(owner: "alice", path: ["default"])),
+                                   cleanup: { await opened.close(); await database.drop() })
+            #expect(opened.usesTrigramIndex, "pg_trgm ships with Debian's server: the test server has the index")
+        } else {
+            fixture = try await StoreFixture.make(backend, tuning: SQLiteStore.Tuning(substringIndexMinimumCards: minimum))
+        }
+        defer { fixture.close() }
+        func usesIndex(_ book: Int64) async throws -> Bool {
+            switch fixture.cards {
+            case let store as SQLiteStore: try await store.usesTrigramIndex(collectionID: book)
+            case let store as PostgresStore: try await store.substringQueryUsesTrigramIndex(collectionID: book)
+            default: throw StoreError.notFound
+            }
+        }
+        func card(_ index: Int, prefix: String) -> CardImport {
+            let fn = "Anna Lindqvist \(index)"
+            return CardImport(name: "\(prefix)\(index).vcf", data: Data(vcard(uid: "\(prefix)\(index)", fn: fn).utf8),
+                              card: CardMetadata(uid: "\(prefix)\(index)", kind: "individual",
+                                                 indexEntries: [IndexEntry(property: "FN", value: fn)], members: []))
+        }
+        // The shape of carddav-bench's query: a family name, a space, a number's first digit.
+        let needle = Self.contains("Lindqvist 1", property: "FN")
+        let book = fixture.book.id
+        for index in 0..<5 { try await fixture.put("small\(index).vcf", fn: "Small \(index)") }
+        #expect(try await fixture.cards.query(collectionID: book, predicate: needle, limit: nil) == [])
+        #expect(try await usesIndex(book) == false, "5 cards: the book's own rows")
+
+        try await fixture.cards.importCards(collectionID: book, cards: (0..<200).map { card($0, prefix: "i") },
+                                            batchSize: 500, progress: nil)
+        #expect(try await usesIndex(book) == true, "right after the import, the imported book's size")
+        let found = try await fixture.cards.query(collectionID: book, predicate: needle, limit: nil)
+        let expected = (0..<200).filter { String($0).hasPrefix("1") }.map { "i\($0).vcf" }
+        #expect(found == expected.sorted())
+
+        // Another book, counted one short of the minimum, then one PUT: on the index at once.
+        try await fixture.addUser("bob")
+        let other = try #require(try await fixture.store.collection(owner: "bob", path: ["default"])).id
+        try await fixture.cards.importCards(collectionID: other, cards: (0..<minimum - 1).map { card($0, prefix: "b") },
+                                            batchSize: 500, progress: nil)
+        #expect(try await usesIndex(other) == false, "one card short of the minimum")
+        let data = Data(vcard(uid: "b-last", fn: "Anna Lindqvist 1000").utf8)
+        let put = try await fixture.cards.putResource(
+            collectionID: other, name: "b-last.vcf", data: data, contentType: "text/vcard; charset=utf-8",
+            card: CardMetadata(uid: "b-last", kind: "individual", indexEntries: [IndexEntry(property: "FN", value: "Anna Lindqvist 1000")],
+                               members: []),
+            precondition: .none)
+        #expect(put.created)
+        #expect(try await usesIndex(other) == true, "the PUT brought the cached count to the minimum")
     }
 
     /// Words mixing the characters where folds differ; needles are their substrings of one

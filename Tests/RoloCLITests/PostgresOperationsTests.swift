@@ -1,0 +1,179 @@
+import Foundation
+import PostgresTestSupport
+import Testing
+
+/// What an operator of a PostgreSQL-backed Rolo watches and keeps (issue 34): the database's
+/// size in `/metrics`, and `rolo backup` of a `postgresql://` URL read back by `rolo migrate`
+/// into either back end, with the built binary and a real server.
+@Suite struct PostgresOperationsTests {
+    static let auth = ["-u", "olga:olga-password"]
+    static let syncBody = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:sync-collection xmlns:d="DAV:"><d:sync-token/><d:sync-level>1</d:sync-level>\
+        <d:prop><d:getetag/></d:prop></d:sync-collection>
+        """
+
+    static func card(_ uid: String, _ fn: String) -> String {
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:\(uid)\r\nFN:\(fn)\r\nEND:VCARD\r\n"
+    }
+
+    static func book(_ port: Int) -> String { "http://127.0.0.1:\(port)/dav/addressbooks/olga/default/" }
+
+    @Test func metricsReportTheSizeOfThePostgreSQLDatabase() async throws {
+        let database = try await TestDatabase.create()
+        defer { Task { await database.drop() } }
+        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
+                                           stdin: "olga-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: database.url)
+        let port = try await serve.waitUntilListening()
+        #expect(try await curlStatus(Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary",
+                                                  Self.card("m-1", "Metric Card"), Self.book(port) + "m-1.vcf"]) == 201)
+        let text = try await curl(["http://127.0.0.1:\(port)/metrics"])
+        let size = text.split(separator: "\n").first { $0.hasPrefix("rolo_database_size_bytes ") }
+            .flatMap { Double($0.split(separator: " ")[1]) }
+        // An empty PostgreSQL database alone takes several MB: a size that small is no accident.
+        #expect((size ?? 0) > 1_000_000, "\(text)")
+        #expect(text.contains("rolo_cards 1"), "\(text)")
+        #expect(await serve.terminate() == 0)
+    }
+
+    /// A backup of a PostgreSQL database taken while the server runs, restored by `rolo
+    /// migrate` into a fresh SQLite file and into a fresh PostgreSQL database: each serves
+    /// the same cards with the same ETags and the same sync token, and an old client's token
+    /// goes on syncing.
+    @Test func aBackupOfPostgreSQLRestoresIntoEitherBackEndWithEveryETagAndSyncToken() async throws {
+        let source = try await TestDatabase.create()
+        let restored = try await TestDatabase.create()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-pg-backup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            Task { await source.drop(); await restored.drop() }
+        }
+        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", source.url],
+                                           stdin: "olga-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: source.url)
+        let port = try await serve.waitUntilListening()
+        let put = Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary"]
+        for index in 1...5 {
+            #expect(try await curlStatus(put + [Self.card("b-\(index)", "Backup \(index)"), Self.book(port) + "b-\(index).vcf"]) == 201)
+        }
+        #expect(try await curlStatus(put + [Self.card("b-2", "Backup Two"), Self.book(port) + "b-2.vcf"]) == 204)
+        #expect(try await curlStatus(Self.auth + ["-X", "DELETE", Self.book(port) + "b-4.vcf"]) == 204)
+        let original = try await Self.state(port: port)
+        #expect(original.etags.count == 4 && original.token != nil, "\(original)")
+
+        let copy = folder.appendingPathComponent("backup.sqlite").path
+        let backup = try await RoloBinary.run(["backup", copy, "--database", source.url])
+        #expect(backup.status == 0, "\(backup.stdout) \(backup.stderr)")
+        #expect(backup.stdout.contains("1 users, 1 collections, 4 cards and files"), "\(backup.stdout)")
+        #expect(backup.stderr.contains("4/4"), "progress on stderr: \(backup.stderr)")
+        #expect(await serve.terminate() == 0)
+
+        let intoSQLite = folder.appendingPathComponent("restored.sqlite").path
+        let toSQLite = try await RoloBinary.run(["migrate", "--from", copy, "--to", intoSQLite])
+        #expect(toSQLite.status == 0, "\(toSQLite.stderr)")
+        let toPostgres = try await RoloBinary.run(["migrate", "--from", copy, "--to", restored.url])
+        #expect(toPostgres.status == 0, "\(toPostgres.stderr)")
+        let exported = try await RoloBinary.run(["export", "olga", "default", "--database", source.url])
+        for target in [intoSQLite, restored.url] {
+            let again = try ServeProcess(database: target)
+            let state = try await Self.state(port: try await again.waitUntilListening())
+            #expect(state == original, "\(target)")
+            #expect(await again.terminate() == 0)
+            let export = try await RoloBinary.run(["export", "olga", "default", "--database", target])
+            #expect(export.status == 0 && export.stdout == exported.stdout, "\(target): \(export.stderr)")
+        }
+    }
+
+    /// Every pooled connection held by a slow statement (a trigger on `resources` that sleeps
+    /// 30 s in `pg_sleep`, as a stuck function or a slow disk would): each PUT, more of them
+    /// than the pool has connections, is answered 503 with Retry-After within the statement
+    /// and connection timeouts, not after the sleep; once the trigger is gone the same server
+    /// writes again, without a restart (issue 34).
+    @Test func aPoolHeldBySleepingStatementsGives503AndRecovers() async throws {
+        let database = try await TestDatabase.create()
+        defer { Task { await database.drop() } }
+        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
+                                           stdin: "olga-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: database.url, extra: [
+            "--database-pool-size", "2", "--database-connection-timeout", "2", "--database-statement-timeout", "3"])
+        let port = try await serve.waitUntilListening()
+        let put = Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary"]
+        // The first write also makes the home; a loaded machine may need a retry for it.
+        var ready = 0
+        let readyBy = ContinuousClock.now + .seconds(30)
+        while ready != 201, ContinuousClock.now < readyBy {
+            ready = try await curlStatus(put + [Self.card("s-0", "Sleep 0"), Self.book(port) + "s-0.vcf"])
+            if ready != 201 { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(ready == 201)
+
+        let url = database.url
+        _ = try await TestPostgres.onThread { RestoreInterruptionTests.psql(url, """
+            CREATE FUNCTION rolo_test_sleep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(30); RETURN NEW; END $$;
+            CREATE TRIGGER rolo_test_sleep BEFORE INSERT ON resources FOR EACH ROW EXECUTE FUNCTION rolo_test_sleep();
+            """) }
+        let installed = try await TestPostgres.onThread {
+            RestoreInterruptionTests.psql(url, "SELECT count(*) FROM pg_trigger WHERE tgname = 'rolo_test_sleep'")
+        }
+        #expect(installed == "1\n", "the sleeping trigger is in place")
+
+        let sent = ContinuousClock.now
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 1...4 {
+                group.addTask {
+                    try await curl(["-i"] + put + [Self.card("s-\(index)", "Sleep \(index)"), Self.book(port) + "s-\(index).vcf"])
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let waited = ContinuousClock.now - sent
+        for answer in answers {
+            #expect(answer.hasPrefix("HTTP/1.1 503"), "\(answer)")
+            #expect(answer.lowercased().contains("retry-after:"), "\(answer)")
+        }
+        // The trigger sleeps 30 s: answers before 20 s come from the timeouts (3 s a statement,
+        // 2 s for a connection; four PUTs on two connections, under 10 s on a quiet machine).
+        #expect(waited < .seconds(20), "\(waited)")
+
+        _ = try await TestPostgres.onThread { RestoreInterruptionTests.psql(url, "DROP TRIGGER rolo_test_sleep ON resources") }
+        var status = 0
+        let deadline = ContinuousClock.now + .seconds(30)
+        while status != 201, ContinuousClock.now < deadline {
+            status = try await curlStatus(put + [Self.card("s-5", "Sleep 5"), Self.book(port) + "s-5.vcf"])
+            if status != 201 { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(status == 201, "the same server writes again")
+        let listing = try await curl(Self.auth + ["-X", "PROPFIND", "-H", "Depth: 1", Self.book(port)])
+        #expect(listing.contains("s-0.vcf") && listing.contains("s-5.vcf") && !listing.contains("s-1.vcf"), "\(listing)")
+        #expect(await serve.terminate() == 0)
+    }
+
+    struct BookState: Equatable, CustomStringConvertible {
+        /// Each card's href and ETag, sorted by href.
+        var etags: [String]
+        var token: String?
+        var description: String { "\(etags) token \(token ?? "none")" }
+    }
+
+    /// The book as a client's initial sync sees it.
+    static func state(port: Int) async throws -> BookState {
+        let answer = try await curl(auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary", syncBody,
+                                            book(port)])
+        func inner(_ text: Substring, _ tag: String) -> String? {
+            guard let open = text.range(of: "<d:\(tag)>"),
+                  let close = text.range(of: "</d:\(tag)>", range: open.upperBound..<text.endIndex) else { return nil }
+            return String(text[open.upperBound..<close.lowerBound])
+        }
+        let etags = answer.components(separatedBy: "<d:response>").dropFirst().compactMap { response -> String? in
+            let text = Substring(response)
+            guard let href = inner(text, "href"), let etag = inner(text, "getetag") else { return nil }
+            return href + " " + etag
+        }
+        return BookState(etags: etags.sorted(), token: inner(Substring(answer), "sync-token"))
+    }
+}
