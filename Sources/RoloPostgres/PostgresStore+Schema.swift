@@ -521,6 +521,16 @@ extension PostgresStore {
             WHERE NOT c.deleted
             """,
         ]),
+        // The organisation's directory (issue 32), as SQLite's v16-directory: each user's entry
+        // (`DirectoryEntry`, JSON). (Named after the lead's v8.)
+        Migration(version: "v9-directory", statements: [
+            """
+            CREATE TABLE directory_entries (
+                user_id BIGINT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                entry BYTEA NOT NULL
+            )
+            """,
+        ]),
     ]
 
     /// Key of the session-level advisory lock held while migrating ("rolo" in ASCII): every

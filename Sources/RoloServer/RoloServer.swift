@@ -92,9 +92,12 @@ public struct RoloServer: Sendable {
         let recorder = AccessRecorder(store: store, interval: configuration.accessHistoryFlushInterval,
                                       retention: configuration.accessRetention, logger: logger)
         let pushService: [any Service] = push.map { [PushNotifierService(runtime: $0)] } ?? []
-        let upkeep = StoreUpkeep(store: store, trashRetention: .seconds(30 * 86_400), sessionIdleLimit: .seconds(2 * 3600),
+        var upkeep = StoreUpkeep(store: store, trashRetention: .seconds(30 * 86_400), sessionIdleLimit: .seconds(2 * 3600),
                                  sessionLifetime: .seconds(7 * 86_400), historyRetention: configuration.historyRetention,
                                  logger: logger)
+        if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
+            upkeep.directory = (directoryStore, configuration.directory)
+        }
         return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
 

@@ -18,7 +18,8 @@ public enum SnapshotTable: String, Sendable, CaseIterable {
          accessHourly, accessDaily, pushRegistrations, trash, feeds,
          // After `changes`: a copied change row makes its card's newest version by the
          // target's trigger, which the copied version then replaces with the same values.
-         cardVersions, cardVersionBodies, cardVersionParts, cardVersionPartRefs
+         cardVersions, cardVersionBodies, cardVersionParts, cardVersionPartRefs,
+         directoryEntries
 }
 
 public enum SnapshotRecord: Sendable, Hashable {
@@ -41,6 +42,8 @@ public enum SnapshotRecord: Sendable, Hashable {
     case cardVersionPart(hash: String, data: Data)
     /// Which parts a body refers to (what the pruning keeps them by).
     case cardVersionPartRef(etag: String, hash: String)
+    /// A user's directory entry (issue 32), its JSON as stored.
+    case directoryEntry(userID: Int64, entry: Data)
 }
 
 /// A row of `card_versions`: the card as one change left it (its body by ETag).
