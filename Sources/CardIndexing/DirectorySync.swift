@@ -77,11 +77,12 @@ public enum DirectorySync {
         return report
     }
 
-    /// The person's card: the entry's fields, else the account's display name and e-mail.
+    /// The person's card: the entry's fields, else the account's display name and e-mail. An
+    /// e-mail the entry sets empty is hidden: the account's is not used either.
     public static func card(for account: UserAccount, entry: DirectoryEntry) -> DirectoryCard {
         DirectoryCard(uid: DirectoryRules.uid(user: account.name),
                       displayName: nonEmpty(entry.displayName) ?? nonEmpty(account.displayName) ?? account.name,
-                      email: nonEmpty(entry.email) ?? nonEmpty(account.email), phones: entry.phones,
+                      email: entry.email.map { nonEmpty($0) } ?? nonEmpty(account.email), phones: entry.phones,
                       title: nonEmpty(entry.title), department: nonEmpty(entry.department),
                       organization: nonEmpty(entry.organization), photo: entry.photo.map { Array($0) })
     }

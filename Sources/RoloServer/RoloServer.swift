@@ -155,11 +155,12 @@ extension RoloServer {
     /// is never redirected) when it is turned off or its templates do not parse.
     func makeWebApp(authenticator: BasicAuthenticator) -> WebApp? {
         guard configuration.webUI else { return nil }
-        let web = WebConfiguration(
+        var web = WebConfiguration(
             pathPrefix: configuration.publicPathPrefix, publicURL: configuration.publicURL,
             davPath: configuration.basePath, version: RoloVersion.current, databasePath: configuration.databasePath,
             maxCardSize: configuration.limits.maxResourceSize, quotaBytes: configuration.limits.quotaBytes,
             profileSigner: configuration.profileSigner)
+        web.directory = configuration.directory
         do {
             let signOn = configuration.authSources.contains(.oidc)
                 ? configuration.oidc.map { OIDCSignOn(provider: $0, store: store, logins: authenticator, logger: logger) } : nil

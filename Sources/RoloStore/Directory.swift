@@ -94,6 +94,16 @@ public enum DirectoryRules {
     /// name, so it never collides with a user's own books.
     public static var mountName: String { Share.mountName(book: book, owner: owner) }
 
+    /// True for the directory's book, however it is reached (its owner's path or a mount).
+    public static func isDirectory(_ collection: CollectionInfo) -> Bool {
+        collection.owner == owner && collection.path == [book]
+    }
+
+    /// The most cards an addressbook-query on the directory answers (RFC 6352 §8.6.1: a
+    /// server may truncate, saying so with `DAV:number-of-matches-within-limits`), so a
+    /// client searching a large directory through its gateway never pulls it whole.
+    public static let defaultQueryLimit = 200
+
     /// True for the directory's owner account.
     public static func isOwner(_ account: UserAccount) -> Bool {
         account.name == owner && account.source == ownerSource
