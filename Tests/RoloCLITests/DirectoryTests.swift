@@ -162,5 +162,13 @@ import Testing
         #expect(export.status == 0 && export.stdout.contains("FN:alice") && !export.stdout.contains("Carol")
                 && !export.stdout.contains("FN:dave"), "\(export.stdout) \(export.stderr)")
         _ = await serve.terminate()
+
+        // The access history counts directory reads like any other: `rolo access rolo` shows
+        // the admin who downloaded the whole directory (the server wrote it as it stopped).
+        let access = try await RoloBinary.run(["access", "rolo", "--json"] + db)
+        #expect(access.status == 0, "\(access.stderr)")
+        let records = try #require(try JSONSerialization.jsonObject(with: Data(access.stdout.utf8)) as? [[String: Any]])
+        #expect(records.contains { $0["user"] as? String == "bob" && $0["book"] as? String == "directory"
+                    && $0["full_download"] as? Bool == true }, "\(access.stdout)")
     }
 }
