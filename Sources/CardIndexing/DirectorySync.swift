@@ -34,10 +34,7 @@ public enum DirectorySync {
         var report = DirectorySyncReport()
         guard let book = try await directoryBook(store, create: mode != .off) else { return report }
         let entries = try await store.directoryEntries()
-        var accounts: [UserAccount] = []
-        for name in try await store.listUsers() {
-            if let account = try await store.account(name: name), !DirectoryRules.isOwner(account) { accounts.append(account) }
-        }
+        let accounts = try await store.directoryAccounts().filter { !DirectoryRules.isOwner($0) }
 
         var wanted: [String: (user: String, data: Data)] = [:]
         for account in accounts where DirectoryRules.isListed(account, entry: entries[account.name]) {

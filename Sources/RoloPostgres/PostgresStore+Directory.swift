@@ -15,6 +15,12 @@ extension PostgresStore: DirectoryStore {
         return entries
     }
 
+    public func directoryAccounts() async throws -> [UserAccount] {
+        try await autocommit { connection in
+            try await connection.rows("SELECT \(unescaped: Self.accountColumns) FROM users ORDER BY name").map(Self.account)
+        }
+    }
+
     public func setDirectoryEntry(user: String, _ entry: DirectoryEntry) async throws {
         let data = try entry.encoded()
         try await transaction { connection in

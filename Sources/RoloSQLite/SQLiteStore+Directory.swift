@@ -14,6 +14,12 @@ extension SQLiteStore: DirectoryStore {
         return entries
     }
 
+    public func directoryAccounts() async throws -> [UserAccount] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.accountColumns) FROM users ORDER BY name").map(Self.account(from:))
+        }
+    }
+
     public func setDirectoryEntry(user: String, _ entry: DirectoryEntry) async throws {
         let data = try entry.encoded()
         try await pool.write { db in

@@ -67,6 +67,9 @@ public struct DirectoryEntry: Sendable, Hashable, Codable {
 public protocol DirectoryStore: Sendable {
     /// The entries users (or admins) set, by user name; users without one are absent.
     func directoryEntries() async throws -> [String: DirectoryEntry]
+    /// Every account, in one read (a rebuild looks at each user; one read per user was
+    /// most of a no-op rebuild of a large directory).
+    func directoryAccounts() async throws -> [UserAccount]
     /// Replaces the user's entry. `noSuchUser` for an unknown user.
     func setDirectoryEntry(user: String, _ entry: DirectoryEntry) async throws
 }

@@ -22,6 +22,19 @@ import Testing
             let (folder, path) = try temporaryDatabase()
             defer { try? FileManager.default.removeItem(at: folder) }
             try await exercise(database: path, create: true)
+            // `rolo migrate` copies the entries with the book: on PostgreSQL the same
+            // rebuild finds nothing to do (a lost opt-out would add that user's card back).
+            let target = try await TestDatabase.create()
+            do {
+                let migrated = try await RoloBinary.run(["migrate", "--from", path, "--to", target.url])
+                #expect(migrated.status == 0, "\(migrated.stderr)")
+                let sync = try await RoloBinary.run(["directory", "sync", "--directory", "all", "--database", target.url])
+                #expect(sync.status == 0 && sync.stdout == "Directory unchanged.\n", "\(sync.stdout) \(sync.stderr)")
+            } catch {
+                await target.drop()
+                throw error
+            }
+            await target.drop()
         case .postgres:
             let database = try await TestDatabase.create()
             do {
