@@ -1,3 +1,5 @@
+import RoloStore
+
 /// What a person does to an account rather than to cards: sharing, app passwords, the
 /// access history, other users. Decided by `Access.decide(_:by:)`, whichever front end asks.
 public enum AccountAction: Sendable, Hashable {
@@ -85,6 +87,10 @@ extension Access {
             return owner == user ? .allowed : .denied(AccessDenied(.notYours, "Only the owner shares a book."))
         case .manageSharesReceived(let sharee):
             return sharee == user ? .allowed : .denied(AccessDenied(.notYours, "Only the sharee accepts a share."))
+        case .removeShare(let owner, _) where owner == DirectoryRules.owner:
+            // The directory's mount is the server's, not a share: hiding it from one's
+            // devices is a setting of one's directory entry, which the next rebuild keeps.
+            return .denied(AccessDenied(.notYours, "The directory cannot be left; hide it from your devices in your directory entry."))
         case .removeShare(let owner, let sharee):
             return user == owner || user == sharee
                 ? .allowed : .denied(AccessDenied(.notYours, "Only the owner or the sharee removes a share."))

@@ -1,4 +1,5 @@
 import Foundation
+import RoloStore
 
 /// Deployment settings of the protocol engine: where it is mounted, what hrefs look like
 /// behind a reverse proxy, and the limits it enforces.
@@ -43,6 +44,9 @@ public struct DAVConfiguration: Sendable {
     public var pageBodyLimit: Int
     /// WebDAV-Push: advertised and accepted when set (`DAVPushConfiguration`).
     public var push: DAVPushConfiguration?
+    /// The most cards an addressbook-query on the organisation's directory answers
+    /// (`directory_query_limit`; RFC 6352 §8.6.1), whatever limit the client asks.
+    public var directoryQueryLimit: Int = DirectoryRules.defaultQueryLimit
 
     public init(basePath: String = "/dav", proxyPrefix: String = "", maxResourceSize: Int = DAVConfiguration.defaultMaxResourceSize,
                 maxXMLBodySize: Int = 4 << 20, quotaBytes: Int64? = nil, publicBaseURL: URL? = nil,

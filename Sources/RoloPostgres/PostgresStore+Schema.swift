@@ -533,6 +533,16 @@ extension PostgresStore {
             "UPDATE card_version_part_refs SET length = NULL WHERE start IS NULL",
             dropPartsCardsHold,
         ]),
+        // The organisation's directory (issue 32), as SQLite's v16-directory: each user's entry
+        // (`DirectoryEntry`, JSON).
+        Migration(version: "v9-directory", statements: [
+            """
+            CREATE TABLE directory_entries (
+                user_id BIGINT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                entry BYTEA NOT NULL
+            )
+            """,
+        ]),
     ]
 
     /// Drops each history part that every version naming it can read from its card's current

@@ -167,6 +167,7 @@ extension PostgresStore: StoreSnapshotting {
         case .cardVersionBody(let etag, _): [.text(etag)]
         case .cardVersionPart(let hash, _): [.text(hash)]
         case .cardVersionPartRef(let etag, let hash, _, _): [.text(etag), .text(hash)]
+        case .directoryEntry(let userID, _): [.int(userID)]
         }
         let placeholders = values.map { value in
             switch value {
@@ -238,6 +239,8 @@ extension PostgresStore: StoreSnapshotting {
             return .cardVersionPart(hash: try c.next(), data: try c.next())
         case .cardVersionPartRefs:
             return .cardVersionPartRef(etag: try c.next(), hash: try c.next(), start: try c.next(), length: try c.next())
+        case .directoryEntries:
+            return .directoryEntry(userID: try c.next(), entry: try c.next())
         }
     }
 
@@ -321,6 +324,8 @@ extension PostgresStore: StoreSnapshotting {
                 INSERT INTO feeds (id, user_id, kind, secret_hash, books, created, last_read)
                 VALUES (\(f.id), \(f.userID), \(f.kind), \(f.secretHash), \(f.books), \(f.created), \(f.lastRead))
                 """)
+        case .directoryEntry(let userID, let entry):
+            try await connection.execute("INSERT INTO directory_entries (user_id, entry) VALUES (\(userID), \(entry))")
         case .cardVersion, .cardVersionBody, .cardVersionPart, .cardVersionPartRef:
             try await restoreHistory([record][...], connection)
         }

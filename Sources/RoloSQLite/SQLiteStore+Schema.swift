@@ -551,6 +551,17 @@ extension SQLiteStore {
                 \(Self.dropPartsCardsHold)
                 """)
         }
+        migrator.registerMigration("v16-directory") { db in
+            // The organisation's directory (issue 32): each user's entry (`DirectoryEntry`,
+            // JSON), what the directory book is built from. The book itself is an ordinary
+            // collection of the directory's owner account.
+            try db.execute(sql: """
+                CREATE TABLE directory_entries (
+                    user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                    entry BLOB NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 

@@ -72,6 +72,7 @@ extension SQLiteStore: StoreSnapshotting {
         case .cardVersionBody(let etag, _): [etag]
         case .cardVersionPart(let hash, _): [hash]
         case .cardVersionPartRef(let etag, let hash, _, _): [etag, hash]
+        case .directoryEntry(let userID, _): [userID]
         }
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return ("(\(key.joined(separator: ", "))) > (\(placeholders))", StatementArguments(values))
@@ -130,6 +131,8 @@ extension SQLiteStore: StoreSnapshotting {
             return .cardVersionPart(hash: row[0], data: row[1])
         case .cardVersionPartRefs:
             return .cardVersionPartRef(etag: row[0], hash: row[1], start: row[2], length: row[3])
+        case .directoryEntries:
+            return .directoryEntry(userID: row[0], entry: row[1])
         }
     }
 
@@ -205,6 +208,8 @@ extension SQLiteStore: StoreSnapshotting {
             try db.execute(sql: """
                 INSERT INTO feeds (id, user_id, kind, secret_hash, books, created, last_read) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [f.id, f.userID, f.kind, f.secretHash, f.books, f.created, f.lastRead])
+        case .directoryEntry(let userID, let entry):
+            try db.execute(sql: "INSERT INTO directory_entries (user_id, entry) VALUES (?, ?)", arguments: [userID, entry])
         // Replacing: each card's newest version and its whole body were made by the trigger
         // when its change row was copied; the copy puts them back as the source holds them.
         case .cardVersion(let v):

@@ -22,6 +22,7 @@ extension RoloServer {
             publicBaseURL: configuration.publicURL,
             sequentialLockTokens: configuration.deterministic)
         davConfiguration.push = push?.engine
+        davConfiguration.directoryQueryLimit = configuration.directoryQueryLimit
         let engine = DAVService(store: store, configuration: davConfiguration)
         return RoloServer(configuration: configuration, store: store, handler: engine.handle,
                           immediateHandler: engine.immediateResponse, resetHandler: engine.releaseAllLocks,

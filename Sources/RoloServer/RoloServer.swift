@@ -92,9 +92,12 @@ public struct RoloServer: Sendable {
         let recorder = AccessRecorder(store: store, interval: configuration.accessHistoryFlushInterval,
                                       retention: configuration.accessRetention, logger: logger)
         let pushService: [any Service] = push.map { [PushNotifierService(runtime: $0)] } ?? []
-        let upkeep = StoreUpkeep(store: store, trashRetention: .seconds(30 * 86_400), sessionIdleLimit: .seconds(2 * 3600),
+        var upkeep = StoreUpkeep(store: store, trashRetention: .seconds(30 * 86_400), sessionIdleLimit: .seconds(2 * 3600),
                                  sessionLifetime: .seconds(7 * 86_400), historyRetention: configuration.historyRetention,
                                  logger: logger)
+        if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
+            upkeep.directory = (directoryStore, configuration.directory)
+        }
         return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
 
@@ -152,11 +155,12 @@ extension RoloServer {
     /// is never redirected) when it is turned off or its templates do not parse.
     func makeWebApp(authenticator: BasicAuthenticator) -> WebApp? {
         guard configuration.webUI else { return nil }
-        let web = WebConfiguration(
+        var web = WebConfiguration(
             pathPrefix: configuration.publicPathPrefix, publicURL: configuration.publicURL,
             davPath: configuration.basePath, version: RoloVersion.current, databasePath: configuration.databasePath,
             maxCardSize: configuration.limits.maxResourceSize, quotaBytes: configuration.limits.quotaBytes,
             profileSigner: configuration.profileSigner)
+        web.directory = configuration.directory
         do {
             let signOn = configuration.authSources.contains(.oidc)
                 ? configuration.oidc.map { OIDCSignOn(provider: $0, store: store, logins: authenticator, logger: logger) } : nil

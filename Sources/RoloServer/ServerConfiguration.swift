@@ -46,6 +46,11 @@ public struct ServerConfiguration: Sendable {
     public var accessRetention: AccessRetention = .default
     /// How long card versions are kept (`history_days`, `history_versions`; issue 31).
     public var historyRetention: HistoryRetention = .default
+    /// Who sees the organisation's directory (`directory`, issue 32): the upkeep rebuilds it
+    /// at start and every hour unless `off`.
+    public var directory: DirectoryMode = .off
+    /// `directory_query_limit`: the most cards one addressbook-query on the directory answers.
+    public var directoryQueryLimit = DirectoryRules.defaultQueryLimit
     /// WebDAV-Push (on when `publicURL` is set, unless turned off).
     public var push = PushSettings()
     /// The web UI at `/web/` (and `/` redirecting browsers there); on by default.

@@ -17,6 +17,8 @@ struct StoreUpkeep: Service {
     let sessionLifetime: Duration
     var historyRetention: HistoryRetention = .default
     let logger: Logger
+    /// The organisation's directory to rebuild at start and every hour (issue 32), if on.
+    var directory: (store: any RoloStore & DirectoryStore, mode: DirectoryMode)?
 
     func run() async throws {
         do {
@@ -28,6 +30,7 @@ struct StoreUpkeep: Service {
             logger.error("list rows not backfilled", metadata: ["error": "\(error)"])
         }
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            await rebuildDirectory()
             await tidy()
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(3600)) }
         }
@@ -38,6 +41,25 @@ struct StoreUpkeep: Service {
     @Sendable static func listing(of data: Data) -> CardListingFields? {
         guard let card = try? VCardParser.parse(Array(data), mode: .lenient).first else { return nil }
         return CardListingFields(card: card)
+    }
+
+    /// `DirectorySync` under a lease: one process of several on one database rebuilds.
+    func rebuildDirectory() async {
+        guard let directory else { return }
+        do {
+            _ = try await store.withMaintenanceLease("directory") { [logger] in
+                let report = try await DirectorySync.run(store: directory.store, mode: directory.mode)
+                if !report.isEmpty {
+                    logger.info("directory rebuilt", metadata: [
+                        "added": "\(report.added.count)", "changed": "\(report.changed.count)",
+                        "removed": "\(report.removed.count)", "mounted": "\(report.mounted.count)",
+                        "unmounted": "\(report.unmounted.count)"])
+                }
+            }
+        } catch is CancellationError {
+        } catch {
+            logger.error("directory not rebuilt", metadata: ["error": "\(error)"])
+        }
     }
 
     func tidy() async {

@@ -18,7 +18,8 @@ public enum SnapshotTable: String, Sendable, CaseIterable {
          accessHourly, accessDaily, pushRegistrations, trash, feeds,
          // After `changes`: a copied change row makes its card's newest version by the
          // target's trigger, which the copied version then replaces with the same values.
-         cardVersions, cardVersionBodies, cardVersionParts, cardVersionPartRefs
+         cardVersions, cardVersionBodies, cardVersionParts, cardVersionPartRefs,
+         directoryEntries
 }
 
 public enum SnapshotRecord: Sendable, Hashable {
@@ -42,6 +43,8 @@ public enum SnapshotRecord: Sendable, Hashable {
     /// Which parts a body refers to (what the pruning keeps them by), and where each starts
     /// and how long it is in the whole body (nil: not known, for a body no card held at v15).
     case cardVersionPartRef(etag: String, hash: String, start: Int64?, length: Int64?)
+    /// A user's directory entry (issue 32), its JSON as stored.
+    case directoryEntry(userID: Int64, entry: Data)
 }
 
 /// A row of `card_versions`: the card as one change left it (its body by ETag).

@@ -49,6 +49,9 @@ public struct WebConfiguration: Sendable {
     public var quotaBytes: Int64?
     /// Signs device profiles (`profile_signing_certificate`, `profile_signing_key`); nil: unsigned.
     public var profileSigner: ProfileSigner?
+    /// The organisation's directory (`directory`, issue 32): unless `off`, the account page
+    /// has the user's directory entry ("my card"), and saving it rebuilds the directory.
+    public var directory: DirectoryMode = .off
 
     public init(pathPrefix: String = "", publicURL: URL? = nil, davPath: String = "/dav", version: String = "dev",
                 databasePath: String? = nil, idleTimeout: TimeInterval = 2 * 3600, absoluteTimeout: TimeInterval = 7 * 86_400,

@@ -9,7 +9,7 @@ struct Rolo: AsyncParsableCommand {
         version: RoloVersion.current,
         subcommands: [ServeCommand.self, UserCommand.self, BookCommand.self, ShareCommand.self, TokenCommand.self, FeedCommand.self,
                       DeviceProfileCommand.self, HistoryCommand.self, RestoreCommand.self,
-                      AccessCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
+                      AccessCommand.self, DirectoryCommand.self, PushCommand.self, ImportCommand.self, ExportCommand.self,
                       CheckCommand.self, BackupCommand.self, MigrateCommand.self, AuthCommand.self,
                       VCardCommand.self])
 }

@@ -90,6 +90,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("web-ui"),
             help: "on or off: the web UI at /web/, where browsers asking for / are sent (env ROLO_WEB_UI, default on).")
     var webUI: String?
+    @Option(help: "off, all or groups: who sees the organisation's directory, rebuilt hourly (env ROLO_DIRECTORY, default off).")
+    var directory: String?
+    @Option(name: .customLong("directory-group"),
+            help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
+    var directoryGroups: [String] = []
+    @Option(help: "Most cards one addressbook-query on the directory answers, with number-of-matches-within-limits beyond (env ROLO_DIRECTORY_QUERY_LIMIT, default 200).")
+    var directoryQueryLimit: Int?
     @Option(name: .customLong("push-subject"),
             help: "VAPID contact sent to push services, mailto: or https: (env ROLO_PUSH_SUBJECT, default the public URL).")
     var pushSubject: String?
@@ -169,6 +176,14 @@ struct ServeCommand: AsyncParsableCommand {
         case "off": configuration.webUI = false
         case let other:
             throw settings.invalid("web_ui", flagGiven: webUI != nil, env: "ROLO_WEB_UI", "must be on or off (got \(other)).")
+        }
+        configuration.directory = try DirectorySetting.mode(flag: directory, groupsFlag: directoryGroups, settings: settings)
+        if let limit = try settings.integer(directoryQueryLimit, env: "ROLO_DIRECTORY_QUERY_LIMIT", key: "directory_query_limit") {
+            guard limit >= 1 else {
+                throw settings.invalid("directory_query_limit", flagGiven: directoryQueryLimit != nil, env: "ROLO_DIRECTORY_QUERY_LIMIT",
+                                       "must be at least 1 (got \(limit)).")
+            }
+            configuration.directoryQueryLimit = limit
         }
         try authenticationSettings(settings, into: &configuration)
         configuration.profileSigner = try ProfileSigning.signer(settings, certificate: profileSigningCertificate, key: profileSigningKey)

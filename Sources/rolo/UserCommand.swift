@@ -75,11 +75,16 @@ struct UserCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Where the user signs in with a password: local, or ldap to hand a local user to the directory.",
                                    valueName: "local|ldap|proxy|oidc"))
         var source: String?
+        @Option(help: ArgumentHelp("true: the user has no card in the organisation's directory (from its next rebuild).",
+                                   valueName: "true|false"))
+        var directoryHidden: Bool?
         @OptionGroup var options: DatabaseOptions
 
         func validate() throws {
-            guard appPasswordsOnly != nil || admin != nil || displayName != nil || email != nil || source != nil else {
-                throw ValidationError("Nothing to change: give --app-passwords-only, --admin, --display-name, --email or --source.")
+            guard appPasswordsOnly != nil || admin != nil || displayName != nil || email != nil || source != nil
+                    || directoryHidden != nil else {
+                throw ValidationError("Nothing to change: give --app-passwords-only, --admin, --display-name, --email, --source "
+                                      + "or --directory-hidden.")
             }
             if let source, AuthenticationSourceKind(rawValue: source) == nil {
                 throw ValidationError("--source must be local, ldap, proxy or oidc (got \(source)).")
@@ -99,6 +104,12 @@ struct UserCommand: AsyncParsableCommand {
                 } catch {
                     throw CLIError.from(error, notFound: "No user \(name).", noSuchUser: "No user \(name).")
                 }
+                if let directoryHidden {
+                    guard let directory = store as? any DirectoryStore else { throw CLIError("This database keeps no directory.") }
+                    var entry = try await directory.directoryEntry(user: name)
+                    entry.hidden = directoryHidden
+                    try await directory.setDirectoryEntry(user: name, entry)
+                }
                 guard let account = try await store.account(name: name) else { throw CLIError("No user \(name).") }
                 print("Updated \(name).")
                 print("display name: \(account.displayName ?? "-")")
@@ -107,6 +118,9 @@ struct UserCommand: AsyncParsableCommand {
                       + (account.appPasswordsOnly ? " (the account password no longer opens DAV)" : ""))
                 print("admin: \(account.admin)")
                 print("source: \(account.source)")
+                if directoryHidden != nil, let directory = store as? any DirectoryStore {
+                    print("directory hidden: \(try await directory.directoryEntry(user: name).hidden)")
+                }
             }
         }
     }

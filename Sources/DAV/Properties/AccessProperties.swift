@@ -9,7 +9,7 @@ import RoloStore
 enum AccessProperties {
     static let all: [LiveProperty] = [currentUserPrincipal, principalURL, owner, privileges, acl, aclRestrictions,
                                       addressbookHomeSet, principalAddress, principalCollectionSet, emailAddressSet,
-                                      shareAccess, invite]
+                                      shareAccess, invite, directoryGateway]
 
     static let currentUserPrincipal = LiveProperty(.dav("current-user-principal"), kinds: NodeKind.all) { context in
         .href(context.hrefs.principal(context.user))
@@ -45,6 +45,15 @@ enum AccessProperties {
 
     static let addressbookHomeSet = LiveProperty(.cardDAV("addressbook-home-set"), kinds: [.principal, .root]) { context in
         .href(context.hrefs.home(context.user))
+    }
+
+    /// RFC 6352 §7.1.3: on the user's own principal, the organisation's directory as their
+    /// home mounts it (issue 32), for clients that search it (macOS Contacts); absent when
+    /// the user has no directory, and on other users' principals.
+    static let directoryGateway = LiveProperty(.cardDAV("directory-gateway"), kinds: [.principal], inAllprop: false) { context in
+        guard case .principal(let user) = context.node, user == context.user,
+              let mount = try await context.store.mount(sharee: user, name: DirectoryRules.mountName) else { return nil }
+        return .href(context.hrefs.collection(mount))
     }
 
     /// RFC 6352 §7.1.2: Rolo has no principal vCard, so the property is absent (404).

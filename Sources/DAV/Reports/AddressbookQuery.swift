@@ -14,12 +14,14 @@ extension DAVService {
     func addressbookQuery(_ request: DAVRequest, body: XMLElement, node: Node) async throws -> DAVResponse {
         let properties = try PropertyRequest(report: body)
         let filter = try Self.filter(body.child(Namespace.cardDAV, "filter"))
-        let limit = try resultLimit(body.child(Namespace.cardDAV, "limit"))
+        let asked = try resultLimit(body.child(Namespace.cardDAV, "limit"))
         if case .object(let book, let card, let loaded) = node, book.kind == .addressBook {
             return try await cardQuery(request, card: card, body: loaded, in: book, node: node, properties: properties,
                                        filter: filter)
         }
         let book = try addressBook(node, report: "addressbook-query")
+        // The directory is searched, not downloaded: the server's limit applies (§8.6.1).
+        let limit = DirectoryRules.isDirectory(book) ? min(asked ?? .max, configuration.directoryQueryLimit) : asked
 
         let bookHref = hrefs.href(for: node)
         let rows = CardResponseWriter(properties, withBodies: true)

@@ -21,6 +21,7 @@ extension SnapshotTable {
         case .cardVersionBodies: "card_version_bodies"
         case .cardVersionParts: "card_version_parts"
         case .cardVersionPartRefs: "card_version_part_refs"
+        case .directoryEntries: "directory_entries"
         }
     }
 
@@ -55,6 +56,7 @@ extension SnapshotTable {
         case .cardVersionBodies: ["etag", "data"]
         case .cardVersionParts: ["hash", "data"]
         case .cardVersionPartRefs: ["etag", "hash", "start", "length"]
+        case .directoryEntries: ["user_id", "entry"]
         }
     }
 
@@ -65,6 +67,7 @@ extension SnapshotTable {
         case .cardVersionBodies: ["etag"]
         case .cardVersionParts: ["hash"]
         case .cardVersionPartRefs: ["etag", "hash"]
+        case .directoryEntries: ["user_id"]
         case .deadProperties: ["collection_id", "resource", "namespace", "name"]
         case .accessHourly, .accessDaily: ["user_id", "credential_id", "book_id", "period_start"]
         default: ["id"]

@@ -1,4 +1,6 @@
 import Authorization
+import CardIndexing
+import Contacts
 import Foundation
 import RoloStore
 
@@ -10,6 +12,7 @@ extension WebApp {
         switch (method, rest.joined(separator: "/")) {
         case ("GET", ""): return try await accountPage(context)
         case ("POST", "password"): return try await changePassword(context)
+        case ("POST", "directory"): return try await saveDirectoryEntry(context)
         default: throw WebError.notFound
         }
     }
@@ -33,7 +36,7 @@ extension WebApp {
         }
         model["accountPage"] = [
             "error": error ?? false, "name": context.user, "books": rows,
-            "minimumLength": PasswordRule.minimumLength,
+            "minimumLength": PasswordRule.minimumLength, "directory": try await directoryModel(context),
         ] as [String: Any]
         return .html(renderer.render("page", model), status: status)
     }
@@ -72,5 +75,49 @@ extension WebApp {
         var response = WebResponse.redirect(base + "/account?done=password-changed")
         response.headers.append(("Set-Cookie", try await startSession(user: context.user, request: context.request)))
         return response
+    }
+
+    /// The directory store and mode when the directory is on; nil hides "my card".
+    private var directory: (store: any RoloStore & DirectoryStore, mode: DirectoryMode)? {
+        guard configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore else { return nil }
+        return (directoryStore, configuration.directory)
+    }
+
+    /// "My card": the entry as the user set it, with the account's values where they set none.
+    private func directoryModel(_ context: PageContext) async throws -> Any {
+        guard let directory else { return false }
+        let entry = try await directory.store.directoryEntry(user: context.user)
+        let account = try await store.account(name: context.user)
+        return [
+            "action": base + "/account/directory",
+            "displayName": entry.displayName ?? account?.displayName ?? "", "email": entry.email ?? account?.email ?? "",
+            "phones": entry.phones.joined(separator: "\n"), "title": entry.title ?? "", "department": entry.department ?? "",
+            "organization": entry.organization ?? "", "hidden": entry.hidden, "mountHidden": entry.mountHidden,
+        ] as [String: Any]
+    }
+
+    /// `POST /web/account/directory`: the user's own directory entry. An empty e-mail hides
+    /// it; "leave me out" takes the card out; "hide from my devices" unmounts the directory.
+    /// The directory is rebuilt at once, so the change reaches colleagues at their next sync.
+    func saveDirectoryEntry(_ context: PageContext) async throws -> WebResponse {
+        guard let directory else { throw WebError.notFound }
+        let form = context.form
+        func text(_ name: String) -> String { (form[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
+        var entry = try await directory.store.directoryEntry(user: context.user)
+        entry.displayName = text("display_name").isEmpty ? nil : text("display_name")
+        entry.email = text("email")
+        entry.phones = text("phones").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        if let bad = entry.phones.first(where: { !DirectoryCard.isPhoneNumber($0) }) {
+            return try await accountPage(context, error: "\(bad) is not a phone number. Nothing was changed.", status: 400)
+        }
+        entry.title = text("title")
+        entry.department = text("department")
+        entry.organization = text("organization")
+        entry.hidden = form["hidden"] == "on"
+        entry.mountHidden = form["mount_hidden"] == "on"
+        try await directory.store.setDirectoryEntry(user: context.user, entry)
+        _ = try await DirectorySync.run(store: directory.store, mode: directory.mode)
+        return .redirect(base + "/account?done=directory-saved")
     }
 }

@@ -160,6 +160,7 @@ extension WebApp {
             "password-set": "Password set; the user's sessions were ended.", "disabled": "User disabled.",
             "enabled": "User enabled.", "user-deleted": "User deleted.",
             "password-changed": "Password changed: other browsers signed in as you were signed out.",
+            "directory-saved": "Your directory card is saved; colleagues' devices get it at their next sync.",
             "book-created": "Address book created.", "book-renamed": "Address book renamed.",
             "book-deleted": "Address book deleted.", "left": "You left the shared book; its owner keeps it.",
         ]

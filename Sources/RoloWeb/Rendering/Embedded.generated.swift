@@ -20,6 +20,24 @@ enum EmbeddedTemplates {
     <p><button type="submit" class="primary" data-testid="change-password-submit">Change password</button></p>
   </form>
 </section>
+{{#directory}}
+<section aria-labelledby="directory-heading" class="card-section" data-testid="directory-entry">
+  <h2 id="directory-heading">My card in the directory</h2>
+  <p class="muted">What colleagues see of you in the organisation's directory. Leave the e-mail empty to hide it.</p>
+  <form method="post" action="{{action}}" class="stack" id="directory-form" data-testid="directory-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><label for="directory-name">Name</label><input id="directory-name" name="display_name" value="{{displayName}}" autocomplete="name"></p>
+    <p><label for="directory-email">E-mail</label><input id="directory-email" name="email" type="email" value="{{email}}" autocomplete="email"></p>
+    <p><label for="directory-phones">Phone numbers, one a line</label><textarea id="directory-phones" name="phones" rows="3">{{phones}}</textarea></p>
+    <p><label for="directory-title">Title</label><input id="directory-title" name="title" value="{{title}}" autocomplete="organization-title"></p>
+    <p><label for="directory-department">Department</label><input id="directory-department" name="department" value="{{department}}"></p>
+    <p><label for="directory-organization">Organisation</label><input id="directory-organization" name="organization" value="{{organization}}" autocomplete="organization"></p>
+    <p><label><input type="checkbox" name="hidden" {{#hidden}}checked{{/hidden}} data-testid="directory-hidden"> Leave me out of the directory</label></p>
+    <p><label><input type="checkbox" name="mount_hidden" {{#mountHidden}}checked{{/mountHidden}} data-testid="directory-mount-hidden"> Hide the directory from my devices</label></p>
+    <p><button type="submit" class="primary" data-testid="directory-submit">Save my card</button></p>
+  </form>
+</section>
+{{/directory}}
 <section aria-labelledby="account-books-heading" class="card-section" data-testid="account-books">
   <h2 id="account-books-heading">Address books</h2>
   <table class="table" tabindex="0" data-testid="account-book-table">

@@ -1,0 +1,112 @@
+import Contacts
+import Foundation
+import RoloStore
+import VCard
+
+/// What a directory rebuild changed: cards added, changed and removed (by user), and the
+/// homes the directory was mounted in or taken out of. Empty when nothing changed, and
+/// then no ETag, ctag or sync token moved.
+public struct DirectorySyncReport: Sendable, Hashable {
+    public var added: [String] = []
+    public var changed: [String] = []
+    public var removed: [String] = []
+    public var mounted: [String] = []
+    public var unmounted: [String] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty && mounted.isEmpty && unmounted.isEmpty }
+
+    /// One line per change (`added alice`, `mounted for bob`), for `rolo directory sync`.
+    public var lines: [String] {
+        added.map { "added \($0)" } + changed.map { "changed \($0)" } + removed.map { "removed \($0)" }
+            + mounted.map { "mounted for \($0)" } + unmounted.map { "unmounted for \($0)" }
+    }
+}
+
+/// Rebuilds the organisation's directory (issue 32) from the users' accounts and entries:
+/// writes only the cards whose bytes changed and deletes only the cards of people no longer
+/// listed (`DirectoryRules`), each through `CardStore` like any write, so each is one change
+/// in the book's log; then mounts the book, read-only, in every member's home and takes it
+/// out of the others'. Called by `rolo directory sync` and by the server's hourly upkeep.
+public enum DirectorySync {
+    public static func run(store: any RoloStore & DirectoryStore, mode: DirectoryMode) async throws -> DirectorySyncReport {
+        var report = DirectorySyncReport()
+        guard let book = try await directoryBook(store, create: mode != .off) else { return report }
+        let entries = try await store.directoryEntries()
+        let accounts = try await store.directoryAccounts().filter { !DirectoryRules.isOwner($0) }
+
+        var wanted: [String: (user: String, data: Data)] = [:]
+        for account in accounts where DirectoryRules.isListed(account, entry: entries[account.name]) {
+            let data = Data(card(for: account, entry: entries[account.name] ?? DirectoryEntry()).vCardText.utf8)
+            wanted[DirectoryRules.resourceName(user: account.name)] = (account.name, data)
+        }
+        let existing = Dictionary(try await store.listResources(collectionID: book.id).map { ($0.name, $0.etag) },
+                                  uniquingKeysWith: { first, _ in first })
+        for (name, card) in wanted.sorted(by: { $0.key < $1.key }) {
+            let etag = ETag.of(card.data)
+            if existing[name] == etag { continue }
+            guard let parsed = try? VCardParser.parse(Array(card.data)).first else { continue }
+            _ = try await store.putResource(collectionID: book.id, name: name, data: card.data, contentType: "text/vcard",
+                                            card: CardMetadata(card: parsed), precondition: .none)
+            if existing[name] == nil { report.added.append(card.user) } else { report.changed.append(card.user) }
+        }
+        for name in existing.keys.sorted() where wanted[name] == nil {
+            try await store.deleteResource(collectionID: book.id, name: name, precondition: .none)
+            report.removed.append(name.hasSuffix(".vcf") ? String(name.dropLast(4)) : name)
+        }
+
+        let members = Set(accounts.filter { DirectoryRules.isMember($0, entry: entries[$0.name], mode: mode) }.map(\.name))
+        let shares = try await store.shares(bookID: book.id)
+        let sharees = Set(shares.map(\.sharee))
+        for share in shares where !members.contains(share.sharee) || share.state != .accepted || share.access != .readOnly {
+            try await store.removeShare(owner: DirectoryRules.owner, book: DirectoryRules.book, sharee: share.sharee)
+            if members.contains(share.sharee) { continue }
+            report.unmounted.append(share.sharee)
+        }
+        let correct = Set(shares.filter { $0.state == .accepted && $0.access == .readOnly }.map(\.sharee))
+        for member in members.sorted() where !correct.contains(member) {
+            try await store.shareBook(owner: DirectoryRules.owner, book: DirectoryRules.book, with: member, access: .readOnly,
+                                      accepted: true)
+            try await store.renameMount(sharee: member, name: DirectoryRules.mountName, displayName: DirectoryRules.displayName)
+            if !sharees.contains(member) { report.mounted.append(member) }
+        }
+        return report
+    }
+
+    /// The person's card: the entry's fields, else the account's display name and e-mail. An
+    /// e-mail the entry sets empty is hidden: the account's is not used either.
+    public static func card(for account: UserAccount, entry: DirectoryEntry) -> DirectoryCard {
+        DirectoryCard(uid: DirectoryRules.uid(user: account.name),
+                      displayName: nonEmpty(entry.displayName) ?? nonEmpty(account.displayName) ?? account.name,
+                      email: entry.email.map { nonEmpty($0) } ?? nonEmpty(account.email), phones: entry.phones,
+                      title: nonEmpty(entry.title), department: nonEmpty(entry.department),
+                      organization: nonEmpty(entry.organization), photo: entry.photo.map { Array($0) })
+    }
+
+    private static func nonEmpty(_ text: String?) -> String? {
+        guard let text = text?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// The directory's book, made with its owner account when `create` and absent. Throws
+    /// `StoreError.invalid` when a real user holds the owner's name.
+    static func directoryBook(_ store: any RoloStore, create: Bool) async throws -> CollectionInfo? {
+        if let account = try await store.account(name: DirectoryRules.owner) {
+            guard DirectoryRules.isOwner(account) else {
+                throw StoreError.invalid("a user named \(DirectoryRules.owner) exists; the directory's book needs that account name")
+            }
+        } else {
+            guard create else { return nil }
+            // Nobody signs in as the owner: a random password, and the account disabled.
+            let password = (0..<4).map { _ in UUID().uuidString }.joined()
+            try await store.createUser(name: DirectoryRules.owner, password: password)
+            try await store.updateAccount(name: DirectoryRules.owner, UserAccountUpdate(
+                displayName: .some(DirectoryRules.displayName), disabled: true, source: DirectoryRules.ownerSource))
+        }
+        if let book = try await store.collection(owner: DirectoryRules.owner, path: [DirectoryRules.book]) { return book }
+        guard create else { return nil }
+        return try await store.createCollection(owner: DirectoryRules.owner, path: [DirectoryRules.book], kind: .addressBook,
+                                                displayName: DirectoryRules.displayName, description: nil)
+    }
+}

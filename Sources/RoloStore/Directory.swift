@@ -1,0 +1,132 @@
+import Foundation
+
+// The organisation's directory (issue 32): a read-only book the server builds from its
+// users' entries and mounts in each member's home like a read-only share. What an entry
+// becomes as a card is `DirectoryCard` (Contacts); who is in it and who sees it is here.
+
+/// Who sees a directory: nobody (`off`, the default), every user (`all`), or per group.
+public enum DirectoryMode: String, Sendable, CaseIterable {
+    case off, all, groups
+}
+
+/// What colleagues see of one user: the fields of their card in the directory, each as the
+/// user (or an admin) set it; nil falls back to the account record (display name, e-mail).
+public struct DirectoryEntry: Sendable, Hashable, Codable {
+    public var displayName: String?
+    public var email: String?
+    public var phones: [String]
+    public var title: String?
+    public var department: String?
+    public var organization: String?
+    /// JPEG or PNG bytes.
+    public var photo: Data?
+    /// The user opted out: no card of theirs in the directory.
+    public var hidden: Bool
+    /// The user hid the directory from their own devices: it is not mounted in their home.
+    public var mountHidden: Bool
+
+    public init(displayName: String? = nil, email: String? = nil, phones: [String] = [], title: String? = nil,
+                department: String? = nil, organization: String? = nil, photo: Data? = nil, hidden: Bool = false,
+                mountHidden: Bool = false) {
+        self.displayName = displayName; self.email = email; self.phones = phones; self.title = title
+        self.department = department; self.organization = organization; self.photo = photo
+        self.hidden = hidden; self.mountHidden = mountHidden
+    }
+
+    /// Decoded leniently: a field added later reads as its default from an older row.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
+        email = try c.decodeIfPresent(String.self, forKey: .email)
+        phones = try c.decodeIfPresent([String].self, forKey: .phones) ?? []
+        title = try c.decodeIfPresent(String.self, forKey: .title)
+        department = try c.decodeIfPresent(String.self, forKey: .department)
+        organization = try c.decodeIfPresent(String.self, forKey: .organization)
+        photo = try c.decodeIfPresent(Data.self, forKey: .photo)
+        hidden = try c.decodeIfPresent(Bool.self, forKey: .hidden) ?? false
+        mountHidden = try c.decodeIfPresent(Bool.self, forKey: .mountHidden) ?? false
+    }
+
+    /// The stored form: JSON with sorted keys, so the same entry is the same bytes.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    public static func decoded(_ data: Data) throws -> DirectoryEntry {
+        try JSONDecoder().decode(DirectoryEntry.self, from: data)
+    }
+}
+
+/// The users' directory entries, kept by the store (`directory_entries`: SQLite
+/// `v16-directory`, PostgreSQL `v9-directory`). A role of its own outside `RoloStore`'s
+/// union, like `FeedStore`: the server and the CLI ask `store as? any DirectoryStore`.
+/// The directory book itself is an ordinary book of `DirectoryRules.owner`, written through
+/// `CardStore` like any other, so its ETags, ctag and change log are a book's.
+public protocol DirectoryStore: Sendable {
+    /// The entries users (or admins) set, by user name; users without one are absent.
+    func directoryEntries() async throws -> [String: DirectoryEntry]
+    /// Every account, in one read (a rebuild looks at each user; one read per user was
+    /// most of a no-op rebuild of a large directory).
+    func directoryAccounts() async throws -> [UserAccount]
+    /// Replaces the user's entry. `noSuchUser` for an unknown user.
+    func setDirectoryEntry(user: String, _ entry: DirectoryEntry) async throws
+}
+
+extension DirectoryStore {
+    /// The user's entry, or the empty one (every field from the account record).
+    public func directoryEntry(user: String) async throws -> DirectoryEntry {
+        try await directoryEntries()[user] ?? DirectoryEntry()
+    }
+}
+
+/// Who is in the directory and who sees it, decided once for every back end and front end.
+public enum DirectoryRules {
+    /// The account that owns the directory book: made by the first rebuild, disabled (it
+    /// never signs in), with `source` `directory` so that a real user of that name is told
+    /// apart and never taken over.
+    public static let owner = "rolo"
+    /// `UserAccount.source` of the owner account.
+    public static let ownerSource = "directory"
+    /// The book's path below the owner's home.
+    public static let book = "directory"
+    /// The book's display name.
+    public static let displayName = "Directory"
+    /// The mount's stable name in each member's home (`directory~rolo`): a share's mount
+    /// name, so it never collides with a user's own books.
+    public static var mountName: String { Share.mountName(book: book, owner: owner) }
+
+    /// True for the directory's book, however it is reached (its owner's path or a mount).
+    public static func isDirectory(_ collection: CollectionInfo) -> Bool {
+        collection.owner == owner && collection.path == [book]
+    }
+
+    /// The most cards an addressbook-query on the directory answers (RFC 6352 §8.6.1: a
+    /// server may truncate, saying so with `DAV:number-of-matches-within-limits`), so a
+    /// client searching a large directory through its gateway never pulls it whole.
+    public static let defaultQueryLimit = 200
+
+    /// True for the directory's owner account.
+    public static func isOwner(_ account: UserAccount) -> Bool {
+        account.name == owner && account.source == ownerSource
+    }
+
+    /// Whether `account` has a card in the directory: not the owner, not disabled (a
+    /// service account an admin turned off stays out), not opted out.
+    public static func isListed(_ account: UserAccount, entry: DirectoryEntry?) -> Bool {
+        !isOwner(account) && !account.disabled && !(entry?.hidden ?? false)
+    }
+
+    /// Whether the directory is mounted in `account`'s home under `mode`.
+    public static func isMember(_ account: UserAccount, entry: DirectoryEntry?, mode: DirectoryMode) -> Bool {
+        guard mode == .all else { return false }
+        return !isOwner(account) && !account.disabled && !(entry?.mountHidden ?? false)
+    }
+
+    /// The card's resource name in the book: the user name, which is a path segment already.
+    public static func resourceName(user: String) -> String { "\(user).vcf" }
+
+    /// The card's UID: stable for the user, so clients keep it across rebuilds.
+    public static func uid(user: String) -> String { "rolo-directory-\(user)" }
+}

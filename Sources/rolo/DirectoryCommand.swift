@@ -1,0 +1,70 @@
+import ArgumentParser
+import CardIndexing
+import Foundation
+import RoloStore
+
+/// `rolo directory sync`: rebuilds the organisation's directory (issue 32) from the users'
+/// accounts and entries, with the `directory` setting `serve` would use (flag, variable,
+/// config file), and prints what changed. The server does the same every hour.
+struct DirectoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "directory", abstract: "Rebuild the organisation's directory book.",
+        subcommands: [Sync.self])
+
+    struct Sync: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rebuild the directory now, touching only what changed; prints one line per change.")
+        @Option(help: "TOML file with serve's settings (env ROLO_CONFIG).") var config: String?
+        @Option(help: "off, all or groups: who sees the directory (env ROLO_DIRECTORY, default off).") var directory: String?
+        @Option(name: .customLong("directory-group"),
+                help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
+        var directoryGroups: [String] = []
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let path = config ?? Environment.value("ROLO_CONFIG")
+            let settings = LayeredSettings(file: try path.map(ConfigFile.init(path:)) ?? ConfigFile())
+            let mode = try DirectorySetting.mode(flag: directory, groupsFlag: directoryGroups, settings: settings)
+            var options = database
+            options.database = database.resolvedPath(configured: settings.file.string("database"))
+            try options.requireDatabase()
+            try await options.withStore { store in
+                guard let directoryStore = store as? any RoloStore & DirectoryStore else {
+                    throw CLIError("This database keeps no directory.")
+                }
+                let report: DirectorySyncReport
+                do {
+                    report = try await DirectorySync.run(store: directoryStore, mode: mode)
+                } catch StoreError.invalid(let reason) {
+                    throw CLIError("Directory not rebuilt: \(reason).")
+                }
+                for line in report.lines { print(line) }
+                print(report.isEmpty ? "Directory unchanged."
+                      : "Directory rebuilt: \(report.added.count) added, \(report.changed.count) changed, "
+                        + "\(report.removed.count) removed; mounted for \(report.mounted.count), "
+                        + "unmounted for \(report.unmounted.count).")
+            }
+        }
+    }
+}
+
+/// The `directory` and `directory_groups` settings, read alike by `serve` and `rolo directory sync`.
+enum DirectorySetting {
+    static func mode(flag: String?, groupsFlag: [String], settings: LayeredSettings) throws -> DirectoryMode {
+        let text = settings.string(flag, env: "ROLO_DIRECTORY", key: "directory") ?? "off"
+        guard let mode = DirectoryMode(rawValue: text) else {
+            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY", "must be off, all or groups (got \(text)).")
+        }
+        let groups = settings.list(groupsFlag, env: "ROLO_DIRECTORY_GROUPS", key: "directory_groups")
+        if mode == .groups {
+            guard !groups.isEmpty else {
+                throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
+                                       "is groups, which needs directory_groups.")
+            }
+            // Per-group directories need the users' groups stored, which is not built yet.
+            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
+                                   "is groups, which this version does not support yet; use all or off.")
+        }
+        return mode
+    }
+}

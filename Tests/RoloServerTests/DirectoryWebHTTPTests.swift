@@ -1,0 +1,125 @@
+import Foundation
+import RoloServer
+import RoloStore
+import Testing
+
+/// "My card" (issue 32): a user edits their directory entry on the account page and the
+/// directory is rebuilt at once; a field they empty never leaves the server (GET, multiget,
+/// query, sync, the web export), they can leave the directory or hide it from their own
+/// devices, and a web edit of the directory is refused.
+@Suite struct DirectoryWebHTTPTests {
+    typealias Browser = WebUIHTTPTests.Browser
+    static let mount = "/dav/addressbooks/alice/directory~rolo/"
+
+    /// The server rebuilds the directory as it starts: wait until alice's home has it.
+    static func waitForDirectory(_ server: TestServer) async throws {
+        for _ in 0..<100 {
+            if try await server.request("PROPFIND", mount, headers: ["Depth": "0"]).status == 207 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the directory never appeared in alice's home")
+    }
+
+    @Test func myCardReachesColleaguesAndAnEmptiedFieldNeverLeavesTheServer() async throws {
+        try await TestServer.with(configure: { $0.directory = .all }) { server in
+            try await Self.waitForDirectory(server)
+            try await server.store.updateAccount(name: "bob", UserAccountUpdate(email: .some("bob@example.org")))
+            let bob = Browser(server)
+            #expect(try await bob.signIn("bob", "bob-secret").status == 303)
+            let page = try await bob.get("/web/account")
+            var form = try #require(HTMLForm(in: page.text, id: "directory-form"), "\(page.text)")
+            #expect(form.values("email") == ["bob@example.org"])
+            form.set("email", to: "")
+            form.set("phones", to: "+49 30 1234\n+49 170 5")
+            form.set("title", to: "Skipper")
+            form.set("organization", to: "Boats Ltd")
+            let saved = try await bob.post(form.action, form.urlEncoded)
+            #expect(saved.status == 303 && saved.headers["location"] == "/web/account?done=directory-saved", "\(saved.text)")
+
+            let card = try await server.request("GET", Self.mount + "bob.vcf")
+            #expect(card.status == 200 && card.text.contains("TITLE:Skipper") && card.text.contains("+49 30 1234")
+                    && card.text.contains("ORG:Boats Ltd"), "\(card.text)")
+            #expect(!card.text.contains("bob@example.org"))
+            let multiget = try await server.request("REPORT", Self.mount, headers: ["Content-Type": "application/xml"], body: Data("""
+                <?xml version="1.0"?><c:addressbook-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">\
+                <d:prop><c:address-data/></d:prop><d:href>\(Self.mount)bob.vcf</d:href></c:addressbook-multiget>
+                """.utf8))
+            #expect(multiget.text.contains("Skipper") && !multiget.text.contains("bob@example.org"), "\(multiget.text)")
+            let query = try await server.request("REPORT", Self.mount, headers: ["Content-Type": "application/xml", "Depth": "1"],
+                                                 body: Data("""
+                <?xml version="1.0"?><c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">\
+                <d:prop><c:address-data/></d:prop><c:filter><c:prop-filter name="EMAIL">\
+                <c:text-match match-type="contains">example.org</c:text-match></c:prop-filter></c:filter></c:addressbook-query>
+                """.utf8))
+            #expect(query.status == 207 && !query.text.contains("bob.vcf") && !query.text.contains("bob@"), "\(query.text)")
+            let sync = try await server.request("REPORT", Self.mount, headers: ["Content-Type": "application/xml"], body: Data("""
+                <?xml version="1.0"?><d:sync-collection xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">\
+                <d:sync-token/><d:sync-level>1</d:sync-level><d:prop><c:address-data/></d:prop></d:sync-collection>
+                """.utf8))
+            #expect(sync.text.contains("Skipper") && !sync.text.contains("bob@example.org"), "\(sync.text)")
+
+            let alice = Browser(server)
+            #expect(try await alice.signIn().status == 303)
+            let export = try await alice.get("/web/b/directory~rolo/export")
+            #expect(export.status == 200 && export.text.contains("Skipper") && !export.text.contains("bob@example.org"),
+                    "\(export.status) \(export.text.prefix(300))")
+            // A web edit of the directory is refused, and changes nothing.
+            let account = try await alice.get("/web/account")
+            let csrf = Browser.firstCSRF(account.text)
+            let edit = try await alice.post("/web/b/directory~rolo/c/bob.vcf/edit", Data("csrf=\(csrf)&fn=Mallory".utf8))
+            #expect(edit.status == 403, "\(edit.status) \(edit.text.prefix(300))")
+            #expect(try await server.request("GET", Self.mount + "bob.vcf").text == card.text)
+
+            // A phone with letters is refused and nothing changes.
+            form.set("phones", to: "call me")
+            let refused = try await bob.post(form.action, form.urlEncoded)
+            #expect(refused.status == 400 && refused.text.contains("call me is not a phone number"), "\(refused.status)")
+            #expect(try await server.request("GET", Self.mount + "bob.vcf").text == card.text)
+
+            // Hidden from bob's devices: gone from his home, still in alice's with his card.
+            form.set("phones", to: "+49 30 1234")
+            form.set("mount_hidden", to: "on")
+            #expect(try await bob.post(form.action, form.urlEncoded).status == 303)
+            let bobHome = try await server.request("PROPFIND", "/dav/addressbooks/bob/", user: "bob", headers: ["Depth": "1"])
+            #expect(bobHome.status == 207 && !bobHome.text.contains("directory~rolo"), "\(bobHome.text)")
+            #expect(try await server.request("GET", Self.mount + "bob.vcf").status == 200)
+            // Left out: his card is gone.
+            form.set("hidden", to: "on")
+            #expect(try await bob.post(form.action, form.urlEncoded).status == 303)
+            #expect(try await server.request("GET", Self.mount + "bob.vcf").status == 404)
+        }
+    }
+
+    /// RFC 6352 §7.1.3 and §8.6.1: the user's own principal names the directory as its
+    /// gateway, and a query over more people than the server's limit answers that many
+    /// with `DAV:number-of-matches-within-limits`, whatever the client asked.
+    @Test func thePrincipalNamesTheDirectoryGatewayAndAQueryStopsAtTheServersLimit() async throws {
+        try await TestServer.with(configure: { $0.directory = .all; $0.directoryQueryLimit = 1 }) { server in
+            try await Self.waitForDirectory(server)
+            let propfind = Data("""
+                <?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">                <d:prop><c:directory-gateway/></d:prop></d:propfind>
+                """.utf8)
+            let own = try await server.request("PROPFIND", "/dav/principals/alice/", headers: ["Depth": "0"], body: propfind)
+            #expect(own.status == 207 && own.text.contains("directory-gateway><d:href>\(Self.mount)</d:href>"), "\(own.text)")
+            let other = try await server.request("PROPFIND", "/dav/principals/bob/", headers: ["Depth": "0"], body: propfind)
+            // Another user's principal never names it (alice may not even see bob's principal).
+            #expect([207, 404].contains(other.status) && !other.text.contains("directory-gateway><d:href>"), "\(other.text)")
+
+            for limit in ["", "<c:limit><c:nresults>5</c:nresults></c:limit>"] {
+                let query = try await server.request("REPORT", Self.mount, headers: ["Content-Type": "application/xml", "Depth": "1"],
+                                                     body: Data("""
+                    <?xml version="1.0"?><c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">                    <d:prop><d:getetag/></d:prop><c:filter><c:prop-filter name="FN">                    <c:text-match match-type="contains">b</c:text-match></c:prop-filter>                    <c:prop-filter name="UID"><c:text-match match-type="starts-with">rolo-directory-</c:text-match>                    </c:prop-filter></c:filter>\(limit)</c:addressbook-query>
+                    """.utf8))
+                #expect(query.status == 207, "\(query.text)")
+                #expect(query.text.components(separatedBy: ".vcf</d:href>").count - 1 == 1, "\(query.text)")
+                #expect(query.text.contains("number-of-matches-within-limits") && query.text.contains("507"), "\(query.text)")
+            }
+            // An own book keeps no server limit.
+            let own2 = try await server.request("REPORT", "/dav/addressbooks/alice/default/",
+                                                headers: ["Content-Type": "application/xml", "Depth": "1"], body: Data("""
+                <?xml version="1.0"?><c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">                <d:prop><d:getetag/></d:prop></c:addressbook-query>
+                """.utf8))
+            #expect(own2.status == 207 && !own2.text.contains("number-of-matches-within-limits"))
+        }
+    }
+}
