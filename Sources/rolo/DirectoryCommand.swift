@@ -1,6 +1,7 @@
 import ArgumentParser
 import CardIndexing
 import Foundation
+import Synchronization
 import RoloStore
 
 /// `rolo directory sync`: rebuilds the organisation's directory (issue 32) from the users'
@@ -32,12 +33,27 @@ struct DirectoryCommand: AsyncParsableCommand {
                 guard let directoryStore = store as? any RoloStore & DirectoryStore else {
                     throw CLIError("This database keeps no directory.")
                 }
-                let report: DirectorySyncReport
+                // Under serve's lease: two rebuilds at once would write the same cards.
+                let result = Mutex<DirectorySyncReport?>(nil)
                 do {
-                    report = try await DirectorySync.run(store: directoryStore, mode: mode)
+                    // A rebuild `serve` runs (at start, then hourly) takes seconds: wait for it.
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    var ran = false
+                    while !ran {
+                        ran = try await store.withMaintenanceLease("directory") {
+                            let report = try await DirectorySync.run(store: directoryStore, mode: mode)
+                            result.withLock { $0 = report }
+                        }
+                        if ran || ContinuousClock.now > deadline { break }
+                        try await Task.sleep(for: .milliseconds(200))
+                    }
+                    guard ran else {
+                        throw CLIError("Directory not rebuilt: another process is rebuilding it now; run it again in a minute.")
+                    }
                 } catch StoreError.invalid(let reason) {
                     throw CLIError("Directory not rebuilt: \(reason).")
                 }
+                guard let report = result.withLock({ $0 }) else { throw CLIError("Directory not rebuilt.") }
                 for line in report.lines { print(line) }
                 print(report.isEmpty ? "Directory unchanged."
                       : "Directory rebuilt: \(report.added.count) added, \(report.changed.count) changed, "
