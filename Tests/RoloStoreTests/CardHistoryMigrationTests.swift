@@ -11,13 +11,8 @@ import Testing
 /// writes from then on keep theirs.
 @Suite(.closesStores) struct CardHistoryMigrationTests {
     @Test func anSQLiteDatabaseWithoutVersionsUpgradesKeepingCardsETagsAndSyncTokens() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v14-\(UUID().uuidString)")
+        let (folder, path, store, fixture) = try await Self.sqliteFile()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("old.sqlite").path
-        let store = try SQLiteStore(path: path, bcryptCost: 4)
-        try await store.createUser(name: "alice", password: "secret-password")
-        let fixture = StoreFixture(sqlite: store, book: try #require(try await store.collection(owner: "alice", path: ["default"])))
         try await Self.writeOldCards(fixture)
         // Back to the schema before v14: what it added is dropped, as if never applied.
         try await store.pool.write { db in
@@ -57,6 +52,18 @@ import Testing
         try await Self.check(upgraded, book: fixture.book.id, before: before)
     }
 
+    /// A fresh SQLite file in a folder of its own (the caller removes it), with alice and her
+    /// default book, for a test that reopens the file to upgrade it.
+    static func sqliteFile() async throws -> (folder: URL, path: String, store: SQLiteStore, fixture: StoreFixture) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-history-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("old.sqlite").path
+        let store = try SQLiteStore(path: path, bcryptCost: 4)
+        try await store.createUser(name: "alice", password: "secret-password")
+        let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
+        return (folder, path, store, StoreFixture(sqlite: store, book: book))
+    }
+
     static func writeOldCards(_ fixture: StoreFixture) async throws {
         try await fixture.put("a.vcf", fn: "Anna")
         try await fixture.put("b.vcf", fn: "Bert")
@@ -86,13 +93,8 @@ import Testing
     // MARK: v15 / v8: no second copy of a photo the current card holds
 
     @Test func anSQLiteHistoryFromV14DropsThePhotosItsCardsHoldAndKeepsEveryVersion() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v15-\(UUID().uuidString)")
+        let (folder, path, store, fixture) = try await Self.sqliteFile()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("old.sqlite").path
-        let store = try SQLiteStore(path: path, bcryptCost: 4)
-        try await store.createUser(name: "alice", password: "secret-password")
-        let fixture = StoreFixture(sqlite: store, book: try #require(try await store.collection(owner: "alice", path: ["default"])))
         let written = try await Self.writePhotoCards(fixture)
         // Back to v14: every version's parts kept, the current card's among them, and no
         // record of where a part starts.
