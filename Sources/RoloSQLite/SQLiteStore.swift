@@ -159,12 +159,15 @@ public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
     /// Copies the write-ahead log into the database file and truncates it (after a big
     /// import, before measuring or copying the file).
     public func checkpoint() async throws {
-        try await pool.writeWithoutTransaction { [readAnchor] db in
-            // A TRUNCATE checkpoint waits for every reader.
-            readAnchor.release()
-            defer { readAnchor.holdNewest() }
-            _ = try db.checkpoint(.truncate)
-        }
+        try await pool.writeWithoutTransaction { [readAnchor] db in try Self.truncatingCheckpoint(db, anchor: readAnchor) }
+    }
+
+    /// The checkpoint's body, on the writer: a TRUNCATE checkpoint waits for every reader,
+    /// so the store's own anchor lets go for it.
+    static func truncatingCheckpoint(_ db: Database, anchor: ReadAnchor) throws {
+        anchor.release()
+        defer { anchor.holdNewest() }
+        _ = try db.checkpoint(.truncate)
     }
 
     /// Runs a lookup of a row on the calling thread, blocking it for the microseconds the

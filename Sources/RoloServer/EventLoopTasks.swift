@@ -1,4 +1,3 @@
-import Dispatch
 import NIOCore
 import NIOPosix
 
@@ -26,24 +25,55 @@ public enum EventLoopTasks {
     }
 }
 
-/// Runs work that holds a thread for long (bcrypt: 70-110 ms of CPU a first login) on
-/// threads of its own, so an event loop running tasks is never held up by it. Use with
-/// `withTaskExecutorPreference(BlockingWorkExecutor.shared) { ... }`.
-final class BlockingWorkExecutor: TaskExecutor {
-    static let shared = BlockingWorkExecutor()
+/// Runs a server's tasks on NIO's event loops, as `EventLoopTasks.install()` does for the
+/// whole of `rolo serve`, for a server started inside another program (`RoloServer.start()`:
+/// tests, `RoloTesting`, the benchmarks). There the global executor is the host's
+/// cooperative pool, one thread per core, which the host's own work may hold for a long
+/// time: Swift Testing starts every test of the package at once, and a few CPU-heavy tests
+/// kept both threads of a 2-core machine busy for over 30 s, so in-process servers took
+/// connections and answered nothing (CI, November 2026). A job runs on the event loop it
+/// was enqueued from, if any (the one that just read or wrote for it), else on the next.
+final class EventLoopTaskExecutor: TaskExecutor {
+    static let shared = EventLoopTaskExecutor(group: MultiThreadedEventLoopGroup.singleton)
 
-    private let queue = DispatchQueue(label: "rolo.blocking-work", attributes: .concurrent)
-    private let marker = DispatchSpecificKey<Bool>()
+    private let group: any EventLoopGroup
 
-    private init() {
-        queue.setSpecific(key: marker, value: true)
+    init(group: any EventLoopGroup) {
+        self.group = group
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        group.any().execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// Runs work that holds a thread for long (bcrypt: 70-110 ms of CPU a first login) on
+/// threads of its own, so an event loop running tasks is never held up by it. Use with
+/// `withTaskExecutorPreference(BlockingWorkExecutor.shared) { ... }`. Its own threads, not
+/// a dispatch queue: a concurrent queue draws on the same dispatch pool as Swift's
+/// cooperative executor on Linux, so a busy host (a test run) would hold up the checks.
+final class BlockingWorkExecutor: TaskExecutor {
+    static let shared = BlockingWorkExecutor(threads: max(2, System.coreCount))
+
+    private let pool: NIOThreadPool
+    /// Set on the pool's threads, which run nothing else.
+    private let marker = ThreadSpecificVariable<Marker>()
+    private final class Marker: Sendable {}
+
+    private init(threads: Int) {
+        pool = NIOThreadPool(numberOfThreads: threads)
+        pool.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        pool.submit { [self] _ in
+            if marker.currentValue == nil { marker.currentValue = Marker() }
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
     }
 
     /// True on one of this executor's threads (for tests and assertions).
-    var isCurrent: Bool { DispatchQueue.getSpecific(key: marker) == true }
+    var isCurrent: Bool { marker.currentValue != nil }
 }

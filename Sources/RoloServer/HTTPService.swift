@@ -52,25 +52,24 @@ struct HTTPService<Responder: HTTPResponder>: Service where Responder.Context ==
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: logger)
-        // Graceful shutdown reaches both through the enclosing group, as with `Application`.
-        try await ServiceGroup(configuration: .init(services: [date, server], logger: logger)).run()
+        // Graceful shutdown reaches it through the enclosing group, as with `Application`.
+        try await server.run()
     }
 }
 
 /// The `Date` header's value (RFC 9110 §6.6.1), formatted once a second rather than per
-/// response.
-final class HTTPDateCache: Service, Sendable {
-    private let value = Mutex(HTTPDate.rfc1123(Date()))
+/// response. Renewed by the first answer of each new second, not by a timer: a timer's
+/// task waits for a thread like any other, and on a busy host (a loaded test run) dates
+/// came out 17 s old.
+final class HTTPDateCache: Sendable {
+    private let cached = Mutex<(second: Int, text: String)>((0, ""))
 
-    var current: String { value.withLock { $0 } }
-
-    func run() async throws {
-        try? await cancelWhenGracefulShutdown { [self] in
-            while true {
-                try await Task.sleep(for: .seconds(1))
-                let text = HTTPDate.rfc1123(Date())
-                self.value.withLock { $0 = text }
-            }
+    var current: String {
+        let now = Date()
+        let second = Int(now.timeIntervalSince1970)
+        return cached.withLock { cached in
+            if cached.second != second { cached = (second, HTTPDate.rfc1123(now)) }
+            return cached.text
         }
     }
 }

@@ -12,7 +12,9 @@ final class SharedPasswordChecks<Verdict: Sendable>: Sendable {
     func result(for authorization: String, _ check: @escaping @Sendable () async -> Verdict) async -> Verdict {
         let task = running.withLock { running in
             if let task = running[authorization] { return task }
-            let task = Task(operation: check)
+            // Not inheriting the caller's executor (an unstructured task does not): on the
+            // blocking-work threads, where the check's bcrypt runs anyway.
+            let task = Task(executorPreference: BlockingWorkExecutor.shared, operation: check)
             running[authorization] = task
             return task
         }

@@ -354,12 +354,15 @@ import WebPush
             // The delivery is now stuck inside the push service...
             #expect(await service.waitForRequests(count: 1).count == 1)
             // ...and writes carry on: each answered long before the push service would be.
-            let started = ContinuousClock.now
+            // Timed by curl, from its connect to the answer's end: the server's time, not the
+            // test's own waits for a thread (17 s once, the five alone, on an overloaded run).
+            var answering = 0.0
             for index in 0..<5 {
-                let status = try await Self.put(server, "next\(index)").status
-                #expect(status == 201)
+                let response = try await Self.put(server, "next\(index)")
+                #expect(response.status == 201)
+                answering += response.seconds
             }
-            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(answering < 10, "\(answering) s")
         }
     }
 

@@ -58,9 +58,16 @@ import Testing
         defer { fixture.close() }
         for index in 0..<10 { try await fixture.put("c\(index).vcf") }
         #expect(fixture.sqlite.readAnchor.isHolding)
-        let started = ContinuousClock.now
-        try await fixture.sqlite.checkpoint()
-        #expect(ContinuousClock.now - started < .seconds(2), "no wait for the busy timeout")
+        // Timed on a thread of its own, through the writer directly: on the cooperative pool
+        // the time would include waiting for a thread the rest of the suite holds (3.8 s once).
+        let took = try await offThread { [sqlite = fixture.sqlite] in
+            let started = ContinuousClock.now
+            try sqlite.pool.writeWithoutTransaction { db in
+                try SQLiteStore.truncatingCheckpoint(db, anchor: sqlite.readAnchor)
+            }
+            return ContinuousClock.now - started
+        }
+        #expect(took < .seconds(2), "no wait for the busy timeout")
         #expect(Self.logSize(fixture.sqlite) == 0)
         #expect(fixture.sqlite.readAnchor.isHolding)
     }
