@@ -25,27 +25,16 @@ public enum EventLoopTasks {
     }
 }
 
-/// Runs a server's tasks on NIO's event loops, as `EventLoopTasks.install()` does for the
-/// whole of `rolo serve`, for a server started inside another program (`RoloServer.start()`:
-/// tests, `RoloTesting`, the benchmarks). There the global executor is the host's
-/// cooperative pool, one thread per core, which the host's own work may hold for a long
-/// time: Swift Testing starts every test of the package at once, and a few CPU-heavy tests
-/// kept both threads of a 2-core machine busy for over 30 s, so in-process servers took
-/// connections and answered nothing (CI, November 2026). A job runs on the event loop it
-/// was enqueued from, if any (the one that just read or wrote for it), else on the next.
-final class EventLoopTaskExecutor: TaskExecutor {
-    static let shared = EventLoopTaskExecutor(group: MultiThreadedEventLoopGroup.singleton)
-
-    private let group: any EventLoopGroup
-
-    init(group: any EventLoopGroup) {
-        self.group = group
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        group.any().execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
+/// Where an in-process server's tasks run (`RoloServer.start()`: tests, `RoloTesting`, the
+/// benchmarks). There the global executor is the host's cooperative pool, one thread per
+/// core, which the host's own work may hold for a long time: Swift Testing starts every test
+/// of the package at once, and a few CPU-heavy tests kept both threads of a 2-core machine
+/// busy for over 30 s, so in-process servers took connections and answered nothing (CI,
+/// November 2026). Not NIO's event loops either, as in `rolo serve`: in a host they also
+/// carry the host's own I/O (PostgreSQL clients of other tests timed out connecting while
+/// dozens of servers parsed and wrote on the two loops).
+enum InProcessServerExecutor {
+    static let shared = ThreadPoolExecutor(threads: max(2, System.coreCount))
 }
 
 /// Runs work that holds a thread for long (bcrypt: 70-110 ms of CPU a first login) on
@@ -53,15 +42,18 @@ final class EventLoopTaskExecutor: TaskExecutor {
 /// `withTaskExecutorPreference(BlockingWorkExecutor.shared) { ... }`. Its own threads, not
 /// a dispatch queue: a concurrent queue draws on the same dispatch pool as Swift's
 /// cooperative executor on Linux, so a busy host (a test run) would hold up the checks.
-final class BlockingWorkExecutor: TaskExecutor {
-    static let shared = BlockingWorkExecutor(threads: max(2, System.coreCount))
+enum BlockingWorkExecutor {
+    static let shared = ThreadPoolExecutor(threads: max(2, System.coreCount))
+}
 
+/// A task executor with threads of its own (an `NIOThreadPool`), which nothing else uses.
+final class ThreadPoolExecutor: TaskExecutor {
     private let pool: NIOThreadPool
     /// Set on the pool's threads, which run nothing else.
     private let marker = ThreadSpecificVariable<Marker>()
     private final class Marker: Sendable {}
 
-    private init(threads: Int) {
+    init(threads: Int) {
         pool = NIOThreadPool(numberOfThreads: threads)
         pool.start()
     }

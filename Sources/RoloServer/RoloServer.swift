@@ -62,14 +62,14 @@ public struct RoloServer: Sendable {
     }
 
     /// Starts the server in this process (no signal handling) and returns once it listens.
-    /// Its tasks run on NIO's event loops (`EventLoopTaskExecutor`), as `rolo serve`'s do,
-    /// not on the host program's cooperative pool, which the host's work may hold.
+    /// Its tasks run on threads of their own (`InProcessServerExecutor`), not on the host
+    /// program's cooperative pool, which the host's work may hold.
     public func start() async throws -> RunningServer {
         let (ports, continuation) = AsyncThrowingStream.makeStream(of: Int.self)
         let group = ServiceGroup(configuration: .init(
             services: makeServices { port in continuation.yield(port) },
             logger: logger))
-        let task = Task(executorPreference: EventLoopTaskExecutor.shared) {
+        let task = Task(executorPreference: InProcessServerExecutor.shared) {
             do {
                 try await group.run()
                 continuation.finish()
