@@ -30,11 +30,37 @@ public struct DirectorySyncReport: Sendable, Hashable {
 /// in the book's log; then mounts the book, read-only, in every member's home and takes it
 /// out of the others'. Called by `rolo directory sync` and by the server's hourly upkeep.
 public enum DirectorySync {
-    public static func run(store: any RoloStore & DirectoryStore, mode: DirectoryMode) async throws -> DirectorySyncReport {
+    ///
+    /// With `people` (the users an LDAP directory lists, read by the caller), that source's
+    /// users get their cards from it (`DirectoryRules.merged` with their own entry), a person
+    /// without an account yet gets one too (they are in the organisation, whether or not they
+    /// signed in), and an account of that source the directory no longer lists loses its card
+    /// and its mount: they left the organisation. An account of another source keeps its name's
+    /// card.
+    public static func run(store: any RoloStore & DirectoryStore, mode: DirectoryMode,
+                           people: DirectoryPeople? = nil) async throws -> DirectorySyncReport {
         var report = DirectorySyncReport()
         guard let book = try await directoryBook(store, create: mode != .off) else { return report }
-        let entries = try await store.directoryEntries()
-        let accounts = try await store.directoryAccounts().filter { !DirectoryRules.isOwner($0) }
+        var entries = try await store.directoryEntries()
+        let all = try await store.directoryAccounts()
+        let homes = Set(all.map(\.name))
+        var accounts = all.filter { !DirectoryRules.isOwner($0) }
+        if let people {
+            // Gone from the directory: neither listed nor a member.
+            accounts.removeAll { $0.source == people.source && people.people[$0.name] == nil }
+            let sources = Dictionary(all.map { ($0.name, $0.source) }, uniquingKeysWith: { first, _ in first })
+            for (name, fields) in people.people {
+                let source = sources[name]
+                guard source == nil || source == people.source else { continue }  // another source's user: theirs
+                entries[name] = DirectoryRules.merged(entries[name], over: fields)
+                if source == nil {
+                    // Not signed in yet: listed from the directory alone, with no home to mount in.
+                    let person = UserAccount(name: name, displayName: nil, email: nil, appPasswordsOnly: false, admin: false,
+                                             homeSeq: 0, source: people.source)
+                    if DirectoryRules.isListed(person, entry: entries[name]) { accounts.append(person) }
+                }
+            }
+        }
 
         var wanted: [String: (user: String, data: Data)] = [:]
         for account in accounts where DirectoryRules.isListed(account, entry: entries[account.name]) {
@@ -56,7 +82,8 @@ public enum DirectorySync {
             report.removed.append(name.hasSuffix(".vcf") ? String(name.dropLast(4)) : name)
         }
 
-        let members = Set(accounts.filter { DirectoryRules.isMember($0, entry: entries[$0.name], mode: mode) }.map(\.name))
+        let members = Set(accounts.filter { homes.contains($0.name) && DirectoryRules.isMember($0, entry: entries[$0.name], mode: mode) }
+            .map(\.name))
         let shares = try await store.shares(bookID: book.id)
         let sharees = Set(shares.map(\.sharee))
         for share in shares where !members.contains(share.sharee) || share.state != .accepted || share.access != .readOnly {

@@ -81,6 +81,21 @@ extension DirectoryStore {
     }
 }
 
+/// The people a user directory lists (the `ldap` source's users, read at each rebuild):
+/// what fills the entries of that source's users, and who of them is still in the
+/// organisation. Not stored: read again at every rebuild.
+public struct DirectoryPeople: Sendable, Hashable {
+    /// `UserAccount.source` of the users it speaks for (`ldap`).
+    public var source: String
+    /// Each person's card fields by user name (`hidden` and `mountHidden` unused).
+    public var people: [String: DirectoryEntry]
+
+    public init(source: String, people: [String: DirectoryEntry]) {
+        self.source = source
+        self.people = people
+    }
+}
+
 /// Who is in the directory and who sees it, decided once for every back end and front end.
 public enum DirectoryRules {
     /// The account that owns the directory book: made by the first rebuild, disabled (it
@@ -122,6 +137,18 @@ public enum DirectoryRules {
     public static func isMember(_ account: UserAccount, entry: DirectoryEntry?, mode: DirectoryMode) -> Bool {
         guard mode == .all else { return false }
         return !isOwner(account) && !account.disabled && !(entry?.mountHidden ?? false)
+    }
+
+    /// A person's entry from their source (LDAP) with what they set on "My card" over it: a
+    /// field the user set wins (an e-mail set empty is hidden), phones they set replace the
+    /// source's, and leaving out or hiding the directory is theirs alone.
+    public static func merged(_ user: DirectoryEntry?, over source: DirectoryEntry) -> DirectoryEntry {
+        guard let user else { return source }
+        return DirectoryEntry(displayName: user.displayName ?? source.displayName, email: user.email ?? source.email,
+                              phones: user.phones.isEmpty ? source.phones : user.phones, title: user.title ?? source.title,
+                              department: user.department ?? source.department,
+                              organization: user.organization ?? source.organization, photo: user.photo ?? source.photo,
+                              hidden: user.hidden, mountHidden: user.mountHidden)
     }
 
     /// The card's resource name in the book: the user name, which is a path segment already.

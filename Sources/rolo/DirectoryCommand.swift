@@ -1,6 +1,8 @@
 import ArgumentParser
 import CardIndexing
 import Foundation
+import LDAPClient
+import RoloServer
 import Synchronization
 import RoloStore
 
@@ -20,12 +22,23 @@ struct DirectoryCommand: AsyncParsableCommand {
         @Option(name: .customLong("directory-group"),
                 help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
         var directoryGroups: [String] = []
+        @Option(name: .customLong("auth-source"),
+                help: "Where logins come from: with ldap, the LDAP directory's people fill the directory; repeatable (env ROLO_AUTH_SOURCES, default local).")
+        var authSources: [String] = []
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup(title: "LDAP source") var ldap: LDAPOptions
 
         func run() async throws {
             let path = config ?? Environment.value("ROLO_CONFIG")
             let settings = LayeredSettings(file: try path.map(ConfigFile.init(path:)) ?? ConfigFile())
             let mode = try DirectorySetting.mode(flag: directory, groupsFlag: directoryGroups, settings: settings)
+            let names = settings.list(authSources, env: "ROLO_AUTH_SOURCES", key: "auth_sources")
+            for name in names where AuthenticationSourceKind(rawValue: name) == nil {
+                throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
+                                       flag: "--auth-source", "names an unknown source \"\(name)\".")
+            }
+            let fromLDAP = names.contains(AuthenticationSourceKind.ldap.rawValue)
+            let ldapSettings = fromLDAP ? try ldap.settings(settings, needed: true) : nil
             var options = database
             options.database = database.resolvedPath(configured: settings.file.string("database"))
             try options.requireDatabase()
@@ -41,7 +54,10 @@ struct DirectoryCommand: AsyncParsableCommand {
                     var ran = false
                     while !ran {
                         ran = try await store.withMaintenanceLease("directory") {
-                            let report = try await DirectorySync.run(store: directoryStore, mode: mode)
+                            let rebuild = DirectoryRebuild(store: directoryStore, mode: mode, ldap: ldapSettings)
+                            let report = try await rebuild.run { note in
+                                FileHandle.standardError.write(Data("skipped \(note)\n".utf8))
+                            }
                             result.withLock { $0 = report }
                         }
                         if ran || ContinuousClock.now > deadline { break }
@@ -52,6 +68,8 @@ struct DirectoryCommand: AsyncParsableCommand {
                     }
                 } catch StoreError.invalid(let reason) {
                     throw CLIError("Directory not rebuilt: \(reason).")
+                } catch let error as LDAPError {
+                    throw CLIError("Directory not rebuilt: the LDAP directory could not be read: \(error).")
                 }
                 guard let report = result.withLock({ $0 }) else { throw CLIError("Directory not rebuilt.") }
                 for line in report.lines { print(line) }
