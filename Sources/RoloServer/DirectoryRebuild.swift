@@ -12,11 +12,14 @@ public struct DirectoryRebuild: Sendable {
     public let mode: DirectoryMode
     /// The `ldap` source's settings when `auth_sources` lists it; nil: entries from accounts alone.
     public let ldap: LDAPSourceSettings?
+    /// `directory_groups`: the group DNs that get a directory of their own with `groups`.
+    public let groups: [String]
 
-    public init(store: any RoloStore & DirectoryStore, mode: DirectoryMode, ldap: LDAPSourceSettings?) {
+    public init(store: any RoloStore & DirectoryStore, mode: DirectoryMode, ldap: LDAPSourceSettings?, groups: [String] = []) {
         self.store = store
         self.mode = mode
         self.ldap = ldap
+        self.groups = groups
     }
 
     /// Rebuilds now; `skipped` hears each LDAP value left out (a phone with letters, a photo
@@ -28,6 +31,6 @@ public struct DirectoryRebuild: Sendable {
             read.skipped.forEach(skipped)
             people = read.people
         }
-        return try await DirectorySync.run(store: store, mode: mode, people: people)
+        return try await DirectorySync.run(store: store, mode: mode, people: people, groups: groups)
     }
 }

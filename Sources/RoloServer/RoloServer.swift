@@ -97,7 +97,8 @@ public struct RoloServer: Sendable {
                                  logger: logger)
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
             upkeep.directory = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
-                                                ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil)
+                                                ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
+                                                groups: configuration.directoryGroups)
         }
         return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
@@ -164,7 +165,8 @@ extension RoloServer {
         web.directory = configuration.directory
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
             let rebuild = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
-                                           ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil)
+                                           ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
+                                           groups: configuration.directoryGroups)
             web.rebuildDirectory = { [logger] in _ = try await rebuild.run { logger.warning("directory: \($0)") } }
         }
         do {

@@ -89,10 +89,13 @@ public struct DirectoryPeople: Sendable, Hashable {
     public var source: String
     /// Each person's card fields by user name (`hidden` and `mountHidden` unused).
     public var people: [String: DirectoryEntry]
+    /// The DNs of each person's groups, by user name (for `directory = groups`).
+    public var groups: [String: [String]]
 
-    public init(source: String, people: [String: DirectoryEntry]) {
+    public init(source: String, people: [String: DirectoryEntry], groups: [String: [String]] = [:]) {
         self.source = source
         self.people = people
+        self.groups = groups
     }
 }
 
@@ -112,9 +115,38 @@ public enum DirectoryRules {
     /// name, so it never collides with a user's own books.
     public static var mountName: String { Share.mountName(book: book, owner: owner) }
 
-    /// True for the directory's book, however it is reached (its owner's path or a mount).
+    /// True for a directory's book (the one of `all`, or a group's), however it is reached
+    /// (its owner's path or a mount).
     public static func isDirectory(_ collection: CollectionInfo) -> Bool {
-        collection.owner == owner && collection.path == [book]
+        collection.owner == owner && collection.path.count == 1
+            && (collection.path[0] == book || collection.path[0].hasPrefix(book + "-"))
+    }
+
+    /// The book of a group's directory (`directory = groups`): `directory-` and the value of
+    /// the group DN's first part, lower-cased, with anything but letters, digits, `-` and `_`
+    /// as `-` (`cn=Sales Team,ou=groups,...` is `directory-sales-team`, mounted as
+    /// `directory-sales-team~rolo`); nil for a DN without a first `name=value`.
+    public static func groupBook(_ dn: String) -> String? {
+        guard let first = dn.split(separator: ",").first, let equals = first.firstIndex(of: "=") else { return nil }
+        let value = first[first.index(after: equals)...].trimmingCharacters(in: .whitespaces).lowercased()
+        let slug = String(value.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" })
+        guard !slug.isEmpty, slug.contains(where: { $0 != "-" }) else { return nil }
+        return book + "-" + slug
+    }
+
+    /// A group directory's display name: "Directory: " and the group's name as the DN spells it.
+    public static func groupDisplayName(_ dn: String) -> String {
+        let first = dn.split(separator: ",").first.map(String.init) ?? dn
+        let name = first.firstIndex(of: "=").map { String(first[first.index(after: $0)...]) } ?? first
+        return "\(displayName): \(name.trimmingCharacters(in: .whitespaces))"
+    }
+
+    /// DNs compared as directories spell them: case aside, spaces after commas aside.
+    public static func sameDN(_ lhs: String, _ rhs: String) -> Bool {
+        func folded(_ dn: String) -> String {
+            dn.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",").lowercased()
+        }
+        return folded(lhs) == folded(rhs)
     }
 
     /// The most cards an addressbook-query on the directory answers (RFC 6352 §8.6.1: a
@@ -134,8 +166,10 @@ public enum DirectoryRules {
     }
 
     /// Whether the directory is mounted in `account`'s home under `mode`.
+    /// With `groups`, whether they may have a group's directory at all (`DirectorySync` checks
+    /// the group).
     public static func isMember(_ account: UserAccount, entry: DirectoryEntry?, mode: DirectoryMode) -> Bool {
-        guard mode == .all else { return false }
+        guard mode != .off else { return false }
         return !isOwner(account) && !account.disabled && !(entry?.mountHidden ?? false)
     }
 

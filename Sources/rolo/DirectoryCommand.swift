@@ -31,7 +31,7 @@ struct DirectoryCommand: AsyncParsableCommand {
         func run() async throws {
             let path = config ?? Environment.value("ROLO_CONFIG")
             let settings = LayeredSettings(file: try path.map(ConfigFile.init(path:)) ?? ConfigFile())
-            let mode = try DirectorySetting.mode(flag: directory, groupsFlag: directoryGroups, settings: settings)
+            let (mode, groups) = try DirectorySetting.read(flag: directory, groupsFlag: directoryGroups, settings: settings)
             let names = settings.list(authSources, env: "ROLO_AUTH_SOURCES", key: "auth_sources")
             for name in names where AuthenticationSourceKind(rawValue: name) == nil {
                 throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
@@ -39,6 +39,7 @@ struct DirectoryCommand: AsyncParsableCommand {
             }
             let fromLDAP = names.contains(AuthenticationSourceKind.ldap.rawValue)
             let ldapSettings = fromLDAP ? try ldap.settings(settings, needed: true) : nil
+            try DirectorySetting.checkGroupsSource(mode, fromLDAP: fromLDAP, flag: directory, settings: settings)
             var options = database
             options.database = database.resolvedPath(configured: settings.file.string("database"))
             try options.requireDatabase()
@@ -54,7 +55,7 @@ struct DirectoryCommand: AsyncParsableCommand {
                     var ran = false
                     while !ran {
                         ran = try await store.withMaintenanceLease("directory") {
-                            let rebuild = DirectoryRebuild(store: directoryStore, mode: mode, ldap: ldapSettings)
+                            let rebuild = DirectoryRebuild(store: directoryStore, mode: mode, ldap: ldapSettings, groups: groups)
                             let report = try await rebuild.run { note in
                                 FileHandle.standardError.write(Data("skipped \(note)\n".utf8))
                             }
@@ -84,7 +85,8 @@ struct DirectoryCommand: AsyncParsableCommand {
 
 /// The `directory` and `directory_groups` settings, read alike by `serve` and `rolo directory sync`.
 enum DirectorySetting {
-    static func mode(flag: String?, groupsFlag: [String], settings: LayeredSettings) throws -> DirectoryMode {
+    /// The mode and, with `groups`, the group DNs (each naming a book of its own, no two the same).
+    static func read(flag: String?, groupsFlag: [String], settings: LayeredSettings) throws -> (DirectoryMode, [String]) {
         let text = settings.string(flag, env: "ROLO_DIRECTORY", key: "directory") ?? "off"
         guard let mode = DirectoryMode(rawValue: text) else {
             throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY", "must be off, all or groups (got \(text)).")
@@ -95,10 +97,26 @@ enum DirectorySetting {
                 throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
                                        "is groups, which needs directory_groups.")
             }
-            // Per-group directories need the users' groups stored, which is not built yet.
-            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
-                                   "is groups, which this version does not support yet; use all or off.")
+            var books: [String: String] = [:]
+            for group in groups {
+                guard let book = DirectoryRules.groupBook(group) else {
+                    throw settings.invalid("directory_groups", flagGiven: !groupsFlag.isEmpty, env: "ROLO_DIRECTORY_GROUPS",
+                                           flag: "--directory-group", "must list group DNs such as cn=sales,ou=groups,dc=example,dc=org (got \(group)).")
+                }
+                if let other = books[book] {
+                    throw settings.invalid("directory_groups", flagGiven: !groupsFlag.isEmpty, env: "ROLO_DIRECTORY_GROUPS",
+                                           flag: "--directory-group", "names \(other) and \(group), which would share the book \(book).")
+                }
+                books[book] = group
+            }
         }
-        return mode
+        return (mode, mode == .groups ? groups : [])
+    }
+
+    /// `groups` takes the users' groups from LDAP: it needs the ldap source.
+    static func checkGroupsSource(_ mode: DirectoryMode, fromLDAP: Bool, flag: String?, settings: LayeredSettings) throws {
+        guard mode == .groups, !fromLDAP else { return }
+        throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
+                               "is groups, which takes the users' groups from LDAP: auth_sources must list ldap.")
     }
 }

@@ -42,6 +42,7 @@ public struct LDAPDirectoryPeople: Sendable {
         let byName = settings.groupMemberAttribute.caseInsensitiveCompare("memberUid") == .orderedSame
 
         var people: [String: DirectoryEntry] = [:]
+        var groupsByName: [String: [String]] = [:]
         var skipped: [String] = []
         for entry in entries {
             guard let name = entry.values(settings.userAttribute).first, (try? Naming.validate(name, what: "user")) != nil else {
@@ -63,11 +64,13 @@ public struct LDAPDirectoryPeople: Sendable {
             let department = reader.text("departmentNumber") ?? reader.text("ou")
             let organization = reader.text("o")
             let photo = reader.photo("jpegPhoto")
+            groupsByName[name] = groups
             people[name] = DirectoryEntry(displayName: displayName, email: email, phones: phones, title: title,
                                           department: department, organization: organization, photo: photo)
             skipped += reader.skipped
         }
-        return LDAPDirectoryPeople(people: DirectoryPeople(source: AuthenticationSourceKind.ldap.rawValue, people: people),
+        return LDAPDirectoryPeople(people: DirectoryPeople(source: AuthenticationSourceKind.ldap.rawValue, people: people,
+                                                                   groups: groupsByName),
                                    skipped: skipped)
     }
 
