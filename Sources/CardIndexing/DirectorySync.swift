@@ -76,7 +76,8 @@ public enum DirectorySync {
             return report
         }
         try await directoryOwner(store)
-        if mode == .all {
+        if mode == .all || mode == .gateway {
+            // (With `gateway` nobody is a member: the book is searched, never mounted.)
             let book = try await directoryBook(store, path: DirectoryRules.book, displayName: DirectoryRules.displayName, create: true)!
             try await sync(store, book: book, listed: listed, entries: entries, members: Set(members.map(\.name)),
                            suffix: "", into: &report)

@@ -4,9 +4,11 @@ import Foundation
 // users' entries and mounts in each member's home like a read-only share. What an entry
 // becomes as a card is `DirectoryCard` (Contacts); who is in it and who sees it is here.
 
-/// Who sees a directory: nobody (`off`, the default), every user (`all`), or per group.
+/// Who sees a directory: nobody (`off`, the default), every user (`all`), per group, or
+/// every user through the directory gateway alone (`gateway`: searched with
+/// addressbook-query, never mounted, listed or synced, for large organisations).
 public enum DirectoryMode: String, Sendable, CaseIterable {
-    case off, all, groups
+    case off, all, groups, gateway
 }
 
 /// What colleagues see of one user: the fields of their card in the directory, each as the
@@ -169,7 +171,7 @@ public enum DirectoryRules {
     /// With `groups`, whether they may have a group's directory at all (`DirectorySync` checks
     /// the group).
     public static func isMember(_ account: UserAccount, entry: DirectoryEntry?, mode: DirectoryMode) -> Bool {
-        guard mode != .off else { return false }
+        guard mode == .all || mode == .groups else { return false }
         return !isOwner(account) && !account.disabled && !(entry?.mountHidden ?? false)
     }
 
@@ -183,6 +185,15 @@ public enum DirectoryRules {
                               department: user.department ?? source.department,
                               organization: user.organization ?? source.organization, photo: user.photo ?? source.photo,
                               hidden: user.hidden, mountHidden: user.mountHidden)
+    }
+
+    /// With `gateway`, the book as a user searches it: the directory's mount, read-only, made
+    /// for the request and never stored (so nothing lists it: not the home, not the web UI,
+    /// not a feed), at the path the user's directory gateway names.
+    public static func gatewayView(of book: CollectionInfo, for user: String) -> CollectionInfo {
+        var view = book
+        view.mount = Mount(shareID: 0, sharee: user, name: mountName, access: .readOnly, displayName: displayName)
+        return view
     }
 
     /// The card's resource name in the book: the user name, which is a path segment already.

@@ -18,7 +18,7 @@ struct DirectoryCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Rebuild the directory now, touching only what changed; prints one line per change.")
         @Option(help: "TOML file with serve's settings (env ROLO_CONFIG).") var config: String?
-        @Option(help: "off, all or groups: who sees the directory (env ROLO_DIRECTORY, default off).") var directory: String?
+        @Option(help: "off, all, groups or gateway: who sees the directory (env ROLO_DIRECTORY, default off).") var directory: String?
         @Option(name: .customLong("directory-group"),
                 help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
         var directoryGroups: [String] = []
@@ -89,7 +89,7 @@ enum DirectorySetting {
     static func read(flag: String?, groupsFlag: [String], settings: LayeredSettings) throws -> (DirectoryMode, [String]) {
         let text = settings.string(flag, env: "ROLO_DIRECTORY", key: "directory") ?? "off"
         guard let mode = DirectoryMode(rawValue: text) else {
-            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY", "must be off, all or groups (got \(text)).")
+            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY", "must be off, all, groups or gateway (got \(text)).")
         }
         let groups = settings.list(groupsFlag, env: "ROLO_DIRECTORY_GROUPS", key: "directory_groups")
         if mode == .groups {

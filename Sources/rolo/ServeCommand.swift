@@ -90,7 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("web-ui"),
             help: "on or off: the web UI at /web/, where browsers asking for / are sent (env ROLO_WEB_UI, default on).")
     var webUI: String?
-    @Option(help: "off, all or groups: who sees the organisation's directory, rebuilt hourly (env ROLO_DIRECTORY, default off).")
+    @Option(help: "off, all, groups or gateway (searched only): who sees the organisation's directory, rebuilt hourly (env ROLO_DIRECTORY, default off).")
     var directory: String?
     @Option(name: .customLong("directory-group"),
             help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")

@@ -53,6 +53,9 @@ enum AccessProperties {
     /// directory, and on other users' principals.
     static let directoryGateway = LiveProperty(.cardDAV("directory-gateway"), kinds: [.principal], inAllprop: false) { context in
         guard case .principal(let user) = context.node, user == context.user else { return nil }
+        if context.service.configuration.directoryGatewayOnly {
+            return .href(context.hrefs.home(user) + DirectoryRules.mountName + "/")
+        }
         if let mount = try await context.store.mount(sharee: user, name: DirectoryRules.mountName) {
             return .href(context.hrefs.collection(mount))
         }
