@@ -147,7 +147,7 @@ let package = Package(
         // Hummingbird glue: routes, auth, limits.
         .target(name: "RoloServer", dependencies: [
             "Authorization", "BuildInfo", "HTTPHead", "RoloWeb", "DAV", "CardIndexing", "DAVXML", "RoloStore", "VCard", "RoloPush", "WebPush",
-            "ContactFeeds", "DeviceProfiles", "LDAPClient",
+            "ContactFeeds", "DeviceProfiles", "LDAPClient", "Contacts",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -43,6 +43,35 @@ int rolo_ldap_search(LDAP *ld, const char *base, int scope, const char *filter,
                              &limit, size_limit, result);
 }
 
+int rolo_ldap_search_page(LDAP *ld, const char *base, int scope, const char *filter,
+                          char **attributes, int time_limit_seconds, int page_size,
+                          struct berval *cookie, LDAPMessage **result, struct berval **next_cookie) {
+    struct timeval limit = { time_limit_seconds, 0 };
+    LDAPControl *page = NULL;
+    *result = NULL;
+    *next_cookie = NULL;
+    int rc = ldap_create_page_control(ld, page_size, cookie, 0, &page);
+    if (rc != LDAP_SUCCESS) return rc;
+    LDAPControl *controls[2] = { page, NULL };
+    rc = ldap_search_ext_s(ld, base, scope, filter, attributes, 0, controls, NULL, &limit, 0, result);
+    ldap_control_free(page);
+    if (rc != LDAP_SUCCESS) return rc;
+    int code = LDAP_SUCCESS;
+    LDAPControl **returned = NULL;
+    rc = ldap_parse_result(ld, *result, &code, NULL, NULL, NULL, &returned, 0);
+    if (rc != LDAP_SUCCESS) return rc;
+    LDAPControl *response = ldap_control_find(LDAP_CONTROL_PAGEDRESULTS, returned, NULL);
+    if (response != NULL) {
+        ber_int_t estimate = 0;
+        struct berval next = { 0, NULL };
+        rc = ldap_parse_pageresponse_control(ld, response, &estimate, &next);
+        if (rc == LDAP_SUCCESS && next.bv_len > 0) *next_cookie = ber_bvdup(&next);
+        if (next.bv_val != NULL) ber_memfree(next.bv_val);
+    }
+    ldap_controls_free(returned);
+    return rc == LDAP_SUCCESS ? code : rc;
+}
+
 rolo_ldap_kind rolo_ldap_kind_of(int code) {
     switch (code) {
     case LDAP_SUCCESS: return ROLO_LDAP_OK;

@@ -47,6 +47,9 @@ public struct DAVConfiguration: Sendable {
     /// The most cards an addressbook-query on the organisation's directory answers
     /// (`directory_query_limit`; RFC 6352 §8.6.1), whatever limit the client asks.
     public var directoryQueryLimit: Int = DirectoryRules.defaultQueryLimit
+    /// `directory = gateway`: the directory is searched at `directory~rolo` in each home
+    /// (addressbook-query alone), never mounted, listed, read card by card or synced.
+    public var directoryGatewayOnly = false
 
     public init(basePath: String = "/dav", proxyPrefix: String = "", maxResourceSize: Int = DAVConfiguration.defaultMaxResourceSize,
                 maxXMLBodySize: Int = 4 << 20, quotaBytes: Int64? = nil, publicBaseURL: URL? = nil,

@@ -45,6 +45,9 @@ public struct DAVService: Sendable {
 
     private func dispatch(_ request: DAVRequest) async -> DAVResponse {
         do {
+            if configuration.directoryGatewayOnly, request.method.uppercased() != "REPORT", isGatewayPath(request) {
+                throw DAVError.gatewayOnly
+            }
             switch request.method.uppercased() {
             case "OPTIONS": return await options(request)
             case "PROPFIND": return try await propfind(request)
@@ -143,8 +146,19 @@ extension DAVService {
             if parentPath.isEmpty, let mounted = try await store.mount(sharee: user, name: name) {
                 return .found(.collection(mounted))
             }
+            if configuration.directoryGatewayOnly, components == [DirectoryRules.mountName],
+               let book = try await store.collection(owner: DirectoryRules.owner, path: [DirectoryRules.book]) {
+                return .found(.collection(DirectoryRules.gatewayView(of: book, for: user)))
+            }
             return .missing(parent: parent, parentIsHome: parentPath.isEmpty, name: name)
         }
+    }
+
+    /// With `directory = gateway`: whether the request is for the directory's search path in
+    /// the user's home (`directory~rolo`) or below it.
+    func isGatewayPath(_ request: DAVRequest) -> Bool {
+        guard case .member(_, let components)? = try? path(of: request) else { return false }
+        return components.first == DirectoryRules.mountName
     }
 
     /// Throws 403 `need-privileges` unless the request's credential holds `privilege` on

@@ -61,21 +61,35 @@ public enum LDAPScope: Sendable {
     }
 }
 
-/// One entry a search found: its DN and its attributes' values as text (UTF-8, as LDAP's
-/// string syntaxes are; a binary value would come out lossy).
+/// One entry a search found: its DN and its attributes' values, as the server sent them.
 public struct LDAPEntry: Sendable, Equatable {
     public var dn: String
-    /// Attribute names as the server spelled them.
-    public var attributes: [String: [String]]
+    /// Attribute names as the server spelled them; each value's bytes (a `jpegPhoto` is
+    /// binary, and a string that is not UTF-8 must be told apart from one that is).
+    public var rawAttributes: [String: [Data]]
 
-    public init(dn: String, attributes: [String: [String]]) {
+    public init(dn: String, rawAttributes: [String: [Data]]) {
         self.dn = dn
-        self.attributes = attributes
+        self.rawAttributes = rawAttributes
     }
 
-    /// The values of `attribute`, whatever its case (LDAP attribute names are case-insensitive).
+    public init(dn: String, attributes: [String: [String]]) {
+        self.init(dn: dn, rawAttributes: attributes.mapValues { $0.map { Data($0.utf8) } })
+    }
+
+    /// The values as text (UTF-8, as LDAP's string syntaxes are; other bytes come out lossy).
+    public var attributes: [String: [String]] {
+        rawAttributes.mapValues { $0.map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    /// The values of `attribute` as text, whatever its case (LDAP attribute names are case-insensitive).
     public func values(_ attribute: String) -> [String] {
-        attributes.first { $0.key.caseInsensitiveCompare(attribute) == .orderedSame }?.value ?? []
+        data(attribute).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The values of `attribute` as bytes, whatever its case.
+    public func data(_ attribute: String) -> [Data] {
+        rawAttributes.first { $0.key.caseInsensitiveCompare(attribute) == .orderedSame }?.value ?? []
     }
 }
 
@@ -168,6 +182,36 @@ public final class LDAPConnection: @unchecked Sendable {
         }
     }
 
+    /// Every entry below `base` that matches `filter`, read in pages of `pageSize` with the
+    /// paged results control (RFC 2696), so a listing of a whole organisation passes the
+    /// server's size limit; a server without the control answers in one page, and a limit
+    /// it still reaches is an error (never a silently shorter list). Throws `LDAPError`.
+    public func searchAll(base: String, scope: LDAPScope = .subtree, filter: String, attributes: [String] = [],
+                          pageSize: Int = 500) async throws -> [LDAPEntry] {
+        let timeLimit = Int32(clamping: settings.searchTimeoutSeconds)
+        return try await withHandle { handle in
+            var names: [UnsafeMutablePointer<CChar>?] = attributes.map { strdup($0) } + [nil]
+            defer { names.forEach { free($0) } }
+            var found: [LDAPEntry] = []
+            var cookie: UnsafeMutablePointer<berval>?
+            defer { if cookie != nil { ber_bvfree(cookie) } }
+            repeat {
+                var result: OpaquePointer?
+                var next: UnsafeMutablePointer<berval>?
+                let code = names.withUnsafeMutableBufferPointer { buffer in
+                    rolo_ldap_search_page(handle, base, scope.libldapValue, filter, attributes.isEmpty ? nil : buffer.baseAddress,
+                                          timeLimit, Int32(clamping: pageSize), cookie, &result, &next)
+                }
+                defer { if result != nil { ldap_msgfree(result) } }
+                if cookie != nil { ber_bvfree(cookie) }
+                cookie = next
+                guard code == LDAP_SUCCESS else { throw Self.error(code, handle) }
+                found += Self.entries(of: result, handle: handle)
+            } while cookie != nil
+            return found
+        }
+    }
+
     /// Unbinds and closes the connection; later calls fail. Also done when it is released.
     public func close() {
         lock.withLock {
@@ -216,16 +260,15 @@ public final class LDAPConnection: @unchecked Sendable {
                 dn = String(cString: name)
                 ldap_memfree(name)
             }
-            var attributes: [String: [String]] = [:]
+            var attributes: [String: [Data]] = [:]
             var position: OpaquePointer?
             var attribute = ldap_first_attribute(handle, current, &position)
             while let name = attribute {
-                var values: [String] = []
+                var values: [Data] = []
                 if let list = ldap_get_values_len(handle, current, name) {
                     var index = 0
                     while let value = list[index] {
-                        let bytes = UnsafeRawBufferPointer(start: value.pointee.bv_val, count: Int(value.pointee.bv_len))
-                        values.append(String(decoding: bytes, as: UTF8.self))
+                        values.append(Data(UnsafeRawBufferPointer(start: value.pointee.bv_val, count: Int(value.pointee.bv_len))))
                         index += 1
                     }
                     ldap_value_free_len(list)
@@ -235,7 +278,7 @@ public final class LDAPConnection: @unchecked Sendable {
                 attribute = ldap_next_attribute(handle, current, position)
             }
             if position != nil { ber_free(position, 0) }
-            entries.append(LDAPEntry(dn: dn, attributes: attributes))
+            entries.append(LDAPEntry(dn: dn, rawAttributes: attributes))
             entry = ldap_next_entry(handle, current)
         }
         return entries

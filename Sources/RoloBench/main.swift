@@ -1,5 +1,5 @@
 // Benchmarks print figures; they are never timed unit tests.
-// Usage: swift run -c release RoloBench <vcard|xml|store|web-store|login|history|directory> [options]
+// Usage: swift run -c release RoloBench <vcard|xml|store|web-store|login|history|directory|directory-ldap> [options]
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -14,7 +14,8 @@ case "store-crash-writer": await runStoreCrashWriter(Array(arguments.dropFirst()
 case "login": await runLoginBenchmark(Array(arguments.dropFirst()))
 case "history": await runHistoryBenchmark(Array(arguments.dropFirst()))
 case "directory": await runDirectoryBenchmark(Array(arguments.dropFirst()))
+case "directory-ldap": await runDirectoryLDAPBenchmark(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer|login|history|directory\n".utf8))
+    FileHandle.standardError.write(Data("usage: RoloBench vcard|xml|store|web-store|store-serve|store-puts|store-crash-writer|login|history|directory|directory-ldap\n".utf8))
     exit(2)
 }

@@ -23,6 +23,7 @@ extension RoloServer {
             sequentialLockTokens: configuration.deterministic)
         davConfiguration.push = push?.engine
         davConfiguration.directoryQueryLimit = configuration.directoryQueryLimit
+        davConfiguration.directoryGatewayOnly = configuration.directory == .gateway
         let engine = DAVService(store: store, configuration: davConfiguration)
         return RoloServer(configuration: configuration, store: store, handler: engine.handle,
                           immediateHandler: engine.immediateResponse, resetHandler: engine.releaseAllLocks,

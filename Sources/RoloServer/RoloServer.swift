@@ -98,7 +98,9 @@ public struct RoloServer: Sendable {
                                  sessionLifetime: .seconds(7 * 86_400), historyRetention: configuration.historyRetention,
                                  logger: logger)
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
-            upkeep.directory = (directoryStore, configuration.directory)
+            upkeep.directory = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
+                                                ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
+                                                groups: configuration.directoryGroups)
         }
         return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
@@ -163,6 +165,12 @@ extension RoloServer {
             maxCardSize: configuration.limits.maxResourceSize, quotaBytes: configuration.limits.quotaBytes,
             profileSigner: configuration.profileSigner)
         web.directory = configuration.directory
+        if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
+            let rebuild = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
+                                           ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
+                                           groups: configuration.directoryGroups)
+            web.rebuildDirectory = { [logger] in _ = try await rebuild.run { logger.warning("directory: \($0)") } }
+        }
         do {
             let signOn = configuration.authSources.contains(.oidc)
                 ? configuration.oidc.map { OIDCSignOn(provider: $0, store: store, logins: authenticator, logger: logger) } : nil

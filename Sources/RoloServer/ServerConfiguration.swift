@@ -49,6 +49,8 @@ public struct ServerConfiguration: Sendable {
     /// Who sees the organisation's directory (`directory`, issue 32): the upkeep rebuilds it
     /// at start and every hour unless `off`.
     public var directory: DirectoryMode = .off
+    /// `directory_groups`: with `directory = groups`, the LDAP group DNs that each get a directory.
+    public var directoryGroups: [String] = []
     /// `directory_query_limit`: the most cards one addressbook-query on the directory answers.
     public var directoryQueryLimit = DirectoryRules.defaultQueryLimit
     /// WebDAV-Push (on when `publicURL` is set, unless turned off).

@@ -18,7 +18,7 @@ struct StoreUpkeep: Service {
     var historyRetention: HistoryRetention = .default
     let logger: Logger
     /// The organisation's directory to rebuild at start and every hour (issue 32), if on.
-    var directory: (store: any RoloStore & DirectoryStore, mode: DirectoryMode)?
+    var directory: DirectoryRebuild?
 
     func run() async throws {
         do {
@@ -48,7 +48,7 @@ struct StoreUpkeep: Service {
         guard let directory else { return }
         do {
             _ = try await store.withMaintenanceLease("directory") { [logger] in
-                let report = try await DirectorySync.run(store: directory.store, mode: directory.mode)
+                let report = try await directory.run { logger.warning("directory: \($0)") }
                 if !report.isEmpty {
                     logger.info("directory rebuilt", metadata: [
                         "added": "\(report.added.count)", "changed": "\(report.changed.count)",

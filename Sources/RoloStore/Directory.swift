@@ -4,9 +4,11 @@ import Foundation
 // users' entries and mounts in each member's home like a read-only share. What an entry
 // becomes as a card is `DirectoryCard` (Contacts); who is in it and who sees it is here.
 
-/// Who sees a directory: nobody (`off`, the default), every user (`all`), or per group.
+/// Who sees a directory: nobody (`off`, the default), every user (`all`), per group, or
+/// every user through the directory gateway alone (`gateway`: searched with
+/// addressbook-query, never mounted, listed or synced, for large organisations).
 public enum DirectoryMode: String, Sendable, CaseIterable {
-    case off, all, groups
+    case off, all, groups, gateway
 }
 
 /// What colleagues see of one user: the fields of their card in the directory, each as the
@@ -81,6 +83,24 @@ extension DirectoryStore {
     }
 }
 
+/// The people a user directory lists (the `ldap` source's users, read at each rebuild):
+/// what fills the entries of that source's users, and who of them is still in the
+/// organisation. Not stored: read again at every rebuild.
+public struct DirectoryPeople: Sendable, Hashable {
+    /// `UserAccount.source` of the users it speaks for (`ldap`).
+    public var source: String
+    /// Each person's card fields by user name (`hidden` and `mountHidden` unused).
+    public var people: [String: DirectoryEntry]
+    /// The DNs of each person's groups, by user name (for `directory = groups`).
+    public var groups: [String: [String]]
+
+    public init(source: String, people: [String: DirectoryEntry], groups: [String: [String]] = [:]) {
+        self.source = source
+        self.people = people
+        self.groups = groups
+    }
+}
+
 /// Who is in the directory and who sees it, decided once for every back end and front end.
 public enum DirectoryRules {
     /// The account that owns the directory book: made by the first rebuild, disabled (it
@@ -97,9 +117,38 @@ public enum DirectoryRules {
     /// name, so it never collides with a user's own books.
     public static var mountName: String { Share.mountName(book: book, owner: owner) }
 
-    /// True for the directory's book, however it is reached (its owner's path or a mount).
+    /// True for a directory's book (the one of `all`, or a group's), however it is reached
+    /// (its owner's path or a mount).
     public static func isDirectory(_ collection: CollectionInfo) -> Bool {
-        collection.owner == owner && collection.path == [book]
+        collection.owner == owner && collection.path.count == 1
+            && (collection.path[0] == book || collection.path[0].hasPrefix(book + "-"))
+    }
+
+    /// The book of a group's directory (`directory = groups`): `directory-` and the value of
+    /// the group DN's first part, lower-cased, with anything but letters, digits, `-` and `_`
+    /// as `-` (`cn=Sales Team,ou=groups,...` is `directory-sales-team`, mounted as
+    /// `directory-sales-team~rolo`); nil for a DN without a first `name=value`.
+    public static func groupBook(_ dn: String) -> String? {
+        guard let first = dn.split(separator: ",").first, let equals = first.firstIndex(of: "=") else { return nil }
+        let value = first[first.index(after: equals)...].trimmingCharacters(in: .whitespaces).lowercased()
+        let slug = String(value.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" })
+        guard !slug.isEmpty, slug.contains(where: { $0 != "-" }) else { return nil }
+        return book + "-" + slug
+    }
+
+    /// A group directory's display name: "Directory: " and the group's name as the DN spells it.
+    public static func groupDisplayName(_ dn: String) -> String {
+        let first = dn.split(separator: ",").first.map(String.init) ?? dn
+        let name = first.firstIndex(of: "=").map { String(first[first.index(after: $0)...]) } ?? first
+        return "\(displayName): \(name.trimmingCharacters(in: .whitespaces))"
+    }
+
+    /// DNs compared as directories spell them: case aside, spaces after commas aside.
+    public static func sameDN(_ lhs: String, _ rhs: String) -> Bool {
+        func folded(_ dn: String) -> String {
+            dn.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",").lowercased()
+        }
+        return folded(lhs) == folded(rhs)
     }
 
     /// The most cards an addressbook-query on the directory answers (RFC 6352 §8.6.1: a
@@ -119,9 +168,32 @@ public enum DirectoryRules {
     }
 
     /// Whether the directory is mounted in `account`'s home under `mode`.
+    /// With `groups`, whether they may have a group's directory at all (`DirectorySync` checks
+    /// the group).
     public static func isMember(_ account: UserAccount, entry: DirectoryEntry?, mode: DirectoryMode) -> Bool {
-        guard mode == .all else { return false }
+        guard mode == .all || mode == .groups else { return false }
         return !isOwner(account) && !account.disabled && !(entry?.mountHidden ?? false)
+    }
+
+    /// A person's entry from their source (LDAP) with what they set on "My card" over it: a
+    /// field the user set wins (an e-mail set empty is hidden), phones they set replace the
+    /// source's, and leaving out or hiding the directory is theirs alone.
+    public static func merged(_ user: DirectoryEntry?, over source: DirectoryEntry) -> DirectoryEntry {
+        guard let user else { return source }
+        return DirectoryEntry(displayName: user.displayName ?? source.displayName, email: user.email ?? source.email,
+                              phones: user.phones.isEmpty ? source.phones : user.phones, title: user.title ?? source.title,
+                              department: user.department ?? source.department,
+                              organization: user.organization ?? source.organization, photo: user.photo ?? source.photo,
+                              hidden: user.hidden, mountHidden: user.mountHidden)
+    }
+
+    /// With `gateway`, the book as a user searches it: the directory's mount, read-only, made
+    /// for the request and never stored (so nothing lists it: not the home, not the web UI,
+    /// not a feed), at the path the user's directory gateway names.
+    public static func gatewayView(of book: CollectionInfo, for user: String) -> CollectionInfo {
+        var view = book
+        view.mount = Mount(shareID: 0, sharee: user, name: mountName, access: .readOnly, displayName: displayName)
+        return view
     }
 
     /// The card's resource name in the book: the user name, which is a path segment already.

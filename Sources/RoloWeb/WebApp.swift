@@ -52,6 +52,9 @@ public struct WebConfiguration: Sendable {
     /// The organisation's directory (`directory`, issue 32): unless `off`, the account page
     /// has the user's directory entry ("my card"), and saving it rebuilds the directory.
     public var directory: DirectoryMode = .off
+    /// Rebuilds the directory as the server does (with the LDAP directory's people when users
+    /// come from it); nil: from the accounts and entries alone.
+    public var rebuildDirectory: (@Sendable () async throws -> Void)?
 
     public init(pathPrefix: String = "", publicURL: URL? = nil, davPath: String = "/dav", version: String = "dev",
                 databasePath: String? = nil, idleTimeout: TimeInterval = 2 * 3600, absoluteTimeout: TimeInterval = 7 * 86_400,

@@ -1,6 +1,8 @@
 import ArgumentParser
 import CardIndexing
 import Foundation
+import LDAPClient
+import RoloServer
 import Synchronization
 import RoloStore
 
@@ -16,16 +18,28 @@ struct DirectoryCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Rebuild the directory now, touching only what changed; prints one line per change.")
         @Option(help: "TOML file with serve's settings (env ROLO_CONFIG).") var config: String?
-        @Option(help: "off, all or groups: who sees the directory (env ROLO_DIRECTORY, default off).") var directory: String?
+        @Option(help: "off, all, groups or gateway: who sees the directory (env ROLO_DIRECTORY, default off).") var directory: String?
         @Option(name: .customLong("directory-group"),
                 help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
         var directoryGroups: [String] = []
+        @Option(name: .customLong("auth-source"),
+                help: "Where logins come from: with ldap, the LDAP directory's people fill the directory; repeatable (env ROLO_AUTH_SOURCES, default local).")
+        var authSources: [String] = []
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup(title: "LDAP source") var ldap: LDAPOptions
 
         func run() async throws {
             let path = config ?? Environment.value("ROLO_CONFIG")
             let settings = LayeredSettings(file: try path.map(ConfigFile.init(path:)) ?? ConfigFile())
-            let mode = try DirectorySetting.mode(flag: directory, groupsFlag: directoryGroups, settings: settings)
+            let (mode, groups) = try DirectorySetting.read(flag: directory, groupsFlag: directoryGroups, settings: settings)
+            let names = settings.list(authSources, env: "ROLO_AUTH_SOURCES", key: "auth_sources")
+            for name in names where AuthenticationSourceKind(rawValue: name) == nil {
+                throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
+                                       flag: "--auth-source", "names an unknown source \"\(name)\".")
+            }
+            let fromLDAP = names.contains(AuthenticationSourceKind.ldap.rawValue)
+            let ldapSettings = fromLDAP ? try ldap.settings(settings, needed: true) : nil
+            try DirectorySetting.checkGroupsSource(mode, fromLDAP: fromLDAP, flag: directory, settings: settings)
             var options = database
             options.database = database.resolvedPath(configured: settings.file.string("database"))
             try options.requireDatabase()
@@ -41,7 +55,10 @@ struct DirectoryCommand: AsyncParsableCommand {
                     var ran = false
                     while !ran {
                         ran = try await store.withMaintenanceLease("directory") {
-                            let report = try await DirectorySync.run(store: directoryStore, mode: mode)
+                            let rebuild = DirectoryRebuild(store: directoryStore, mode: mode, ldap: ldapSettings, groups: groups)
+                            let report = try await rebuild.run { note in
+                                FileHandle.standardError.write(Data("skipped \(note)\n".utf8))
+                            }
                             result.withLock { $0 = report }
                         }
                         if ran || ContinuousClock.now > deadline { break }
@@ -52,6 +69,8 @@ struct DirectoryCommand: AsyncParsableCommand {
                     }
                 } catch StoreError.invalid(let reason) {
                     throw CLIError("Directory not rebuilt: \(reason).")
+                } catch let error as LDAPError {
+                    throw CLIError("Directory not rebuilt: the LDAP directory could not be read: \(error).")
                 }
                 guard let report = result.withLock({ $0 }) else { throw CLIError("Directory not rebuilt.") }
                 for line in report.lines { print(line) }
@@ -66,10 +85,11 @@ struct DirectoryCommand: AsyncParsableCommand {
 
 /// The `directory` and `directory_groups` settings, read alike by `serve` and `rolo directory sync`.
 enum DirectorySetting {
-    static func mode(flag: String?, groupsFlag: [String], settings: LayeredSettings) throws -> DirectoryMode {
+    /// The mode and, with `groups`, the group DNs (each naming a book of its own, no two the same).
+    static func read(flag: String?, groupsFlag: [String], settings: LayeredSettings) throws -> (DirectoryMode, [String]) {
         let text = settings.string(flag, env: "ROLO_DIRECTORY", key: "directory") ?? "off"
         guard let mode = DirectoryMode(rawValue: text) else {
-            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY", "must be off, all or groups (got \(text)).")
+            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY", "must be off, all, groups or gateway (got \(text)).")
         }
         let groups = settings.list(groupsFlag, env: "ROLO_DIRECTORY_GROUPS", key: "directory_groups")
         if mode == .groups {
@@ -77,10 +97,26 @@ enum DirectorySetting {
                 throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
                                        "is groups, which needs directory_groups.")
             }
-            // Per-group directories need the users' groups stored, which is not built yet.
-            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
-                                   "is groups, which this version does not support yet; use all or off.")
+            var books: [String: String] = [:]
+            for group in groups {
+                guard let book = DirectoryRules.groupBook(group) else {
+                    throw settings.invalid("directory_groups", flagGiven: !groupsFlag.isEmpty, env: "ROLO_DIRECTORY_GROUPS",
+                                           flag: "--directory-group", "must list group DNs such as cn=sales,ou=groups,dc=example,dc=org (got \(group)).")
+                }
+                if let other = books[book] {
+                    throw settings.invalid("directory_groups", flagGiven: !groupsFlag.isEmpty, env: "ROLO_DIRECTORY_GROUPS",
+                                           flag: "--directory-group", "names \(other) and \(group), which would share the book \(book).")
+                }
+                books[book] = group
+            }
         }
-        return mode
+        return (mode, mode == .groups ? groups : [])
+    }
+
+    /// `groups` takes the users' groups from LDAP: it needs the ldap source.
+    static func checkGroupsSource(_ mode: DirectoryMode, fromLDAP: Bool, flag: String?, settings: LayeredSettings) throws {
+        guard mode == .groups, !fromLDAP else { return }
+        throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
+                               "is groups, which takes the users' groups from LDAP: auth_sources must list ldap.")
     }
 }

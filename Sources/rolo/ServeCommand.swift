@@ -90,7 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("web-ui"),
             help: "on or off: the web UI at /web/, where browsers asking for / are sent (env ROLO_WEB_UI, default on).")
     var webUI: String?
-    @Option(help: "off, all or groups: who sees the organisation's directory, rebuilt hourly (env ROLO_DIRECTORY, default off).")
+    @Option(help: "off, all, groups or gateway (searched only): who sees the organisation's directory, rebuilt hourly (env ROLO_DIRECTORY, default off).")
     var directory: String?
     @Option(name: .customLong("directory-group"),
             help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
@@ -177,7 +177,8 @@ struct ServeCommand: AsyncParsableCommand {
         case let other:
             throw settings.invalid("web_ui", flagGiven: webUI != nil, env: "ROLO_WEB_UI", "must be on or off (got \(other)).")
         }
-        configuration.directory = try DirectorySetting.mode(flag: directory, groupsFlag: directoryGroups, settings: settings)
+        (configuration.directory, configuration.directoryGroups) = try DirectorySetting.read(
+            flag: directory, groupsFlag: directoryGroups, settings: settings)
         if let limit = try settings.integer(directoryQueryLimit, env: "ROLO_DIRECTORY_QUERY_LIMIT", key: "directory_query_limit") {
             guard limit >= 1 else {
                 throw settings.invalid("directory_query_limit", flagGiven: directoryQueryLimit != nil, env: "ROLO_DIRECTORY_QUERY_LIMIT",
@@ -186,6 +187,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.directoryQueryLimit = limit
         }
         try authenticationSettings(settings, into: &configuration)
+        try DirectorySetting.checkGroupsSource(configuration.directory, fromLDAP: configuration.authSources.contains(.ldap),
+                                               flag: directory, settings: settings)
         configuration.profileSigner = try ProfileSigning.signer(settings, certificate: profileSigningCertificate, key: profileSigningKey)
         return configuration
     }

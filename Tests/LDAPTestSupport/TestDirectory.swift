@@ -92,6 +92,37 @@ public final class TestDirectory: Sendable {
 
         """
 
+    /// `count` generated people for the directory tests (issue 32): `person0001`... below
+    /// ou=people, each with the password `<uid>-password` and every attribute the directory
+    /// maps (display name, e-mail, work and mobile phones, title, department, organisation),
+    /// in ten departments `dept-0`...`dept-9`.
+    public static func peopleLDIF(_ count: Int) -> String {
+        (0..<count).map { offset in
+            let index = offset + 1
+            let uid = personName(index)
+            let number = String(format: "%04d", index)
+            return """
+                dn: uid=\(uid),ou=people,dc=example,dc=org
+                objectClass: inetOrgPerson
+                uid: \(uid)
+                cn: Person \(index)
+                sn: Number\(index)
+                displayName: Person Number\(index)
+                mail: \(uid)@example.org
+                telephoneNumber: +1 555 \(number)
+                mobile: +1 666 \(number)
+                title: Engineer \(index % 7)
+                departmentNumber: dept-\(index % 10)
+                o: Example
+                userPassword: \(uid)-password
+
+                """
+        }.joined(separator: "\n")
+    }
+
+    /// The name of generated person `index` (1-based): `person0001`.
+    public static func personName(_ index: Int) -> String { "person" + String(format: "%04d", index) }
+
     /// The DN of user `name`.
     public static func userDN(_ name: String) -> String { "uid=\(name),ou=people,\(baseDN)" }
     /// The password of user `name`.
@@ -119,14 +150,16 @@ public final class TestDirectory: Sendable {
 
     /// A started server holding `ldif` (with `tls`, also on `ldaps://` and with StartTLS).
     /// The caller stops it (`withTestDirectory` does).
-    public static func start(tls: Bool = false) async throws -> TestDirectory {
+    /// With `people`, that many generated people too (`peopleLDIF`).
+    public static func start(tls: Bool = false, people: Int = 0) async throws -> TestDirectory {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("rolo-slapd-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: "\(folder)/data", withIntermediateDirectories: true)
         do {
             if tls { try await offThread { try makeCertificates(folder: folder) } }
             try configuration(folder: folder, tls: tls).write(toFile: "\(folder)/slapd.conf", atomically: true, encoding: .utf8)
-            try ldif.write(toFile: "\(folder)/directory.ldif", atomically: true, encoding: .utf8)
+            try (ldif + (people > 0 ? "\n" + peopleLDIF(people) : "")).write(toFile: "\(folder)/directory.ldif",
+                                                                              atomically: true, encoding: .utf8)
             // A port free a moment ago may be taken before slapd binds it: try a few.
             var lastFailure: Error = TestDirectoryError("slapd did not start")
             for _ in 0..<3 {
@@ -178,6 +211,9 @@ public final class TestDirectory: Sendable {
         include /etc/ldap/schema/cosine.schema
         include /etc/ldap/schema/inetorgperson.schema
         include /etc/ldap/schema/nis.schema
+        # The default limit of a plain search, as a real directory has one; a paged search
+        # (RFC 2696) may list more, as Active Directory and 389-DS allow.
+        sizelimit size.soft=500 size.hard=500 size.prtotal=unlimited
         pidfile \(folder)/slapd.pid
         argsfile \(folder)/slapd.args
         modulepath /usr/lib/ldap
@@ -258,8 +294,9 @@ public final class TestDirectory: Sendable {
 }
 
 /// Runs `body` with a started directory, stopped after it however it ends.
-public func withTestDirectory<T>(tls: Bool = false, _ body: (TestDirectory) async throws -> T) async throws -> T {
-    let directory = try await TestDirectory.start(tls: tls)
+public func withTestDirectory<T>(tls: Bool = false, people: Int = 0,
+                                 _ body: (TestDirectory) async throws -> T) async throws -> T {
+    let directory = try await TestDirectory.start(tls: tls, people: people)
     do {
         let result = try await body(directory)
         try await offThread { directory.stop() }

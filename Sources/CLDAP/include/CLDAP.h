@@ -34,6 +34,15 @@ int rolo_ldap_search(LDAP *ld, const char *base, int scope, const char *filter,
                      char **attributes, int time_limit_seconds, int size_limit, LDAPMessage **result);
 
 /* The kind of `code`. */
+/* One page of a search with the paged results control (RFC 2696), so a listing of every
+   user passes a server's size limit (Active Directory's 1000, OpenLDAP's 500). `cookie` is
+   NULL or the last page's; `*next_cookie` is NULL after the last page, else a berval the
+   caller frees with ber_bvfree. The control is not critical: a server without it answers
+   in one go, up to its size limit. */
+int rolo_ldap_search_page(LDAP *ld, const char *base, int scope, const char *filter,
+                          char **attributes, int time_limit_seconds, int page_size,
+                          struct berval *cookie, LDAPMessage **result, struct berval **next_cookie);
+
 rolo_ldap_kind rolo_ldap_kind_of(int code);
 
 /* The handle's last diagnostic message (ldap_get_option LDAP_OPT_DIAGNOSTIC_MESSAGE), or NULL;

@@ -59,6 +59,11 @@ extension DAVError {
         return error
     }
 
+    /// `directory = gateway`: the directory is searched, never listed, read or synced.
+    static var gatewayOnly: DAVError {
+        DAVError(403, message: "The directory is searched only: an addressbook-query on it (directory = gateway).")
+    }
+
     /// 507 with `DAV:quota-not-exceeded` (RFC 4331 §6).
     static func quotaExceeded(_ exceeded: QuotaExceeded) -> DAVError {
         DAVError.precondition(507, .dav("quota-not-exceeded"), message: "The quota of \(exceeded.limit) bytes is used up.")

@@ -47,13 +47,23 @@ enum AccessProperties {
         .href(context.hrefs.home(context.user))
     }
 
-    /// RFC 6352 §7.1.3: on the user's own principal, the organisation's directory as their
-    /// home mounts it (issue 32), for clients that search it (macOS Contacts); absent when
-    /// the user has no directory, and on other users' principals.
+    /// RFC 6352 §7.1.3: on the user's own principal, the organisation's directories as their
+    /// home mounts them (issue 32; one with `directory = all`, one per group of theirs with
+    /// `groups`), for clients that search them (macOS Contacts); absent when the user has no
+    /// directory, and on other users' principals.
     static let directoryGateway = LiveProperty(.cardDAV("directory-gateway"), kinds: [.principal], inAllprop: false) { context in
-        guard case .principal(let user) = context.node, user == context.user,
-              let mount = try await context.store.mount(sharee: user, name: DirectoryRules.mountName) else { return nil }
-        return .href(context.hrefs.collection(mount))
+        guard case .principal(let user) = context.node, user == context.user else { return nil }
+        if context.service.configuration.directoryGatewayOnly {
+            return .href(context.hrefs.home(user) + DirectoryRules.mountName + "/")
+        }
+        if let mount = try await context.store.mount(sharee: user, name: DirectoryRules.mountName) {
+            return .href(context.hrefs.collection(mount))
+        }
+        let hrefs = try await context.store.mounts(sharee: user).filter(DirectoryRules.isDirectory)
+            .map { context.hrefs.collection($0) }.sorted()
+        guard !hrefs.isEmpty else { return nil }
+        if hrefs.count == 1 { return .href(hrefs[0]) }
+        return .xml { writer in for href in hrefs { writer.element(Namespace.dav, "href", text: href) } }
     }
 
     /// RFC 6352 §7.1.2: Rolo has no principal vCard, so the property is absent (404).

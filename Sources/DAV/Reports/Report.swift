@@ -22,6 +22,9 @@ extension DAVService {
         guard let handler = Self.reports[body.clarkName] else {
             throw DAVError.precondition(403, .dav("supported-report"), message: "Unsupported report \(body.clarkName).")
         }
+        if configuration.directoryGatewayOnly, body.clarkName != "{\(Namespace.cardDAV)}addressbook-query", isGatewayPath(request) {
+            throw DAVError.gatewayOnly
+        }
         let properties = try PropertyRequest(report: body)
         if let element = properties.addressDataElement { _ = try AddressDataRequest(element: element) }
         let node = try await existingNode(request)

@@ -111,13 +111,18 @@ extension WebApp {
         if let bad = entry.phones.first(where: { !DirectoryCard.isPhoneNumber($0) }) {
             return try await accountPage(context, error: "\(bad) is not a phone number. Nothing was changed.", status: 400)
         }
-        entry.title = text("title")
-        entry.department = text("department")
-        entry.organization = text("organization")
+        // Left empty, a field follows the LDAP directory (for a user from it); filled in, it is theirs.
+        entry.title = text("title").isEmpty ? nil : text("title")
+        entry.department = text("department").isEmpty ? nil : text("department")
+        entry.organization = text("organization").isEmpty ? nil : text("organization")
         entry.hidden = form["hidden"] == "on"
         entry.mountHidden = form["mount_hidden"] == "on"
         try await directory.store.setDirectoryEntry(user: context.user, entry)
-        _ = try await DirectorySync.run(store: directory.store, mode: directory.mode)
+        if let rebuild = configuration.rebuildDirectory {
+            try await rebuild()
+        } else {
+            _ = try await DirectorySync.run(store: directory.store, mode: directory.mode)
+        }
         return .redirect(base + "/account?done=directory-saved")
     }
 }

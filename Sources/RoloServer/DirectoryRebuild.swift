@@ -1,0 +1,36 @@
+import CardIndexing
+import Foundation
+import RoloStore
+
+/// One rebuild of the organisation's directory (issue 32) as serve's upkeep, the web UI's
+/// "My card" and `rolo directory sync` all run it: with the `ldap` source on, the
+/// directory's people are read first (`LDAPDirectoryPeople`) and fill the cards of its users;
+/// a directory that cannot be read stops the rebuild before anything is written, so an
+/// outage never takes its people out of the book.
+public struct DirectoryRebuild: Sendable {
+    public let store: any RoloStore & DirectoryStore
+    public let mode: DirectoryMode
+    /// The `ldap` source's settings when `auth_sources` lists it; nil: entries from accounts alone.
+    public let ldap: LDAPSourceSettings?
+    /// `directory_groups`: the group DNs that get a directory of their own with `groups`.
+    public let groups: [String]
+
+    public init(store: any RoloStore & DirectoryStore, mode: DirectoryMode, ldap: LDAPSourceSettings?, groups: [String] = []) {
+        self.store = store
+        self.mode = mode
+        self.ldap = ldap
+        self.groups = groups
+    }
+
+    /// Rebuilds now; `skipped` hears each LDAP value left out (a phone with letters, a photo
+    /// too large, text that is not UTF-8), naming the user and the attribute.
+    public func run(skipped: (String) -> Void = { _ in }) async throws -> DirectorySyncReport {
+        var people: DirectoryPeople?
+        if let ldap, mode != .off {
+            let read = try await LDAPDirectoryPeople.read(ldap)
+            read.skipped.forEach(skipped)
+            people = read.people
+        }
+        return try await DirectorySync.run(store: store, mode: mode, people: people, groups: groups)
+    }
+}
