@@ -15,12 +15,12 @@ import Synchronization
 /// answers 503) after at most `Configuration.connectionTimeout`; the pool reconnects by
 /// itself. With several servers in the URL, calls go to the one that accepts writes, and a
 /// call that finds the database unavailable starts the search for it again (`PrimaryChoice`),
-/// so a promoted replica is served without a restart. Not `ImmediateResourceReads`: every
-/// read is a round trip.
+/// so a promoted replica is served without a restart. Every read is a round trip; the inline
+/// GET's (`InlineResourceReads`) is one.
 ///
 /// Open with `open(_:)`, which runs the migrations (once, under an advisory lock, whatever
 /// the number of processes starting), and `close()` when done.
-public final class PostgresStore: RoloStore, Sendable {
+public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     public let configuration: Configuration
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
     public let clock: StoreClock

@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import LoopbackSockets
 import PostgresTestSupport
 import Synchronization
 import Testing
@@ -240,6 +244,87 @@ import Testing
             #expect(try await curl(Self.auth + [Self.book(port) + name + ".vcf"]) == card, "\(name)")
         }
         #expect(await serve.terminate() == 0)
+    }
+
+    /// GETs of cards on PostgreSQL are answered before the HTTP codec too, from one round
+    /// trip that reads the card with the login's password stamp (`InlineResourceReads`,
+    /// issue 34): the same answers as the full path (a query string sends a GET there);
+    /// pipelined requests answered in their order while the store's reads are out; and a
+    /// password changed by another process ends the cached login at its next GET.
+    @Test func getsOnPostgreSQLAreAnsweredInlineAsTheFullPathAnswersThem() async throws {
+        let database = try await TestDatabase.create()
+        defer { Task { await database.drop() } }
+        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
+                                           stdin: "olga-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: database.url)
+        let port = try await serve.waitUntilListening()
+        let ada = Self.card("ada", "Ada Lovelace"), bob = Self.card("bob", "Bob Builder")
+        let put = Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary"]
+        // The PUT verifies olga's login, so her GETs are answered inline from now on.
+        #expect(try await curlStatus(put + [ada, Self.book(port) + "ada.vcf"]) == 201)
+        let etag = try await curl(Self.auth + ["-I", Self.book(port) + "ada.vcf"]).components(separatedBy: "\r\n")
+            .first { $0.lowercased().hasPrefix("etag:") }.map { String($0.dropFirst(5)).trimmingCharacters(in: .whitespaces) }
+        let cases: [[String]] = [[], ["-I"], ["-H", "If-None-Match: \(etag ?? "")"], ["-H", "If-Match: \"x\""]]
+        for extra in cases {
+            let inline = try await curl(["-i"] + Self.auth + extra + [Self.book(port) + "ada.vcf"])
+            let full = try await curl(["-i"] + Self.auth + extra + [Self.book(port) + "ada.vcf?full"])
+            let withoutDate = { (text: String) in text.components(separatedBy: "\r\n").filter { !$0.hasPrefix("Date: ") } }
+            #expect(withoutDate(inline) == withoutDate(full), "\(extra)")
+        }
+
+        // One write of seven requests: each GET waits for its round trip, and what follows it waits too.
+        func request(_ method: String, _ name: String, body: String = "") -> String {
+            "\(method) /dav/addressbooks/olga/default/\(name) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                + "Authorization: Basic \(Data("olga:olga-password".utf8).base64EncodedString())\r\n"
+                + (body.isEmpty ? "" : "Content-Type: text/vcard\r\nContent-Length: \(body.utf8.count)\r\n") + "\r\n" + body
+        }
+        let pipelined = request("GET", "ada.vcf") + request("PUT", "bob.vcf", body: bob) + request("GET", "bob.vcf")
+            + request("GET", "none.vcf") + request("DELETE", "bob.vcf") + request("GET", "bob.vcf") + request("GET", "ada.vcf")
+        let answers = try await TestPostgres.onThread { try Self.exchange(port: port, pipelined, answers: 7) }
+        #expect(answers.map(\.status) == [200, 201, 200, 404, 204, 404, 200], "\(answers.map(\.status))")
+        #expect(answers.count == 7 && answers[0].body == ada && answers[2].body == bob && answers[6].body == ada)
+
+        let passwd = try await RoloBinary.run(["user", "passwd", "olga", "--password-stdin", "--database", database.url],
+                                              stdin: "olga-new-password\n")
+        #expect(passwd.status == 0, "\(passwd.stderr)")
+        #expect(try await curlStatus(Self.auth + [Self.book(port) + "ada.vcf"]) == 401, "the old password's cached login ended")
+        #expect(try await curlStatus(["-u", "olga:olga-new-password", Self.book(port) + "ada.vcf"]) == 200)
+        #expect(await serve.terminate() == 0)
+    }
+
+    /// Sends `text` in one write and reads `answers` answers (status and body by
+    /// `Content-Length`) from one connection.
+    static func exchange(port: Int, _ text: String, answers count: Int) throws -> [(status: Int, body: String)] {
+        let socket = try LoopbackSocket.connect(port: port)
+        defer { close(socket) }
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { break }
+            sent += written
+        }
+        var received: [UInt8] = [], answers: [(status: Int, body: String)] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while answers.count < count {
+            let separator = Array("\r\n\r\n".utf8)
+            if let end = (0..<max(received.count - 3, 0)).first(where: { Array(received[$0..<$0 + 4]) == separator }) {
+                let head = String(decoding: received[..<end], as: UTF8.self)
+                let length = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
+                if received.count >= end + 4 + length {
+                    let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+                    answers.append((status, String(decoding: received[(end + 4)..<(end + 4 + length)], as: UTF8.self)))
+                    received.removeFirst(end + 4 + length)
+                    continue
+                }
+            }
+            let read = recv(socket, &buffer, buffer.count, 0)
+            guard read > 0 else { break }
+            received += buffer[..<read]
+        }
+        return answers
     }
 
     /// The tally, shared by the writers and the test (a `Mutex` cannot be captured).
