@@ -17,12 +17,12 @@ public struct DAVService: Sendable {
     let hrefs: HrefBuilder
     /// Write locks, kept by the store.
     let locks: LockTable
-    /// The store's reads that never wait, when it has them (`immediateResponse(to:)`).
-    let immediateReads: (any ImmediateResourceReads)?
+    /// The store's read for the inline GET, when it has one (`inlineResponse(to:done:)`).
+    let inlineReads: (any InlineResourceReads)?
 
     public init(store: any DAVStore, configuration: DAVConfiguration = DAVConfiguration()) {
         self.store = store
-        self.immediateReads = store as? any ImmediateResourceReads
+        self.inlineReads = store as? any InlineResourceReads
         self.configuration = configuration
         self.hrefs = HrefBuilder(configuration: configuration)
         self.locks = LockTable(store: store, sequentialTokens: configuration.sequentialLockTokens)

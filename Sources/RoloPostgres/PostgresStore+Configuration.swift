@@ -22,9 +22,29 @@ extension PostgresStore {
             case verifyFull = "verify-full"
         }
 
-        /// A TCP host name or address, or the folder of the server's Unix socket (starts with `/`).
-        public var host: String
-        public var port: Int
+        /// One server: a TCP host name or address and its port, or the folder of the
+        /// server's Unix socket (starts with `/`).
+        public struct Server: Sendable, Equatable, CustomStringConvertible {
+            public var host: String
+            public var port: Int
+            public init(host: String, port: Int = 5432) { self.host = host; self.port = port }
+            public var description: String { host.hasPrefix("/") ? "socket \(host)" : "\(host):\(port)" }
+        }
+
+        /// The servers, in the URL's order: one, or several (`postgresql://u@h1:p1,h2:p2/db`)
+        /// of which calls use the one that accepts writes (`PrimaryChoice`), as libpq does with
+        /// `target_session_attrs=read-write`.
+        public var servers: [Server]
+        /// The first server's host (a TCP host name or address, or a socket folder).
+        public var host: String {
+            get { servers[0].host }
+            set { servers[0].host = newValue }
+        }
+        /// The first server's port.
+        public var port: Int {
+            get { servers[0].port }
+            set { servers[0].port = newValue }
+        }
         public var username: String
         public var password: String?
         public var database: String
@@ -52,7 +72,7 @@ extension PostgresStore {
                     tls: TLSMode = .prefer, rootCertificatePath: String? = nil, poolSize: Int = 10,
                     statementTimeout: Duration? = .seconds(30), connectionTimeout: Duration = .seconds(10),
                     bcryptCost: UInt8 = 10) {
-            self.host = host; self.port = port; self.username = username; self.password = password
+            self.servers = [Server(host: host, port: port)]; self.username = username; self.password = password
             self.database = database; self.tls = tls; self.rootCertificatePath = rootCertificatePath
             self.poolSize = poolSize; self.statementTimeout = statementTimeout
             self.connectionTimeout = connectionTimeout; self.bcryptCost = bcryptCost
@@ -68,9 +88,17 @@ extension PostgresStore {
         /// Reads `postgresql://user:password@host:port/database?sslmode=…&sslrootcert=…`, the
         /// form libpq takes: user, password and database percent-encoded; `host=/folder` in
         /// the query for a Unix socket; the port 5432 and the user's name as the database
-        /// when left out.
+        /// when left out. Several servers are written as libpq writes them,
+        /// `host1:port1,host2:port2`; `target_session_attrs` may say `read-write` or `primary`,
+        /// which is what Rolo looks for among them anyway (it writes).
         public init(url text: String) throws {
-            guard Self.isDatabaseURL(text), let components = URLComponents(string: text) else {
+            guard Self.isDatabaseURL(text), let authority = Authority(text) else {
+                throw ConfigurationError("not a postgresql:// URL: \(Self.redacted(text))")
+            }
+            let listed = try authority.servers()
+            // URLComponents takes one host: the others are read from the authority alone.
+            let first = authority.hostList.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first
+            guard let components = URLComponents(string: authority.withHosts(first ?? authority.hostList)) else {
                 throw ConfigurationError("not a postgresql:// URL: \(Self.redacted(text))")
             }
             var query: [String: String] = [:]
@@ -88,28 +116,44 @@ extension PostgresStore {
             guard let mode = TLSMode(rawValue: modeName) else {
                 throw ConfigurationError("sslmode \(modeName) is not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            for name in query.keys where !["sslmode", "sslrootcert", "host", "user", "password", "dbname"].contains(name) {
+            for name in query.keys
+            where !["sslmode", "sslrootcert", "host", "user", "password", "dbname", "target_session_attrs"].contains(name) {
                 throw ConfigurationError("the database URL parameter \(name) is not supported")
+            }
+            if let attributes = query["target_session_attrs"], !["read-write", "primary"].contains(attributes) {
+                throw ConfigurationError("target_session_attrs \(attributes) is not supported: Rolo writes, so it takes read-write (or primary)")
             }
             self.init(host: host, port: components.port ?? 5432, username: user, password: password, database: database,
                       tls: mode, rootCertificatePath: query["sslrootcert"])
+            if listed.count > 1 {
+                guard query["host"] == nil else {
+                    throw ConfigurationError("the database URL names several hosts and a socket folder (host=)")
+                }
+                servers = listed
+            }
         }
 
         /// The URL with its password replaced by `***`, for logs and messages.
         public static func redacted(_ url: String) -> String {
-            guard var components = URLComponents(string: url), components.password != nil else { return url }
-            components.password = "***"
-            return components.string ?? "postgresql://…"
+            guard let authority = Authority(url), let userInfo = authority.userInfo,
+                  let colon = userInfo.firstIndex(of: ":") else { return url }
+            return authority.scheme + userInfo[..<colon] + ":***@" + authority.hostList + authority.rest
         }
 
         /// Where this configuration connects, without the password.
         public var description: String {
-            let place = host.hasPrefix("/") ? "socket \(host)" : "\(host):\(port)"
-            return "postgresql \(username)@\(place)/\(database)"
+            "postgresql \(username)@\(servers.map(\.description).joined(separator: ","))/\(database)"
         }
 
-        /// The postgres-nio client (pool) configuration.
+        /// The postgres-nio client (pool) configuration for the first server.
         public func clientConfiguration() throws -> PostgresClient.Configuration {
+            try clientConfiguration(server: servers[0])
+        }
+
+        /// The postgres-nio client (pool) configuration for `server`.
+        func clientConfiguration(server: Server) throws -> PostgresClient.Configuration {
+            let host = server.host, port = server.port
+            let socketPath = "\(host)/.s.PGSQL.\(port)"
             var configuration: PostgresClient.Configuration
             if host.hasPrefix("/") {
                 configuration = .init(unixSocketPath: socketPath, username: username, password: password, database: database)
@@ -141,8 +185,11 @@ extension PostgresStore {
             return configuration
         }
 
-        /// The same settings for one connection of its own (`PostgresStore.open`'s probe).
-        func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        /// The same settings for one connection of its own to `server` (`PostgresStore.open`'s
+        /// probe, the search for the primary, LISTEN, snapshots).
+        func connectionConfiguration(server: Server) throws -> PostgresConnection.Configuration {
+            let host = server.host, port = server.port
+            let socketPath = "\(host)/.s.PGSQL.\(port)"
             var configuration: PostgresConnection.Configuration
             if host.hasPrefix("/") {
                 configuration = .init(unixSocketPath: socketPath, username: username, password: password, database: database)
@@ -159,8 +206,6 @@ extension PostgresStore {
             configuration.options.additionalStartupParameters = startupParameters
             return configuration
         }
-
-        private var socketPath: String { "\(host)/.s.PGSQL.\(port)" }
 
         /// Settings sent when connecting: the application's name and the statement timeout.
         private var startupParameters: [(String, String)] {
@@ -192,6 +237,61 @@ extension PostgresStore {
             case .verifyFull:
                 settings.certificateVerification = .fullVerification
                 return (settings, true)
+            }
+        }
+    }
+
+    /// The parts of a `postgresql://` URL around its hosts, read by hand: URLComponents
+    /// takes one host, where libpq's URLs may list several (`h1:p1,h2:p2`).
+    struct Authority {
+        /// `postgresql://`, as written.
+        var scheme: Substring
+        /// `user:password`, without the `@`; nil when the URL has none.
+        var userInfo: Substring?
+        /// `host:port`, or several of them separated by commas; may be empty.
+        var hostList: Substring
+        /// The path, query and fragment.
+        var rest: Substring
+
+        init?(_ text: String) {
+            guard let separator = text.range(of: "://") else { return nil }
+            scheme = text[..<separator.upperBound]
+            let authorityEnd = text[separator.upperBound...].firstIndex { "/?#".contains($0) } ?? text.endIndex
+            let authority = text[separator.upperBound..<authorityEnd]
+            if let at = authority.lastIndex(of: "@") {
+                userInfo = authority[..<at]
+                hostList = authority[authority.index(after: at)...]
+            } else {
+                userInfo = nil
+                hostList = authority
+            }
+            rest = text[authorityEnd...]
+        }
+
+        /// The URL with `hosts` in place of its host list.
+        func withHosts(_ hosts: Substring) -> String {
+            scheme + (userInfo.map { $0 + "@" } ?? "") + hosts + rest
+        }
+
+        /// Each server of the list (`host`, `host:port`, `[v6]:port`), port 5432 when left out.
+        func servers() throws -> [Configuration.Server] {
+            guard hostList.contains(",") else { return [] }
+            return try hostList.split(separator: ",", omittingEmptySubsequences: false).map { item in
+                var host = item, port = Substring("")
+                if item.hasPrefix("["), let close = item.firstIndex(of: "]") {
+                    host = item[item.index(after: item.startIndex)..<close]
+                    let after = item[item.index(after: close)...]
+                    if after.hasPrefix(":") { port = after.dropFirst() } else if !after.isEmpty { host = "" }
+                } else if let colon = item.lastIndex(of: ":") {
+                    host = item[..<colon]
+                    port = item[item.index(after: colon)...]
+                }
+                let name = String(host).removingPercentEncoding ?? String(host)
+                guard !name.isEmpty else { throw ConfigurationError("the database URL names an empty host in \(hostList)") }
+                guard port.isEmpty || Int(port).map({ (1...65535).contains($0) }) == true else {
+                    throw ConfigurationError("the database URL names a bad port in \(hostList)")
+                }
+                return Configuration.Server(host: name, port: port.isEmpty ? 5432 : Int(port)!)
             }
         }
     }

@@ -123,7 +123,7 @@ extension PostgresStore {
         var attempt = 0
         while !Task.isCancelled {
             do {
-                let connection = try await PostgresConnection.connect(configuration: try configuration.connectionConfiguration(),
+                let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(),
                                                                       id: 1, logger: logger)
                 do {
                     try await connection.listen(on: Self.bookChangesChannel) { notifications in

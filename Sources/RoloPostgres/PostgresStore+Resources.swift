@@ -71,6 +71,32 @@ extension PostgresStore {
             """
     }
 
+    /// The inline GET's read: the login's password stamp beside `ResourceByPathSQL`'s row
+    /// (NULLs when there is no such card), so one round trip where the full path takes two.
+    enum InlineReadSQL: PreparedSQL {
+        static let sql = """
+            SELECT (SELECT password_hash FROM users WHERE name = $4 AND NOT disabled AND NOT app_passwords_only), x.*
+            FROM (SELECT 1) one LEFT JOIN LATERAL (\(ResourceByPathSQL.sql)) x ON true
+            """
+    }
+
+    public func readInline(owner: String, collectionPath: [String], name: String, stampOf user: String,
+                           done: @escaping @Sendable (InlineRead?) -> Void) {
+        guard !collectionPath.isEmpty else { return done(nil) }
+        let path = Self.joined(collectionPath)
+        Task {
+            done(try? await autocommit { connection in
+                guard let row = try await connection.first(InlineReadSQL.self, owner, path, name, user) else { return nil }
+                var columns = Columns(row)
+                let stamp = try columns.next(String?.self)
+                guard !columns.nextIsNull else { return InlineRead(found: nil, stamp: stamp) }
+                return InlineRead(found: LocatedResource(collection: try Self.collectionInfo(&columns),
+                                                         resource: try Self.storedResource(&columns)),
+                                  stamp: stamp)
+            })
+        }
+    }
+
     /// Collection and resource in one statement.
     public func resource(owner: String, collectionPath: [String], name: String) async throws -> LocatedResource? {
         guard !collectionPath.isEmpty else { return nil }

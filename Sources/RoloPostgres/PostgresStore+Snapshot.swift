@@ -11,7 +11,7 @@ extension PostgresStore: StoreSnapshotting {
     public func snapshotReader() async throws -> any StoreSnapshotReading {
         let connection: PostgresConnection
         do {
-            connection = try await PostgresConnection.connect(configuration: try configuration.connectionConfiguration(), id: 1,
+            connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(), id: 1,
                                                               logger: logger)
         } catch {
             throw StoreError.unavailable(Self.describe(error))

@@ -13,19 +13,25 @@ import Synchronization
 ///
 /// A lost or unreachable server makes calls throw `StoreError.unavailable` (the server
 /// answers 503) after at most `Configuration.connectionTimeout`; the pool reconnects by
-/// itself. Not `ImmediateResourceReads`: every read is a round trip.
+/// itself. With several servers in the URL, calls go to the one that accepts writes, and a
+/// call that finds the database unavailable starts the search for it again (`PrimaryChoice`),
+/// so a promoted replica is served without a restart. Every read is a round trip; the inline
+/// GET's (`InlineResourceReads`) is one.
 ///
 /// Open with `open(_:)`, which runs the migrations (once, under an advisory lock, whatever
 /// the number of processes starting), and `close()` when done.
-public final class PostgresStore: RoloStore, Sendable {
+public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     public let configuration: Configuration
     /// Time stamped on everything written; `.fixed` for deterministic test servers.
     public let clock: StoreClock
     /// Committed changes of books, for push (published after each commit).
     public let bookChanges = BookChangeFeed()
-    let client: PostgresClient
+    /// One pool per server of the URL; calls use the current primary's (`client`).
+    private let clients: [PostgresClient]
+    /// Which server calls go to, and the search for the writable one.
+    let primary: PrimaryChoice
     let logger: Logger
-    /// The client's background work (connections, keep-alives), until `close()`.
+    /// The clients' background work (connections, keep-alives), until `close()`.
     private let running: Task<Void, Never>
     /// Leases still waiting for a connection, failed by `watchdog` once past their deadline.
     private let leaseDeadlines = LeaseDeadlines()
@@ -44,9 +50,16 @@ public final class PostgresStore: RoloStore, Sendable {
         self.clock = clock
         self.logger = logger
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
-        let client = PostgresClient(configuration: try configuration.clientConfiguration(), backgroundLogger: logger)
-        self.client = client
-        running = Task { await client.run() }
+        let clients = try configuration.servers.map {
+            PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)
+        }
+        self.clients = clients
+        primary = PrimaryChoice(servers: configuration.servers)
+        running = Task {
+            await withDiscardingTaskGroup { group in
+                for client in clients { group.addTask { await client.run() } }
+            }
+        }
         watchdog = Task { [leaseDeadlines] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: LeaseDeadlines.tick)
@@ -62,7 +75,11 @@ public final class PostgresStore: RoloStore, Sendable {
         let store = try PostgresStore(configuration: configuration, clock: clock, logger: logger)
         do {
             // Also gives the client's run task time to start before the first lease.
-            try await store.probe()
+            if configuration.servers.count > 1 {
+                store.primary.select(try await store.findPrimary(startingAt: 0).get())
+            } else {
+                try await store.probe()
+            }
             try await store.migrate()
             let pepper = try await store.loadPepper()
             store.pepperValue.withLock { $0 = pepper }
@@ -89,8 +106,7 @@ public final class PostgresStore: RoloStore, Sendable {
     private func probe() async throws {
         let connection: PostgresConnection
         do {
-            connection = try await PostgresConnection.connect(configuration: try configuration.connectionConfiguration(),
-                                                              id: 0, logger: logger)
+            connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(), id: 0, logger: logger)
         } catch {
             throw StoreError.unavailable(Self.describe(error))
         }
@@ -106,8 +122,51 @@ public final class PostgresStore: RoloStore, Sendable {
         return "\(error.code)"
     }
 
+    /// The settings of a connection of its own to the current primary (LISTEN, snapshots).
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        try configuration.connectionConfiguration(server: primary.current)
+    }
+
+    /// The pool of the current primary.
+    private var client: PostgresClient { clients[primary.currentIndex] }
+
+    /// The first server that accepts writes, the one at `first` asked first (so a search
+    /// after a passing fault stays where it was), then the others in the URL's order; asked
+    /// as libpq's `target_session_attrs=read-write` asks, `SHOW transaction_read_only`, each
+    /// on a connection of its own. Else what each server said.
+    func findPrimary(startingAt first: Int) async -> Result<Int, StoreError> {
+        let servers = configuration.servers
+        var reasons: [String] = []
+        for index in [first] + servers.indices.filter({ $0 != first }) {
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: try configuration.connectionConfiguration(server: servers[index]), id: 2, logger: logger)
+                let readOnly = try? await connection.query("SHOW transaction_read_only", logger: logger).collect().first?
+                    .decode(String.self)
+                try? await connection.close()
+                if readOnly == "off" { return .success(index) }
+                reasons.append("\(servers[index]): \(readOnly == "on" ? "read-only (a standby)" : "no answer")")
+            } catch {
+                reasons.append("\(servers[index]): \(Self.describe(error))")
+            }
+        }
+        return .failure(.unavailable("no server accepts writes (\(reasons.joined(separator: "; ")))"))
+    }
+
+    /// A call found the database unavailable: with several servers, the primary may have
+    /// moved, so the search starts (unless one runs).
+    private func unavailable(_ error: any Error) -> any Error {
+        if clients.count > 1, case .unavailable? = error as? StoreError {
+            primary.search(logger: logger) { [weak self] first in
+                await self?.findPrimary(startingAt: first) ?? .failure(.unavailable("closed"))
+            }
+        }
+        return error
+    }
+
     /// Closes every connection. Calls made afterwards throw.
     public func close() async {
+        primary.stop()
         watchdog.cancel()
         running.cancel()
         // The client's shutdown waits for its leased connections; one whose statement was
@@ -148,7 +207,7 @@ public final class PostgresStore: RoloStore, Sendable {
                 try? await Task.sleep(for: .milliseconds(10))
                 continue
             } catch {
-                throw Self.mapped(error)
+                throw unavailable(Self.mapped(error))
             }
         }
     }
@@ -180,11 +239,11 @@ public final class PostgresStore: RoloStore, Sendable {
                     return value
                 }
             } catch let failure as CommitFailed {
-                throw Self.mapped(failure.underlying)
+                throw unavailable(Self.mapped(failure.underlying))
             } catch where attempt < 4 && (Self.isRetryable(error) || Self.isConnectionLost(error)) {
                 continue
             } catch {
-                throw Self.mapped(error)
+                throw unavailable(Self.mapped(error))
             }
         }
     }
@@ -268,8 +327,9 @@ public final class PostgresStore: RoloStore, Sendable {
             switch error.code {
             case .server:
                 let state = error.serverInfo?[.sqlState] ?? ""
-                // Connection exceptions, shutdowns, too many connections, statement timeout.
-                if state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "57014"].contains(state) {
+                // Connection exceptions, shutdowns, too many connections, statement timeout,
+                // a write on a server that is (again, or still) a standby.
+                if state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "57014", "25006"].contains(state) {
                     return StoreError.unavailable(describe(error))
                 }
                 return error

@@ -58,6 +58,13 @@ extension SQLiteStore {
         try resourceImmediately(owner: owner, collectionPath: collectionPath, name: name)
     }
 
+    /// The inline GET's read, on the calling thread: two row-reader lookups.
+    public func readInline(owner: String, collectionPath: [String], name: String, stampOf user: String,
+                           done: @escaping @Sendable (InlineRead?) -> Void) {
+        done(try? InlineRead(found: resourceImmediately(owner: owner, collectionPath: collectionPath, name: name),
+                             stamp: accountPasswordStamp(user: user)))
+    }
+
     /// One prepared JOIN on a row reader (`readOnCallingThread`): collection and resource in
     /// one snapshot, without waiting for a connection.
     public func resourceImmediately(owner: String, collectionPath: [String], name: String) throws -> LocatedResource? {

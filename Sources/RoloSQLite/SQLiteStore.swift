@@ -7,7 +7,7 @@ import GRDB
 /// readers (PROPFIND, GET, REPORT) never wait for a writer and every write is one
 /// transaction. Hot paths use cached prepared statements and row cursors. Puts and deletes
 /// of single resources share transactions through `GroupCommit` (one fsync for many).
-public final class SQLiteStore: RoloStore, ImmediateResourceReads, Sendable {
+public final class SQLiteStore: RoloStore, InlineResourceReads, Sendable {
     let pool: DatabasePool
     /// Read-only connections for single-row lookups on the calling thread (see `RowReaders`).
     let rowReaders: RowReaders

@@ -5,18 +5,19 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 import RoloStore
+import Synchronization
 
-/// The engine's answer to a GET or HEAD given on the calling thread, or nil when it cannot
-/// be given without waiting (`DAVService.immediateResponse(to:)`).
-public typealias ImmediateDAVHandler = @Sendable (DAVRequest) -> DAVResponse?
+/// The engine's inline GET (`DAVService.inlineResponse(to:done:)`): false when it cannot
+/// answer the request; else it calls `done` once with its answer and the login's password
+/// stamp read with it, or nil for the full path.
+public typealias ImmediateDAVHandler = @Sendable (DAVRequest, _ done: @escaping @Sendable (DAVService.InlineAnswer?) -> Void) -> Bool
 
 /// What every connection's `InlineGetHandler` shares.
 struct InlineGets: Sendable {
-    /// Logins already verified; a GET whose `Authorization` is not in it goes the full way.
+    /// Logins already verified; a GET whose `Authorization` is not in it goes the full way,
+    /// and a cached login counts only while its password stamp is still the one the engine's
+    /// read gives with the card.
     let credentials: CredentialCache
-    /// The store's reads without waiting: a cached login counts only while its password
-    /// stamp is still the store's (`CredentialCache.credential(authorization:currentStamp:)`).
-    let reads: any ImmediateResourceReads
     /// A GET from a subnet it blocks goes the full way, to be answered 429 there.
     let throttle: LoginThrottle
     let answer: ImmediateDAVHandler
@@ -28,14 +29,21 @@ struct InlineGets: Sendable {
 }
 
 /// Answers a GET or HEAD of a card from the bytes the client sent, in front of NIO's HTTP/1
-/// codec, on the event loop that read it, when all it needs is at hand without waiting: the
-/// login is in the credential cache and the store reads the card on the calling thread. Such
-/// a request costs no HTTP/1 parse into NIO's and then HTTPTypes' head, no `Request`, no
-/// task, no trip through the async channel's streams, and no response encoder: the answer is
-/// written as one buffer, status line, fields and body, so one `write` system call
+/// codec, on the event loop that read it, when the login is in the credential cache: the
+/// engine reads the card and the login's password stamp in one store read
+/// (`InlineResourceReads`), which SQLite answers on the calling thread and PostgreSQL with
+/// one round trip. Such a request costs no HTTP/1 parse into NIO's and then HTTPTypes' head,
+/// no `Request`, no trip through the async channel's streams, and no response encoder: the
+/// answer is written as one buffer, status line, fields and body, so one `write` system call
 /// (Docs/performance.md, "GET before the HTTP codec"). Everything else goes on to the codec
 /// and Hummingbird as the bytes the client sent, and the answers are the ones the responder
 /// would give (`RoloResponder.writeWholeAnswer`), logged and counted the same (`AccessLog`).
+///
+/// **Waiting for the store.** While a read over the network is out, every byte read after
+/// the request waits behind it (`held`), and so do the channel's reads (no `read()` goes
+/// on: the client's bytes stay in the socket, not in memory); the answer, or the request
+/// passed on to the codec when the engine has none, comes first, then the held bytes are
+/// read as if they had just arrived. So nothing overtakes the request, as with pipelining.
 ///
 /// **What it answers.** Only a plainly simple request (`RawRequestHead.isPlainGet`): GET or
 /// HEAD, an origin-form path without query, HTTP/1.1, well-formed field lines, no body, no
@@ -72,9 +80,10 @@ struct InlineGets: Sendable {
 ///
 /// Event-loop bound, like every channel handler; the ledger is shared with the connection's
 /// `CodecWatch` only.
-final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class InlineGetHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private let gets: InlineGets
@@ -90,6 +99,25 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var gaveUp = false
     private var needsFlush = false
     private var idleCheck: Scheduled<Void>?
+    /// The request whose answer the store's read still owes, with its bytes and every byte
+    /// read since (`held`); nil when none.
+    private var waiting: Waiting?
+    /// A `read()` held back while waiting.
+    private var readHeld = false
+
+    private struct Waiting {
+        var head: RawRequestHead
+        var held: ByteBuffer
+        var started: ContinuousClock.Instant
+        var method: String
+        var target: String
+        var headers: [String: String]
+        var authorization: String
+        var request: DAVRequest
+        var stamp: String
+    }
+
+    private enum Outcome { case answered, waiting, declined }
 
     init(_ gets: InlineGets, ledger: CodecLedger, idleTimeout: TimeAmount?) {
         self.gets = gets
@@ -103,6 +131,10 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         var input = unwrapInboundIn(data)
+        if waiting != nil {
+            waiting!.held.writeBuffer(&input)
+            return
+        }
         var checked = 0
         if var held = pending {
             pending = nil
@@ -110,6 +142,12 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
             held.writeBuffer(&input)
             input = held
         }
+        process(input, checked: checked, context: context)
+    }
+
+    /// Reads the requests in `input` (its first `checked` bytes already scanned for a head's end).
+    private func process(_ input: ByteBuffer, checked: Int, context: ChannelHandlerContext) {
+        var input = input, checked = checked
         while input.readableBytes > 0 {
             if gaveUp {
                 context.fireChannelRead(wrapInboundOut(input))
@@ -132,19 +170,44 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
                 giveUp(passing: input, context: context)
                 return
             case .head(let head):
-                if head.isPlainGet, mayAnswer(context), answer(head, in: input, context: context) {
-                    input.moveReaderIndex(forwardBy: head.size)
-                    continue
+                if head.isPlainGet, mayAnswer(context) {
+                    switch answer(head, in: input, context: context) {
+                    case .answered:
+                        input.moveReaderIndex(forwardBy: head.size)
+                        continue
+                    case .waiting:
+                        waiting!.held = input
+                        return
+                    case .declined:
+                        break
+                    }
                 }
-                guard head.isDelimited else {
-                    giveUp(passing: input, context: context)
-                    return
-                }
-                let count = min(head.size + head.bodyLength, input.readableBytes)
-                context.fireChannelRead(wrapInboundOut(input.readSlice(length: count)!))
-                bodyRemaining = head.size + head.bodyLength - count
-                if bodyRemaining == 0 { passedOnWhole() }
+                guard passOn(head, from: &input, context: context) else { return }
             }
+        }
+    }
+
+    /// Passes the request starting `input` on to the codec (as much of its body as is
+    /// here); false when it cannot be delimited, and every byte was passed on unread.
+    private func passOn(_ head: RawRequestHead, from input: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
+        guard head.isDelimited else {
+            giveUp(passing: input, context: context)
+            return false
+        }
+        let count = min(head.size + head.bodyLength, input.readableBytes)
+        context.fireChannelRead(wrapInboundOut(input.readSlice(length: count)!))
+        bodyRemaining = head.size + head.bodyLength - count
+        if bodyRemaining == 0 { passedOnWhole() }
+        return true
+    }
+
+    /// Reads are held back while a request waits for the store: the client's bytes stay in
+    /// the socket.
+    func read(context: ChannelHandlerContext) {
+        if waiting != nil {
+            readHeld = true
+        } else {
+            context.read()
         }
     }
 
@@ -174,39 +237,92 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelRead(wrapInboundOut(input))
     }
 
-    /// Writes the engine's answer to `head`; false (nothing written) when the login is not
-    /// cached or the engine has no answer at once.
-    private func answer(_ head: RawRequestHead, in input: ByteBuffer, context: ChannelHandlerContext) -> Bool {
+    /// Asks the engine for its answer to `head`: written at once when the store read on
+    /// this thread (`answered`), or later when its read comes back (`waiting`, with `waiting`
+    /// set); `declined` (nothing written) when the login is not cached or the engine cannot
+    /// answer it.
+    private func answer(_ head: RawRequestHead, in input: ByteBuffer, context: ChannelHandlerContext) -> Outcome {
         let started = ContinuousClock.now
         let (method, target, headers) = input.withUnsafeReadableBytes { head.request(in: $0) }
         guard let authorization = headers["authorization"],
-              let credential = try? gets.credentials.credential(authorization: authorization,
-                                                                currentStamp: gets.reads.accountPasswordStamp)
-        else { return false }
+              let (credential, stamp) = gets.credentials.entry(authorization: authorization)
+        else { return .declined }
         if gets.throttle.mayBlock,
            gets.throttle.retryAfter(subnet: ClientAddress.subnet(of: client(context, headers)).key) != nil {
-            return false
+            return .declined
         }
-        guard let path = RoloResponder.decodedPath(target) else { return false }
+        guard let path = RoloResponder.decodedPath(target) else { return .declined }
         let tally = gets.recorder.map { _ in RequestTally() }
         let request = DAVRequest(method: method, path: path, headers: headers,
                                  body: Data(), credential: credential, tally: tally)
-        guard let dav = gets.answer(request) else { return false }
-        let user = credential.user
+        let slot = AnswerSlot()
+        guard gets.answer(request, { slot.deliver($0) }) else { return .declined }
+        let waiting = Waiting(head: head, held: input, started: started, method: method, target: target, headers: headers,
+                              authorization: authorization, request: request, stamp: stamp)
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        let now = slot.take { answer in
+            loop.execute {
+                let (handler, context) = bound.value
+                handler.resume(answer, context: context)
+            }
+        }
+        if let now {
+            return write(now, for: waiting, context: context) ? .answered : .declined
+        }
+        self.waiting = waiting
+        return .waiting
+    }
+
+    /// Writes the engine's answer when the login's stamp is still the cached one; false
+    /// (nothing written) otherwise, the login then forgotten.
+    private func write(_ answer: DAVService.InlineAnswer?, for request: Waiting, context: ChannelHandlerContext) -> Bool {
+        guard let answer else { return false }
+        guard answer.stamp == request.stamp else {
+            gets.credentials.remove(authorization: request.authorization)
+            return false
+        }
+        let dav = answer.response, head = request.head, headers = request.headers
         var buffer = context.channel.allocator.buffer(capacity: 320 + (head.isHead ? 0 : dav.body.count))
         guard RoloResponder.writeWholeAnswer(dav, forHead: head.isHead, date: gets.date.current,
                                              server: gets.serverName, into: &buffer) else { return false }
         context.write(wrapOutboundOut(buffer), promise: nil)
         needsFlush = true
         ledger.lastActivity = context.eventLoop.now
-        gets.accessLog.record(method: method, path: target, status: dav.status, since: started, user: user) {
+        let credential = request.request.credential
+        gets.accessLog.record(method: request.method, path: request.target, status: dav.status, since: request.started,
+                              user: credential.user) {
             client(context, headers)
         }
-        if let tally, let recorder = gets.recorder {
+        if let tally = request.request.tally, let recorder = gets.recorder {
             // Only account passwords are cached, so no address is kept for them.
             recorder.record(credential, counts: tally.counts, address: "", userAgent: nil)
         }
         return true
+    }
+
+    /// The store's read came back (on this event loop): the answer, or the request passed
+    /// on, then the bytes held meanwhile, and the reads held back.
+    private func resume(_ answer: DAVService.InlineAnswer?, context: ChannelHandlerContext) {
+        guard let request = waiting else { return }  // the connection closed meanwhile
+        waiting = nil
+        var input = request.held
+        if write(answer, for: request, context: context) {
+            input.moveReaderIndex(forwardBy: request.head.size)
+            process(input, checked: 0, context: context)
+        } else if passOn(request.head, from: &input, context: context) {
+            process(input, checked: 0, context: context)
+        }
+        // What went on to the codec reaches Hummingbird at the end of a read.
+        context.fireChannelReadComplete()
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        if readHeld, waiting == nil {
+            readHeld = false
+            context.read()
+        }
     }
 
     /// The client's address: the peer, or the `X-Forwarded-For` a trusted proxy sent.
@@ -220,11 +336,19 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The start of a head still held goes to the codec before the end of input does, so it
     /// sees what the client sent.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case .inputClosed? = event as? ChannelEvent { passPending(context) }
+        if case .inputClosed? = event as? ChannelEvent {
+            // A request still waiting for the store goes to the codec too (its late answer is dropped).
+            if let request = waiting {
+                waiting = nil
+                giveUp(passing: request.held, context: context)
+            }
+            passPending(context)
+        }
         context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        waiting = nil
         passPending(context)
         cancelIdleCheck()
         context.fireChannelInactive()
@@ -269,7 +393,7 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func checkIdle(_ context: ChannelHandlerContext) {
         guard let idleTimeout, context.channel.isActive else { return }
         let now = context.eventLoop.now
-        if ledger.isAnswering {
+        if ledger.isAnswering || waiting != nil {
             scheduleIdleCheck(at: now + idleTimeout, context: context)
         } else if now >= ledger.lastActivity + idleTimeout {
             context.close(promise: nil)
@@ -281,6 +405,40 @@ final class InlineGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func cancelIdleCheck() {
         idleCheck?.cancel()
         idleCheck = nil
+    }
+}
+
+/// Where the engine's answer goes: kept for the caller when it comes before the caller
+/// looks (the store read on the calling thread), else handed to the caller's `later`.
+private final class AnswerSlot: Sendable {
+    private struct State {
+        var early: DAVService.InlineAnswer??
+        var later: (@Sendable (DAVService.InlineAnswer?) -> Void)?
+        var looked = false
+    }
+
+    private let state = Mutex(State())
+
+    func deliver(_ answer: DAVService.InlineAnswer?) {
+        let call = state.withLock { state -> (@Sendable (DAVService.InlineAnswer?) -> Void)? in
+            guard state.looked else {
+                state.early = .some(answer)
+                return nil
+            }
+            return state.later
+        }
+        call?(answer)
+    }
+
+    /// The answer if it came already (itself possibly nil: the full path answers); else nil,
+    /// and `later` gets it when it comes.
+    func take(orLater later: @escaping @Sendable (DAVService.InlineAnswer?) -> Void) -> DAVService.InlineAnswer?? {
+        state.withLock { state in
+            state.looked = true
+            if let early = state.early { return early }
+            state.later = later
+            return nil
+        }
     }
 }
 

@@ -26,7 +26,7 @@ extension RoloServer {
         davConfiguration.directoryGatewayOnly = configuration.directory == .gateway
         let engine = DAVService(store: store, configuration: davConfiguration)
         return RoloServer(configuration: configuration, store: store, handler: engine.handle,
-                          immediateHandler: engine.immediateResponse, resetHandler: engine.releaseAllLocks,
+                          immediateHandler: engine.inlineResponse, resetHandler: engine.releaseAllLocks,
                           logger: logger, metrics: metrics, push: push)
     }
 }

@@ -132,12 +132,10 @@ public struct RoloServer: Sendable {
         let date = HTTPDateCache()
         // A front middleware (the test API numbers, records and faults every request) sees
         // every request: none is answered inline then.
-        let inlineGets = front == nil ? immediateHandler.flatMap { answer in
-            (store as? any ImmediateResourceReads).map { reads in
-            InlineGets(credentials: authenticator.cache, reads: reads, throttle: authenticator.throttle, answer: answer,
+        let inlineGets = front == nil && store is any InlineResourceReads ? immediateHandler.map { answer in
+            InlineGets(credentials: authenticator.cache, throttle: authenticator.throttle, answer: answer,
                        accessLog: accessLog, recorder: recorder,
                        trustedProxies: configuration.trustedProxies, date: date, serverName: serverName)
-            }
         } : nil
         let channelConfiguration = HTTP1Channel.Configuration(
             additionalChannelHandlers: [ExpectContinueHandler(limits: limits)], idleTimeout: idle)

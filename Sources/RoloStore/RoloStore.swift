@@ -55,19 +55,30 @@ extension CardStore {
     }
 }
 
-/// A store that can look one resource up without waiting: an embedded database read on the
-/// calling thread in microseconds, never queued behind other work. The server answers a
-/// GET of a card through it right on the event loop that read the request, without a task
-/// (see `DAVService.immediateResponse(to:)`). A store whose reads go over a network
-/// (`PostgresStore`) does not adopt it, and its GETs take the ordinary async path.
-public protocol ImmediateResourceReads: Sendable {
-    /// What `RoloStore.resource(owner:collectionPath:name:)` answers, read on the calling
-    /// thread. It must never block for long: no waiting for a connection, a lock or I/O
-    /// beyond the read itself.
-    func resourceImmediately(owner: String, collectionPath: [String], name: String) throws -> LocatedResource?
-    /// `AccountStore.accountPasswordStamp(user:)` read on the calling thread, for a GET
-    /// whose cached login the server checks before it answers inline.
-    func accountPasswordStamp(user: String) throws -> String?
+/// The read behind the server's inline GET (`DAVService.inlineResponse(to:done:)`, answered
+/// before the HTTP codec): the resource at a path with its book, and the account password
+/// stamp (`AccountStore.accountPasswordStamp(user:)`) of the user whose cached login asks,
+/// read together. Both back ends serve it, each as it reads best: SQLite on the calling
+/// thread in microseconds (a row reader, never queued behind other work), PostgreSQL in one
+/// prepared statement, one round trip where the full path takes two.
+public protocol InlineResourceReads: Sendable {
+    /// Calls `done` exactly once: with what `RoloStore.resource(owner:collectionPath:name:)`
+    /// answers and `user`'s stamp, or nil when the read failed (the full path then answers,
+    /// and reports the error). A store that reads without waiting calls it on the calling
+    /// thread before returning, and must never block for long (no waiting for a connection,
+    /// a lock or I/O beyond the read itself); one over a network calls it when its answer
+    /// comes, on whatever thread that is.
+    func readInline(owner: String, collectionPath: [String], name: String, stampOf user: String,
+                    done: @escaping @Sendable (InlineRead?) -> Void)
+}
+
+/// What `InlineResourceReads.readInline` read.
+public struct InlineRead: Sendable {
+    /// The resource and its book; nil when there is none at the path.
+    public var found: LocatedResource?
+    /// The account's password stamp; nil for no such user, or one that cannot sign in with it.
+    public var stamp: String?
+    public init(found: LocatedResource?, stamp: String?) { self.found = found; self.stamp = stamp }
 }
 
 /// A resource found by its path, with the collection holding it (whose kind decides how

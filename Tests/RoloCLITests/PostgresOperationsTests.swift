@@ -1,5 +1,10 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import LoopbackSockets
 import PostgresTestSupport
+import Synchronization
 import Testing
 
 /// What an operator of a PostgreSQL-backed Rolo watches and keeps (issue 34): the database's
@@ -151,6 +156,212 @@ import Testing
         let listing = try await curl(Self.auth + ["-X", "PROPFIND", "-H", "Depth: 1", Self.book(port)])
         #expect(listing.contains("s-0.vcf") && listing.contains("s-5.vcf") && !listing.contains("s-1.vcf"), "\(listing)")
         #expect(await serve.terminate() == 0)
+    }
+
+    /// A failover as an operator's tooling does it (issue 34): a primary with a synchronous
+    /// streaming replica (`pg_basebackup -R`), `rolo serve` given both as one libpq-style
+    /// URL (`host1:port1,host2:port2`, `target_session_attrs=read-write`), three writers
+    /// PUTting cards, the primary stopped at once (`-m immediate`, as a crash) and the
+    /// replica promoted (`pg_promote`) on its own address. Every answer meanwhile is 201 or
+    /// 503 with Retry-After (none waits: curl gives up after 60 s and that fails the test);
+    /// after the promotion the same process writes again, and every card acknowledged before
+    /// or after is there with the ETag its 201 gave.
+    @Test func aPromotedReplicaNamedInTheURLTakesTheWritesWithNothingAcknowledgedLost() async throws {
+        let primary = try await TestPostgres.onThread { try TestPostgres.startCluster() }
+        defer { primary.stop() }
+        // The test clusters commit without waiting (synchronous_commit=off on their command
+        // line); the database's own setting wins over it, and makes each commit wait for the
+        // replica once it is named synchronous below.
+        _ = try await TestPostgres.onThread { try primary.psql("ALTER DATABASE postgres SET synchronous_commit = 'on'") }
+        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", primary.url],
+                                           stdin: "olga-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let replica = try await TestPostgres.onThread { try primary.startReplica() }
+        defer { replica.stop() }
+        _ = try await TestPostgres.onThread { try primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'") }
+        _ = try await TestPostgres.onThread { try primary.psql("SELECT pg_reload_conf()") }
+        var syncState = ""
+        let syncBy = ContinuousClock.now + .seconds(60)
+        while syncState != "sync", ContinuousClock.now < syncBy {
+            syncState = (try? await TestPostgres.onThread { try primary.psql("SELECT sync_state FROM pg_stat_replication") }) ?? ""
+            if syncState != "sync" { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        try #require(syncState == "sync", "the replica streams synchronously")
+
+        let primaryPort = try #require(URLComponents(string: primary.url)?.port)
+        let replicaPort = try #require(URLComponents(string: replica.url)?.port)
+        let url = "postgresql://rolo@127.0.0.1:\(primaryPort),127.0.0.1:\(replicaPort)/postgres?target_session_attrs=read-write"
+        let serve = try ServeProcess(database: url, extra: [
+            "--database-connection-timeout", "2", "--database-statement-timeout", "5"])
+        let port = try await serve.waitUntilListening()
+
+        let tally = TallyBox()
+        let writers = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 1...3 {
+                    group.addTask {
+                        var index = 0
+                        while !tally.withLock({ $0.done }) {
+                            index += 1
+                            let name = "f-\(writer)-\(index)"
+                            let card = Self.card(name, "Failover \(writer) \(index)")
+                            let answer = try await curl(["-i", "--max-time", "60"] + Self.auth + [
+                                "-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary", card, Self.book(port) + name + ".vcf"])
+                            tally.withLock { $0.record(name: name, card: card, answer: answer) }
+                            if !answer.hasPrefix("HTTP/1.1 201") { try await Task.sleep(for: .milliseconds(100)) }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        func waitFor(_ what: String, seconds: Int, _ condition: @escaping @Sendable (Tally) -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            while !tally.withLock({ condition($0) }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(tally.withLock { condition($0) }, "\(what): \(tally.withLock { $0.summary })")
+        }
+
+        try await waitFor("cards written on the first primary", seconds: 60) { $0.acknowledged.count >= 30 }
+        try await TestPostgres.onThread { try primary.kill() }
+        tally.withLock { $0.primaryStopped = true }
+        try await waitFor("503s while no server accepts writes", seconds: 60) { $0.refused >= 3 }
+        let promoted = try await TestPostgres.onThread { try replica.psql("SELECT pg_promote()") }
+        #expect(promoted == "t")
+        tally.withLock { $0.promoted = true }
+        try await waitFor("cards written on the promoted replica", seconds: 120) { $0.acknowledgedAfterPromotion >= 10 }
+        tally.withLock { $0.done = true }
+        try await writers.value
+
+        let final = tally.withLock { $0 }
+        #expect(final.unexpected.isEmpty, "every answer is 201, or 503 with Retry-After: \(final.unexpected.prefix(3))")
+        let listed = try await Self.state(port: port).etags
+        for (name, etag) in final.acknowledged {
+            #expect(listed.contains("/dav/addressbooks/olga/default/\(name).vcf \(etag)"), "\(name) \(etag) acknowledged, listed: \(listed.count)")
+        }
+        for (name, card) in final.cards.filter({ final.acknowledged[$0.key] != nil }).prefix(50) {
+            #expect(try await curl(Self.auth + [Self.book(port) + name + ".vcf"]) == card, "\(name)")
+        }
+        #expect(await serve.terminate() == 0)
+    }
+
+    /// GETs of cards on PostgreSQL are answered before the HTTP codec too, from one round
+    /// trip that reads the card with the login's password stamp (`InlineResourceReads`,
+    /// issue 34): the same answers as the full path (a query string sends a GET there);
+    /// pipelined requests answered in their order while the store's reads are out; and a
+    /// password changed by another process ends the cached login at its next GET.
+    @Test func getsOnPostgreSQLAreAnsweredInlineAsTheFullPathAnswersThem() async throws {
+        let database = try await TestDatabase.create()
+        defer { Task { await database.drop() } }
+        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
+                                           stdin: "olga-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: database.url)
+        let port = try await serve.waitUntilListening()
+        let ada = Self.card("ada", "Ada Lovelace"), bob = Self.card("bob", "Bob Builder")
+        let put = Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary"]
+        // The PUT verifies olga's login, so her GETs are answered inline from now on.
+        #expect(try await curlStatus(put + [ada, Self.book(port) + "ada.vcf"]) == 201)
+        let etag = try await curl(Self.auth + ["-I", Self.book(port) + "ada.vcf"]).components(separatedBy: "\r\n")
+            .first { $0.lowercased().hasPrefix("etag:") }.map { String($0.dropFirst(5)).trimmingCharacters(in: .whitespaces) }
+        let cases: [[String]] = [[], ["-I"], ["-H", "If-None-Match: \(etag ?? "")"], ["-H", "If-Match: \"x\""]]
+        for extra in cases {
+            let inline = try await curl(["-i"] + Self.auth + extra + [Self.book(port) + "ada.vcf"])
+            let full = try await curl(["-i"] + Self.auth + extra + [Self.book(port) + "ada.vcf?full"])
+            let withoutDate = { (text: String) in text.components(separatedBy: "\r\n").filter { !$0.hasPrefix("Date: ") } }
+            #expect(withoutDate(inline) == withoutDate(full), "\(extra)")
+        }
+
+        // One write of seven requests: each GET waits for its round trip, and what follows it waits too.
+        func request(_ method: String, _ name: String, body: String = "") -> String {
+            "\(method) /dav/addressbooks/olga/default/\(name) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                + "Authorization: Basic \(Data("olga:olga-password".utf8).base64EncodedString())\r\n"
+                + (body.isEmpty ? "" : "Content-Type: text/vcard\r\nContent-Length: \(body.utf8.count)\r\n") + "\r\n" + body
+        }
+        let pipelined = request("GET", "ada.vcf") + request("PUT", "bob.vcf", body: bob) + request("GET", "bob.vcf")
+            + request("GET", "none.vcf") + request("DELETE", "bob.vcf") + request("GET", "bob.vcf") + request("GET", "ada.vcf")
+        let answers = try await TestPostgres.onThread { try Self.exchange(port: port, pipelined, answers: 7) }
+        #expect(answers.map(\.status) == [200, 201, 200, 404, 204, 404, 200], "\(answers.map(\.status))")
+        #expect(answers.count == 7 && answers[0].body == ada && answers[2].body == bob && answers[6].body == ada)
+
+        let passwd = try await RoloBinary.run(["user", "passwd", "olga", "--password-stdin", "--database", database.url],
+                                              stdin: "olga-new-password\n")
+        #expect(passwd.status == 0, "\(passwd.stderr)")
+        #expect(try await curlStatus(Self.auth + [Self.book(port) + "ada.vcf"]) == 401, "the old password's cached login ended")
+        #expect(try await curlStatus(["-u", "olga:olga-new-password", Self.book(port) + "ada.vcf"]) == 200)
+        #expect(await serve.terminate() == 0)
+    }
+
+    /// Sends `text` in one write and reads `answers` answers (status and body by
+    /// `Content-Length`) from one connection.
+    static func exchange(port: Int, _ text: String, answers count: Int) throws -> [(status: Int, body: String)] {
+        let socket = try LoopbackSocket.connect(port: port)
+        defer { close(socket) }
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { break }
+            sent += written
+        }
+        var received: [UInt8] = [], answers: [(status: Int, body: String)] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while answers.count < count {
+            let separator = Array("\r\n\r\n".utf8)
+            if let end = (0..<max(received.count - 3, 0)).first(where: { Array(received[$0..<$0 + 4]) == separator }) {
+                let head = String(decoding: received[..<end], as: UTF8.self)
+                let length = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
+                if received.count >= end + 4 + length {
+                    let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+                    answers.append((status, String(decoding: received[(end + 4)..<(end + 4 + length)], as: UTF8.self)))
+                    received.removeFirst(end + 4 + length)
+                    continue
+                }
+            }
+            let read = recv(socket, &buffer, buffer.count, 0)
+            guard read > 0 else { break }
+            received += buffer[..<read]
+        }
+        return answers
+    }
+
+    /// The tally, shared by the writers and the test (a `Mutex` cannot be captured).
+    final class TallyBox: Sendable {
+        private let tally = Mutex(Tally())
+        func withLock<T: Sendable>(_ body: (inout Tally) -> T) -> T { tally.withLock { body(&$0) } }
+    }
+
+    /// What the failover test's writers were answered.
+    struct Tally: Sendable {
+        var done = false, primaryStopped = false, promoted = false
+        /// Each acknowledged card's name and the ETag its 201 gave.
+        var acknowledged: [String: String] = [:]
+        var cards: [String: String] = [:]
+        var acknowledgedAfterPromotion = 0
+        /// 503 with Retry-After.
+        var refused = 0
+        /// Any other answer (a timeout is an empty one).
+        var unexpected: [String] = []
+
+        var summary: String {
+            "\(acknowledged.count) acknowledged (\(acknowledgedAfterPromotion) after the promotion), \(refused) refused, \(unexpected.count) other"
+        }
+
+        mutating func record(name: String, card: String, answer: String) {
+            let headers = answer.components(separatedBy: "\r\n\r\n").first ?? ""
+            if headers.hasPrefix("HTTP/1.1 201"),
+               let line = headers.components(separatedBy: "\r\n").first(where: { $0.lowercased().hasPrefix("etag:") }) {
+                acknowledged[name] = line.dropFirst(5).trimmingCharacters(in: .whitespaces)
+                cards[name] = card
+                if promoted { acknowledgedAfterPromotion += 1 }
+            } else if headers.hasPrefix("HTTP/1.1 503"), headers.lowercased().contains("retry-after:") {
+                refused += 1
+            } else {
+                unexpected.append(answer.isEmpty ? "no answer (\(name))" : String(answer.prefix(300)))
+            }
+        }
     }
 
     struct BookState: Equatable, CustomStringConvertible {

@@ -52,7 +52,7 @@ import Testing
                            stamp: try #require(try store.accountPasswordStamp(user: "alice")))
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        let gets = InlineGets(credentials: credentials, reads: store, throttle: throttle, answer: engine.immediateResponse,
+        let gets = InlineGets(credentials: credentials, throttle: throttle, answer: engine.inlineResponse,
                               accessLog: AccessLog(metrics: ServerMetrics(store: store), logger: logger),
                               recorder: nil,
                               trustedProxies: [], date: HTTPDateCache(), serverName: "Rolo")

@@ -28,6 +28,23 @@ import Testing
         #expect(!PostgresStore.Configuration.isDatabaseURL("./rolo-data/rolo.sqlite"))
     }
 
+    /// Several servers, written as libpq writes them: each with its port (5432 when left
+    /// out, brackets for IPv6), the password still hidden in messages, and a
+    /// `target_session_attrs` other than Rolo's read-write refused.
+    @Test func urlsMayNameSeveralServersAsLibpqDoes() throws {
+        let two = try PostgresStore.Configuration(
+            url: "postgresql://rolo:pw@db1.example:6432,[::1],db3.example/rolo?target_session_attrs=read-write")
+        #expect(two.servers == [.init(host: "db1.example", port: 6432), .init(host: "::1", port: 5432), .init(host: "db3.example")])
+        #expect(two.host == "db1.example" && two.port == 6432 && two.password == "pw" && two.database == "rolo")
+        #expect(two.description == "postgresql rolo@db1.example:6432,::1:5432,db3.example:5432/rolo")
+        #expect(PostgresStore.Configuration.redacted("postgresql://rolo:secret@h1:1,h2:2/db") == "postgresql://rolo:***@h1:1,h2:2/db")
+        #expect(try PostgresStore.Configuration(url: "postgresql://rolo@h/db?target_session_attrs=primary").servers.count == 1)
+        for bad in ["postgresql://rolo@h1,,h2/db", "postgresql://rolo@h1:x,h2/db", "postgresql://rolo@h1:1,h2:70000/db",
+                    "postgresql://rolo@h1,h2/db?target_session_attrs=any", "postgresql://rolo@h1,h2/db?host=/run/pg"] {
+            #expect(throws: PostgresStore.ConfigurationError.self, "\(bad)") { try PostgresStore.Configuration(url: bad) }
+        }
+    }
+
     /// Processes starting at once against a new database: one migrates (under the advisory
     /// lock), the others wait and find the schema done; every one of them works.
     @Test func storesOpeningANewDatabaseTogetherMigrateItOnce() async throws {

@@ -46,32 +46,40 @@ extension DAVService {
         }
     }
 
-    /// GET or HEAD of a stored card or file answered on the calling thread, when the store
-    /// reads it without waiting (`ImmediateResourceReads`): the server then answers it on
-    /// the event loop that read the request, with no task. The answer is the one `handle`
-    /// gives. Nil when this cannot answer at once and the request must go through `handle`:
-    /// another method, a store without immediate reads, a path that is not a stored
-    /// resource (collections, 404s), or a store error (`handle` reports it).
-    public func immediateResponse(to request: DAVRequest) -> DAVResponse? {
+    /// GET or HEAD of a stored card or file answered from one store read
+    /// (`InlineResourceReads`: the card with its book, and the login's password stamp), for
+    /// the server's inline path before the HTTP codec. `done` gets the answer `handle` gives
+    /// with the stamp read beside it (the server trusts its cached login only while that
+    /// stamp is unchanged), or nil when `handle` must answer: a path that is not a stored
+    /// resource (collections, 404s), a book outside an app password's scope, a store error.
+    /// It is called once, on the calling thread before this returns when the store reads
+    /// without waiting (SQLite), else when the read comes back (PostgreSQL). False, and
+    /// `done` never called, for another method or a store without the read.
+    public func inlineResponse(to request: DAVRequest, done: @escaping @Sendable (InlineAnswer?) -> Void) -> Bool {
         let includeBody: Bool
         switch request.method {
         case "GET": includeBody = true
         case "HEAD": includeBody = false
-        default: return nil
+        default: return false
         }
-        guard let immediateReads,
-              case .member(let user, let components)? = try? path(of: request), components.count >= 2,
-              let found = try? immediateReads.resourceImmediately(owner: user, collectionPath: Array(components.dropLast()),
-                                                                  name: components[components.count - 1]),
-              // A book outside an app password's scope: `handle` answers 404.
-              Access.privileges(on: found.collection, for: request.credential) != nil
-        else { return nil }
-        request.tally?.read(includeBody ? 1 : 0, book: found.collection.id)
-        do {
-            return try Self.getResponse(request, collection: found.collection, stored: found.resource, includeBody: includeBody)
-        } catch {
-            return error.response
+        guard let inlineReads, case .member(let user, let components)? = try? path(of: request), components.count >= 2
+        else { return false }
+        inlineReads.readInline(owner: user, collectionPath: Array(components.dropLast()), name: components[components.count - 1],
+                               stampOf: request.user) { read in
+            guard let read, let found = read.found,
+                  // A book outside an app password's scope: `handle` answers 404.
+                  Access.privileges(on: found.collection, for: request.credential) != nil
+            else { return done(nil) }
+            request.tally?.read(includeBody ? 1 : 0, book: found.collection.id)
+            let response: DAVResponse
+            do throws(DAVError) {
+                response = try Self.getResponse(request, collection: found.collection, stored: found.resource, includeBody: includeBody)
+            } catch {
+                response = error.response
+            }
+            done(InlineAnswer(response: response, stamp: read.stamp))
         }
+        return true
     }
 
     /// The answer to a GET or HEAD of `stored`, by `Accept` (for a card) and the request's
@@ -101,6 +109,12 @@ extension DAVService {
         headers.append(("Content-Type", isCard ? form.contentType : current.contentType))
         headers.append(("Content-Length", String(body.count)))
         return DAVResponse(status: 200, headers: headers, body: includeBody ? body : Data())
+    }
+
+    /// `inlineResponse(to:done:)`'s answer, with the login's password stamp read beside the card.
+    public struct InlineAnswer: Sendable {
+        public var response: DAVResponse
+        public var stamp: String?
     }
 
     private enum GetTarget {
