@@ -95,6 +95,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("directory-group"),
             help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
     var directoryGroups: [String] = []
+    @Option(name: .customLong("directory-field"),
+            help: "A field the directory's cards carry and My card offers, of name, email, phone, title, department, organisation, photo; repeatable (env ROLO_DIRECTORY_FIELDS, comma-separated, default all).")
+    var directoryFields: [String] = []
     @Option(help: "Most cards one addressbook-query on the directory answers, with number-of-matches-within-limits beyond (env ROLO_DIRECTORY_QUERY_LIMIT, default 200).")
     var directoryQueryLimit: Int?
     @Option(name: .customLong("push-subject"),
@@ -179,6 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         (configuration.directory, configuration.directoryGroups) = try DirectorySetting.read(
             flag: directory, groupsFlag: directoryGroups, settings: settings)
+        configuration.directoryFields = try DirectorySetting.fields(flag: directoryFields, settings: settings)
         if let limit = try settings.integer(directoryQueryLimit, env: "ROLO_DIRECTORY_QUERY_LIMIT", key: "directory_query_limit") {
             guard limit >= 1 else {
                 throw settings.invalid("directory_query_limit", flagGiven: directoryQueryLimit != nil, env: "ROLO_DIRECTORY_QUERY_LIMIT",
