@@ -166,6 +166,7 @@ extension RoloServer {
             profileSigner: configuration.profileSigner)
         web.directory = configuration.directory
         web.directoryFields = configuration.directoryFields
+        web.directoryOptOut = configuration.directoryOptOut
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
             let rebuild = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
                                            ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,

@@ -54,6 +54,9 @@ public struct WebConfiguration: Sendable {
     public var directory: DirectoryMode = .off
     /// `directory_fields`: the fields "My card" offers (the cards carry no others).
     public var directoryFields: Set<DirectoryField> = Set(DirectoryField.allCases)
+    /// `directory_opt_out`: "My card" offers "Leave me out of the directory" (off: not offered,
+    /// and a post asking for it is refused).
+    public var directoryOptOut = true
     /// Rebuilds the directory as the server does (with the LDAP directory's people when users
     /// come from it); nil: from the accounts and entries alone.
     public var rebuildDirectory: (@Sendable () async throws -> Void)?

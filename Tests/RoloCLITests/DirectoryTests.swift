@@ -72,6 +72,9 @@ import Testing
         let badServe = try await RoloBinary.run(["serve", "--directory", "all"] + db, environment: ["ROLO_DIRECTORY_FIELDS": "name,fax"])
         #expect(badServe.status == 1 && badServe.stderr.contains("directory_fields names an unknown field \"fax\"")
                 && badServe.stderr.contains("ROLO_DIRECTORY_FIELDS"), "\(badServe.stderr)")
+        let badOptOut = try await RoloBinary.run(["serve", "--directory", "all", "--directory-opt-out", "never"] + db)
+        #expect(badOptOut.status == 1 && badOptOut.stderr.contains("directory_opt_out must be on or off (got never)"),
+                "\(badOptOut.stderr)")
 
         let first = try await RoloBinary.run(["directory", "sync", "--directory", "all"] + db)
         #expect(first.status == 0, "\(first.stderr)")

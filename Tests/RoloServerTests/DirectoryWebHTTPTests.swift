@@ -179,6 +179,37 @@ import Testing
         }
     }
 
+    /// `directory_opt_out = off`: "My card" does not offer leaving the directory, a post asking
+    /// for it is refused and changes nothing, and an admin's choice (`rolo user set
+    /// --directory-hidden`) survives the user's next save.
+    @Test func withoutOptOutUsersCannotLeaveTheDirectoryThemselves() async throws {
+        try await TestServer.with(configure: { $0.directory = .all; $0.directoryOptOut = false }) { server in
+            try await Self.waitForDirectory(server)
+            let bob = Browser(server)
+            #expect(try await bob.signIn("bob", "bob-secret").status == 303)
+            let page = try await bob.get("/web/account")
+            var form = try #require(HTMLForm(in: page.text, id: "directory-form"))
+            #expect(!page.text.contains(#"name="hidden""#) && page.text.contains(#"name="mount_hidden""#), "\(page.text)")
+            form.set("title", to: "Skipper")
+            form.set("hidden", to: "on")
+            let refused = try await bob.post(form.action, form.urlEncoded)
+            #expect(refused.status == 403 && refused.text.contains("Leaving the directory is for an admin on this server. "
+                                                                    + "Nothing was changed."), "\(refused.status)")
+            let card = try await server.request("GET", Self.mount + "bob.vcf")
+            #expect(card.status == 200 && !card.text.contains("Skipper"), "\(card.text)")
+            #expect(try await server.store.directoryEntry(user: "bob").hidden == false)
+
+            // The admin takes bob out; his own save keeps him out.
+            var hidden = try await server.store.directoryEntry(user: "bob")
+            hidden.hidden = true
+            try await server.store.setDirectoryEntry(user: "bob", hidden)
+            form.fields.removeAll { $0.name == "hidden" }
+            #expect(try await bob.post(form.action, form.urlEncoded).status == 303)
+            #expect(try await server.store.directoryEntry(user: "bob").hidden == true)
+            #expect(try await server.request("GET", Self.mount + "bob.vcf").status == 404)
+        }
+    }
+
     /// RFC 6352 §7.1.3 and §8.6.1: the user's own principal names the directory as its
     /// gateway, and a query over more people than the server's limit answers that many
     /// with `DAV:number-of-matches-within-limits`, whatever the client asked.

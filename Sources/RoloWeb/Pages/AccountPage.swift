@@ -94,7 +94,7 @@ extension WebApp {
             "displayName": entry.displayName ?? account?.displayName ?? "", "email": entry.email ?? account?.email ?? "",
             "phones": entry.phones.joined(separator: "\n"), "title": entry.title ?? "", "department": entry.department ?? "",
             "organization": entry.organization ?? "", "hidden": entry.hidden, "mountHidden": entry.mountHidden,
-            "hasPhoto": entry.photo != nil, "maxPhotoKB": DirectoryCard.maximumPhotoBytes / 1024,
+            "optOut": configuration.directoryOptOut, "hasPhoto": entry.photo != nil, "maxPhotoKB": DirectoryCard.maximumPhotoBytes / 1024,
         ]
         for field in DirectoryField.hideable {
             let key = Self.fieldKey(field)
@@ -112,7 +112,8 @@ extension WebApp {
     /// the card even when LDAP holds it; "leave me out" takes the card out; "hide from my
     /// devices" unmounts the directory. A photo is a JPEG or PNG of at most 256 KiB, the
     /// card's own rule. Fields `directory_fields` does not carry are not on the form and
-    /// keep what they hold. A bad value changes nothing. The directory is rebuilt at once,
+    /// keep what they hold. With `directory_opt_out` off, "leave me out" is not offered and a
+    /// post asking for it is refused. A bad value changes nothing. The directory is rebuilt at once,
     /// so the change reaches colleagues at their next sync.
     func saveDirectoryEntry(_ context: PageContext) async throws -> WebResponse {
         guard let directory else { throw WebError.notFound }
@@ -121,6 +122,10 @@ extension WebApp {
         func text(_ name: String) -> String { (form[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
         // Left empty, a field follows the LDAP directory (for a user from it); filled in, it is theirs.
         func optional(_ name: String) -> String? { text(name).isEmpty ? nil : text(name) }
+        if !configuration.directoryOptOut, form["hidden"] != nil {
+            return try await accountPage(context, error: "Leaving the directory is for an admin on this server. Nothing was changed.",
+                                         status: 403)
+        }
         var entry = try await directory.store.directoryEntry(user: context.user)
         entry.displayName = optional("display_name")
         if offered.contains(.email) { entry.email = text("email") }
@@ -149,7 +154,8 @@ extension WebApp {
         entry.hiddenFields = DirectoryField.hideable.filter { field in
             offered.contains(field) ? form["hide_" + field.rawValue] == "on" : entry.hiddenFields.contains(field)
         }
-        entry.hidden = form["hidden"] == "on"
+        // With `directory_opt_out` off, leaving is the admin's (`rolo user set --directory-hidden`): kept as it is.
+        if configuration.directoryOptOut { entry.hidden = form["hidden"] == "on" }
         entry.mountHidden = form["mount_hidden"] == "on"
         try await directory.store.setDirectoryEntry(user: context.user, entry)
         if let rebuild = configuration.rebuildDirectory {

@@ -40,7 +40,7 @@ enum EmbeddedTemplates {
     {{#offerPhoto}}<p><label for="directory-photo">Photo (JPEG or PNG, at most {{maxPhotoKB}} KB){{#hasPhoto}}: one is set{{/hasPhoto}}</label><input id="directory-photo" name="photo" type="file" accept="image/jpeg,image/png" data-testid="directory-photo">
       {{#hasPhoto}}<label><input type="checkbox" name="photo_remove" data-testid="directory-photo-remove"> Remove the photo</label>{{/hasPhoto}}
       <label><input type="checkbox" name="hide_photo" {{#hidePhoto}}checked{{/hidePhoto}} data-testid="directory-hide-photo"> Hide</label></p>{{/offerPhoto}}
-    <p><label><input type="checkbox" name="hidden" {{#hidden}}checked{{/hidden}} data-testid="directory-hidden"> Leave me out of the directory</label></p>
+    {{#optOut}}<p><label><input type="checkbox" name="hidden" {{#hidden}}checked{{/hidden}} data-testid="directory-hidden"> Leave me out of the directory</label></p>{{/optOut}}
     <p><label><input type="checkbox" name="mount_hidden" {{#mountHidden}}checked{{/mountHidden}} data-testid="directory-mount-hidden"> Hide the directory from my devices</label></p>
     <p><button type="submit" class="primary" data-testid="directory-submit">Save my card</button></p>
   </form>
