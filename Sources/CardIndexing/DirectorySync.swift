@@ -41,8 +41,11 @@ public enum DirectorySync {
     /// (`DirectoryRules.groupBook`) holding the cards of the group's listed people and mounted
     /// in its members' homes (a person's groups come from `people`); the book of `all` is
     /// emptied and unmounted. Changes to a group's book are reported as `user (book)`.
+    ///
+    /// `fields` (`directory_fields`) are the fields the cards carry; the name always is.
     public static func run(store: any RoloStore & DirectoryStore, mode: DirectoryMode,
-                           people: DirectoryPeople? = nil, groups: [String] = []) async throws -> DirectorySyncReport {
+                           people: DirectoryPeople? = nil, groups: [String] = [],
+                           fields: Set<DirectoryField> = Set(DirectoryField.allCases)) async throws -> DirectorySyncReport {
         var report = DirectorySyncReport()
         var entries = try await store.directoryEntries()
         let all = try await store.directoryAccounts()
@@ -72,7 +75,8 @@ public enum DirectorySync {
             guard let account = try await store.account(name: DirectoryRules.owner), DirectoryRules.isOwner(account),
                   let book = try await directoryBook(store, path: DirectoryRules.book, displayName: DirectoryRules.displayName,
                                                      create: false) else { return report }
-            try await sync(store, book: book, listed: listed, entries: entries, members: [], suffix: "", into: &report)
+            try await sync(store, book: book, listed: listed, entries: entries, members: [], fields: fields, suffix: "",
+                           into: &report)
             return report
         }
         try await directoryOwner(store)
@@ -80,12 +84,13 @@ public enum DirectorySync {
             // (With `gateway` nobody is a member: the book is searched, never mounted.)
             let book = try await directoryBook(store, path: DirectoryRules.book, displayName: DirectoryRules.displayName, create: true)!
             try await sync(store, book: book, listed: listed, entries: entries, members: Set(members.map(\.name)),
-                           suffix: "", into: &report)
+                           fields: fields, suffix: "", into: &report)
             return report
         }
         // groups: the book of `all`, if an earlier run made it, no longer holds anyone.
         if let book = try await directoryBook(store, path: DirectoryRules.book, displayName: DirectoryRules.displayName, create: false) {
-            try await sync(store, book: book, listed: [], entries: entries, members: [], suffix: "", into: &report)
+            try await sync(store, book: book, listed: [], entries: entries, members: [], fields: fields, suffix: "",
+                           into: &report)
         }
         for group in groups {
             guard let path = DirectoryRules.groupBook(group) else { continue }
@@ -96,18 +101,19 @@ public enum DirectorySync {
                 return (people.groups[account.name] ?? []).contains { DirectoryRules.sameDN($0, group) }
             }
             try await sync(store, book: book, listed: listed.filter(inGroup), entries: entries,
-                           members: Set(members.filter(inGroup).map(\.name)), suffix: " (\(path))", into: &report)
+                           members: Set(members.filter(inGroup).map(\.name)), fields: fields, suffix: " (\(path))",
+                           into: &report)
         }
         return report
     }
 
     /// Brings one directory book to `listed`'s cards, mounted for `members` alone.
     private static func sync(_ store: any RoloStore & DirectoryStore, book: CollectionInfo, listed: [UserAccount],
-                             entries: [String: DirectoryEntry], members: Set<String>, suffix: String,
+                             entries: [String: DirectoryEntry], members: Set<String>, fields: Set<DirectoryField>, suffix: String,
                              into report: inout DirectorySyncReport) async throws {
         var wanted: [String: (user: String, data: Data)] = [:]
         for account in listed {
-            let data = Data(card(for: account, entry: entries[account.name] ?? DirectoryEntry()).vCardText.utf8)
+            let data = Data(card(for: account, entry: entries[account.name] ?? DirectoryEntry(), fields: fields).vCardText.utf8)
             wanted[DirectoryRules.resourceName(user: account.name)] = (account.name, data)
         }
         let existing = Dictionary(try await store.listResources(collectionID: book.id).map { ($0.name, $0.etag) },
@@ -143,13 +149,19 @@ public enum DirectorySync {
     }
 
     /// The person's card: the entry's fields, else the account's display name and e-mail. An
-    /// e-mail the entry sets empty is hidden: the account's is not used either.
-    public static func card(for account: UserAccount, entry: DirectoryEntry) -> DirectoryCard {
-        DirectoryCard(uid: DirectoryRules.uid(user: account.name),
-                      displayName: nonEmpty(entry.displayName) ?? nonEmpty(account.displayName) ?? account.name,
-                      email: entry.email.map { nonEmpty($0) } ?? nonEmpty(account.email), phones: entry.phones,
-                      title: nonEmpty(entry.title), department: nonEmpty(entry.department),
-                      organization: nonEmpty(entry.organization), photo: entry.photo.map { Array($0) })
+    /// e-mail the entry sets empty is hidden: the account's is not used either. A field the
+    /// user hid, or that `fields` does not carry, is left out whoever holds it.
+    public static func card(for account: UserAccount, entry: DirectoryEntry,
+                            fields: Set<DirectoryField> = Set(DirectoryField.allCases)) -> DirectoryCard {
+        func carried(_ field: DirectoryField) -> Bool { fields.contains(field) && !entry.hiddenFields.contains(field) }
+        return DirectoryCard(
+            uid: DirectoryRules.uid(user: account.name),
+            displayName: nonEmpty(entry.displayName) ?? nonEmpty(account.displayName) ?? account.name,
+            email: carried(.email) ? entry.email.map { nonEmpty($0) } ?? nonEmpty(account.email) : nil,
+            phones: carried(.phone) ? entry.phones : [],
+            title: carried(.title) ? nonEmpty(entry.title) : nil, department: carried(.department) ? nonEmpty(entry.department) : nil,
+            organization: carried(.organisation) ? nonEmpty(entry.organization) : nil,
+            photo: carried(.photo) ? entry.photo.map { Array($0) } : nil)
     }
 
     private static func nonEmpty(_ text: String?) -> String? {

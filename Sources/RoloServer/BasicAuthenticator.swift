@@ -292,7 +292,9 @@ extension BasicAuthenticator {
         }
         var valid = false
         let account = try? await store.account(name: user)
-        if account?.source ?? "local" == AuthenticationSourceKind.local.rawValue, localEnabled {
+        // A name with no account yet is the directory's to find (as for DAV, `checkSources`):
+        // with `local` listed too, a first sign-in in the browser used to ask the local table alone.
+        if let account, account.source == AuthenticationSourceKind.local.rawValue, localEnabled {
             // "App passwords only" concerns DAV, not the UI: the bcrypt check alone.
             valid = await withTaskExecutorPreference(BlockingWorkExecutor.shared) { [store] in
                 (try? await store.verifyPassword(user: user, password: password)) ?? false

@@ -14,12 +14,16 @@ public struct DirectoryRebuild: Sendable {
     public let ldap: LDAPSourceSettings?
     /// `directory_groups`: the group DNs that get a directory of their own with `groups`.
     public let groups: [String]
+    /// `directory_fields`: the fields the cards carry (the name always).
+    public let fields: Set<DirectoryField>
 
-    public init(store: any RoloStore & DirectoryStore, mode: DirectoryMode, ldap: LDAPSourceSettings?, groups: [String] = []) {
+    public init(store: any RoloStore & DirectoryStore, mode: DirectoryMode, ldap: LDAPSourceSettings?, groups: [String] = [],
+                fields: Set<DirectoryField> = Set(DirectoryField.allCases)) {
         self.store = store
         self.mode = mode
         self.ldap = ldap
         self.groups = groups
+        self.fields = fields
     }
 
     /// Rebuilds now; `skipped` hears each LDAP value left out (a phone with letters, a photo
@@ -31,6 +35,6 @@ public struct DirectoryRebuild: Sendable {
             read.skipped.forEach(skipped)
             people = read.people
         }
-        return try await DirectorySync.run(store: store, mode: mode, people: people, groups: groups)
+        return try await DirectorySync.run(store: store, mode: mode, people: people, groups: groups, fields: fields)
     }
 }

@@ -100,7 +100,7 @@ public struct RoloServer: Sendable {
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
             upkeep.directory = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
                                                 ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
-                                                groups: configuration.directoryGroups)
+                                                groups: configuration.directoryGroups, fields: configuration.directoryFields)
         }
         return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
@@ -163,10 +163,12 @@ extension RoloServer {
             maxCardSize: configuration.limits.maxResourceSize, quotaBytes: configuration.limits.quotaBytes,
             profileSigner: configuration.profileSigner)
         web.directory = configuration.directory
+        web.directoryFields = configuration.directoryFields
+        web.directoryOptOut = configuration.directoryOptOut
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
             let rebuild = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
                                            ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
-                                           groups: configuration.directoryGroups)
+                                           groups: configuration.directoryGroups, fields: configuration.directoryFields)
             web.rebuildDirectory = { [logger] in _ = try await rebuild.run { logger.warning("directory: \($0)") } }
         }
         do {

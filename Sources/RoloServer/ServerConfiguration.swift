@@ -51,6 +51,11 @@ public struct ServerConfiguration: Sendable {
     public var directory: DirectoryMode = .off
     /// `directory_groups`: with `directory = groups`, the LDAP group DNs that each get a directory.
     public var directoryGroups: [String] = []
+    /// `directory_fields`: the fields directory cards carry and "My card" offers (the name always).
+    public var directoryFields: Set<DirectoryField> = Set(DirectoryField.allCases)
+    /// `directory_opt_out`: users may leave the directory themselves on "My card" (on by
+    /// default); off, only an admin takes someone out (`rolo user set --directory-hidden`).
+    public var directoryOptOut = true
     /// `directory_query_limit`: the most cards one addressbook-query on the directory answers.
     public var directoryQueryLimit = DirectoryRules.defaultQueryLimit
     /// WebDAV-Push (on when `publicURL` is set, unless turned off).

@@ -11,6 +11,15 @@ public enum DirectoryMode: String, Sendable, CaseIterable {
     case off, all, groups, gateway
 }
 
+/// A field of a directory card: what `directory_fields` carries and a user can hide on
+/// "My card". The name is always carried and cannot be hidden (a card needs an `FN`).
+public enum DirectoryField: String, Sendable, CaseIterable, Codable {
+    case name, email, phone, title, department, organisation, photo
+
+    /// The fields a user can hide: every one but the name.
+    public static let hideable: [DirectoryField] = allCases.filter { $0 != .name }
+}
+
 /// What colleagues see of one user: the fields of their card in the directory, each as the
 /// user (or an admin) set it; nil falls back to the account record (display name, e-mail).
 public struct DirectoryEntry: Sendable, Hashable, Codable {
@@ -26,13 +35,16 @@ public struct DirectoryEntry: Sendable, Hashable, Codable {
     public var hidden: Bool
     /// The user hid the directory from their own devices: it is not mounted in their home.
     public var mountHidden: Bool
+    /// Fields the user hid on "My card": left out of their card whatever holds them (their
+    /// entry, the account, LDAP), so they never leave the server.
+    public var hiddenFields: [DirectoryField]
 
     public init(displayName: String? = nil, email: String? = nil, phones: [String] = [], title: String? = nil,
                 department: String? = nil, organization: String? = nil, photo: Data? = nil, hidden: Bool = false,
-                mountHidden: Bool = false) {
+                mountHidden: Bool = false, hiddenFields: [DirectoryField] = []) {
         self.displayName = displayName; self.email = email; self.phones = phones; self.title = title
         self.department = department; self.organization = organization; self.photo = photo
-        self.hidden = hidden; self.mountHidden = mountHidden
+        self.hidden = hidden; self.mountHidden = mountHidden; self.hiddenFields = hiddenFields
     }
 
     /// Decoded leniently: a field added later reads as its default from an older row.
@@ -47,6 +59,7 @@ public struct DirectoryEntry: Sendable, Hashable, Codable {
         photo = try c.decodeIfPresent(Data.self, forKey: .photo)
         hidden = try c.decodeIfPresent(Bool.self, forKey: .hidden) ?? false
         mountHidden = try c.decodeIfPresent(Bool.self, forKey: .mountHidden) ?? false
+        hiddenFields = try c.decodeIfPresent([DirectoryField].self, forKey: .hiddenFields) ?? []
     }
 
     /// The stored form: JSON with sorted keys, so the same entry is the same bytes.
@@ -177,14 +190,14 @@ public enum DirectoryRules {
 
     /// A person's entry from their source (LDAP) with what they set on "My card" over it: a
     /// field the user set wins (an e-mail set empty is hidden), phones they set replace the
-    /// source's, and leaving out or hiding the directory is theirs alone.
+    /// source's, and leaving out, hiding the directory and hiding fields are theirs alone.
     public static func merged(_ user: DirectoryEntry?, over source: DirectoryEntry) -> DirectoryEntry {
         guard let user else { return source }
         return DirectoryEntry(displayName: user.displayName ?? source.displayName, email: user.email ?? source.email,
                               phones: user.phones.isEmpty ? source.phones : user.phones, title: user.title ?? source.title,
                               department: user.department ?? source.department,
                               organization: user.organization ?? source.organization, photo: user.photo ?? source.photo,
-                              hidden: user.hidden, mountHidden: user.mountHidden)
+                              hidden: user.hidden, mountHidden: user.mountHidden, hiddenFields: user.hiddenFields)
     }
 
     /// With `gateway`, the book as a user searches it: the directory's mount, read-only, made

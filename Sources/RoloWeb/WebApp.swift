@@ -52,6 +52,11 @@ public struct WebConfiguration: Sendable {
     /// The organisation's directory (`directory`, issue 32): unless `off`, the account page
     /// has the user's directory entry ("my card"), and saving it rebuilds the directory.
     public var directory: DirectoryMode = .off
+    /// `directory_fields`: the fields "My card" offers (the cards carry no others).
+    public var directoryFields: Set<DirectoryField> = Set(DirectoryField.allCases)
+    /// `directory_opt_out`: "My card" offers "Leave me out of the directory" (off: not offered,
+    /// and a post asking for it is refused).
+    public var directoryOptOut = true
     /// Rebuilds the directory as the server does (with the LDAP directory's people when users
     /// come from it); nil: from the accounts and entries alone.
     public var rebuildDirectory: (@Sendable () async throws -> Void)?

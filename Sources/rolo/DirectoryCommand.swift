@@ -22,6 +22,9 @@ struct DirectoryCommand: AsyncParsableCommand {
         @Option(name: .customLong("directory-group"),
                 help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
         var directoryGroups: [String] = []
+        @Option(name: .customLong("directory-field"),
+                help: "A field the directory's cards carry, of name, email, phone, title, department, organisation, photo; repeatable (env ROLO_DIRECTORY_FIELDS, comma-separated, default all).")
+        var directoryFields: [String] = []
         @Option(name: .customLong("auth-source"),
                 help: "Where logins come from: with ldap, the LDAP directory's people fill the directory; repeatable (env ROLO_AUTH_SOURCES, default local).")
         var authSources: [String] = []
@@ -32,6 +35,7 @@ struct DirectoryCommand: AsyncParsableCommand {
             let path = config ?? Environment.value("ROLO_CONFIG")
             let settings = LayeredSettings(file: try path.map(ConfigFile.init(path:)) ?? ConfigFile())
             let (mode, groups) = try DirectorySetting.read(flag: directory, groupsFlag: directoryGroups, settings: settings)
+            let fields = try DirectorySetting.fields(flag: directoryFields, settings: settings)
             let names = settings.list(authSources, env: "ROLO_AUTH_SOURCES", key: "auth_sources")
             for name in names where AuthenticationSourceKind(rawValue: name) == nil {
                 throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
@@ -55,7 +59,8 @@ struct DirectoryCommand: AsyncParsableCommand {
                     var ran = false
                     while !ran {
                         ran = try await store.withMaintenanceLease("directory") {
-                            let rebuild = DirectoryRebuild(store: directoryStore, mode: mode, ldap: ldapSettings, groups: groups)
+                            let rebuild = DirectoryRebuild(store: directoryStore, mode: mode, ldap: ldapSettings, groups: groups,
+                                                           fields: fields)
                             let report = try await rebuild.run { note in
                                 FileHandle.standardError.write(Data("skipped \(note)\n".utf8))
                             }
@@ -111,6 +116,23 @@ enum DirectorySetting {
             }
         }
         return (mode, mode == .groups ? groups : [])
+    }
+
+    /// `directory_fields`: the fields the cards carry and "My card" offers (every one unless
+    /// set; the name always). An unknown field stops the start, naming the key.
+    static func fields(flag: [String], settings: LayeredSettings) throws -> Set<DirectoryField> {
+        let names = settings.list(flag, env: "ROLO_DIRECTORY_FIELDS", key: "directory_fields")
+        guard !names.isEmpty else { return Set(DirectoryField.allCases) }
+        var fields: Set<DirectoryField> = [.name]
+        for name in names {
+            guard let field = DirectoryField(rawValue: name) else {
+                throw settings.invalid("directory_fields", flagGiven: !flag.isEmpty, env: "ROLO_DIRECTORY_FIELDS",
+                                       flag: "--directory-field", "names an unknown field \"\(name)\" (fields: "
+                                       + DirectoryField.allCases.map(\.rawValue).joined(separator: ", ") + ").")
+            }
+            fields.insert(field)
+        }
+        return fields
     }
 
     /// `groups` takes the users' groups from LDAP: it needs the ldap source.

@@ -95,6 +95,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("directory-group"),
             help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
     var directoryGroups: [String] = []
+    @Option(name: .customLong("directory-field"),
+            help: "A field the directory's cards carry and My card offers, of name, email, phone, title, department, organisation, photo; repeatable (env ROLO_DIRECTORY_FIELDS, comma-separated, default all).")
+    var directoryFields: [String] = []
+    @Option(name: .customLong("directory-opt-out"),
+            help: "on or off: users may leave the directory themselves on My card; off, only an admin takes them out (env ROLO_DIRECTORY_OPT_OUT, default on).")
+    var directoryOptOut: String?
     @Option(help: "Most cards one addressbook-query on the directory answers, with number-of-matches-within-limits beyond (env ROLO_DIRECTORY_QUERY_LIMIT, default 200).")
     var directoryQueryLimit: Int?
     @Option(name: .customLong("push-subject"),
@@ -179,6 +185,14 @@ struct ServeCommand: AsyncParsableCommand {
         }
         (configuration.directory, configuration.directoryGroups) = try DirectorySetting.read(
             flag: directory, groupsFlag: directoryGroups, settings: settings)
+        configuration.directoryFields = try DirectorySetting.fields(flag: directoryFields, settings: settings)
+        switch settings.string(directoryOptOut, env: "ROLO_DIRECTORY_OPT_OUT", key: "directory_opt_out") ?? "on" {
+        case "on": configuration.directoryOptOut = true
+        case "off": configuration.directoryOptOut = false
+        case let other:
+            throw settings.invalid("directory_opt_out", flagGiven: directoryOptOut != nil, env: "ROLO_DIRECTORY_OPT_OUT",
+                                   "must be on or off (got \(other)).")
+        }
         if let limit = try settings.integer(directoryQueryLimit, env: "ROLO_DIRECTORY_QUERY_LIMIT", key: "directory_query_limit") {
             guard limit >= 1 else {
                 throw settings.invalid("directory_query_limit", flagGiven: directoryQueryLimit != nil, env: "ROLO_DIRECTORY_QUERY_LIMIT",

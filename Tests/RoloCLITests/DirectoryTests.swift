@@ -66,6 +66,16 @@ import Testing
         let bad = try await RoloBinary.run(["directory", "sync", "--directory", "everyone"] + db)
         #expect(bad.status == 1 && bad.stderr.contains("directory must be off, all, groups or gateway (got everyone)"), "\(bad.stderr)")
 
+        let badField = try await RoloBinary.run(["directory", "sync", "--directory", "all", "--directory-field", "fax"] + db)
+        #expect(badField.status == 1 && badField.stderr.contains("directory_fields names an unknown field \"fax\"")
+                && badField.stderr.contains("--directory-field"), "\(badField.stderr)")
+        let badServe = try await RoloBinary.run(["serve", "--directory", "all"] + db, environment: ["ROLO_DIRECTORY_FIELDS": "name,fax"])
+        #expect(badServe.status == 1 && badServe.stderr.contains("directory_fields names an unknown field \"fax\"")
+                && badServe.stderr.contains("ROLO_DIRECTORY_FIELDS"), "\(badServe.stderr)")
+        let badOptOut = try await RoloBinary.run(["serve", "--directory", "all", "--directory-opt-out", "never"] + db)
+        #expect(badOptOut.status == 1 && badOptOut.stderr.contains("directory_opt_out must be on or off (got never)"),
+                "\(badOptOut.stderr)")
+
         let first = try await RoloBinary.run(["directory", "sync", "--directory", "all"] + db)
         #expect(first.status == 0, "\(first.stderr)")
         for line in ["added alice", "added bob", "added carol", "mounted for alice", "mounted for dave"] {

@@ -161,6 +161,68 @@ import RoloStore
         }
     }
 
+    /// "Fields a user hid never leave the server" holds for values from LDAP too: person0007
+    /// hides her LDAP phones and title on "My card", and they are in no answer (GET,
+    /// multiget, sync) nor brought back by the next rebuild from LDAP; unticked, they return.
+    @Test func aFieldHiddenOnMyCardIsInNoAnswerEvenWhenLDAPHoldsIt() async throws {
+        try await withTestDirectory(people: 20) { directory async throws in
+            let settings = LDAPSourceTests.settings(directory)
+            try await TestServer.with(configure: {
+                $0.directory = .all
+                $0.authSources = [.ldap, .local]
+                $0.ldap = settings
+            }) { server async throws in
+                try await Self.waitForFirstRebuild(server)
+                let user = TestDirectory.personName(7)
+                let path = Self.mount + "\(user).vcf"
+                let before = try await server.request("GET", path)
+                #expect(before.text.contains("+1 555 0007") && before.text.contains("+1 666 0007") && before.text.contains("TITLE:"),
+                        "\(before.text)")
+                // Her first sign-in is in the browser: LDAP makes her account (local is listed too).
+                #expect(try await server.store.account(name: user) == nil)
+                let browser = WebUIHTTPTests.Browser(server)
+                let signIn = try await browser.signIn(user, TestDirectory.password(of: user))
+                #expect(signIn.status == 303, "\(signIn.status) \(signIn.text)")
+                let page = try await browser.get("/web/account")
+                var form = try #require(HTMLForm(in: page.text, id: "directory-form"), "\(page.text)")
+                form.set("hide_phone", to: "on")
+                form.set("hide_title", to: "on")
+                #expect(try await browser.post(form.action, form.urlEncoded).status == 303)
+
+                func expectHidden(_ text: String, _ answer: String) {
+                    #expect(text.contains("UID:rolo-directory-\(user)") && !text.contains("555 0007") && !text.contains("666 0007")
+                            && !text.contains("TITLE"), "\(answer): \(text)")
+                }
+                expectHidden(try await server.request("GET", path).text, "GET")
+                let multiget = try await server.request("REPORT", Self.mount, headers: ["Content-Type": "application/xml"], body: Data("""
+                    <?xml version="1.0"?><c:addressbook-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">\
+                    <d:prop><c:address-data/></d:prop><d:href>\(path)</d:href></c:addressbook-multiget>
+                    """.utf8))
+                expectHidden(multiget.text, "multiget")
+                let sync = try await server.request("REPORT", Self.mount, headers: ["Content-Type": "application/xml"], body: Data("""
+                    <?xml version="1.0"?><d:sync-collection xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">\
+                    <d:sync-token/><d:sync-level>1</d:sync-level><d:prop><c:address-data/></d:prop></d:sync-collection>
+                    """.utf8))
+                #expect(sync.status == 207)
+                #expect(!sync.text.contains("555 0007") && !sync.text.contains("666 0007") && sync.text.contains("UID:rolo-directory-\(user)"),
+                        "sync")
+                let (again, _) = try await Self.rebuild(server, settings)
+                #expect(again.isEmpty, "\(again.lines)")
+                expectHidden(try await server.request("GET", path).text, "GET after a rebuild")
+
+                // The page shows them ticked; unticked, LDAP's values come back.
+                let ticked = try await browser.get("/web/account")
+                var shown = try #require(HTMLForm(in: ticked.text, id: "directory-form"))
+                #expect(shown.values("hide_phone") == ["on"] && shown.values("hide_title") == ["on"] && shown.values("hide_email").isEmpty)
+                shown.set("hide_phone", to: "")
+                shown.set("hide_title", to: "")
+                #expect(try await browser.post(shown.action, shown.urlEncoded).status == 303)
+                let back = try await server.request("GET", path)
+                #expect(back.text.contains("+1 555 0007") && back.text.contains("TITLE:"), "\(back.text)")
+            }
+        }
+    }
+
     @Test func aDirectoryThatCannotBeReadChangesNothing() async throws {
         try await withTestDirectory(people: 5) { directory async throws in
             let settings = LDAPSourceTests.settings(directory)

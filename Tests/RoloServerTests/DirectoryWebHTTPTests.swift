@@ -90,6 +90,126 @@ import Testing
         }
     }
 
+    /// The directory form as a browser posts it with a file chosen: multipart, the photo as `photo`.
+    static func upload(_ browser: Browser, _ form: HTMLForm, photo: Data, type: String = "image/jpeg") async throws -> CurlResult {
+        let boundary = "rolo-\(UUID().uuidString)"
+        var body = Data()
+        for field in form.fields {
+            body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field.name)\"\r\n\r\n\(field.value)\r\n".utf8))
+        }
+        body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"me\"\r\nContent-Type: \(type)\r\n\r\n".utf8))
+        body.append(photo)
+        body.append(Data("\r\n--\(boundary)--\r\n".utf8))
+        return try await browser.server.request("POST", form.action, user: nil,
+                                                headers: ["Content-Type": "multipart/form-data; boundary=\(boundary)", "Expect": ""],
+                                                body: body, extra: ["-b", browser.jar, "-c", browser.jar])
+    }
+
+    /// A photo on "My card": a JPEG or PNG up to 256 KiB reaches the card at the save's
+    /// rebuild; another kind of file, a larger one, or a post without the page's CSRF token
+    /// is refused and changes nothing; "Remove the photo" takes it off the card.
+    @Test func aPhotoUploadedOnMyCardReachesTheCardAndAnythingElseChangesNothing() async throws {
+        try await TestServer.with(configure: { $0.directory = .all }) { server in
+            try await Self.waitForDirectory(server)
+            let bob = Browser(server)
+            #expect(try await bob.signIn("bob", "bob-secret").status == 303)
+            let page = try await bob.get("/web/account")
+            #expect(page.text.contains(#"enctype="multipart/form-data" class="stack" id="directory-form""#)
+                    && page.text.contains(#"name="photo" type="file""#), "\(page.text)")
+            let form = try #require(HTMLForm(in: page.text, id: "directory-form"))
+            let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [UInt8](repeating: 7, count: 2000))
+            let saved = try await Self.upload(bob, form, photo: jpeg)
+            #expect(saved.status == 303 && saved.headers["location"] == "/web/account?done=directory-saved", "\(saved.text)")
+            let card = try await server.request("GET", Self.mount + "bob.vcf")
+            #expect(card.status == 200 && card.text.contains("PHOTO") && card.text.contains(jpeg.base64EncodedString().prefix(24)),
+                    "\(card.text)")
+            #expect(try await server.store.directoryEntry(user: "bob").photo == jpeg)
+
+            let gif = Data("GIF89a".utf8 + [UInt8](repeating: 1, count: 100))
+            let notAnImage = try await Self.upload(bob, form, photo: gif, type: "image/gif")
+            #expect(notAnImage.status == 400 && notAnImage.text.contains("The photo must be a JPEG or PNG picture of at most 256 KB. "
+                                                                          + "Nothing was changed."), "\(notAnImage.status)")
+            let large = Data([0x89, 0x50, 0x4E, 0x47] + [UInt8](repeating: 0, count: 256 * 1024))
+            let tooLarge = try await Self.upload(bob, form, photo: large, type: "image/png")
+            #expect(tooLarge.status == 400 && tooLarge.text.contains("Nothing was changed."), "\(tooLarge.status)")
+            var forged = form
+            forged.fields.removeAll { $0.name == "csrf" }
+            let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 3, count: 100))
+            #expect(try await Self.upload(bob, forged, photo: png, type: "image/png").status == 403)
+            #expect(try await server.request("GET", Self.mount + "bob.vcf").text == card.text)
+            #expect(try await server.store.directoryEntry(user: "bob").photo == jpeg)
+
+            // Saved again without a file, the photo stays; "Remove the photo" takes it off.
+            let again = try await bob.get("/web/account")
+            var keep = try #require(HTMLForm(in: again.text, id: "directory-form"))
+            #expect(again.text.contains(#"name="photo_remove""#), "\(again.text)")
+            keep.set("title", to: "Skipper")
+            #expect(try await bob.post(keep.action, keep.urlEncoded).status == 303)
+            let titled = try await server.request("GET", Self.mount + "bob.vcf")
+            #expect(titled.text.contains("TITLE:Skipper") && titled.text.contains("PHOTO"), "\(titled.text)")
+            keep.set("photo_remove", to: "on")
+            #expect(try await bob.post(keep.action, keep.urlEncoded).status == 303)
+            let removed = try await server.request("GET", Self.mount + "bob.vcf")
+            #expect(removed.text.contains("TITLE:Skipper") && !removed.text.contains("PHOTO"), "\(removed.text)")
+        }
+    }
+
+    /// `directory_fields`: cards carry only the fields listed (the name always), and "My card"
+    /// offers only those; what it does not offer keeps its stored value through a save.
+    @Test func directoryFieldsLimitWhatCardsCarryAndWhatMyCardOffers() async throws {
+        try await TestServer.with(configure: { $0.directory = .all; $0.directoryFields = [.name, .email] }) { server in
+            try await Self.waitForDirectory(server)
+            try await server.store.updateAccount(name: "bob", UserAccountUpdate(email: .some("bob@example.org")))
+            try await server.store.setDirectoryEntry(user: "bob", DirectoryEntry(displayName: "Bob Boat", phones: ["+49 30 1234"],
+                                                                                 title: "Skipper"))
+            let bob = Browser(server)
+            #expect(try await bob.signIn("bob", "bob-secret").status == 303)
+            let page = try await bob.get("/web/account")
+            let form = try #require(HTMLForm(in: page.text, id: "directory-form"))
+            #expect(form.values("email") == ["bob@example.org"] && form.values("display_name") == ["Bob Boat"])
+            for absent in ["phones", "title", "department", "organization", "photo", "hide_phone"] {
+                #expect(!page.text.contains("name=\"\(absent)\""), "\(absent) offered")
+            }
+            #expect(try await bob.post(form.action, form.urlEncoded).status == 303)
+            let card = try await server.request("GET", Self.mount + "bob.vcf")
+            #expect(card.status == 200 && card.text.contains("FN:Bob Boat") && card.text.contains("bob@example.org")
+                    && !card.text.contains("Skipper") && !card.text.contains("1234"), "\(card.text)")
+            let entry = try await server.store.directoryEntry(user: "bob")
+            #expect(entry.title == "Skipper" && entry.phones == ["+49 30 1234"], "\(entry)")
+        }
+    }
+
+    /// `directory_opt_out = off`: "My card" does not offer leaving the directory, a post asking
+    /// for it is refused and changes nothing, and an admin's choice (`rolo user set
+    /// --directory-hidden`) survives the user's next save.
+    @Test func withoutOptOutUsersCannotLeaveTheDirectoryThemselves() async throws {
+        try await TestServer.with(configure: { $0.directory = .all; $0.directoryOptOut = false }) { server in
+            try await Self.waitForDirectory(server)
+            let bob = Browser(server)
+            #expect(try await bob.signIn("bob", "bob-secret").status == 303)
+            let page = try await bob.get("/web/account")
+            var form = try #require(HTMLForm(in: page.text, id: "directory-form"))
+            #expect(!page.text.contains(#"name="hidden""#) && page.text.contains(#"name="mount_hidden""#), "\(page.text)")
+            form.set("title", to: "Skipper")
+            form.set("hidden", to: "on")
+            let refused = try await bob.post(form.action, form.urlEncoded)
+            #expect(refused.status == 403 && refused.text.contains("Leaving the directory is for an admin on this server. "
+                                                                    + "Nothing was changed."), "\(refused.status)")
+            let card = try await server.request("GET", Self.mount + "bob.vcf")
+            #expect(card.status == 200 && !card.text.contains("Skipper"), "\(card.text)")
+            #expect(try await server.store.directoryEntry(user: "bob").hidden == false)
+
+            // The admin takes bob out; his own save keeps him out.
+            var hidden = try await server.store.directoryEntry(user: "bob")
+            hidden.hidden = true
+            try await server.store.setDirectoryEntry(user: "bob", hidden)
+            form.fields.removeAll { $0.name == "hidden" }
+            #expect(try await bob.post(form.action, form.urlEncoded).status == 303)
+            #expect(try await server.store.directoryEntry(user: "bob").hidden == true)
+            #expect(try await server.request("GET", Self.mount + "bob.vcf").status == 404)
+        }
+    }
+
     /// RFC 6352 §7.1.3 and §8.6.1: the user's own principal names the directory as its
     /// gateway, and a query over more people than the server's limit answers that many
     /// with `DAV:number-of-matches-within-limits`, whatever the client asked.

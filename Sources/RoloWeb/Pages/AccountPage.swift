@@ -83,45 +83,85 @@ extension WebApp {
         return (directoryStore, configuration.directory)
     }
 
-    /// "My card": the entry as the user set it, with the account's values where they set none.
+    /// "My card": the entry as the user set it, with the account's values where they set none;
+    /// only the fields `directory_fields` carries (the name always), each with its "Hide".
     private func directoryModel(_ context: PageContext) async throws -> Any {
         guard let directory else { return false }
         let entry = try await directory.store.directoryEntry(user: context.user)
         let account = try await store.account(name: context.user)
-        return [
+        var model: [String: Any] = [
             "action": base + "/account/directory",
             "displayName": entry.displayName ?? account?.displayName ?? "", "email": entry.email ?? account?.email ?? "",
             "phones": entry.phones.joined(separator: "\n"), "title": entry.title ?? "", "department": entry.department ?? "",
             "organization": entry.organization ?? "", "hidden": entry.hidden, "mountHidden": entry.mountHidden,
-        ] as [String: Any]
+            "optOut": configuration.directoryOptOut, "hasPhoto": entry.photo != nil, "maxPhotoKB": DirectoryCard.maximumPhotoBytes / 1024,
+        ]
+        for field in DirectoryField.hideable {
+            let key = Self.fieldKey(field)
+            model["offer" + key] = configuration.directoryFields.contains(field)
+            model["hide" + key] = entry.hiddenFields.contains(field)
+        }
+        return model
     }
 
-    /// `POST /web/account/directory`: the user's own directory entry. An empty e-mail hides
-    /// it; "leave me out" takes the card out; "hide from my devices" unmounts the directory.
-    /// The directory is rebuilt at once, so the change reaches colleagues at their next sync.
+    /// A field's part of the model's keys and of the form's `hide_` names (`Phone`, `hide_phone`).
+    private static func fieldKey(_ field: DirectoryField) -> String { field.rawValue.prefix(1).uppercased() + field.rawValue.dropFirst() }
+
+    /// `POST /web/account/directory` (a multipart form, for the photo): the user's own
+    /// directory entry. An empty e-mail hides it, and each field's "Hide" leaves it out of
+    /// the card even when LDAP holds it; "leave me out" takes the card out; "hide from my
+    /// devices" unmounts the directory. A photo is a JPEG or PNG of at most 256 KiB, the
+    /// card's own rule. Fields `directory_fields` does not carry are not on the form and
+    /// keep what they hold. With `directory_opt_out` off, "leave me out" is not offered and a
+    /// post asking for it is refused. A bad value changes nothing. The directory is rebuilt at once,
+    /// so the change reaches colleagues at their next sync.
     func saveDirectoryEntry(_ context: PageContext) async throws -> WebResponse {
         guard let directory else { throw WebError.notFound }
         let form = context.form
+        let offered = configuration.directoryFields
         func text(_ name: String) -> String { (form[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
-        var entry = try await directory.store.directoryEntry(user: context.user)
-        entry.displayName = text("display_name").isEmpty ? nil : text("display_name")
-        entry.email = text("email")
-        entry.phones = text("phones").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
-        if let bad = entry.phones.first(where: { !DirectoryCard.isPhoneNumber($0) }) {
-            return try await accountPage(context, error: "\(bad) is not a phone number. Nothing was changed.", status: 400)
-        }
         // Left empty, a field follows the LDAP directory (for a user from it); filled in, it is theirs.
-        entry.title = text("title").isEmpty ? nil : text("title")
-        entry.department = text("department").isEmpty ? nil : text("department")
-        entry.organization = text("organization").isEmpty ? nil : text("organization")
-        entry.hidden = form["hidden"] == "on"
+        func optional(_ name: String) -> String? { text(name).isEmpty ? nil : text(name) }
+        if !configuration.directoryOptOut, form["hidden"] != nil {
+            return try await accountPage(context, error: "Leaving the directory is for an admin on this server. Nothing was changed.",
+                                         status: 403)
+        }
+        var entry = try await directory.store.directoryEntry(user: context.user)
+        entry.displayName = optional("display_name")
+        if offered.contains(.email) { entry.email = text("email") }
+        if offered.contains(.phone) {
+            entry.phones = text("phones").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+            if let bad = entry.phones.first(where: { !DirectoryCard.isPhoneNumber($0) }) {
+                return try await accountPage(context, error: "\(bad) is not a phone number. Nothing was changed.", status: 400)
+            }
+        }
+        if offered.contains(.title) { entry.title = optional("title") }
+        if offered.contains(.department) { entry.department = optional("department") }
+        if offered.contains(.organisation) { entry.organization = optional("organization") }
+        if offered.contains(.photo) {
+            if let file = form.file("photo") {
+                let bytes = [UInt8](file.data)
+                guard bytes.count <= DirectoryCard.maximumPhotoBytes, DirectoryCard.photoType(bytes) != nil else {
+                    return try await accountPage(context, error: "The photo must be a JPEG or PNG picture of at most "
+                        + "\(DirectoryCard.maximumPhotoBytes / 1024) KB. Nothing was changed.", status: 400)
+                }
+                entry.photo = file.data
+            } else if form["photo_remove"] == "on" {
+                entry.photo = nil
+            }
+        }
+        entry.hiddenFields = DirectoryField.hideable.filter { field in
+            offered.contains(field) ? form["hide_" + field.rawValue] == "on" : entry.hiddenFields.contains(field)
+        }
+        // With `directory_opt_out` off, leaving is the admin's (`rolo user set --directory-hidden`): kept as it is.
+        if configuration.directoryOptOut { entry.hidden = form["hidden"] == "on" }
         entry.mountHidden = form["mount_hidden"] == "on"
         try await directory.store.setDirectoryEntry(user: context.user, entry)
         if let rebuild = configuration.rebuildDirectory {
             try await rebuild()
         } else {
-            _ = try await DirectorySync.run(store: directory.store, mode: directory.mode)
+            _ = try await DirectorySync.run(store: directory.store, mode: directory.mode, fields: offered)
         }
         return .redirect(base + "/account?done=directory-saved")
     }

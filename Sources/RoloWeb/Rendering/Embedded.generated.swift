@@ -23,16 +23,24 @@ enum EmbeddedTemplates {
 {{#directory}}
 <section aria-labelledby="directory-heading" class="card-section" data-testid="directory-entry">
   <h2 id="directory-heading">My card in the directory</h2>
-  <p class="muted">What colleagues see of you in the organisation's directory. Leave the e-mail empty to hide it.</p>
-  <form method="post" action="{{action}}" class="stack" id="directory-form" data-testid="directory-form">
+  <p class="muted">What colleagues see of you in the organisation's directory. Leave the e-mail empty, or tick "Hide" beside a field, to keep it out of your card (even when the organisation's directory holds it).</p>
+  <form method="post" action="{{action}}" enctype="multipart/form-data" class="stack" id="directory-form" data-testid="directory-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <p><label for="directory-name">Name</label><input id="directory-name" name="display_name" value="{{displayName}}" autocomplete="name"></p>
-    <p><label for="directory-email">E-mail</label><input id="directory-email" name="email" type="email" value="{{email}}" autocomplete="email"></p>
-    <p><label for="directory-phones">Phone numbers, one a line</label><textarea id="directory-phones" name="phones" rows="3">{{phones}}</textarea></p>
-    <p><label for="directory-title">Title</label><input id="directory-title" name="title" value="{{title}}" autocomplete="organization-title"></p>
-    <p><label for="directory-department">Department</label><input id="directory-department" name="department" value="{{department}}"></p>
-    <p><label for="directory-organization">Organisation</label><input id="directory-organization" name="organization" value="{{organization}}" autocomplete="organization"></p>
-    <p><label><input type="checkbox" name="hidden" {{#hidden}}checked{{/hidden}} data-testid="directory-hidden"> Leave me out of the directory</label></p>
+    {{#offerEmail}}<p><label for="directory-email">E-mail</label><input id="directory-email" name="email" type="email" value="{{email}}" autocomplete="email">
+      <label><input type="checkbox" name="hide_email" {{#hideEmail}}checked{{/hideEmail}} data-testid="directory-hide-email"> Hide</label></p>{{/offerEmail}}
+    {{#offerPhone}}<p><label for="directory-phones">Phone numbers, one a line</label><textarea id="directory-phones" name="phones" rows="3">{{phones}}</textarea>
+      <label><input type="checkbox" name="hide_phone" {{#hidePhone}}checked{{/hidePhone}} data-testid="directory-hide-phone"> Hide</label></p>{{/offerPhone}}
+    {{#offerTitle}}<p><label for="directory-title">Title</label><input id="directory-title" name="title" value="{{title}}" autocomplete="organization-title">
+      <label><input type="checkbox" name="hide_title" {{#hideTitle}}checked{{/hideTitle}} data-testid="directory-hide-title"> Hide</label></p>{{/offerTitle}}
+    {{#offerDepartment}}<p><label for="directory-department">Department</label><input id="directory-department" name="department" value="{{department}}">
+      <label><input type="checkbox" name="hide_department" {{#hideDepartment}}checked{{/hideDepartment}} data-testid="directory-hide-department"> Hide</label></p>{{/offerDepartment}}
+    {{#offerOrganisation}}<p><label for="directory-organization">Organisation</label><input id="directory-organization" name="organization" value="{{organization}}" autocomplete="organization">
+      <label><input type="checkbox" name="hide_organisation" {{#hideOrganisation}}checked{{/hideOrganisation}} data-testid="directory-hide-organisation"> Hide</label></p>{{/offerOrganisation}}
+    {{#offerPhoto}}<p><label for="directory-photo">Photo (JPEG or PNG, at most {{maxPhotoKB}} KB){{#hasPhoto}}: one is set{{/hasPhoto}}</label><input id="directory-photo" name="photo" type="file" accept="image/jpeg,image/png" data-testid="directory-photo">
+      {{#hasPhoto}}<label><input type="checkbox" name="photo_remove" data-testid="directory-photo-remove"> Remove the photo</label>{{/hasPhoto}}
+      <label><input type="checkbox" name="hide_photo" {{#hidePhoto}}checked{{/hidePhoto}} data-testid="directory-hide-photo"> Hide</label></p>{{/offerPhoto}}
+    {{#optOut}}<p><label><input type="checkbox" name="hidden" {{#hidden}}checked{{/hidden}} data-testid="directory-hidden"> Leave me out of the directory</label></p>{{/optOut}}
     <p><label><input type="checkbox" name="mount_hidden" {{#mountHidden}}checked{{/mountHidden}} data-testid="directory-mount-hidden"> Hide the directory from my devices</label></p>
     <p><button type="submit" class="primary" data-testid="directory-submit">Save my card</button></p>
   </form>
