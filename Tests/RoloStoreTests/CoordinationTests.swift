@@ -261,8 +261,8 @@ import Testing
         // As in `aLostServerMakesCallsUnavailableAndTheStoreRecoversByItself`: long enough for
         // a fresh cluster's first connections while the whole suite runs on two cores.
         configuration.connectionTimeout = .seconds(15)
-        let writer = try await PostgresStore.open(configuration)
-        let listener = try await PostgresStore.open(configuration)
+        let writer = try await PostgresStoreTests.openWhileTheRunIsBusy(configuration)
+        let listener = try await PostgresStoreTests.openWhileTheRunIsBusy(configuration)
         StoreCleanups.schedule {
             await writer.close()
             await listener.close()
