@@ -43,8 +43,11 @@ public enum DirectorySync {
     /// emptied and unmounted. Changes to a group's book are reported as `user (book)`.
     ///
     /// `fields` (`directory_fields`) are the fields the cards carry; the name always is.
+    /// `excludedGroups` (`directory_exclude_groups`): a source's user in any of these groups
+    /// (service accounts, a board, a group of external staff) has no card in any directory
+    /// book; they still see the directory, as a member.
     public static func run(store: any RoloStore & DirectoryStore, mode: DirectoryMode,
-                           people: DirectoryPeople? = nil, groups: [String] = [],
+                           people: DirectoryPeople? = nil, groups: [String] = [], excludedGroups: [String] = [],
                            fields: Set<DirectoryField> = Set(DirectoryField.allCases)) async throws -> DirectorySyncReport {
         var report = DirectorySyncReport()
         var entries = try await store.directoryEntries()
@@ -67,7 +70,12 @@ public enum DirectorySync {
                 }
             }
         }
-        let listed = accounts.filter { DirectoryRules.isListed($0, entry: entries[$0.name]) }
+        func excluded(_ account: UserAccount) -> Bool {
+            // Only a source's own users carry its groups.
+            guard let people, account.source == people.source else { return false }
+            return (people.groups[account.name] ?? []).contains { group in excludedGroups.contains { DirectoryRules.sameDN($0, group) } }
+        }
+        let listed = accounts.filter { DirectoryRules.isListed($0, entry: entries[$0.name]) && !excluded($0) }
         let members = accounts.filter { homes.contains($0.name) && DirectoryRules.isMember($0, entry: entries[$0.name], mode: mode) }
 
         if mode == .off {

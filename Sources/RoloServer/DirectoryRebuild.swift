@@ -14,16 +14,27 @@ public struct DirectoryRebuild: Sendable {
     public let ldap: LDAPSourceSettings?
     /// `directory_groups`: the group DNs that get a directory of their own with `groups`.
     public let groups: [String]
+    /// `directory_exclude_groups`: the group DNs whose members have no card.
+    public let excludedGroups: [String]
     /// `directory_fields`: the fields the cards carry (the name always).
     public let fields: Set<DirectoryField>
 
     public init(store: any RoloStore & DirectoryStore, mode: DirectoryMode, ldap: LDAPSourceSettings?, groups: [String] = [],
-                fields: Set<DirectoryField> = Set(DirectoryField.allCases)) {
+                excludedGroups: [String] = [], fields: Set<DirectoryField> = Set(DirectoryField.allCases)) {
         self.store = store
         self.mode = mode
         self.ldap = ldap
         self.groups = groups
+        self.excludedGroups = excludedGroups
         self.fields = fields
+    }
+
+    /// The rebuild `configuration` asks for (serve's upkeep and the web UI's "My card" run the same one).
+    public init(store: any RoloStore & DirectoryStore, configuration: ServerConfiguration) {
+        self.init(store: store, mode: configuration.directory,
+                  ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
+                  groups: configuration.directoryGroups, excludedGroups: configuration.directoryExcludeGroups,
+                  fields: configuration.directoryFields)
     }
 
     /// Rebuilds now; `skipped` hears each LDAP value left out (a phone with letters, a photo
@@ -35,6 +46,7 @@ public struct DirectoryRebuild: Sendable {
             read.skipped.forEach(skipped)
             people = read.people
         }
-        return try await DirectorySync.run(store: store, mode: mode, people: people, groups: groups, fields: fields)
+        return try await DirectorySync.run(store: store, mode: mode, people: people, groups: groups, excludedGroups: excludedGroups,
+                                           fields: fields)
     }
 }

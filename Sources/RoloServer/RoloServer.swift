@@ -98,9 +98,7 @@ public struct RoloServer: Sendable {
                                  sessionLifetime: .seconds(7 * 86_400), historyRetention: configuration.historyRetention,
                                  logger: logger)
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
-            upkeep.directory = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
-                                                ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
-                                                groups: configuration.directoryGroups, fields: configuration.directoryFields)
+            upkeep.directory = DirectoryRebuild(store: directoryStore, configuration: configuration)
         }
         return [makeService(recorder: recorder, onRunning: onRunning), recorder, upkeep] + pushService
     }
@@ -166,9 +164,7 @@ extension RoloServer {
         web.directoryFields = configuration.directoryFields
         web.directoryOptOut = configuration.directoryOptOut
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
-            let rebuild = DirectoryRebuild(store: directoryStore, mode: configuration.directory,
-                                           ldap: configuration.authSources.contains(.ldap) ? configuration.ldap : nil,
-                                           groups: configuration.directoryGroups, fields: configuration.directoryFields)
+            let rebuild = DirectoryRebuild(store: directoryStore, configuration: configuration)
             web.rebuildDirectory = { [logger] in _ = try await rebuild.run { logger.warning("directory: \($0)") } }
         }
         do {

@@ -51,6 +51,9 @@ public struct ServerConfiguration: Sendable {
     public var directory: DirectoryMode = .off
     /// `directory_groups`: with `directory = groups`, the LDAP group DNs that each get a directory.
     public var directoryGroups: [String] = []
+    /// `directory_exclude_groups`: LDAP group DNs whose members have no card in the directory
+    /// (service accounts, external staff); they still see it.
+    public var directoryExcludeGroups: [String] = []
     /// `directory_fields`: the fields directory cards carry and "My card" offers (the name always).
     public var directoryFields: Set<DirectoryField> = Set(DirectoryField.allCases)
     /// `directory_opt_out`: users may leave the directory themselves on "My card" (on by

@@ -36,7 +36,7 @@ struct ConfigFile {
         "oidc_issuer": .string, "oidc_display_name": .string, "oidc_client_id": .string, "oidc_client_secret_file": .string,
         "oidc_scopes": .stringList, "oidc_ca_file": .string, "oidc_user_claim": .string, "oidc_groups_claim": .string,
         "oidc_required_group": .string, "oidc_admin_group": .string,
-        "directory": .string, "directory_groups": .stringList, "directory_fields": .stringList, "directory_opt_out": .string, "directory_query_limit": .integer,
+        "directory": .string, "directory_groups": .stringList, "directory_exclude_groups": .stringList, "directory_fields": .stringList, "directory_opt_out": .string, "directory_query_limit": .integer,
     ]
 
     /// The file read, for messages; nil without one.

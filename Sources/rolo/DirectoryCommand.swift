@@ -22,6 +22,9 @@ struct DirectoryCommand: AsyncParsableCommand {
         @Option(name: .customLong("directory-group"),
                 help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
         var directoryGroups: [String] = []
+        @Option(name: .customLong("directory-exclude-group"),
+                help: "An LDAP group whose members have no card in the directory (service accounts, external staff); repeatable (env ROLO_DIRECTORY_EXCLUDE_GROUPS, comma-separated).")
+        var directoryExcludeGroups: [String] = []
         @Option(name: .customLong("directory-field"),
                 help: "A field the directory's cards carry, of name, email, phone, title, department, organisation, photo; repeatable (env ROLO_DIRECTORY_FIELDS, comma-separated, default all).")
         var directoryFields: [String] = []
@@ -36,6 +39,7 @@ struct DirectoryCommand: AsyncParsableCommand {
             let settings = LayeredSettings(file: try path.map(ConfigFile.init(path:)) ?? ConfigFile())
             let (mode, groups) = try DirectorySetting.read(flag: directory, groupsFlag: directoryGroups, settings: settings)
             let fields = try DirectorySetting.fields(flag: directoryFields, settings: settings)
+            let excluded = try DirectorySetting.excludedGroups(flag: directoryExcludeGroups, settings: settings)
             let names = settings.list(authSources, env: "ROLO_AUTH_SOURCES", key: "auth_sources")
             for name in names where AuthenticationSourceKind(rawValue: name) == nil {
                 throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
@@ -43,7 +47,8 @@ struct DirectoryCommand: AsyncParsableCommand {
             }
             let fromLDAP = names.contains(AuthenticationSourceKind.ldap.rawValue)
             let ldapSettings = fromLDAP ? try ldap.settings(settings, needed: true) : nil
-            try DirectorySetting.checkGroupsSource(mode, fromLDAP: fromLDAP, flag: directory, settings: settings)
+            try DirectorySetting.checkGroupsSource(mode, fromLDAP: fromLDAP, flag: directory, excluded: excluded,
+                                                   excludedFlag: directoryExcludeGroups, settings: settings)
             var options = database
             options.database = database.resolvedPath(configured: settings.file.string("database"))
             try options.requireDatabase()
@@ -60,7 +65,7 @@ struct DirectoryCommand: AsyncParsableCommand {
                     while !ran {
                         ran = try await store.withMaintenanceLease("directory") {
                             let rebuild = DirectoryRebuild(store: directoryStore, mode: mode, ldap: ldapSettings, groups: groups,
-                                                           fields: fields)
+                                                           excludedGroups: excluded, fields: fields)
                             let report = try await rebuild.run { note in
                                 FileHandle.standardError.write(Data("skipped \(note)\n".utf8))
                             }
@@ -135,10 +140,29 @@ enum DirectorySetting {
         return fields
     }
 
-    /// `groups` takes the users' groups from LDAP: it needs the ldap source.
-    static func checkGroupsSource(_ mode: DirectoryMode, fromLDAP: Bool, flag: String?, settings: LayeredSettings) throws {
-        guard mode == .groups, !fromLDAP else { return }
-        throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
-                               "is groups, which takes the users' groups from LDAP: auth_sources must list ldap.")
+    /// `directory_exclude_groups`: group DNs (each checked as `directory_groups` are).
+    static func excludedGroups(flag: [String], settings: LayeredSettings) throws -> [String] {
+        let groups = settings.list(flag, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS", key: "directory_exclude_groups")
+        for group in groups where DirectoryRules.groupBook(group) == nil {
+            throw settings.invalid("directory_exclude_groups", flagGiven: !flag.isEmpty, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS",
+                                   flag: "--directory-exclude-group",
+                                   "must list group DNs such as cn=service,ou=groups,dc=example,dc=org (got \(group)).")
+        }
+        return groups
+    }
+
+    /// `groups` and `directory_exclude_groups` take the users' groups from LDAP: they need the
+    /// ldap source (an exclusion that could never apply would leave everyone listed, silently).
+    static func checkGroupsSource(_ mode: DirectoryMode, fromLDAP: Bool, flag: String?, excluded: [String],
+                                  excludedFlag: [String], settings: LayeredSettings) throws {
+        guard !fromLDAP else { return }
+        if mode == .groups {
+            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
+                                   "is groups, which takes the users' groups from LDAP: auth_sources must list ldap.")
+        }
+        if !excluded.isEmpty, mode != .off {
+            throw settings.invalid("directory_exclude_groups", flagGiven: !excludedFlag.isEmpty, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS",
+                                   flag: "--directory-exclude-group", "names LDAP groups: auth_sources must list ldap.")
+        }
     }
 }

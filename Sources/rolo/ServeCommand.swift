@@ -95,6 +95,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("directory-group"),
             help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
     var directoryGroups: [String] = []
+    @Option(name: .customLong("directory-exclude-group"),
+            help: "An LDAP group whose members have no card in the directory (service accounts, external staff); repeatable (env ROLO_DIRECTORY_EXCLUDE_GROUPS, comma-separated).")
+    var directoryExcludeGroups: [String] = []
     @Option(name: .customLong("directory-field"),
             help: "A field the directory's cards carry and My card offers, of name, email, phone, title, department, organisation, photo; repeatable (env ROLO_DIRECTORY_FIELDS, comma-separated, default all).")
     var directoryFields: [String] = []
@@ -185,6 +188,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         (configuration.directory, configuration.directoryGroups) = try DirectorySetting.read(
             flag: directory, groupsFlag: directoryGroups, settings: settings)
+        configuration.directoryExcludeGroups = try DirectorySetting.excludedGroups(flag: directoryExcludeGroups, settings: settings)
         configuration.directoryFields = try DirectorySetting.fields(flag: directoryFields, settings: settings)
         switch settings.string(directoryOptOut, env: "ROLO_DIRECTORY_OPT_OUT", key: "directory_opt_out") ?? "on" {
         case "on": configuration.directoryOptOut = true
@@ -202,7 +206,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try authenticationSettings(settings, into: &configuration)
         try DirectorySetting.checkGroupsSource(configuration.directory, fromLDAP: configuration.authSources.contains(.ldap),
-                                               flag: directory, settings: settings)
+                                               flag: directory, excluded: configuration.directoryExcludeGroups,
+                                               excludedFlag: directoryExcludeGroups, settings: settings)
         configuration.profileSigner = try ProfileSigning.signer(settings, certificate: profileSigningCertificate, key: profileSigningKey)
         return configuration
     }

@@ -13,7 +13,8 @@ import Testing
     static let users = "cn=rolo-users,ou=groups,\(TestDirectory.baseDN)"
     static let admins = "cn=rolo-admins,ou=groups,\(TestDirectory.baseDN)"
 
-    static func config(_ directory: TestDirectory, in folder: URL) throws -> String {
+    static func config(_ directory: TestDirectory, in folder: URL,
+                       directorySettings: String = "directory = \"groups\"\ndirectory_groups = [\"\(users)\", \"\(admins)\"]") throws -> String {
         let secret = folder.appendingPathComponent("ldap-secret").path
         try "\(TestDirectory.servicePassword)\n".write(toFile: secret, atomically: true, encoding: .utf8)
         return try ServeConfigTests.writeConfig("""
@@ -23,8 +24,7 @@ import Testing
             ldap_bind_dn = "\(TestDirectory.serviceDN)"
             ldap_bind_password_file = "\(secret)"
             ldap_user_groups_attribute = "memberOf"
-            directory = "groups"
-            directory_groups = ["\(users)", "\(admins)"]
+            \(directorySettings)
             """, in: folder)
     }
 
@@ -114,6 +114,56 @@ import Testing
         _ = await serve.terminate()
     }
 
+    /// `directory_exclude_groups`: with `directory = all`, the members of an excluded group
+    /// (alice, in rolo-admins) have no card, yet see the directory; leaving the group in LDAP
+    /// brings the card at the next rebuild, named.
+    @Test func membersOfAnExcludedGroupHaveNoCardButSeeTheDirectory() async throws {
+        let (folder, path) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withTestDirectory { directory in
+            let config = try Self.config(directory, in: folder, directorySettings: """
+                directory = "all"
+                directory_exclude_groups = ["\(Self.admins)"]
+                """)
+            let db = ["--database", path]
+            let dave = try await RoloBinary.run(["user", "add", "dave", "--password-stdin", "--create-database"] + db,
+                                                stdin: "dave-secret-1\n")
+            #expect(dave.status == 0, "\(dave.stderr)")
+            let serve = try ServeProcess(database: path, extra: ["--config", config])
+            let port = try await serve.waitUntilListening()
+            let base = "http://127.0.0.1:\(port)/dav"
+            let alice = ["-u", "alice:alice-password"]
+            #expect(try await curlStatus(alice + ["-X", "PROPFIND", "-H", "Depth: 0", "\(base)/addressbooks/alice/"]) == 207)
+            let sync = try await RoloBinary.run(["directory", "sync", "--config", config] + db)
+            #expect(sync.status == 0 && !sync.stdout.contains("added alice\n"), "\(sync.stdout) \(sync.stderr)")
+
+            let book = "\(base)/addressbooks/alice/directory~rolo/"
+            #expect(try await curlStatus(alice + [book + "alice.vcf"]) == 404)
+            for listed in ["bob.vcf", "carol@example.org.vcf", "dave.vcf"] {
+                #expect(try await curlStatus(alice + [book + listed]) == 200, "\(listed)")
+            }
+            let listing = try await curl(alice + ["-X", "PROPFIND", "-H", "Depth: 1", book])
+            #expect(listing.contains("bob.vcf") && !listing.contains("alice.vcf"), "\(listing)")
+
+            // alice leaves rolo-admins (a groupOfNames keeps a member): her card comes, one change.
+            try directory.modify("""
+                dn: \(Self.admins)
+                changetype: modify
+                add: member
+                member: \(TestDirectory.serviceDN)
+                -
+                delete: member
+                member: \(TestDirectory.userDN("alice"))
+
+                """)
+            let back = try await RoloBinary.run(["directory", "sync", "--config", config] + db)
+            #expect(back.status == 0 && back.stdout.contains("added alice\n")
+                    && back.stdout.contains("Directory rebuilt: 1 added, 0 changed, 0 removed"), "\(back.stdout) \(back.stderr)")
+            #expect(try await curlStatus(alice + [book + "alice.vcf"]) == 200)
+            _ = await serve.terminate()
+        }
+    }
+
     @Test func groupsNeedGroupDNsAndTheLDAPSource() async throws {
         let (folder, path) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -129,5 +179,14 @@ import Testing
         let twice = try await RoloBinary.run(["directory", "sync", "--directory", "groups", "--directory-group", Self.users,
                                               "--directory-group", "cn=ROLO-USERS,ou=elsewhere,dc=example,dc=org", "--database", path])
         #expect(twice.status != 0 && twice.stderr.contains("directory-rolo-users"), "\(twice.stderr)")
+        // directory_exclude_groups too: DNs, and groups only LDAP knows.
+        let notDN = try await RoloBinary.run(["directory", "sync", "--directory", "all", "--directory-exclude-group", "service",
+                                              "--database", path])
+        #expect(notDN.status != 0 && notDN.stderr.contains("--directory-exclude-group") && notDN.stderr.contains("service"),
+                "\(notDN.stderr)")
+        let excludeLocal = try await RoloBinary.run(["directory", "sync", "--directory", "all", "--directory-exclude-group", Self.admins,
+                                                     "--database", path])
+        #expect(excludeLocal.status != 0 && excludeLocal.stderr.contains("directory_exclude_groups names LDAP groups")
+                && excludeLocal.stderr.contains("--directory-exclude-group"), "\(excludeLocal.stderr)")
     }
 }

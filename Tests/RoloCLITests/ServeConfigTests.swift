@@ -200,7 +200,7 @@ import RoloStore
         #expect(file.integer("quota_bytes") == 1_048_576)
         #expect(file.list("auth_sources") == ["proxy", "local"])
         #expect(file.string("proxy_user_header") == "Remote-User")
-        #expect(Set(ConfigFile.keys.keys).count == 71)
+        #expect(Set(ConfigFile.keys.keys).count == 72)
     }
 
     /// The PostgreSQL settings come from the flag, else the variable, else the config file.

@@ -83,15 +83,20 @@ extension WebApp {
         return (directoryStore, configuration.directory)
     }
 
-    /// "My card": the entry as the user set it, with the account's values where they set none;
-    /// only the fields `directory_fields` carries (the name always), each with its "Hide".
+    /// "My card": the entry as the user set it, each box empty where they set nothing, with
+    /// the account's value as its placeholder. A box prefilled with the account's value would
+    /// be saved as the user's own, and an LDAP user's name and e-mail would then stop
+    /// following the directory. Only the fields `directory_fields` carries (the name always),
+    /// each with its "Hide"; an e-mail stored empty (how "hidden" was kept before the Hide
+    /// boxes) shows as hidden.
     private func directoryModel(_ context: PageContext) async throws -> Any {
         guard let directory else { return false }
         let entry = try await directory.store.directoryEntry(user: context.user)
         let account = try await store.account(name: context.user)
         var model: [String: Any] = [
             "action": base + "/account/directory",
-            "displayName": entry.displayName ?? account?.displayName ?? "", "email": entry.email ?? account?.email ?? "",
+            "displayName": entry.displayName ?? "", "namePlaceholder": account?.displayName ?? context.user,
+            "email": entry.email ?? "", "emailPlaceholder": account?.email ?? "",
             "phones": entry.phones.joined(separator: "\n"), "title": entry.title ?? "", "department": entry.department ?? "",
             "organization": entry.organization ?? "", "hidden": entry.hidden, "mountHidden": entry.mountHidden,
             "optOut": configuration.directoryOptOut, "hasPhoto": entry.photo != nil, "maxPhotoKB": DirectoryCard.maximumPhotoBytes / 1024,
@@ -99,7 +104,7 @@ extension WebApp {
         for field in DirectoryField.hideable {
             let key = Self.fieldKey(field)
             model["offer" + key] = configuration.directoryFields.contains(field)
-            model["hide" + key] = entry.hiddenFields.contains(field)
+            model["hide" + key] = entry.hiddenFields.contains(field) || (field == .email && entry.email == "")
         }
         return model
     }
@@ -108,7 +113,7 @@ extension WebApp {
     private static func fieldKey(_ field: DirectoryField) -> String { field.rawValue.prefix(1).uppercased() + field.rawValue.dropFirst() }
 
     /// `POST /web/account/directory` (a multipart form, for the photo): the user's own
-    /// directory entry. An empty e-mail hides it, and each field's "Hide" leaves it out of
+    /// directory entry. A box left empty follows the account and LDAP; each field's "Hide" leaves it out of
     /// the card even when LDAP holds it; "leave me out" takes the card out; "hide from my
     /// devices" unmounts the directory. A photo is a JPEG or PNG of at most 256 KiB, the
     /// card's own rule. Fields `directory_fields` does not carry are not on the form and
@@ -128,7 +133,7 @@ extension WebApp {
         }
         var entry = try await directory.store.directoryEntry(user: context.user)
         entry.displayName = optional("display_name")
-        if offered.contains(.email) { entry.email = text("email") }
+        if offered.contains(.email) { entry.email = optional("email") }
         if offered.contains(.phone) {
             entry.phones = text("phones").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }

@@ -23,11 +23,11 @@ enum EmbeddedTemplates {
 {{#directory}}
 <section aria-labelledby="directory-heading" class="card-section" data-testid="directory-entry">
   <h2 id="directory-heading">My card in the directory</h2>
-  <p class="muted">What colleagues see of you in the organisation's directory. Leave the e-mail empty, or tick "Hide" beside a field, to keep it out of your card (even when the organisation's directory holds it).</p>
+  <p class="muted">What colleagues see of you in the organisation's directory. A box you leave empty follows your account (and the organisation's directory, where it holds the field); tick "Hide" beside a field to keep it out of your card whoever holds it.</p>
   <form method="post" action="{{action}}" enctype="multipart/form-data" class="stack" id="directory-form" data-testid="directory-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
-    <p><label for="directory-name">Name</label><input id="directory-name" name="display_name" value="{{displayName}}" autocomplete="name"></p>
-    {{#offerEmail}}<p><label for="directory-email">E-mail</label><input id="directory-email" name="email" type="email" value="{{email}}" autocomplete="email">
+    <p><label for="directory-name">Name</label><input id="directory-name" name="display_name" value="{{displayName}}" placeholder="{{namePlaceholder}}" autocomplete="name"></p>
+    {{#offerEmail}}<p><label for="directory-email">E-mail</label><input id="directory-email" name="email" type="email" value="{{email}}" placeholder="{{emailPlaceholder}}" autocomplete="email">
       <label><input type="checkbox" name="hide_email" {{#hideEmail}}checked{{/hideEmail}} data-testid="directory-hide-email"> Hide</label></p>{{/offerEmail}}
     {{#offerPhone}}<p><label for="directory-phones">Phone numbers, one a line</label><textarea id="directory-phones" name="phones" rows="3">{{phones}}</textarea>
       <label><input type="checkbox" name="hide_phone" {{#hidePhone}}checked{{/hidePhone}} data-testid="directory-hide-phone"> Hide</label></p>{{/offerPhone}}
