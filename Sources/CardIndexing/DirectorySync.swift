@@ -46,19 +46,24 @@ public enum DirectorySync {
     /// `excludedGroups` (`directory_exclude_groups`): a source's user in any of these groups
     /// (service accounts, a board, a group of external staff) has no card in any directory
     /// book; they still see the directory, as a member.
+    ///
+    /// `only`: bring one person's cards and mounts up to date and touch nobody else's (a save
+    /// on "My card" is one user's change: rendering and comparing every card of a large
+    /// directory would keep them waiting seconds). `people` then need list only that person.
     public static func run(store: any RoloStore & DirectoryStore, mode: DirectoryMode,
                            people: DirectoryPeople? = nil, groups: [String] = [], excludedGroups: [String] = [],
-                           fields: Set<DirectoryField> = Set(DirectoryField.allCases)) async throws -> DirectorySyncReport {
+                           fields: Set<DirectoryField> = Set(DirectoryField.allCases),
+                           only: String? = nil) async throws -> DirectorySyncReport {
         var report = DirectorySyncReport()
         var entries = try await store.directoryEntries()
         let all = try await store.directoryAccounts()
         let homes = Set(all.map(\.name))
-        var accounts = all.filter { !DirectoryRules.isOwner($0) }
+        var accounts = all.filter { !DirectoryRules.isOwner($0) && (only == nil || $0.name == only) }
         if let people {
             // Gone from the directory: neither listed nor a member.
             accounts.removeAll { $0.source == people.source && people.people[$0.name] == nil }
             let sources = Dictionary(all.map { ($0.name, $0.source) }, uniquingKeysWith: { first, _ in first })
-            for (name, fields) in people.people {
+            for (name, fields) in people.people where only == nil || name == only {
                 let source = sources[name]
                 guard source == nil || source == people.source else { continue }  // another source's user: theirs
                 entries[name] = DirectoryRules.merged(entries[name], over: fields)
@@ -84,7 +89,7 @@ public enum DirectorySync {
                   let book = try await directoryBook(store, path: DirectoryRules.book, displayName: DirectoryRules.displayName,
                                                      create: false) else { return report }
             try await sync(store, book: book, listed: listed, entries: entries, members: [], fields: fields, suffix: "",
-                           into: &report)
+                           only: only, into: &report)
             return report
         }
         try await directoryOwner(store)
@@ -92,13 +97,13 @@ public enum DirectorySync {
             // (With `gateway` nobody is a member: the book is searched, never mounted.)
             let book = try await directoryBook(store, path: DirectoryRules.book, displayName: DirectoryRules.displayName, create: true)!
             try await sync(store, book: book, listed: listed, entries: entries, members: Set(members.map(\.name)),
-                           fields: fields, suffix: "", into: &report)
+                           fields: fields, suffix: "", only: only, into: &report)
             return report
         }
         // groups: the book of `all`, if an earlier run made it, no longer holds anyone.
         if let book = try await directoryBook(store, path: DirectoryRules.book, displayName: DirectoryRules.displayName, create: false) {
             try await sync(store, book: book, listed: [], entries: entries, members: [], fields: fields, suffix: "",
-                           into: &report)
+                           only: only, into: &report)
         }
         for group in groups {
             guard let path = DirectoryRules.groupBook(group) else { continue }
@@ -110,21 +115,24 @@ public enum DirectorySync {
             }
             try await sync(store, book: book, listed: listed.filter(inGroup), entries: entries,
                            members: Set(members.filter(inGroup).map(\.name)), fields: fields, suffix: " (\(path))",
-                           into: &report)
+                           only: only, into: &report)
         }
         return report
     }
 
-    /// Brings one directory book to `listed`'s cards, mounted for `members` alone.
+    /// Brings one directory book to `listed`'s cards, mounted for `members` alone; with
+    /// `only`, that person's card and mount alone (the others are not in `listed`).
     private static func sync(_ store: any RoloStore & DirectoryStore, book: CollectionInfo, listed: [UserAccount],
                              entries: [String: DirectoryEntry], members: Set<String>, fields: Set<DirectoryField>, suffix: String,
-                             into report: inout DirectorySyncReport) async throws {
+                             only: String?, into report: inout DirectorySyncReport) async throws {
         var wanted: [String: (user: String, data: Data)] = [:]
         for account in listed {
             let data = Data(card(for: account, entry: entries[account.name] ?? DirectoryEntry(), fields: fields).vCardText.utf8)
             wanted[DirectoryRules.resourceName(user: account.name)] = (account.name, data)
         }
-        let existing = Dictionary(try await store.listResources(collectionID: book.id).map { ($0.name, $0.etag) },
+        let scope = only.map(DirectoryRules.resourceName(user:))
+        let existing = Dictionary(try await store.listResources(collectionID: book.id)
+                                    .filter { scope == nil || $0.name == scope }.map { ($0.name, $0.etag) },
                                   uniquingKeysWith: { first, _ in first })
         for (name, card) in wanted.sorted(by: { $0.key < $1.key }) {
             let etag = ETag.of(card.data)
@@ -141,7 +149,7 @@ public enum DirectorySync {
 
         let bookName = book.path[0]
         let mountName = Share.mountName(book: bookName, owner: DirectoryRules.owner)
-        let shares = try await store.shares(bookID: book.id)
+        let shares = try await store.shares(bookID: book.id).filter { only == nil || $0.sharee == only }
         let sharees = Set(shares.map(\.sharee))
         for share in shares where !members.contains(share.sharee) || share.state != .accepted || share.access != .readOnly {
             try await store.removeShare(owner: DirectoryRules.owner, book: bookName, sharee: share.sharee)

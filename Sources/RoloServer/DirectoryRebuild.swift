@@ -38,15 +38,16 @@ public struct DirectoryRebuild: Sendable {
     }
 
     /// Rebuilds now; `skipped` hears each LDAP value left out (a phone with letters, a photo
-    /// too large, text that is not UTF-8), naming the user and the attribute.
-    public func run(skipped: (String) -> Void = { _ in }) async throws -> DirectorySyncReport {
+    /// too large, text that is not UTF-8), naming the user and the attribute. With `only`,
+    /// that user's cards and mounts alone, LDAP asked for that one person (a save on "My card").
+    public func run(only: String? = nil, skipped: (String) -> Void = { _ in }) async throws -> DirectorySyncReport {
         var people: DirectoryPeople?
         if let ldap, mode != .off {
-            let read = try await LDAPDirectoryPeople.read(ldap)
+            let read = try await LDAPDirectoryPeople.read(ldap, only: only)
             read.skipped.forEach(skipped)
             people = read.people
         }
         return try await DirectorySync.run(store: store, mode: mode, people: people, groups: groups, excludedGroups: excludedGroups,
-                                           fields: fields)
+                                           fields: fields, only: only)
     }
 }

@@ -165,7 +165,7 @@ extension RoloServer {
         web.directoryOptOut = configuration.directoryOptOut
         if configuration.directory != .off, let directoryStore = store as? any RoloStore & DirectoryStore {
             let rebuild = DirectoryRebuild(store: directoryStore, configuration: configuration)
-            web.rebuildDirectory = { [logger] in _ = try await rebuild.run { logger.warning("directory: \($0)") } }
+            web.rebuildDirectory = { [logger] user in _ = try await rebuild.run(only: user) { logger.warning("directory: \($0)") } }
         }
         do {
             let signOn = configuration.authSources.contains(.oidc)

@@ -57,9 +57,9 @@ public struct WebConfiguration: Sendable {
     /// `directory_opt_out`: "My card" offers "Leave me out of the directory" (off: not offered,
     /// and a post asking for it is refused).
     public var directoryOptOut = true
-    /// Rebuilds the directory as the server does (with the LDAP directory's people when users
-    /// come from it); nil: from the accounts and entries alone.
-    public var rebuildDirectory: (@Sendable () async throws -> Void)?
+    /// Brings one user's directory cards up to date as the server's rebuild would (with their
+    /// LDAP values when users come from it); nil: from the accounts and entries alone.
+    public var rebuildDirectory: (@Sendable (_ user: String) async throws -> Void)?
 
     public init(pathPrefix: String = "", publicURL: URL? = nil, davPath: String = "/dav", version: String = "dev",
                 databasePath: String? = nil, idleTimeout: TimeInterval = 2 * 3600, absoluteTimeout: TimeInterval = 7 * 86_400,

@@ -190,7 +190,18 @@ import RoloStore
                 #expect(form.values("display_name") == [""] && before.text.contains("FN:Person Number7"), "\(before.text)")
                 form.set("hide_phone", to: "on")
                 form.set("hide_title", to: "on")
+                // A colleague's change in LDAP meanwhile: her save rebuilds her card alone.
+                let colleague = Self.mount + "\(TestDirectory.personName(8)).vcf"
+                let colleagueBefore = try await server.request("GET", colleague).text
+                try directory.modify("""
+                    dn: \(TestDirectory.userDN(TestDirectory.personName(8)))
+                    changetype: modify
+                    replace: title
+                    title: Captain
+
+                    """)
                 #expect(try await browser.post(form.action, form.urlEncoded).status == 303)
+                #expect(try await server.request("GET", colleague).text == colleagueBefore)
 
                 func expectHidden(_ text: String, _ answer: String) {
                     #expect(text.contains("UID:rolo-directory-\(user)") && !text.contains("555 0007") && !text.contains("666 0007")
@@ -212,7 +223,8 @@ import RoloStore
                 #expect(!sync.text.contains("555 0007") && !sync.text.contains("666 0007") && sync.text.contains("UID:rolo-directory-\(user)"),
                         "sync")
                 let (again, _) = try await Self.rebuild(server, settings)
-                #expect(again.isEmpty, "\(again.lines)")
+                #expect(again.changed == [TestDirectory.personName(8)] && again.added.isEmpty && again.removed.isEmpty, "\(again.lines)")
+                #expect(try await server.request("GET", colleague).text.contains("TITLE:Captain"))
                 expectHidden(try await server.request("GET", path).text, "GET after a rebuild")
 
                 // The page shows them ticked; unticked, LDAP's values come back.

@@ -35,6 +35,9 @@ import Testing
             form.set("phones", to: "+49 30 1234\n+49 170 5")
             form.set("title", to: "Skipper")
             form.set("organization", to: "Boats Ltd")
+            // alice's entry changed without a rebuild: bob's save rebuilds his card alone.
+            let aliceBefore = try await server.request("GET", Self.mount + "alice.vcf")
+            try await server.store.setDirectoryEntry(user: "alice", DirectoryEntry(title: "Queen"))
             let saved = try await bob.post(form.action, form.urlEncoded)
             #expect(saved.status == 303 && saved.headers["location"] == "/web/account?done=directory-saved", "\(saved.text)")
 
@@ -42,6 +45,8 @@ import Testing
             #expect(card.status == 200 && card.text.contains("TITLE:Skipper") && card.text.contains("+49 30 1234")
                     && card.text.contains("ORG:Boats Ltd"), "\(card.text)")
             #expect(!card.text.contains("bob@example.org"))
+            #expect(aliceBefore.status == 200 && !aliceBefore.text.contains("Queen"))
+            #expect(try await server.request("GET", Self.mount + "alice.vcf").text == aliceBefore.text)
             let multiget = try await server.request("REPORT", Self.mount, headers: ["Content-Type": "application/xml"], body: Data("""
                 <?xml version="1.0"?><c:addressbook-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">\
                 <d:prop><c:address-data/></d:prop><d:href>\(Self.mount)bob.vcf</d:href></c:addressbook-multiget>

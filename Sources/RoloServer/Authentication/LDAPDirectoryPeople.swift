@@ -17,14 +17,15 @@ public struct LDAPDirectoryPeople: Sendable {
 
     /// Reads them all with the service account, in pages (a size limit never shortens the
     /// list: a directory that cannot answer whole throws, and the rebuild changes nothing).
-    /// Throws `LDAPError`.
-    public static func read(_ settings: LDAPSourceSettings) async throws -> LDAPDirectoryPeople {
+    /// With `only`, that one person (the login filter with their name), for a rebuild of
+    /// their card alone. Throws `LDAPError`.
+    public static func read(_ settings: LDAPSourceSettings, only: String? = nil) async throws -> LDAPDirectoryPeople {
         let connection = try await LDAPConnection.open(settings.connection)
         defer { connection.close() }
         if let bindDN = settings.bindDN, let bindPassword = settings.bindPassword {
             try await connection.bind(dn: bindDN, password: bindPassword)
         }
-        let filter = settings.userFilter.replacingOccurrences(of: "{user}", with: "*")
+        let filter = settings.userFilter.replacingOccurrences(of: "{user}", with: only.map(LDAPFilter.escape) ?? "*")
         var attributes = [settings.userAttribute, settings.displayNameAttribute, settings.emailAttribute] + Self.mapped
         if let groups = settings.userGroupsAttribute { attributes.append(groups) }
         let entries = try await connection.searchAll(base: settings.baseDN, filter: filter, attributes: attributes)

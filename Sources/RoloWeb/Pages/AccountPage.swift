@@ -118,7 +118,7 @@ extension WebApp {
     /// devices" unmounts the directory. A photo is a JPEG or PNG of at most 256 KiB, the
     /// card's own rule. Fields `directory_fields` does not carry are not on the form and
     /// keep what they hold. With `directory_opt_out` off, "leave me out" is not offered and a
-    /// post asking for it is refused. A bad value changes nothing. The directory is rebuilt at once,
+    /// post asking for it is refused. A bad value changes nothing. Their card is rebuilt at once,
     /// so the change reaches colleagues at their next sync.
     func saveDirectoryEntry(_ context: PageContext) async throws -> WebResponse {
         guard let directory else { throw WebError.notFound }
@@ -163,10 +163,11 @@ extension WebApp {
         if configuration.directoryOptOut { entry.hidden = form["hidden"] == "on" }
         entry.mountHidden = form["mount_hidden"] == "on"
         try await directory.store.setDirectoryEntry(user: context.user, entry)
+        // Their card alone: a rebuild of the whole directory would keep them waiting seconds.
         if let rebuild = configuration.rebuildDirectory {
-            try await rebuild()
+            try await rebuild(context.user)
         } else {
-            _ = try await DirectorySync.run(store: directory.store, mode: directory.mode, fields: offered)
+            _ = try await DirectorySync.run(store: directory.store, mode: directory.mode, fields: offered, only: context.user)
         }
         return .redirect(base + "/account?done=directory-saved")
     }
