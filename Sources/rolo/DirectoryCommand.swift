@@ -18,16 +18,7 @@ struct DirectoryCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Rebuild the directory now, touching only what changed; prints one line per change.")
         @Option(help: "TOML file with serve's settings (env ROLO_CONFIG).") var config: String?
-        @Option(help: "off, all, groups or gateway: who sees the directory (env ROLO_DIRECTORY, default off).") var directory: String?
-        @Option(name: .customLong("directory-group"),
-                help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
-        var directoryGroups: [String] = []
-        @Option(name: .customLong("directory-exclude-group"),
-                help: "An LDAP group whose members have no card in the directory (service accounts, external staff); repeatable (env ROLO_DIRECTORY_EXCLUDE_GROUPS, comma-separated).")
-        var directoryExcludeGroups: [String] = []
-        @Option(name: .customLong("directory-field"),
-                help: "A field the directory's cards carry, of name, email, phone, title, department, organisation, photo; repeatable (env ROLO_DIRECTORY_FIELDS, comma-separated, default all).")
-        var directoryFields: [String] = []
+        @OptionGroup(title: "Directory") var directory: DirectoryOptions
         @Option(name: .customLong("auth-source"),
                 help: "Where logins come from: with ldap, the LDAP directory's people fill the directory; repeatable (env ROLO_AUTH_SOURCES, default local).")
         var authSources: [String] = []
@@ -37,9 +28,7 @@ struct DirectoryCommand: AsyncParsableCommand {
         func run() async throws {
             let path = config ?? Environment.value("ROLO_CONFIG")
             let settings = LayeredSettings(file: try path.map(ConfigFile.init(path:)) ?? ConfigFile())
-            let (mode, groups) = try DirectorySetting.read(flag: directory, groupsFlag: directoryGroups, settings: settings)
-            let fields = try DirectorySetting.fields(flag: directoryFields, settings: settings)
-            let excluded = try DirectorySetting.excludedGroups(flag: directoryExcludeGroups, settings: settings)
+            let chosen = try directory.read(settings)
             let names = settings.list(authSources, env: "ROLO_AUTH_SOURCES", key: "auth_sources")
             for name in names where AuthenticationSourceKind(rawValue: name) == nil {
                 throw settings.invalid("auth_sources", flagGiven: !authSources.isEmpty, env: "ROLO_AUTH_SOURCES",
@@ -47,8 +36,7 @@ struct DirectoryCommand: AsyncParsableCommand {
             }
             let fromLDAP = names.contains(AuthenticationSourceKind.ldap.rawValue)
             let ldapSettings = fromLDAP ? try ldap.settings(settings, needed: true) : nil
-            try DirectorySetting.checkGroupsSource(mode, fromLDAP: fromLDAP, flag: directory, excluded: excluded,
-                                                   excludedFlag: directoryExcludeGroups, settings: settings)
+            try directory.checkSource(chosen, fromLDAP: fromLDAP, settings: settings)
             var options = database
             options.database = database.resolvedPath(configured: settings.file.string("database"))
             try options.requireDatabase()
@@ -64,8 +52,9 @@ struct DirectoryCommand: AsyncParsableCommand {
                     var ran = false
                     while !ran {
                         ran = try await store.withMaintenanceLease("directory") {
-                            let rebuild = DirectoryRebuild(store: directoryStore, mode: mode, ldap: ldapSettings, groups: groups,
-                                                           excludedGroups: excluded, fields: fields)
+                            let rebuild = DirectoryRebuild(store: directoryStore, mode: chosen.mode, ldap: ldapSettings,
+                                                           groups: chosen.groups, excludedGroups: chosen.excludedGroups,
+                                                           fields: chosen.fields)
                             let report = try await rebuild.run { note in
                                 FileHandle.standardError.write(Data("skipped \(note)\n".utf8))
                             }
@@ -93,28 +82,55 @@ struct DirectoryCommand: AsyncParsableCommand {
     }
 }
 
-/// The `directory` and `directory_groups` settings, read alike by `serve` and `rolo directory sync`.
-enum DirectorySetting {
+/// The directory's settings `serve` and `rolo directory sync` share (the same flags, variables
+/// and keys, read one way), so a rebuild by hand builds what the server's would.
+struct DirectoryOptions: ParsableArguments {
+    @Option(help: "off, all, groups or gateway (searched only): who sees the organisation's directory, rebuilt hourly (env ROLO_DIRECTORY, default off).")
+    var directory: String?
+    @Option(name: .customLong("directory-group"),
+            help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
+    var directoryGroups: [String] = []
+    @Option(name: .customLong("directory-exclude-group"),
+            help: "An LDAP group whose members have no card in the directory (service accounts, external staff); repeatable (env ROLO_DIRECTORY_EXCLUDE_GROUPS, comma-separated).")
+    var directoryExcludeGroups: [String] = []
+    @Option(name: .customLong("directory-field"),
+            help: "A field the directory's cards carry and My card offers, of name, email, phone, title, department, organisation, photo; repeatable (env ROLO_DIRECTORY_FIELDS, comma-separated, default all).")
+    var directoryFields: [String] = []
+
+    /// What the settings ask for.
+    struct Chosen {
+        var mode: DirectoryMode
+        /// With `groups`, the group DNs that get a book each; empty otherwise.
+        var groups: [String]
+        var excludedGroups: [String]
+        var fields: Set<DirectoryField>
+    }
+
+    func read(_ settings: LayeredSettings) throws -> Chosen {
+        let (mode, groups) = try modeAndGroups(settings)
+        return Chosen(mode: mode, groups: groups, excludedGroups: try excludedGroups(settings), fields: try fields(settings))
+    }
+
     /// The mode and, with `groups`, the group DNs (each naming a book of its own, no two the same).
-    static func read(flag: String?, groupsFlag: [String], settings: LayeredSettings) throws -> (DirectoryMode, [String]) {
-        let text = settings.string(flag, env: "ROLO_DIRECTORY", key: "directory") ?? "off"
+    private func modeAndGroups(_ settings: LayeredSettings) throws -> (DirectoryMode, [String]) {
+        let text = settings.string(directory, env: "ROLO_DIRECTORY", key: "directory") ?? "off"
         guard let mode = DirectoryMode(rawValue: text) else {
-            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY", "must be off, all, groups or gateway (got \(text)).")
+            throw settings.invalid("directory", flagGiven: directory != nil, env: "ROLO_DIRECTORY", "must be off, all, groups or gateway (got \(text)).")
         }
-        let groups = settings.list(groupsFlag, env: "ROLO_DIRECTORY_GROUPS", key: "directory_groups")
+        let groups = settings.list(directoryGroups, env: "ROLO_DIRECTORY_GROUPS", key: "directory_groups")
         if mode == .groups {
             guard !groups.isEmpty else {
-                throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
+                throw settings.invalid("directory", flagGiven: directory != nil, env: "ROLO_DIRECTORY",
                                        "is groups, which needs directory_groups.")
             }
             var books: [String: String] = [:]
             for group in groups {
                 guard let book = DirectoryRules.groupBook(group) else {
-                    throw settings.invalid("directory_groups", flagGiven: !groupsFlag.isEmpty, env: "ROLO_DIRECTORY_GROUPS",
+                    throw settings.invalid("directory_groups", flagGiven: !directoryGroups.isEmpty, env: "ROLO_DIRECTORY_GROUPS",
                                            flag: "--directory-group", "must list group DNs such as cn=sales,ou=groups,dc=example,dc=org (got \(group)).")
                 }
                 if let other = books[book] {
-                    throw settings.invalid("directory_groups", flagGiven: !groupsFlag.isEmpty, env: "ROLO_DIRECTORY_GROUPS",
+                    throw settings.invalid("directory_groups", flagGiven: !directoryGroups.isEmpty, env: "ROLO_DIRECTORY_GROUPS",
                                            flag: "--directory-group", "names \(other) and \(group), which would share the book \(book).")
                 }
                 books[book] = group
@@ -125,13 +141,13 @@ enum DirectorySetting {
 
     /// `directory_fields`: the fields the cards carry and "My card" offers (every one unless
     /// set; the name always). An unknown field stops the start, naming the key.
-    static func fields(flag: [String], settings: LayeredSettings) throws -> Set<DirectoryField> {
-        let names = settings.list(flag, env: "ROLO_DIRECTORY_FIELDS", key: "directory_fields")
+    private func fields(_ settings: LayeredSettings) throws -> Set<DirectoryField> {
+        let names = settings.list(directoryFields, env: "ROLO_DIRECTORY_FIELDS", key: "directory_fields")
         guard !names.isEmpty else { return Set(DirectoryField.allCases) }
         var fields: Set<DirectoryField> = [.name]
         for name in names {
             guard let field = DirectoryField(rawValue: name) else {
-                throw settings.invalid("directory_fields", flagGiven: !flag.isEmpty, env: "ROLO_DIRECTORY_FIELDS",
+                throw settings.invalid("directory_fields", flagGiven: !directoryFields.isEmpty, env: "ROLO_DIRECTORY_FIELDS",
                                        flag: "--directory-field", "names an unknown field \"\(name)\" (fields: "
                                        + DirectoryField.allCases.map(\.rawValue).joined(separator: ", ") + ").")
             }
@@ -141,10 +157,10 @@ enum DirectorySetting {
     }
 
     /// `directory_exclude_groups`: group DNs (each checked as `directory_groups` are).
-    static func excludedGroups(flag: [String], settings: LayeredSettings) throws -> [String] {
-        let groups = settings.list(flag, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS", key: "directory_exclude_groups")
+    private func excludedGroups(_ settings: LayeredSettings) throws -> [String] {
+        let groups = settings.list(directoryExcludeGroups, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS", key: "directory_exclude_groups")
         for group in groups where DirectoryRules.groupBook(group) == nil {
-            throw settings.invalid("directory_exclude_groups", flagGiven: !flag.isEmpty, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS",
+            throw settings.invalid("directory_exclude_groups", flagGiven: !directoryExcludeGroups.isEmpty, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS",
                                    flag: "--directory-exclude-group",
                                    "must list group DNs such as cn=service,ou=groups,dc=example,dc=org (got \(group)).")
         }
@@ -153,15 +169,14 @@ enum DirectorySetting {
 
     /// `groups` and `directory_exclude_groups` take the users' groups from LDAP: they need the
     /// ldap source (an exclusion that could never apply would leave everyone listed, silently).
-    static func checkGroupsSource(_ mode: DirectoryMode, fromLDAP: Bool, flag: String?, excluded: [String],
-                                  excludedFlag: [String], settings: LayeredSettings) throws {
+    func checkSource(_ chosen: Chosen, fromLDAP: Bool, settings: LayeredSettings) throws {
         guard !fromLDAP else { return }
-        if mode == .groups {
-            throw settings.invalid("directory", flagGiven: flag != nil, env: "ROLO_DIRECTORY",
+        if chosen.mode == .groups {
+            throw settings.invalid("directory", flagGiven: directory != nil, env: "ROLO_DIRECTORY",
                                    "is groups, which takes the users' groups from LDAP: auth_sources must list ldap.")
         }
-        if !excluded.isEmpty, mode != .off {
-            throw settings.invalid("directory_exclude_groups", flagGiven: !excludedFlag.isEmpty, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS",
+        if !chosen.excludedGroups.isEmpty, chosen.mode != .off {
+            throw settings.invalid("directory_exclude_groups", flagGiven: !directoryExcludeGroups.isEmpty, env: "ROLO_DIRECTORY_EXCLUDE_GROUPS",
                                    flag: "--directory-exclude-group", "names LDAP groups: auth_sources must list ldap.")
         }
     }

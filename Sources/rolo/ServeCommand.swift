@@ -90,17 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("web-ui"),
             help: "on or off: the web UI at /web/, where browsers asking for / are sent (env ROLO_WEB_UI, default on).")
     var webUI: String?
-    @Option(help: "off, all, groups or gateway (searched only): who sees the organisation's directory, rebuilt hourly (env ROLO_DIRECTORY, default off).")
-    var directory: String?
-    @Option(name: .customLong("directory-group"),
-            help: "With directory = groups, a group that gets a directory; repeatable (env ROLO_DIRECTORY_GROUPS, comma-separated).")
-    var directoryGroups: [String] = []
-    @Option(name: .customLong("directory-exclude-group"),
-            help: "An LDAP group whose members have no card in the directory (service accounts, external staff); repeatable (env ROLO_DIRECTORY_EXCLUDE_GROUPS, comma-separated).")
-    var directoryExcludeGroups: [String] = []
-    @Option(name: .customLong("directory-field"),
-            help: "A field the directory's cards carry and My card offers, of name, email, phone, title, department, organisation, photo; repeatable (env ROLO_DIRECTORY_FIELDS, comma-separated, default all).")
-    var directoryFields: [String] = []
+    @OptionGroup(title: "Directory (Docs/directory.md)") var directory: DirectoryOptions
     @Option(name: .customLong("directory-opt-out"),
             help: "on or off: users may leave the directory themselves on My card; off, only an admin takes them out (env ROLO_DIRECTORY_OPT_OUT, default on).")
     var directoryOptOut: String?
@@ -186,10 +176,11 @@ struct ServeCommand: AsyncParsableCommand {
         case let other:
             throw settings.invalid("web_ui", flagGiven: webUI != nil, env: "ROLO_WEB_UI", "must be on or off (got \(other)).")
         }
-        (configuration.directory, configuration.directoryGroups) = try DirectorySetting.read(
-            flag: directory, groupsFlag: directoryGroups, settings: settings)
-        configuration.directoryExcludeGroups = try DirectorySetting.excludedGroups(flag: directoryExcludeGroups, settings: settings)
-        configuration.directoryFields = try DirectorySetting.fields(flag: directoryFields, settings: settings)
+        let chosen = try directory.read(settings)
+        configuration.directory = chosen.mode
+        configuration.directoryGroups = chosen.groups
+        configuration.directoryExcludeGroups = chosen.excludedGroups
+        configuration.directoryFields = chosen.fields
         switch settings.string(directoryOptOut, env: "ROLO_DIRECTORY_OPT_OUT", key: "directory_opt_out") ?? "on" {
         case "on": configuration.directoryOptOut = true
         case "off": configuration.directoryOptOut = false
@@ -205,9 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.directoryQueryLimit = limit
         }
         try authenticationSettings(settings, into: &configuration)
-        try DirectorySetting.checkGroupsSource(configuration.directory, fromLDAP: configuration.authSources.contains(.ldap),
-                                               flag: directory, excluded: configuration.directoryExcludeGroups,
-                                               excludedFlag: directoryExcludeGroups, settings: settings)
+        try directory.checkSource(chosen, fromLDAP: configuration.authSources.contains(.ldap), settings: settings)
         configuration.profileSigner = try ProfileSigning.signer(settings, certificate: profileSigningCertificate, key: profileSigningKey)
         return configuration
     }

@@ -11,62 +11,14 @@ source "$(dirname "$0")/rolo-server.bash"
 source "$(dirname "$0")/vdirsyncer.bash"
 
 PEOPLE=2000
-SLAPD_PID=""
-stop_slapd() {
-    if [ -n "$SLAPD_PID" ] && kill -0 "$SLAPD_PID" 2>/dev/null; then
-        kill -TERM "$SLAPD_PID" 2>/dev/null
-        for _ in $(seq 1 50); do kill -0 "$SLAPD_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$SLAPD_PID" 2>/dev/null
-        wait "$SLAPD_PID" 2>/dev/null
-    fi
-}
-trap 'stop_slapd; rolo_cleanup' EXIT
+source "$(dirname "$0")/slapd.bash"
+trap 'slapd_stop; rolo_cleanup' EXIT
 
 step "slapd with $PEOPLE people on a free loopback port"
-mkdir -p "$WORK/slapd/data"
-LDAP_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-LDAP_URL="ldap://127.0.0.1:$LDAP_PORT"
-cat >"$WORK/slapd/slapd.conf" <<CONF
-include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/inetorgperson.schema
-sizelimit size.soft=500 size.hard=500 size.prtotal=unlimited
-pidfile $WORK/slapd/slapd.pid
-modulepath /usr/lib/ldap
-moduleload back_mdb
-database mdb
-maxsize 67108864
-suffix "dc=example,dc=org"
-rootdn "cn=admin,dc=example,dc=org"
-rootpw admin-secret
-directory $WORK/slapd/data
-access to attrs=userPassword by anonymous auth by * none
-access to * by * read
-CONF
-/usr/sbin/slapd -d 0 -f "$WORK/slapd/slapd.conf" -h "$LDAP_URL/" 2>"$WORK/slapd/log" &
-SLAPD_PID=$!
-for _ in $(seq 1 100); do
-    ldapsearch -x -H "$LDAP_URL" -b "" -s base >/dev/null 2>&1 && break
-    sleep 0.1
-done
+slapd_start "sizelimit size.soft=500 size.hard=500 size.prtotal=unlimited"
+slapd_service_account
 python3 - "$PEOPLE" >"$WORK/slapd/people.ldif" <<'PY'
 import sys
-print("""dn: dc=example,dc=org
-objectClass: dcObject
-objectClass: organization
-dc: example
-o: Example
-
-dn: ou=people,dc=example,dc=org
-objectClass: organizationalUnit
-ou: people
-
-dn: cn=rolo-service,dc=example,dc=org
-objectClass: organizationalRole
-objectClass: simpleSecurityObject
-cn: rolo-service
-userPassword: service-secret
-""")
 for i in range(1, int(sys.argv[1]) + 1):
     uid = f"person{i:04d}"
     print(f"""dn: uid={uid},ou=people,dc=example,dc=org
@@ -84,11 +36,9 @@ o: Example
 userPassword: {uid}-password
 """)
 PY
-ldapadd -x -H "$LDAP_URL" -D "cn=admin,dc=example,dc=org" -w admin-secret -f "$WORK/slapd/people.ldif" >/dev/null \
-    || fail "ldapadd: $(tail -5 "$WORK/slapd/log")"
-printf 'service-secret\n' >"$WORK/slapd/service-password"
+slapd_add <"$WORK/slapd/people.ldif"
 LDAP_FLAGS=(--ldap-url "$LDAP_URL" --ldap-base-dn "ou=people,dc=example,dc=org"
-            --ldap-bind-dn "cn=rolo-service,dc=example,dc=org" --ldap-bind-password-file "$WORK/slapd/service-password")
+            --ldap-bind-dn "cn=rolo-service,dc=example,dc=org" --ldap-bind-password-file "$LDAP_SERVICE_PASSWORD_FILE")
 plain=$(ldapsearch -x -H "$LDAP_URL" -D "cn=rolo-service,dc=example,dc=org" -w service-secret \
     -b "ou=people,dc=example,dc=org" '(uid=*)' uid 2>&1 | grep -c '^uid:')
 [ "$plain" -le 500 ] || fail "slapd's size limit did not hold: one plain search listed $plain people"

@@ -9,61 +9,13 @@ set -uo pipefail
 source "$(dirname "$0")/rolo-server.bash"
 source "$(dirname "$0")/vdirsyncer.bash"
 
-SLAPD_PID=""
-stop_slapd() {
-    if [ -n "$SLAPD_PID" ] && kill -0 "$SLAPD_PID" 2>/dev/null; then
-        kill -TERM "$SLAPD_PID" 2>/dev/null
-        for _ in $(seq 1 50); do kill -0 "$SLAPD_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$SLAPD_PID" 2>/dev/null
-        wait "$SLAPD_PID" 2>/dev/null
-    fi
-}
-trap 'stop_slapd; rolo_cleanup' EXIT
+source "$(dirname "$0")/slapd.bash"
+trap 'slapd_stop; rolo_cleanup' EXIT
 
 step "slapd with alice and the service account on a free loopback port"
-mkdir -p "$WORK/slapd/data"
-LDAP_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$WORK/slapd/slapd.conf" <<CONF
-include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/inetorgperson.schema
-pidfile $WORK/slapd/slapd.pid
-modulepath /usr/lib/ldap
-moduleload back_mdb
-moduleload memberof
-database mdb
-maxsize 16777216
-suffix "dc=example,dc=org"
-rootdn "cn=admin,dc=example,dc=org"
-rootpw admin-secret
-directory $WORK/slapd/data
-overlay memberof
-access to attrs=userPassword by anonymous auth by * none
-access to * by * read
-CONF
-/usr/sbin/slapd -d 0 -f "$WORK/slapd/slapd.conf" -h "ldap://127.0.0.1:$LDAP_PORT/" 2>"$WORK/slapd/log" &
-SLAPD_PID=$!
-for _ in $(seq 1 100); do
-    ldapsearch -x -H "ldap://127.0.0.1:$LDAP_PORT" -b "" -s base >/dev/null 2>&1 && break
-    sleep 0.1
-done
-ldapadd -x -H "ldap://127.0.0.1:$LDAP_PORT" -D "cn=admin,dc=example,dc=org" -w admin-secret >/dev/null <<'LDIF' || fail "ldapadd: $(cat "$WORK/slapd/log")"
-dn: dc=example,dc=org
-objectClass: dcObject
-objectClass: organization
-dc: example
-o: Example
-
-dn: ou=people,dc=example,dc=org
-objectClass: organizationalUnit
-ou: people
-
-dn: cn=rolo-service,dc=example,dc=org
-objectClass: organizationalRole
-objectClass: simpleSecurityObject
-cn: rolo-service
-userPassword: service-secret
-
+slapd_start "moduleload memberof" "overlay memberof"
+slapd_service_account
+slapd_add <<'LDIF'
 dn: uid=alice,ou=people,dc=example,dc=org
 objectClass: inetOrgPerson
 uid: alice
@@ -77,12 +29,11 @@ objectClass: groupOfNames
 cn: rolo-users
 member: uid=alice,ou=people,dc=example,dc=org
 LDIF
-printf 'service-secret\n' >"$WORK/slapd/service-password"
 
 # A local admin account so the database exists; alice comes from the directory alone.
-rolo_start admin admin-secret-1 --auth-source ldap --ldap-url "ldap://127.0.0.1:$LDAP_PORT" \
+rolo_start admin admin-secret-1 --auth-source ldap --ldap-url "$LDAP_URL" \
     --ldap-base-dn "ou=people,dc=example,dc=org" --ldap-bind-dn "cn=rolo-service,dc=example,dc=org" \
-    --ldap-bind-password-file "$WORK/slapd/service-password" --ldap-user-groups-attribute memberOf \
+    --ldap-bind-password-file "$LDAP_SERVICE_PASSWORD_FILE" --ldap-user-groups-attribute memberOf \
     --ldap-required-group "cn=rolo-users,dc=example,dc=org" --auth-cache-seconds 60
 rolo() { "$ROLO" "$@" --database "$ROLO_DATABASE"; }
 BOOK="$ROLO_URL/dav/addressbooks/alice/default/"
@@ -116,7 +67,7 @@ vds sync b_rolo || fail "sync B with the app password"
 compare "$WORK/a" "$WORK/b" || fail "A and B differ"
 
 step "slapd stopped: the app password still syncs; a login the directory must answer gets 503"
-stop_slapd
+slapd_stop
 printf 'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:during-outage\r\nFN:During Outage\r\nEND:VCARD\r\n' >"$WORK/b/during-outage.vcf"
 vds sync b_rolo || fail "sync B during the outage"
 [ "$(count_on_server)" = 31 ] || fail "server holds $(count_on_server) cards, expected 31"
