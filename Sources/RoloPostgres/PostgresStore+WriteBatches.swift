@@ -11,8 +11,10 @@ import Synchronization
 /// by `Limits`) and writes it in one transaction on one connection (`PostgresStore.putBatch`),
 /// then answers every caller once the COMMIT is back.
 ///
-/// - The batch locks the book's row first and reserves a seq for each write; a write takes
-///   the next one only when it writes, so seqs come out as with one transaction each.
+/// - The batch locks the book's row first; a write takes the next seq only when it writes,
+///   so seqs come out as with one transaction each. The book's row is updated once, at the
+///   end, so the other processes hear of the batch once (the trigger on `collections`), with
+///   its last seq and the Push-Dont-Notify its writes share.
 /// - A write whose precondition or UID check fails is refused before it writes anything
 ///   (`WriteRules`, decided on what the batch sees): it fails alone and the others commit.
 /// - A statement the server refuses aborts the whole transaction: then every write of the
@@ -126,7 +128,7 @@ extension PostgresStore {
         }
         for (pending, result) in zip(batch, results) {
             if case .success(let put) = result {
-                bookChanges.publish(collectionID: collectionID, seq: put.seq)
+                bookChanges.publish(BookChange(collectionID: collectionID, seq: put.seq, exclusion: pending.exclusion))
                 if put.created { substringIndex.cardCreated(in: collectionID) }
             }
             pending.answer(result)
@@ -141,33 +143,32 @@ extension PostgresStore {
         writeBatches.counted()
         do {
             return try await transaction { connection in
-                // The book's row, locked until the commit, and a seq reserved for every write.
-                guard let row = try await connection.first(ReserveSeqsSQL.self, Int64(batch.count), now, collectionID) else {
-                    throw StoreError.notFound
-                }
-                var seq = try row.decode(Int64.self)
-                let reservedUpTo = seq + Int64(batch.count)
-                var exclusion = PushExclusion.nobody
+                // The book's row, locked until the commit: the batch's turn.
+                guard let row = try await connection.first(LockBookSQL.self, collectionID) else { throw StoreError.notFound }
+                let first = try row.decode(Int64.self)
+                var seq = first
                 var results: [Result<PutResult, any Error>] = []
                 results.reserveCapacity(batch.count)
+                var exclusion: PushExclusion?
                 for pending in batch {
-                    if pending.exclusion != exclusion {
-                        exclusion = pending.exclusion
-                        let encoded = exclusion == .nobody ? "" : exclusion.encoded
-                        try await connection.execute("SELECT set_config('rolo.push_exclusion', \(encoded), true)")
-                    }
                     do {
                         results.append(.success(try await Self.put(connection, pending.write, collectionID: collectionID,
                                                                     precondition: pending.precondition, seq: seq + 1, now: now)))
                         seq += 1
+                        exclusion = exclusion?.merged(with: pending.exclusion) ?? pending.exclusion
                     } catch let error as StoreError where !Self.isUnavailable(error) {
                         // Refused by `WriteRules` before its statement: nothing of it was written.
                         results.append(.failure(error))
                     }
                 }
                 // Nothing written: nothing to commit (the book's seq and time stay as they were).
-                guard results.contains(where: { (try? $0.get()) != nil }) else { throw NothingWritten(results: results) }
-                if seq != reservedUpTo { _ = try await connection.rows(SeqBackSQL.self, seq, collectionID) }
+                guard seq > first else { throw NothingWritten(results: results) }
+                // The book's seq moves once for the batch, which notifies the other processes
+                // (the trigger on `collections`) with what every write of it left out.
+                if let exclusion, exclusion != .nobody {
+                    try await connection.execute("SELECT set_config('rolo.push_exclusion', \(exclusion.encoded), true)")
+                }
+                _ = try await connection.rows(BookSeqSQL.self, seq, now, collectionID)
                 return results
             }
         } catch let nothing as NothingWritten {
@@ -203,14 +204,13 @@ extension PostgresStore {
         return PutResult(etag: write.etag, created: existing == nil, seq: seq)
     }
 
-    /// Locks the book's row and moves its seq on by $1, one for each write of a batch;
-    /// returns the seq before.
-    enum ReserveSeqsSQL: PreparedSQL {
-        static let sql = "UPDATE collections SET sync_seq = sync_seq + $1, modified = $2 WHERE id = $3 RETURNING sync_seq - $1"
+    /// Locks the book's row for a batch; its seq.
+    enum LockBookSQL: PreparedSQL {
+        static let sql = "SELECT sync_seq FROM collections WHERE id = $1 FOR UPDATE"
     }
 
-    /// Gives back the seqs a batch reserved for writes that were refused.
-    enum SeqBackSQL: PreparedSQL {
-        static let sql = "UPDATE collections SET sync_seq = $1 WHERE id = $2"
+    /// The book's seq after a batch, set once (its trigger tells the other processes).
+    enum BookSeqSQL: PreparedSQL {
+        static let sql = "UPDATE collections SET sync_seq = $1, modified = $2 WHERE id = $3"
     }
 }
