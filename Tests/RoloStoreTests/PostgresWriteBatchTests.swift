@@ -105,6 +105,50 @@ private final class BookRowHold: Sendable {
         #expect(try await fixture.integrityCheck() == [])
     }
 
+    /// Another process hears of a batch once it committed, with the batch's last seq (a
+    /// refused write of it took none) and the Push-Dont-Notify its writes share (the
+    /// refused one, which left out nobody, is not among them).
+    @Test func anotherProcessHearsABatchWithItsLastSeq() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        other.bookChanges.open()
+        defer { other.bookChanges.close() }
+        let listening = Task { await other.followBookChanges() }
+        defer { listening.cancel() }
+        // LISTEN is in place once the initial sweep has run; give it a moment.
+        try await Task.sleep(for: .milliseconds(500))
+        let exclusion = PushExclusion.registrations(user: "alice", ids: ["r1"])
+
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) {
+            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "a.vcf", fn: "A", .none) }
+        }
+        let good1 = try await Self.send(store, bookID: book, taken: false) {
+            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "b.vcf", fn: "B", .none) }
+        }
+        let refused = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch(["\"stale\""]))
+        }
+        let good2 = try await Self.send(store, bookID: book, taken: false) {
+            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+        }
+        try await hold.release()
+        #expect(try await first.value.seq == 1)
+        #expect(try await good1.value.seq == 2)
+        await #expect(throws: StoreError.preconditionFailed) { try await refused.value }
+        #expect(try await good2.value.seq == 3)
+
+        // What the other process hears, until it heard of seq 3 (each take merges what came).
+        var heard: [BookChange] = []
+        while heard.last.map({ $0.seq < 3 }) ?? true {
+            heard += try await CoordinationTests().withTimeout { await other.bookChanges.take() }
+        }
+        #expect(heard.last == BookChange(collectionID: book, seq: 3, exclusion: exclusion))
+        #expect(heard.allSatisfy { $0.seq <= 3 })
+    }
+
     /// A batch whose every write is refused commits nothing: the book's seq stays.
     @Test func aBatchOfRefusedWritesLeavesTheBookAsItWas() async throws {
         let fixture = try await StoreFixture.make(.postgres)
