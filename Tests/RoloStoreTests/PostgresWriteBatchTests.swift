@@ -105,6 +105,47 @@ private final class BookRowHold: Sendable {
         #expect(try await fixture.integrityCheck() == [])
     }
 
+    /// Updates queued together with distinct names and UIDs are judged on what one look-up
+    /// for the whole batch found: the same answers as one by one (a stale If-Match, a UID
+    /// held by another card refused; the rest written).
+    @Test func updatesQueuedTogetherAreJudgedAsOneByOne() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let a = try await fixture.put("a.vcf", fn: "A")
+        let b = try await fixture.put("b.vcf", fn: "B")
+        try await fixture.put("held.vcf", uid: "held-uid", fn: "Held")
+
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+        let matching = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch([a.etag]))
+        }
+        let stale = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "b.vcf", fn: "B2", .ifMatch(["\"stale\""]))
+        }
+        let conflicting = try await Self.send(store, bookID: book, taken: false) {
+            let (data, card) = Self.card("held-uid", fn: "Other")
+            return try await store.putResource(collectionID: book, name: "other.vcf", data: data, contentType: "text/vcard",
+                                               card: card, precondition: .none)
+        }
+        let plain = try await Self.send(store, bookID: book, taken: false) { try await Self.put(store, book, "e.vcf", fn: "E", .none) }
+        try await hold.release()
+
+        #expect(try await first.value.seq == 4)
+        let updated = try await matching.value
+        #expect(updated.seq == 5 && !updated.created)
+        await #expect(throws: StoreError.preconditionFailed) { try await stale.value }
+        await #expect(throws: StoreError.uidConflict(existingName: "held.vcf")) { try await conflicting.value }
+        let created = try await plain.value
+        #expect(created.seq == 6 && created.created)
+        #expect(try await store.collection(id: book)?.syncSeq == 6)
+        #expect(try await store.resourceInfo(collectionID: book, name: "b.vcf")?.etag == b.etag)
+        #expect(try await store.resourceInfo(collectionID: book, name: "other.vcf") == nil)
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
     /// Another process hears of a batch once it committed, with the batch's last seq (a
     /// refused write of it took none) and the Push-Dont-Notify its writes share (the
     /// refused one, which left out nobody, is not among them).
