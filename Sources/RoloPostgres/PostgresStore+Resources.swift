@@ -159,33 +159,19 @@ extension PostgresStore {
                            precondition: WritePrecondition) async throws -> ExistingResource? {
         // A resource without a card has no UID to check: "" matches no card (a card's UID is
         // never empty; an imported one without gets one).
-        var target = WriteTarget()
-        if let row = try await connection.first(WriteTargetSQL.self, collectionID, name, card?.uid.withoutNUL ?? "") {
+        let uid = card?.uid
+        var existing: ExistingResource?
+        var holder: String?
+        if let row = try await connection.first(WriteTargetSQL.self, collectionID, name, uid?.withoutNUL ?? "") {
             let (id, etag, storedUID, owner) = try row.decode((Int64?, String?, String?, String?).self)
-            target = WriteTarget(id: id, etag: etag, uid: storedUID, uidHolder: owner)
+            if let id, let etag { existing = ExistingResource(id: id, etag: etag, uid: storedUID) }
+            holder = uid == nil ? nil : owner
         }
-        return try target.judged(name: name, card: card, precondition: precondition)
-    }
-
-    /// What a write finds where it lands (`WriteTargetSQL`'s row): the resource of its name,
-    /// and the name holding its card's UID.
-    struct WriteTarget: Sendable {
-        var id: Int64?
-        var etag: String?
-        var uid: String?
-        var uidHolder: String?
-
-        /// The resource the write replaces (nil: it creates one), once `WriteRules` let it.
-        func judged(name: String, card: CardMetadata?, precondition: WritePrecondition) throws -> ExistingResource? {
-            var existing: ExistingResource?
-            if let id, let etag { existing = ExistingResource(id: id, etag: etag, uid: uid) }
-            // UIDs are stored without NUL (PostgreSQL text holds none): compare them so.
-            var stored = card
-            stored?.uid = card?.uid.withoutNUL ?? ""
-            try WriteRules.checkWrite(name: name, card: stored, precondition: precondition, existing: existing,
-                                      uidHolder: card == nil ? nil : uidHolder)
-            return existing
-        }
+        // UIDs are stored without NUL (PostgreSQL text holds none): compare them so.
+        var stored = card
+        stored?.uid = card?.uid.withoutNUL ?? ""
+        try WriteRules.checkWrite(name: name, card: stored, precondition: precondition, existing: existing, uidHolder: holder)
+        return existing
     }
 
     enum WriteTargetSQL: PreparedSQL {

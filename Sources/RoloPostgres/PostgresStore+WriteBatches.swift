@@ -150,12 +150,10 @@ extension PostgresStore {
                 var results: [Result<PutResult, any Error>] = []
                 results.reserveCapacity(batch.count)
                 var exclusion: PushExclusion?
-                let targets = try await Self.writeTargets(connection, collectionID: collectionID, batch: batch)
-                for (index, pending) in batch.enumerated() {
+                for pending in batch {
                     do {
                         results.append(.success(try await Self.put(connection, pending.write, collectionID: collectionID,
-                                                                    precondition: pending.precondition, seq: seq + 1, now: now,
-                                                                    target: targets?[index])))
+                                                                    precondition: pending.precondition, seq: seq + 1, now: now)))
                         seq += 1
                         exclusion = exclusion?.merged(with: pending.exclusion) ?? pending.exclusion
                     } catch let error as StoreError where !Self.isUnavailable(error) {
@@ -189,55 +187,21 @@ extension PostgresStore {
     }
 
     /// One PUT inside a transaction holding the book's row, as the seq `seq`.
-    /// `target`: what the write finds, when the batch read it already (`writeTargets`).
     static func put(_ connection: Connection, _ write: ResourceWrite, collectionID: Int64, precondition: WritePrecondition,
-                    seq: Int64, now: Double, target: WriteTarget? = nil) async throws -> PutResult {
+                    seq: Int64, now: Double) async throws -> PutResult {
         // A write that must create the resource (If-None-Match: *, how clients upload new
         // cards) first simply tries to, and looks only when the name or UID is taken.
         if precondition == .ifNoneMatchAny, try await insert(connection, write, collectionID: collectionID, seq: seq, now: now) != nil {
             return PutResult(etag: write.etag, created: true, seq: seq)
         }
-        let existing = if let target {
-            try target.judged(name: write.name, card: write.card, precondition: precondition)
-        } else {
-            try await checkWrite(connection, collectionID: collectionID, name: write.name, card: write.card,
-                                 precondition: precondition)
-        }
+        let existing = try await checkWrite(connection, collectionID: collectionID, name: write.name, card: write.card,
+                                            precondition: precondition)
         if let existing {
             try await replace(connection, id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
         } else if try await insert(connection, write, collectionID: collectionID, seq: seq, now: now) == nil {
             throw StoreError.alreadyExists // unreachable: name and UID were checked above
         }
         return PutResult(etag: write.etag, created: existing == nil, seq: seq)
-    }
-
-    /// What each write of the batch finds, read in one statement once the book's row is
-    /// locked, so that an update costs its write alone; nil (each write looks for itself)
-    /// unless two or more writes would look and no two share a name or a UID: then no write
-    /// of the batch changes what another finds, and nothing else can while the row is locked.
-    static func writeTargets(_ connection: Connection, collectionID: Int64,
-                             batch: [WriteBatches.Pending]) async throws -> [WriteTarget]? {
-        guard batch.count(where: { $0.precondition != .ifNoneMatchAny }) >= 2 else { return nil }
-        let names = batch.map(\.write.name)
-        let uids = batch.map { $0.write.card?.uid.withoutNUL ?? "" }
-        let cardUIDs = uids.filter { !$0.isEmpty }
-        guard Set(names).count == names.count, Set(cardUIDs).count == cardUIDs.count else { return nil }
-        var targets = [WriteTarget](repeating: WriteTarget(), count: batch.count)
-        for row in try await connection.rows(WriteTargetsSQL.self, collectionID, names, uids) {
-            let (index, id, etag, uid, holder) = try row.decode((Int64, Int64?, String?, String?, String?).self)
-            targets[Int(index) - 1] = WriteTarget(id: id, etag: etag, uid: uid, uidHolder: holder)
-        }
-        return targets
-    }
-
-    /// `WriteTargetSQL` for the names $2 and UIDs $3 of a batch, numbered from 1 in order.
-    enum WriteTargetsSQL: PreparedSQL {
-        static let sql = """
-            SELECT t.i, e.id, e.etag, e.uid,
-                   (SELECT name FROM resources WHERE collection_id = $1 AND md5(uid) = md5(t.u) AND uid = t.u LIMIT 1)
-            FROM unnest($2::TEXT[], $3::TEXT[]) WITH ORDINALITY AS t(n, u, i)
-            LEFT JOIN resources e ON e.collection_id = $1 AND e.name = t.n
-            """
     }
 
     /// Locks the book's row for a batch; its seq.

@@ -105,9 +105,8 @@ private final class BookRowHold: Sendable {
         #expect(try await fixture.integrityCheck() == [])
     }
 
-    /// Updates queued together with distinct names and UIDs are judged on what one look-up
-    /// for the whole batch found: the same answers as one by one (a stale If-Match, a UID
-    /// held by another card refused; the rest written).
+    /// Updates and new cards queued together get the answers they get one by one (a stale
+    /// If-Match, a UID held by another card refused; the rest written, in order).
     @Test func updatesQueuedTogetherAreJudgedAsOneByOne() async throws {
         let fixture = try await StoreFixture.make(.postgres)
         defer { fixture.close() }
