@@ -10,29 +10,8 @@ extension PostgresStore {
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
         try Naming.validateResource(name)
         let write = ResourceWrite(name: name, data: data, contentType: contentType, card: card)
-        let now = self.now
-        // A write that must create the resource (If-None-Match: *, how clients upload new
-        // cards) first simply tries to, and looks only when the name or UID is taken.
-        let mayCreate = precondition == .ifNoneMatchAny
-        let result = try await transaction { connection in
-            // The collection's row, locked until the commit: writes to one book take turns
-            // from here on, and what follows reads what the one before committed.
-            let seq = try await Self.nextSeq(connection, collectionID: collectionID, now: now)
-            if mayCreate, try await Self.insert(connection, write, collectionID: collectionID, seq: seq, now: now) != nil {
-                return PutResult(etag: write.etag, created: true, seq: seq)
-            }
-            let existing = try await Self.checkWrite(connection, collectionID: collectionID, name: name, card: card,
-                                                     precondition: precondition)
-            if let existing {
-                try await Self.replace(connection, id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
-            } else if try await Self.insert(connection, write, collectionID: collectionID, seq: seq, now: now) == nil {
-                throw StoreError.alreadyExists // unreachable: name and UID were checked above
-            }
-            return PutResult(etag: write.etag, created: existing == nil, seq: seq)
-        }
-        bookChanges.publish(collectionID: collectionID, seq: result.seq)
-        if result.created { substringIndex.cardCreated(in: collectionID) }
-        return result
+        // Gathered with the PUTs to the same book that come meanwhile (`WriteBatches`).
+        return try await putBatched(collectionID: collectionID, write: write, precondition: precondition)
     }
 
     public func deleteResource(collectionID: Int64, name: String, precondition: WritePrecondition) async throws {

@@ -9,7 +9,8 @@ import Synchronization
 /// tests: every write is one transaction that first locks its collection's row (the
 /// `UPDATE … sync_seq = sync_seq + 1` that hands out the seq), then decides its
 /// preconditions on what is committed by then, so two racing writes to one book are
-/// serialised and never both win. Reads are single statements (one snapshot each).
+/// serialised and never both win. PUTs to one book share transactions (`WriteBatches`),
+/// under the same lock. Reads are single statements (one snapshot each).
 ///
 /// A lost or unreachable server makes calls throw `StoreError.unavailable` (the server
 /// answers 503) after at most `Configuration.connectionTimeout`; the pool reconnects by
@@ -44,6 +45,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     private let trigramIndex = Mutex(false)
     /// Whether a substring query of a book uses that index (`SubstringIndexChoice`).
     let substringIndex: SubstringIndexChoice
+    /// PUTs to one book gathered into one transaction (group commit).
+    let writeBatches = WriteBatches()
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
         self.configuration = configuration

@@ -1,0 +1,216 @@
+import Foundation
+import PostgresNIO
+import RoloStore
+import Synchronization
+
+/// Group commit for PUTs on PostgreSQL, as `GroupCommit` is for SQLite. A write to a book
+/// locks the book's row (it hands out the sync seq) until its COMMIT is on disk, so writes
+/// to one book take turns, and with one transaction each the turn was the look-up, the
+/// write and a COMMIT with its WAL flush. Here a PUT joins its book's queue; one task per
+/// book with queued writes takes everything that queued while the last batch ran (bounded
+/// by `Limits`) and writes it in one transaction on one connection (`PostgresStore.putBatch`),
+/// then answers every caller once the COMMIT is back.
+///
+/// - The batch locks the book's row first; a write takes the next seq only when it writes,
+///   so seqs come out as with one transaction each. The book's row is updated once, at the
+///   end, so the other processes hear of the batch once (the trigger on `collections`), with
+///   its last seq and the Push-Dont-Notify its writes share.
+/// - A write whose precondition or UID check fails is refused before it writes anything
+///   (`WriteRules`, decided on what the batch sees): it fails alone and the others commit.
+/// - A statement the server refuses aborts the whole transaction: then every write of the
+///   batch runs again in a transaction of its own, so that only the faulty one fails.
+/// - A failed COMMIT or a lost connection fails every write of the batch, and nobody is
+///   answered before the commit: nothing acknowledged is lost.
+/// - A lone write waits for nothing: the batch is whatever queued meanwhile.
+/// - Other processes, and the other writes of this one (deletes, imports), take the same
+///   row lock, so they interleave with batches and every precondition is still decided on
+///   what is committed by then.
+final class WriteBatches: Sendable {
+    struct Limits: Sendable {
+        var maximumWrites = 64
+        var maximumBytes = 4 << 20
+    }
+
+    /// One queued PUT, with what its request's task knew (the push exclusion is a task local
+    /// the batch's task does not have).
+    struct Pending: Sendable {
+        let write: ResourceWrite
+        let precondition: WritePrecondition
+        let exclusion: PushExclusion
+        let answer: @Sendable (Result<PutResult, any Error>) -> Void
+    }
+
+    private struct State {
+        /// Queued writes per book; a book is a key while its task runs, even with none queued.
+        var queues: [Int64: [Pending]] = [:]
+        var batches = 0
+    }
+
+    let limits: Limits
+    private let state = Mutex(State())
+
+    init(limits: Limits = Limits()) { self.limits = limits }
+
+    /// Writes queued for `collectionID` and not yet taken by a batch.
+    func queuedWrites(collectionID: Int64) -> Int { state.withLock { $0.queues[collectionID]?.count ?? 0 } }
+
+    /// Transactions run so far by the batches (committed or not), each of one write or more.
+    var batchCount: Int { state.withLock { $0.batches } }
+
+    /// Counts a batch's transaction (`batchCount`).
+    func counted() { state.withLock { $0.batches += 1 } }
+
+    /// Queues `pending`; true when the book had no task running, and the caller starts one.
+    func enqueue(_ pending: Pending, collectionID: Int64) -> Bool {
+        state.withLock { state in
+            if state.queues[collectionID] != nil {
+                state.queues[collectionID]!.append(pending)
+                return false
+            }
+            state.queues[collectionID] = [pending]
+            return true
+        }
+    }
+
+    /// The oldest queued writes of the book, as many as `limits` allow (at least one); empty,
+    /// and the book's task ends, when none are queued.
+    func takeBatch(collectionID: Int64) -> [Pending] {
+        state.withLock { state in
+            let queue = state.queues[collectionID] ?? []
+            guard !queue.isEmpty else {
+                state.queues[collectionID] = nil
+                return []
+            }
+            var count = 0, bytes = 0
+            for pending in queue {
+                if count > 0 && (count == limits.maximumWrites || bytes + pending.write.data.count > limits.maximumBytes) { break }
+                count += 1
+                bytes += pending.write.data.count
+            }
+            state.queues[collectionID] = Array(queue.dropFirst(count))
+            return Array(queue.prefix(count))
+        }
+    }
+}
+
+extension PostgresStore {
+    /// Queues the PUT in its book's batch and returns its result once the batch committed.
+    func putBatched(collectionID: Int64, write: ResourceWrite, precondition: WritePrecondition) async throws -> PutResult {
+        let exclusion = PushExclusion.current ?? .nobody
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PutResult, any Error>) in
+            let pending = WriteBatches.Pending(write: write, precondition: precondition, exclusion: exclusion,
+                                               answer: { continuation.resume(with: $0) })
+            guard writeBatches.enqueue(pending, collectionID: collectionID) else { return }
+            // Detached: the batch is no one request's, and must not carry the first one's
+            // task locals (its push exclusion, its author) into the others.
+            Task.detached { [self] in
+                while true {
+                    let batch = writeBatches.takeBatch(collectionID: collectionID)
+                    if batch.isEmpty { return }
+                    await commit(batch, collectionID: collectionID)
+                }
+            }
+        }
+    }
+
+    /// Writes the batch in one transaction and answers each write; when the server refused
+    /// a statement (the transaction then holds nothing), each write again on its own.
+    private func commit(_ batch: [WriteBatches.Pending], collectionID: Int64) async {
+        let results: [Result<PutResult, any Error>]
+        do {
+            results = try await putBatch(collectionID: collectionID, batch)
+        } catch let error where batch.count > 1 && !(error is StoreError) && !(error is CancellationError) {
+            for pending in batch { await commit([pending], collectionID: collectionID) }
+            return
+        } catch {
+            for pending in batch { pending.answer(.failure(error)) }
+            return
+        }
+        for (pending, result) in zip(batch, results) {
+            if case .success(let put) = result {
+                bookChanges.publish(BookChange(collectionID: collectionID, seq: put.seq, exclusion: pending.exclusion))
+                if put.created { substringIndex.cardCreated(in: collectionID) }
+            }
+            pending.answer(result)
+        }
+    }
+
+    /// The writes of a batch, in order, in one transaction: each write's result, or its own
+    /// error when its precondition or UID check failed (it wrote nothing). Throws, and
+    /// nothing is written, when a statement or the commit failed.
+    func putBatch(collectionID: Int64, _ batch: [WriteBatches.Pending]) async throws -> [Result<PutResult, any Error>] {
+        let now = self.now
+        writeBatches.counted()
+        do {
+            return try await transaction { connection in
+                // The book's row, locked until the commit: the batch's turn.
+                guard let row = try await connection.first(LockBookSQL.self, collectionID) else { throw StoreError.notFound }
+                let first = try row.decode(Int64.self)
+                var seq = first
+                var results: [Result<PutResult, any Error>] = []
+                results.reserveCapacity(batch.count)
+                var exclusion: PushExclusion?
+                for pending in batch {
+                    do {
+                        results.append(.success(try await Self.put(connection, pending.write, collectionID: collectionID,
+                                                                    precondition: pending.precondition, seq: seq + 1, now: now)))
+                        seq += 1
+                        exclusion = exclusion?.merged(with: pending.exclusion) ?? pending.exclusion
+                    } catch let error as StoreError where !Self.isUnavailable(error) {
+                        // Refused by `WriteRules` before its statement: nothing of it was written.
+                        results.append(.failure(error))
+                    }
+                }
+                // Nothing written: nothing to commit (the book's seq and time stay as they were).
+                guard seq > first else { throw NothingWritten(results: results) }
+                // The book's seq moves once for the batch, which notifies the other processes
+                // (the trigger on `collections`) with what every write of it left out.
+                if let exclusion, exclusion != .nobody {
+                    try await connection.execute("SELECT set_config('rolo.push_exclusion', \(exclusion.encoded), true)")
+                }
+                _ = try await connection.rows(BookSeqSQL.self, seq, now, collectionID)
+                return results
+            }
+        } catch let nothing as NothingWritten {
+            return nothing.results
+        }
+    }
+
+    private static func isUnavailable(_ error: StoreError) -> Bool {
+        if case .unavailable = error { return true }
+        return false
+    }
+
+    /// Every write of a batch was refused: the transaction is rolled back and they answered.
+    private struct NothingWritten: Error {
+        let results: [Result<PutResult, any Error>]
+    }
+
+    /// One PUT inside a transaction holding the book's row, as the seq `seq`.
+    static func put(_ connection: Connection, _ write: ResourceWrite, collectionID: Int64, precondition: WritePrecondition,
+                    seq: Int64, now: Double) async throws -> PutResult {
+        // A write that must create the resource (If-None-Match: *, how clients upload new
+        // cards) first simply tries to, and looks only when the name or UID is taken.
+        if precondition == .ifNoneMatchAny, try await insert(connection, write, collectionID: collectionID, seq: seq, now: now) != nil {
+            return PutResult(etag: write.etag, created: true, seq: seq)
+        }
+        let existing = try await checkWrite(connection, collectionID: collectionID, name: write.name, card: write.card,
+                                            precondition: precondition)
+        if let existing {
+            try await replace(connection, id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
+        } else if try await insert(connection, write, collectionID: collectionID, seq: seq, now: now) == nil {
+            throw StoreError.alreadyExists // unreachable: name and UID were checked above
+        }
+        return PutResult(etag: write.etag, created: existing == nil, seq: seq)
+    }
+
+    /// Locks the book's row for a batch; its seq.
+    enum LockBookSQL: PreparedSQL {
+        static let sql = "SELECT sync_seq FROM collections WHERE id = $1 FOR UPDATE"
+    }
+
+    /// The book's seq after a batch, set once (its trigger tells the other processes).
+    enum BookSeqSQL: PreparedSQL {
+        static let sql = "UPDATE collections SET sync_seq = $1, modified = $2 WHERE id = $3"
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import PostgresNIO
+import PostgresTestSupport
+@testable import RoloPostgres
+import RoloStore
+import Testing
+
+/// Holds a book's row locked from a transaction of its own, as a write of another process
+/// does, until `release()`: a batch started meanwhile waits for the row, and the writes
+/// sent after it queue up for the next batch.
+private final class BookRowHold: Sendable {
+    private let releaser: AsyncStream<Void>.Continuation
+    private let holder: Task<Void, any Error>
+
+    init(_ store: PostgresStore, bookID: Int64) async throws {
+        let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+        let (released, releaser) = AsyncStream.makeStream(of: Void.self)
+        self.releaser = releaser
+        holder = Task {
+            defer { lockedSignal.finish() }
+            try await store.transaction { connection in
+                try await connection.execute("SELECT 1 FROM collections WHERE id = \(bookID) FOR UPDATE")
+                lockedSignal.yield()
+                for await _ in released { break }
+            }
+        }
+        for await _ in locked { break }
+    }
+
+    func release() async throws {
+        releaser.yield()
+        releaser.finish()
+        try await holder.value
+    }
+}
+
+@Suite(.closesStores) struct PostgresWriteBatchTests {
+    /// Starts `write` and returns once the store's batches took it (`batches` grew) or queued
+    /// it (`queued` grew), so that the next write queues after it.
+    private static func send(_ store: PostgresStore, bookID: Int64, taken: Bool,
+                             _ write: @escaping @Sendable () async throws -> PutResult) async throws -> Task<PutResult, any Error> {
+        let batches = store.writeBatches
+        let before = (batches.batchCount, batches.queuedWrites(collectionID: bookID))
+        let task = Task { try await write() }
+        while taken ? batches.batchCount == before.0 : batches.queuedWrites(collectionID: bookID) == before.1 {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return task
+    }
+
+    private static func card(_ uid: String, fn: String) -> (Data, CardMetadata) {
+        (Data(vcard(uid: uid, fn: fn).utf8),
+         CardMetadata(uid: uid, kind: "individual", indexEntries: [IndexEntry(property: "FN", value: fn)], members: []))
+    }
+
+    private static func put(_ store: PostgresStore, _ bookID: Int64, _ name: String, fn: String,
+                            _ precondition: WritePrecondition) async throws -> PutResult {
+        let (data, card) = card(name, fn: fn)
+        return try await store.putResource(collectionID: bookID, name: name, data: data, contentType: "text/vcard",
+                                           card: card, precondition: precondition)
+    }
+
+    /// Writes queued while the book's row is taken commit in one transaction, in the order
+    /// they came; one whose If-Match or If-None-Match fails is refused alone, its seq not
+    /// taken, and the others commit with consecutive seqs.
+    @Test func queuedPutsCommitTogetherAndARefusedOneFailsAlone() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let a = try await fixture.put("a.vcf", fn: "A")
+        let b = try await fixture.put("b.vcf", fn: "B")
+        let batchesBefore = store.writeBatches.batchCount
+
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+        let matching = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch([a.etag]))
+        }
+        let stale = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "b.vcf", fn: "B2", .ifMatch(["\"stale\""]))
+        }
+        let new = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "d.vcf", fn: "D", .ifNoneMatchAny)
+        }
+        let taken = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A3", .ifNoneMatchAny)
+        }
+        #expect(store.writeBatches.queuedWrites(collectionID: book) == 4)
+        try await hold.release()
+
+        #expect(try await first.value.seq == 3)
+        #expect(try await matching.value.seq == 4)
+        await #expect(throws: StoreError.preconditionFailed) { try await stale.value }
+        let created = try await new.value
+        #expect(created.seq == 5 && created.created)
+        await #expect(throws: StoreError.preconditionFailed) { try await taken.value }
+        #expect(store.writeBatches.batchCount - batchesBefore == 2, "the four queued writes shared one transaction")
+
+        #expect(try await store.collection(id: book)?.syncSeq == 5)
+        let changes = try await store.changes(collectionID: book, since: 2, limit: nil)
+        #expect(Dictionary(uniqueKeysWithValues: changes.changes.map { ($0.name, $0.seq) }) == ["c.vcf": 3, "a.vcf": 4, "d.vcf": 5])
+        #expect(try await store.resourceInfo(collectionID: book, name: "b.vcf")?.etag == b.etag)
+        #expect(try await store.resource(collectionID: book, name: "a.vcf")?.data == Data(vcard(uid: "a.vcf", fn: "A2").utf8))
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// Updates and new cards queued together get the answers they get one by one (a stale
+    /// If-Match, a UID held by another card refused; the rest written, in order).
+    @Test func updatesQueuedTogetherAreJudgedAsOneByOne() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let a = try await fixture.put("a.vcf", fn: "A")
+        let b = try await fixture.put("b.vcf", fn: "B")
+        try await fixture.put("held.vcf", uid: "held-uid", fn: "Held")
+
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+        let matching = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch([a.etag]))
+        }
+        let stale = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "b.vcf", fn: "B2", .ifMatch(["\"stale\""]))
+        }
+        let conflicting = try await Self.send(store, bookID: book, taken: false) {
+            let (data, card) = Self.card("held-uid", fn: "Other")
+            return try await store.putResource(collectionID: book, name: "other.vcf", data: data, contentType: "text/vcard",
+                                               card: card, precondition: .none)
+        }
+        let plain = try await Self.send(store, bookID: book, taken: false) { try await Self.put(store, book, "e.vcf", fn: "E", .none) }
+        try await hold.release()
+
+        #expect(try await first.value.seq == 4)
+        let updated = try await matching.value
+        #expect(updated.seq == 5 && !updated.created)
+        await #expect(throws: StoreError.preconditionFailed) { try await stale.value }
+        await #expect(throws: StoreError.uidConflict(existingName: "held.vcf")) { try await conflicting.value }
+        let created = try await plain.value
+        #expect(created.seq == 6 && created.created)
+        #expect(try await store.collection(id: book)?.syncSeq == 6)
+        #expect(try await store.resourceInfo(collectionID: book, name: "b.vcf")?.etag == b.etag)
+        #expect(try await store.resourceInfo(collectionID: book, name: "other.vcf") == nil)
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// Another process hears of a batch once it committed, with the batch's last seq (a
+    /// refused write of it took none) and the Push-Dont-Notify its writes share (the
+    /// refused one, which left out nobody, is not among them).
+    @Test func anotherProcessHearsABatchWithItsLastSeq() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        other.bookChanges.open()
+        defer { other.bookChanges.close() }
+        let listening = Task { await other.followBookChanges() }
+        defer { listening.cancel() }
+        // LISTEN is in place once the initial sweep has run; give it a moment.
+        try await Task.sleep(for: .milliseconds(500))
+        let exclusion = PushExclusion.registrations(user: "alice", ids: ["r1"])
+
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) {
+            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "a.vcf", fn: "A", .none) }
+        }
+        let good1 = try await Self.send(store, bookID: book, taken: false) {
+            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "b.vcf", fn: "B", .none) }
+        }
+        let refused = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch(["\"stale\""]))
+        }
+        let good2 = try await Self.send(store, bookID: book, taken: false) {
+            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+        }
+        try await hold.release()
+        #expect(try await first.value.seq == 1)
+        #expect(try await good1.value.seq == 2)
+        await #expect(throws: StoreError.preconditionFailed) { try await refused.value }
+        #expect(try await good2.value.seq == 3)
+
+        // What the other process hears, until it heard of seq 3 (each take merges what came).
+        var heard: [BookChange] = []
+        while heard.last.map({ $0.seq < 3 }) ?? true {
+            heard += try await CoordinationTests().withTimeout { await other.bookChanges.take() }
+        }
+        #expect(heard.last == BookChange(collectionID: book, seq: 3, exclusion: exclusion))
+        #expect(heard.allSatisfy { $0.seq <= 3 })
+    }
+
+    /// A batch whose every write is refused commits nothing: the book's seq stays.
+    @Test func aBatchOfRefusedWritesLeavesTheBookAsItWas() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        try await fixture.put("a.vcf", fn: "A")
+        let before = try #require(try await store.collection(id: book))
+        await #expect(throws: StoreError.preconditionFailed) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch(["\"stale\""]))
+        }
+        let after = try #require(try await store.collection(id: book))
+        #expect(after.syncSeq == before.syncSeq)
+        #expect(after.modified == before.modified)
+    }
+
+    /// A statement the server refuses aborts the batch's transaction: its writes then run one
+    /// by one, so that only the refused one fails and its neighbours commit.
+    @Test func aWriteTheServerRefusesFailsAloneAndItsBatchCommitsWithoutIt() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        try await store.autocommit { connection in
+            try await connection.execute("""
+                CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.name = 'bad.vcf' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$
+                """)
+            try await connection.execute("CREATE TRIGGER refuse_bad BEFORE INSERT ON resources FOR EACH ROW EXECUTE FUNCTION refuse_bad()")
+        }
+        let batchesBefore = store.writeBatches.batchCount
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) { try await Self.put(store, book, "a.vcf", fn: "A", .none) }
+        let good1 = try await Self.send(store, bookID: book, taken: false) { try await Self.put(store, book, "b.vcf", fn: "B", .none) }
+        let bad = try await Self.send(store, bookID: book, taken: false) { try await Self.put(store, book, "bad.vcf", fn: "X", .none) }
+        let good2 = try await Self.send(store, bookID: book, taken: false) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+        try await hold.release()
+
+        #expect(try await first.value.seq == 1)
+        #expect(try await good1.value.seq == 2)
+        await #expect(throws: (any Error).self) { try await bad.value }
+        #expect(try await good2.value.seq == 3)
+        // The first write's batch, the batch of three that failed, and each of the three again.
+        #expect(store.writeBatches.batchCount - batchesBefore == 5)
+        #expect(try await store.collection(id: book)?.syncSeq == 3)
+        #expect(try await store.resourceInfo(collectionID: book, name: "bad.vcf") == nil)
+        try await store.autocommit { connection in try await connection.execute("DROP TRIGGER refuse_bad ON resources") }
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// Many PUTs to one book at once: each gets its own seq (1...n, each once), every one is
+    /// in the change log with that seq, and they shared transactions.
+    @Test func concurrentPutsToOneBookEachGetTheirOwnSeqAndAllAppearInTheChangeLog() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let count = 100
+        let batchesBefore = store.writeBatches.batchCount
+        let results = try await withThrowingTaskGroup(of: (String, PutResult).self) { group in
+            for index in 0..<count {
+                group.addTask { ("c\(index).vcf", try await fixture.put("c\(index).vcf", fn: "Card \(index)")) }
+            }
+            return try await group.reduce(into: [String: PutResult]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.count == count)
+        #expect(Set(results.values.map(\.seq)) == Set(1...Int64(count)), "seqs 1...count, each once")
+        let changes = try await store.changes(collectionID: fixture.book.id, since: 0, limit: nil)
+        #expect(Dictionary(uniqueKeysWithValues: changes.changes.map { ($0.name, $0.seq) }) == results.mapValues(\.seq))
+        #expect(changes.newSeq == Int64(count))
+        #expect(store.writeBatches.batchCount - batchesBefore < count, "concurrent puts shared transactions")
+        #expect(try await fixture.integrityCheck() == [])
+    }
+}
