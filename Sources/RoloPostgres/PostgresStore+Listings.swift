@@ -11,7 +11,18 @@ extension PostgresStore {
     }
 
     public func resources(collectionID: Int64, names: [String], bodyLimit: Int) async throws -> [StoredResource] {
-        try await named(names, in: collectionID, columns: Self.bodyColumns(upTo: bodyLimit)) { try Self.storedResource(&$0) }
+        guard !names.isEmpty else { return [] }
+        let names = Self.distinct(names)
+        let limit = Int64(max(bodyLimit, 0))
+        let (bytes, overflow) = Int64(names.count).multipliedReportingOverflow(by: limit)
+        guard !overflow, bytes <= Self.arrayBodyBytes else {
+            return try await named(names, in: collectionID, columns: Self.bodyColumns(upTo: bodyLimit)) { try Self.storedResource(&$0) }
+        }
+        let row = try await autocommit { connection in
+            names.count <= Self.probedNames ? try await connection.first(CardsByNameSQL.self, collectionID, names, limit)
+                                            : try await connection.first(CardsByNamesScanSQL.self, collectionID, names, limit)
+        }
+        return try Self.storedResources(arrays: row, bodyLimit: limit)
     }
 
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
@@ -153,6 +164,62 @@ extension PostgresStore {
     static func distinct(_ names: [String]) -> [String] {
         var seen = Set<[UInt8]>()
         return names.filter { seen.insert(Array($0.utf8)).inserted }
+    }
+
+    // A multiget's or sync's cards (`resources(collectionID:names:bodyLimit:)`) come as one row
+    // of column arrays too, the bodies as a `bytea[]`: a row message per card was most of a
+    // multiget's time on PostgreSQL (issue 34). An array holds no NULL for postgres-nio, so
+    // a body over the limit comes as an empty one, told by its size. A row is bounded (an
+    // array at 1 GB), so names × limit over `arrayBodyBytes` take a row per card instead.
+
+    /// The most body bytes a named read gathers into one row: 250 names (a multiget's page)
+    /// at the 64 KB default limit are 16 MB.
+    static let arrayBodyBytes: Int64 = 256 << 20
+
+    /// `infoArrays` with the body (or "" when over the limit $3) as a seventh array.
+    private static func cardArrays(of rows: String) -> String {
+        """
+        SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), array_agg(seq),
+               array_agg(body)
+        FROM (\(rows)) listed
+        """
+    }
+
+    private static let cardColumns = """
+        r.name, r.content_type, r.etag, r.size, r.modified, r.seq, CASE WHEN r.size <= $3 THEN r.data ELSE ''::BYTEA END AS body
+        """
+
+    enum CardsByNameSQL: PreparedSQL {
+        static let sql = cardArrays(of: """
+            SELECT found.* FROM unnest($2::TEXT[]) AS asked(name) CROSS JOIN LATERAL (
+                SELECT \(cardColumns) FROM resources r WHERE r.collection_id = $1 AND r.name = asked.name LIMIT 1) found
+            ORDER BY found.name
+            """)
+    }
+
+    enum CardsByNamesScanSQL: PreparedSQL {
+        static let sql = cardArrays(of: """
+            SELECT \(cardColumns) FROM resources r WHERE r.collection_id = $1 AND r.name = ANY($2::TEXT[]) ORDER BY r.name
+            """)
+    }
+
+    /// The cards of a row of `cardArrays`, in byte order; a body over `bodyLimit` left out.
+    static func storedResources(arrays row: PostgresRow?, bodyLimit: Int64) throws -> [StoredResource] {
+        guard let row else { return [] }
+        let (names, types, etags, sizes, modified, seqs, bodies) = try row.decode(
+            ([String]?, [String]?, [String]?, [Int64]?, [Double]?, [Int64]?, [ByteBuffer]?).self)
+        guard let names, let types, let etags, let sizes, let modified, let seqs, let bodies else { return [] }
+        var cards: [StoredResource] = []
+        cards.reserveCapacity(names.count)
+        for index in names.indices {
+            let info = ResourceInfo(name: names[index], contentType: types[index], etag: etags[index], size: Int(sizes[index]),
+                                    modified: Date(timeIntervalSince1970: modified[index]), seq: seqs[index])
+            cards.append(sizes[index] <= bodyLimit ? StoredResource(info: info, data: Data(bodies[index].readableBytesView))
+                                                   : StoredResource(info: info, data: Data(), bodyLeftOut: true))
+        }
+        let inOrder: (StoredResource, StoredResource) -> Bool = { $0.info.name.utf8.lexicographicallyPrecedes($1.info.name.utf8) }
+        if !zip(cards, cards.dropFirst()).allSatisfy(inOrder) { cards.sort(by: inOrder) }
+        return cards
     }
 
     /// The infos of a row of `infoArrays`, in the "C" collation's byte order, which the next

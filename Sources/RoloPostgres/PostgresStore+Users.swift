@@ -56,10 +56,13 @@ extension PostgresStore {
 
     public func accountPasswordStamp(user: String) async throws -> String? {
         try await autocommit { connection in
-            try await connection.first("""
-                SELECT password_hash FROM users WHERE name = \(user) AND NOT disabled AND NOT app_passwords_only
-                """).map { try $0.decode(String.self) }
+            try await connection.first(PasswordStampSQL.self, user).map { try $0.decode(String.self) }
         }
+    }
+
+    /// Read by every request the inline GET does not answer (a multiget, a PUT): prepared.
+    enum PasswordStampSQL: PreparedSQL {
+        static let sql = "SELECT password_hash FROM users WHERE name = $1 AND NOT disabled AND NOT app_passwords_only"
     }
 
     public func listUsers() async throws -> [String] {

@@ -84,6 +84,35 @@ import Testing
         #expect(try await fixture.cards.resource(collectionID: fixture.book.id, name: "big")?.data == big)
     }
 
+    /// A named read with a body limit finds what the full read finds, whatever its form on
+    /// PostgreSQL (a row of arrays for a few names and for many, a row per card when names ×
+    /// limit would make too big a row): absent names skipped, each name once, in byte order,
+    /// a body over the limit left out and the others whole.
+    @Test(arguments: StoreBackend.cardBackends)
+    func namedReadsWithABodyLimitAgreeWithTheFullRead(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.fixture(backend)
+        defer { fixture.close() }
+        let big = Data(("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:big\r\nFN:Big\r\nNOTE:" + String(repeating: "x", count: 300_000)
+            + "\r\nEND:VCARD\r\n").utf8)
+        _ = try await fixture.cards.putResource(collectionID: fixture.book.id, name: "big", data: big, contentType: "text/vcard",
+                                                card: CardMetadata(uid: "big", kind: "individual", indexEntries: [], members: []),
+                                                precondition: .none)
+        let present = Self.names + ["big"]
+        for asked in [["missing"] + present + ["also missing", "a"], (0..<290).map { "missing-\($0)" } + present + present] {
+            let full = try await fixture.cards.resources(collectionID: fixture.book.id, names: asked)
+            #expect(full.map(\.info.name) == present.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            for limit in [0, 1000, big.count - 1, big.count, .max] {
+                let read = try await fixture.cards.resources(collectionID: fixture.book.id, names: asked, bodyLimit: limit)
+                #expect(read.map(\.info) == full.map(\.info), "\(asked.count) names, limit \(limit)")
+                for (card, whole) in zip(read, full) {
+                    let leftOut = whole.data.count > limit
+                    #expect(card.bodyLeftOut == leftOut && card.data == (leftOut ? Data() : whole.data),
+                            "\(card.info.name), \(asked.count) names, limit \(limit)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: StoreBackend.cardBackends)
     func infosByNameAreTheResourcesWithoutBodies(_ backend: StoreBackend) async throws {
         let fixture = try await Self.fixture(backend)
