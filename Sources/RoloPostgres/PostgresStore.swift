@@ -64,9 +64,18 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
             }
         }
         watchdog = Task { [leaseDeadlines] in
+            var last = ContinuousClock.now
             while !Task.isCancelled {
                 try? await Task.sleep(for: LeaseDeadlines.tick)
-                leaseDeadlines.expire(at: .now)
+                let now = ContinuousClock.now
+                // Woken late: the host ran none of this store's tasks meanwhile (every thread
+                // busy, the process paused), neither the watchdog nor the connection work it
+                // watches. That time was the host's, not the database's: the deadlines move by
+                // it, so that a stalled host is not reported as an unreachable database.
+                let late = now - last - LeaseDeadlines.tick
+                if late > LeaseDeadlines.tick { leaseDeadlines.postpone(by: late) }
+                leaseDeadlines.expire(at: now)
+                last = now
             }
         }
     }
@@ -497,6 +506,13 @@ final class LeaseDeadlines: Sendable {
             entries.next += 1
             entries.waiting[entries.next] = Entry(deadline: deadline, expire: expire, isLost: isLost)
             return entries.next
+        }
+    }
+
+    /// Moves every deadline `duration` later (the watchdog, after a stall of the host).
+    func postpone(by duration: Duration) {
+        entries.withLock { entries in
+            for key in entries.waiting.keys { entries.waiting[key]!.deadline += duration }
         }
     }
 

@@ -31,6 +31,20 @@ import Testing
     /// Several servers, written as libpq writes them: each with its port (5432 when left
     /// out, brackets for IPv6), the password still hidden in messages, and a
     /// `target_session_attrs` other than Rolo's read-write refused.
+    /// After a stall of the host (the watchdog woke late), the deadlines move by the stall:
+    /// a call waiting for a connection is not failed for time the host did not run it.
+    @Test func aPostponedDeadlineExpiresThatMuchLater() {
+        let deadlines = LeaseDeadlines()
+        let start = ContinuousClock.now
+        let expired = Mutex(false)
+        _ = deadlines.add(deadline: start + .seconds(10)) { expired.withLock { $0 = true } }
+        deadlines.postpone(by: .seconds(30))
+        deadlines.expire(at: start + .seconds(20))
+        #expect(!expired.withLock { $0 })
+        deadlines.expire(at: start + .seconds(41))
+        #expect(expired.withLock { $0 })
+    }
+
     @Test func urlsMayNameSeveralServersAsLibpqDoes() throws {
         let two = try PostgresStore.Configuration(
             url: "postgresql://rolo:pw@db1.example:6432,[::1],db3.example/rolo?target_session_attrs=read-write")
