@@ -90,6 +90,8 @@ let package = Package(
             "RoloStore",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         ]),

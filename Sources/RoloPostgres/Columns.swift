@@ -6,15 +6,30 @@ import PostgresNIO
 struct Columns {
     private let row: PostgresRandomAccessRow
     private(set) var index: Int
+    /// The cells are binary whatever the row's description says (`init(legacyPrepared:)`).
+    private let binary: Bool
 
     init(_ row: PostgresRow, from index: Int = 0) {
         self.row = row.makeRandomAccess()
         self.index = index
+        binary = false
+    }
+
+    /// A row of postgres-nio's `PreparedQuery` (its future interface, `LoopReadConnections`):
+    /// the rows come in binary, as every extended query asks, but the description kept from
+    /// the statement's preparation says text, and the decoders go by it.
+    init(legacyPrepared row: PostgresRow) {
+        self.row = row.makeRandomAccess()
+        index = 0
+        binary = true
     }
 
     mutating func next<Value: PostgresDecodable>(_ type: Value.Type = Value.self) throws -> Value {
         defer { index += 1 }
-        return try row[index].decode(Value.self)
+        let cell = row[index]
+        guard binary else { return try cell.decode(Value.self) }
+        return try PostgresCell(bytes: cell.bytes, dataType: cell.dataType, format: .binary, columnName: cell.columnName,
+                                columnIndex: cell.columnIndex).decode(Value.self)
     }
 
     mutating func date() throws -> Date { Date(timeIntervalSince1970: try next(Double.self)) }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import PostgresNIO
 import RoloStore
 
@@ -59,21 +60,50 @@ extension PostgresStore {
             """
     }
 
+    /// `InlineReadSQL` for a batch (`LoopReadConnections`): owners, paths, names and logins
+    /// as four arrays, a row for each element in their order (each finds one card at most:
+    /// user names, a user's paths and a book's names are unique). The `LIMIT 1` keeps the
+    /// lateral read a probe of the three unique indexes per element: without it, the generic
+    /// plan joined the whole of `resources` by hash (10 ms at 1,000 cards, against 0.1).
+    static let inlineReadBatchSQL = """
+        SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), x.*
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(owner, path, name, login, i)
+        LEFT JOIN LATERAL (
+            SELECT \(collectionColumns), \(infoColumns), r.data
+            FROM users u JOIN collections c ON c.owner_id = u.id JOIN resources r ON r.collection_id = c.id
+            WHERE u.name = q.owner AND c.path = q.path AND r.name = q.name LIMIT 1) x ON true
+        ORDER BY q.i
+        """
+
     public func readInline(owner: String, collectionPath: [String], name: String, stampOf user: String,
                            done: @escaping @Sendable (InlineRead?) -> Void) {
         guard !collectionPath.isEmpty else { return done(nil) }
         let path = Self.joined(collectionPath)
+        // On an event loop (a server's GET), on that loop's own connection; else, or while it
+        // opens, through the pool.
+        if let loop = MultiThreadedEventLoopGroup.currentEventLoop {
+            let started = loopReads.read(
+                on: loop, server: primary.currentIndex, bound: .nanoseconds(Int64(configuration.connectionTimeout / .nanoseconds(1))),
+                open: { [self] in try connectionConfiguration() }, values: [owner, path, name, user]
+            ) { result in
+                done(try? result.get().map { try Self.inlineRead(Columns(legacyPrepared: $0)) })
+            }
+            if started { return }
+        }
         Task {
             done(try? await autocommit { connection in
-                guard let row = try await connection.first(InlineReadSQL.self, owner, path, name, user) else { return nil }
-                var columns = Columns(row)
-                let stamp = try columns.next(String?.self)
-                guard !columns.nextIsNull else { return InlineRead(found: nil, stamp: stamp) }
-                return InlineRead(found: LocatedResource(collection: try Self.collectionInfo(&columns),
-                                                         resource: try Self.storedResource(&columns)),
-                                  stamp: stamp)
+                try await connection.first(InlineReadSQL.self, owner, path, name, user).map { try Self.inlineRead(Columns($0)) }
             })
         }
+    }
+
+    /// `InlineReadSQL`'s row: the stamp, and the card with its book when there is one.
+    private static func inlineRead(_ row: Columns) throws -> InlineRead {
+        var columns = row
+        let stamp = try columns.next(String?.self)
+        guard !columns.nextIsNull else { return InlineRead(found: nil, stamp: stamp) }
+        return InlineRead(found: LocatedResource(collection: try collectionInfo(&columns), resource: try storedResource(&columns)),
+                          stamp: stamp)
     }
 
     /// Collection and resource in one statement.

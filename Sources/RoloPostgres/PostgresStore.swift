@@ -17,7 +17,8 @@ import Synchronization
 /// itself. With several servers in the URL, calls go to the one that accepts writes, and a
 /// call that finds the database unavailable starts the search for it again (`PrimaryChoice`),
 /// so a promoted replica is served without a restart. Every read is a round trip; the inline
-/// GET's (`InlineResourceReads`) is one.
+/// GET's (`InlineResourceReads`) is one, on a connection of the asking event loop's own
+/// (`LoopReadConnections`).
 ///
 /// Open with `open(_:)`, which runs the migrations (once, under an advisory lock, whatever
 /// the number of processes starting), and `close()` when done.
@@ -47,11 +48,14 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let substringIndex: SubstringIndexChoice
     /// PUTs to one book gathered into one transaction (group commit).
     let writeBatches = WriteBatches()
+    /// The inline GET's connections, one per event loop.
+    let loopReads: LoopReadConnections
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        loopReads = LoopReadConnections(sql: Self.inlineReadBatchSQL, columns: 4, logger: logger)
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         let clients = try configuration.servers.map {
             PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)
@@ -179,6 +183,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     /// Closes every connection. Calls made afterwards throw.
     public func close() async {
         primary.stop()
+        await loopReads.close()
         watchdog.cancel()
         running.cancel()
         // The client's shutdown waits for its leased connections; one whose statement was

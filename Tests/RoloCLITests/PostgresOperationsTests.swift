@@ -293,6 +293,79 @@ import Testing
         #expect(await serve.terminate() == 0)
     }
 
+    /// The inline GET's read runs on a connection of the event loop's own
+    /// (`LoopReadConnections`, "rolo GET" in `pg_stat_activity`), GETs arriving together in
+    /// one statement, each answered with its own card. PostgreSQL ending those
+    /// connections (as a restart or an administrator would) costs no GET its answer: the GETs
+    /// right after are answered by the full path, and later ones inline again on new connections.
+    @Test func aGetsOwnConnectionEndedByPostgreSQLIsReplaced() async throws {
+        let database = try await TestDatabase.create()
+        defer { Task { await database.drop() } }
+        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
+                                           stdin: "olga-password\n")
+        #expect(add.status == 0, "\(add.stderr)")
+        let serve = try ServeProcess(database: database.url)
+        let port = try await serve.waitUntilListening()
+        let ada = Self.card("ada", "Ada Lovelace")
+        #expect(try await curlStatus(Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary", ada,
+                                                  Self.book(port) + "ada.vcf"]) == 201)
+        let url = database.url
+        func getConnections() async throws -> Set<String> {
+            let pids = try await TestPostgres.onThread {
+                RestoreInterruptionTests.psql(url, "SELECT pid FROM pg_stat_activity WHERE application_name = 'rolo GET' AND datname = current_database()")
+            }
+            return Set(pids.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+        /// GETs (each must answer ada whole) until a "rolo GET" connection not in `old` is there.
+        func getsUntilANewConnection(besides old: Set<String>) async throws -> Set<String> {
+            for _ in 0..<100 {
+                for _ in 0..<4 { #expect(try await curl(Self.auth + [Self.book(port) + "ada.vcf"]) == ada) }
+                let now = try await getConnections()
+                if !now.subtracting(old).isEmpty { return now }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            return []
+        }
+        let first = try await getsUntilANewConnection(besides: [])
+        #expect(!first.isEmpty, "GETs opened a connection of their own")
+
+        // GETs of several clients at once share a statement on their loop's connection
+        // (`LoopReadConnections` gathers them); each still gets its own card, or its 404.
+        var cards: [String: String] = [:]
+        for number in 0..<12 {
+            cards["c\(number).vcf"] = Self.card("c\(number)", "Card \(number)")
+            #expect(try await curlStatus(Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary",
+                                                      cards["c\(number).vcf"]!, Self.book(port) + "c\(number).vcf"]) == 201)
+        }
+        let names = cards.keys.sorted() + ["none.vcf"], stored = cards
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<8 {
+                group.addTask {
+                    let order = (0..<names.count).map { names[($0 + client) % names.count] }
+                    let text = order.map {
+                        "GET /dav/addressbooks/olga/default/\($0) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                            + "Authorization: Basic \(Data("olga:olga-password".utf8).base64EncodedString())\r\n\r\n"
+                    }.joined()
+                    let answers = try await TestPostgres.onThread { try Self.exchange(port: port, text, answers: order.count) }
+                    #expect(answers.map(\.status) == order.map { $0 == "none.vcf" ? 404 : 200 }, "client \(client)")
+                    for (name, answer) in zip(order, answers) where name != "none.vcf" {
+                        #expect(answer.body == stored[name], "client \(client), \(name)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        let ended = try await TestPostgres.onThread {
+            RestoreInterruptionTests.psql(url, "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'rolo GET' AND datname = current_database()) t")
+        }
+        #expect(Int(ended.trimmingCharacters(in: .whitespacesAndNewlines)) == first.count)
+        for _ in 0..<6 { #expect(try await curl(Self.auth + [Self.book(port) + "ada.vcf"]) == ada) }
+        let second = try await getsUntilANewConnection(besides: first)
+        #expect(!second.isEmpty && second.isDisjoint(with: first), "new connections: \(second), ended: \(first)")
+        #expect(await serve.terminate() == 0)
+    }
+
     /// Sends `text` in one write and reads `answers` answers (status and body by
     /// `Content-Length`) from one connection.
     static func exchange(port: Int, _ text: String, answers count: Int) throws -> [(status: Int, body: String)] {
