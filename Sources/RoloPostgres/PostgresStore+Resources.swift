@@ -81,18 +81,27 @@ extension PostgresStore {
         let path = Self.joined(collectionPath)
         // On an event loop (a server's GET), on that loop's own connection; else, or while it
         // opens, through the pool.
-        if let loop = MultiThreadedEventLoopGroup.currentEventLoop {
-            let started = loopReads.read(
-                on: loop, server: primary.currentIndex, bound: .nanoseconds(Int64(configuration.connectionTimeout / .nanoseconds(1))),
-                open: { [self] in try connectionConfiguration() }, values: [owner, path, name, user]
-            ) { result in
-                done(try? result.get().map { try Self.inlineRead(Columns(legacyPrepared: $0)) })
-            }
-            if started { return }
-        }
+        if readOnLoop(owner: owner, path: path, name: name, stampOf: user, done: { done(try? $0.get()) }) { return }
         Task {
             done(try? await autocommit { connection in
                 try await connection.first(InlineReadSQL.self, owner, path, name, user).map { try Self.inlineRead(Columns($0)) }
+            })
+        }
+    }
+
+    /// `InlineReadSQL` on the calling event loop's connection (`LoopReadConnections`),
+    /// gathered with the other reads of the loop: false, and `done` never called, when the
+    /// caller is on no event loop or its loop has no connection open.
+    func readOnLoop(owner: String, path: String, name: String, stampOf user: String,
+                    done: @escaping @Sendable (Result<InlineRead, any Error>) -> Void) -> Bool {
+        guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return false }
+        return loopReads.read(
+            on: loop, server: primary.currentIndex, bound: .nanoseconds(Int64(configuration.connectionTimeout / .nanoseconds(1))),
+            open: { [self] in try connectionConfiguration() }, values: [owner, path, name, user]
+        ) { result in
+            done(Result {
+                guard let row = try result.get() else { throw StoreError.unavailable("no row for a read") }
+                return try Self.inlineRead(Columns(legacyPrepared: row))
             })
         }
     }
