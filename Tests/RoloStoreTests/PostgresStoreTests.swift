@@ -287,10 +287,14 @@ import Testing
             }
         }
         let id = String(fixture.book.id)
+        // Whether some index is read for the book: its id in an index condition.
+        func readsTheBooksRange(_ plan: String) -> Bool {
+            plan.split(separator: "\n").contains { $0.contains("Index Cond") && $0.contains("collection_id") }
+        }
         let trigramLeaf = try await plan(PostgresStore.bookTest(collection: id, byTrigrams: true) + " AND c.property = 'FN'")
-        #expect(!trigramLeaf.contains("card_index_ascii") && !trigramLeaf.contains("card_index_unicode"), "\(trigramLeaf)")
+        #expect(!readsTheBooksRange(trigramLeaf), "\(trigramLeaf)")
         let otherLeaf = try await plan(PostgresStore.bookTest(collection: id, byTrigrams: false) + " AND c.property = 'FN'")
-        #expect(otherLeaf.contains("card_index_ascii") || otherLeaf.contains("card_index_unicode"), "\(otherLeaf)")
+        #expect(readsTheBooksRange(otherLeaf), "\(otherLeaf)")
 
         let other = try #require(try await store.collection(owner: "bob", path: ["default"]))
         for index in 0..<20 {
