@@ -19,14 +19,37 @@ extension PostgresStore {
         }
     }
 
+    public func queryCountingBook(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws
+        -> (names: [String], bookCards: Int) {
+        let trigrams = predicate.hasSubstringMatch ? try await substringQueryUsesTrigramIndex(collectionID: collectionID) : false
+        let query = Self.querySQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
+                                  countingBook: true)
+        let row = try await autocommit { connection in try await connection.first(query) }
+        guard let row else { return ([], 0) }
+        let (names, count) = try row.decode(([String], Int64).self)
+        return (names, Int(count))
+    }
+
     /// The names of the book's cards that match, in name order; `trigrams`: substring
-    /// leaves take their candidates from the trigram index.
-    static func querySQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool) -> PostgresQuery {
+    /// leaves take their candidates from the trigram index. `countingBook`: one row of the
+    /// names as an array and the book's count up to one more than them (`ResourceCountSQL`'s).
+    static func querySQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool,
+                         countingBook: Bool = false) -> PostgresQuery {
         var sql = SQLBuilder()
         let collection = sql.bind(collectionID)
         let condition = Self.condition(for: predicate, collection: collection, trigrams: trigrams, sql: &sql)
-        sql.append("SELECT r.name FROM resources r WHERE r.collection_id = \(collection) AND \(condition) ORDER BY r.name")
-        if let limit { sql.append(" LIMIT \(sql.bind(Int64(max(limit, 0))))") }
+        var hits = "SELECT r.name FROM resources r WHERE r.collection_id = \(collection) AND \(condition) ORDER BY r.name"
+        if let limit { hits += " LIMIT \(sql.bind(Int64(max(limit, 0))))" }
+        guard countingBook else {
+            sql.append(hits)
+            return sql.query
+        }
+        sql.append("""
+            WITH hits AS (\(hits)) \
+            SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM hits), '{}'::TEXT[]), \
+            (SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = \(collection) \
+            LIMIT (SELECT count(*) + 1 FROM hits)) AS counted)
+            """)
         return sql.query
     }
 
