@@ -20,6 +20,12 @@ extension CardStore {
         min(try await listResources(collectionID: collectionID).count, max(cap, 0))
     }
 
+    public func queryCountingBook(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws
+        -> (names: [String], bookCards: Int) {
+        let names = try await query(collectionID: collectionID, predicate: predicate, limit: limit)
+        return (names, try await resourceCount(collectionID: collectionID, cap: names.count + 1))
+    }
+
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         Self.page(of: try await listResources(collectionID: collectionID), name: \.name, after: name, limit: limit)
     }

@@ -67,6 +67,22 @@ import Testing
         #expect(views[asked[1]]?.status == 404, "a file in a plain collection is no address object")
     }
 
+    /// The book the request names is looked up once and its hrefs take it from there: its
+    /// kind and the credential's access still decide, as for any other book's hrefs.
+    @Test func hrefsIntoThePlainCollectionTheRequestNamesAre404() async throws {
+        let dav = try await TestDAV()
+        #expect(await dav.send("MKCOL", "/dav/addressbooks/alice/files/").status == 201)
+        #expect(await dav.send("PUT", "/dav/addressbooks/alice/files/note.vcf", body: Fixtures.card(uid: "f", fn: "File")).status == 201)
+        await dav.putCard(uid: "home", fn: "Home Card")
+        let response = await dav.send("REPORT", "/dav/addressbooks/alice/files/",
+                                      body: Self.multiget(["/dav/addressbooks/alice/files/note.vcf",
+                                                           "/dav/addressbooks/alice/default/home.vcf"]))
+        #expect(response.status == 207)
+        let views = try response.multistatus()
+        #expect(views["/dav/addressbooks/alice/files/note.vcf"]?.status == 404)
+        #expect(views["/dav/addressbooks/alice/default/home.vcf"]?.status(of: "{DAV:}getetag") == 200)
+    }
+
     @Test func unknownReportIs403SupportedReport() async throws {
         let dav = try await TestDAV()
         let response = await dav.send("REPORT", "/dav/addressbooks/alice/default/", body: "<X:weird xmlns:X=\"urn:x\"/>")

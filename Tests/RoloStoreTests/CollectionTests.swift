@@ -40,6 +40,37 @@ import RoloStoreTesting
         #expect(try await store.childCollections(owner: "alice", parentPath: ["files"]).map(\.id) == [sub.id])
     }
 
+    /// A REPORT looks its book up once, with the request, and reads the cards by that id:
+    /// a book deleted in between reads as empty (every href of a multiget 404, a query no
+    /// card), never as an error or another book's cards.
+    @Test(arguments: StoreBackend.cardBackends)
+    func aDeletedBooksIdReadsAsAnEmptyBook(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let store = fixture.cards
+        let book = try await store.createCollection(owner: "alice", path: ["work"], kind: .addressBook,
+                                                    displayName: nil, description: nil)
+        for name in ["a.vcf", "b.vcf"] {
+            let data = Data(vcard(uid: name, fn: "Maja Lindqvist").utf8)
+            try await store.putResource(collectionID: book.id, name: name, data: data, contentType: "text/vcard",
+                                        card: CardMetadata(uid: name, kind: "individual",
+                                                           indexEntries: [IndexEntry(property: "FN", value: "Maja Lindqvist")],
+                                                           members: []),
+                                        precondition: .none)
+        }
+        try await fixture.put("a.vcf", fn: "Maja Lindqvist")
+        #expect(try await store.resources(collectionID: book.id, names: ["a.vcf", "b.vcf"], bodyLimit: 1 << 16).count == 2)
+        try await store.deleteCollection(id: book.id)
+        #expect(try await store.resources(collectionID: book.id, names: ["a.vcf", "b.vcf"], bodyLimit: 1 << 16).isEmpty)
+        #expect(try await store.resourceInfos(collectionID: book.id, names: ["a.vcf", "b.vcf"]).isEmpty)
+        #expect(try await store.resourceCount(collectionID: book.id, cap: 10) == 0)
+        let lindqvist = IndexPredicate.textMatch(property: "FN", text: "lindqvist", collation: .unicodeCasemap,
+                                                 match: .contains, negate: false)
+        #expect(try await store.query(collectionID: book.id, predicate: lindqvist, limit: nil).isEmpty)
+        // The other book's card of the same name is untouched.
+        #expect(try await store.query(collectionID: fixture.book.id, predicate: lindqvist, limit: nil) == ["a.vcf"])
+    }
+
     @Test(arguments: StoreBackend.cardBackends)
     func collectionNamesAreValidated(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)

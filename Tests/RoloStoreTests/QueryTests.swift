@@ -24,6 +24,31 @@ import Testing
         .textMatch(property: "FN", text: text, collation: collation, match: match, negate: negate)
     }
 
+    /// A query with address data learns with its hits whether they are the whole book: the
+    /// names are `query`'s, the count `resourceCount`'s up to one more than them, with and
+    /// without a limit, for no hits, some, and every card.
+    @Test(arguments: StoreBackend.cardBackends)
+    func aQueryCountingTheBookGivesQuerysNamesAndTheBoundedCount(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.populated(backend)
+        defer { fixture.close() }
+        let predicates: [IndexPredicate] = [fn("nobody", .unicodeCasemap, .contains), fn("o", .unicodeCasemap, .contains),
+                                            fn("b", .asciiCasemap, .startsWith), .defined(property: "FN"),
+                                            .textMatch(property: "EMAIL", text: "example", collation: .asciiCasemap,
+                                                       match: .contains, negate: false)]
+        for predicate in predicates {
+            for limit in [nil, 1, 2] as [Int?] {
+                let names = try await names(fixture, predicate, limit: limit)
+                let counted = try await fixture.cards.queryCountingBook(collectionID: fixture.book.id, predicate: predicate,
+                                                                        limit: limit)
+                #expect(counted.names == names, "\(predicate) \(String(describing: limit))")
+                #expect(counted.bookCards == min(3, names.count + 1), "\(predicate) \(String(describing: limit))")
+            }
+        }
+        let every = try await fixture.cards.queryCountingBook(collectionID: fixture.book.id, predicate: .defined(property: "FN"),
+                                                              limit: nil)
+        #expect(every.names == ["bob.vcf", "elodie.vcf", "zoe.vcf"] && every.bookCards == 3)
+    }
+
     @Test(arguments: StoreBackend.cardBackends)
     func asciiCasemapFoldsOnlyASCIILetters(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)

@@ -27,9 +27,13 @@ extension DAVService {
             }()
             requested.append(MultigetPages.Target(href: href, book: position, name: target.name))
         }
+        // The book the request names was looked up with the request (`existingNode`): its
+        // hrefs, almost always all of them, take it from there.
+        let requestBook: (path: [String], info: CollectionInfo)? = if case .collection(let info) = node,
+            case .member(_, let components)? = try? path(of: request) { (components, info) } else { nil }
         var books: [CollectionInfo?] = []
         for path in bookPaths {
-            var book = try await store.collection(owner: request.user, path: path)
+            var book = path == requestBook?.path ? requestBook?.info : try await store.collection(owner: request.user, path: path)
             if book == nil, path.count == 1 { book = try await store.mount(sharee: request.user, name: path[0]) }
             // A book the credential may not see answers 404 for each of its hrefs.
             if let found = book, found.kind != .addressBook || Access.privileges(on: found, for: request.credential) == nil {

@@ -31,12 +31,21 @@ extension DAVService {
                                                                  properties: properties, credential: credential) { $0 }
         let pageSize = configuration.listingPageSize
         if let predicate = filter.indexPredicate(indexedProperties: CardMetadata.indexedProperties) {
-            // The hits' names (in name order) are few bytes each; their cards are read a page at a time.
-            var names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
+            // The hits' names (in name order) are few bytes each; their cards are read a page at a
+            // time. When the answer may be the whole book, the book is counted with them.
+            var names: [String]
+            var bookCards: Int?
+            if countsWholeBookReads(request, withBodies: properties.wantsBodies) {
+                (names, bookCards) = try await store.queryCountingBook(collectionID: book.id, predicate: predicate,
+                                                                       limit: limit.map { $0 + 1 })
+            } else {
+                names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
+            }
             let truncated = limit.map { names.count > $0 } ?? false
             if let limit, truncated { names = Array(names.prefix(limit)) }
             let reads = truncated ? CardReads(request, book: book.id, withBodies: properties.wantsBodies)
-                : try await coveringReads(request, book: book.id, withBodies: properties.wantsBodies, atMost: names.count)
+                : try await coveringReads(request, book: book.id, withBodies: properties.wantsBodies, atMost: names.count,
+                                          bookCards: bookCards)
             let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
                                         bodyLimit: configuration.pageBodyLimit)
             let pages = NamedCardPages(cards, names: names, pageSize: pageSize)

@@ -210,15 +210,26 @@ extension DAVService {
     /// hrefs, a query's hits), flagging a full download when it reads as many as the book
     /// holds: the whole book read a piece at a time is still the whole book (Docs/privacy.md
     /// tells users to watch the flag). The book is counted only when the answer carries
-    /// address data and a tally is kept, with one count that stops at `most + 1`. A
+    /// address data and a tally is kept, with one count that stops at `most + 1`, or the
+    /// one the caller read with its hits (`bookCards`, `CardStore.queryCountingBook`). A
     /// multiget naming one card twice counts it twice: the flag may then come early, never late.
-    func coveringReads(_ request: DAVRequest, book: Int64, withBodies: Bool, atMost most: Int) async throws -> CardReads? {
+    func coveringReads(_ request: DAVRequest, book: Int64, withBodies: Bool, atMost most: Int,
+                       bookCards counted: Int? = nil) async throws -> CardReads? {
         guard var reads = CardReads(request, book: book, withBodies: withBodies), most > 0 else {
             return CardReads(request, book: book, withBodies: withBodies)
         }
-        let cards = try await store.resourceCount(collectionID: book, cap: most == .max ? .max : most + 1)
+        let cards: Int
+        if let counted { cards = counted } else {
+            cards = try await store.resourceCount(collectionID: book, cap: most == .max ? .max : most + 1)
+        }
         if cards <= most { reads.wholeBook = cards }
         return reads
+    }
+
+    /// Whether `coveringReads` would count the book: the request keeps a tally and its
+    /// answer carries address data.
+    func countsWholeBookReads(_ request: DAVRequest, withBodies: Bool) -> Bool {
+        request.tally != nil && withBodies
     }
 }
 
