@@ -18,10 +18,10 @@ public enum CaseFolding {
     /// normalisation form.
     public static func unicode(_ text: String) -> String {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return ascii(text) }
-        return LatinFold.unicode.fold(text) ?? foundationUnicode(text)
+        return TableFold.unicode.fold(text) ?? foundationUnicode(text)
     }
 
-    /// `unicode` by Foundation, for any text: what `LatinFold` must give byte for byte.
+    /// `unicode` by Foundation, for any text: what `TableFold` must give byte for byte.
     static func foundationUnicode(_ text: String) -> String {
         text.lowercased().decomposedStringWithCompatibilityMapping
     }
@@ -31,10 +31,10 @@ public enum CaseFolding {
     /// `CardListingFields.searchText` and the words searched in it, never for DAV collations.
     public static func search(_ text: String) -> String {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return ascii(text) }
-        return LatinFold.search.fold(text) ?? foundationSearch(text)
+        return TableFold.search.fold(text) ?? foundationSearch(text)
     }
 
-    /// `search` by Foundation, for any text: what `LatinFold` must give byte for byte.
+    /// `search` by Foundation, for any text: what `TableFold` must give byte for byte.
     static func foundationSearch(_ text: String) -> String {
         let folded = foundationUnicode(text)
         guard !folded.utf8.allSatisfy({ $0 < 0x80 }) else { return folded }
@@ -44,25 +44,38 @@ public enum CaseFolding {
     }
 }
 
-/// A fold of text in the Latin blocks (up to U+024F: Latin-1 Supplement, Latin Extended-A
-/// and -B) without Foundation's NFKD, which was half the cost of a card's list row (issue
-/// 34): each character's fold looked up in a table that Foundation's fold filled, once. The
-/// pieces join to the fold of the whole text because no character there lower-cases to
-/// anything context-dependent and each one's fold starts with a base character, so NFKD
-/// has no combining marks to reorder across two of them (CaseFoldingTests proves it, and
-/// compares the two over every such character and mixed text). Other text: nil, for
-/// Foundation to fold.
-struct LatinFold: Sendable {
-    static let unicode = LatinFold(CaseFolding.foundationUnicode)
-    static let search = LatinFold(CaseFolding.foundationSearch)
+/// A fold without Foundation's NFKD, which was half the cost of a card's list row (issue
+/// 34), for the text of the common scripts: each character of two UTF-8 bytes (U+0080 to
+/// U+07FF: Latin-1, Latin Extended-A and -B, Greek, Cyrillic, Hebrew, Arabic) looked up
+/// in a table that Foundation's fold filled, once, and CJK ideographs, which fold to
+/// themselves. The pieces join to the fold of the whole text because each one starts with
+/// a base character, so NFKD has no combining marks to reorder across two of them; a
+/// character whose fold does not (a combining mark), capital sigma (whose lower case may
+/// depend on the next letter) and anything else: nil, for Foundation to fold. TableFoldTests
+/// compares the two byte for byte.
+struct TableFold: Sendable {
+    static let unicode = TableFold(CaseFolding.foundationUnicode)
+    static let search = TableFold(CaseFolding.foundationSearch)
 
-    /// The last scalar folded here, U+024F: two UTF-8 bytes led by 0xC2...0xC9.
-    static let end: UInt32 = 0x250
-    /// UTF-8 of the fold of U+0080 + index.
-    private let folds: [[UInt8]]
+    /// Past the last character of two UTF-8 bytes.
+    static let end: UInt32 = 0x800
+    /// CJK Unified Ideographs, three UTF-8 bytes each, no case and no decomposition.
+    static let ideographs: ClosedRange<UInt32> = 0x4E00...0x9FFF
+    /// UTF-8 of the fold of U+0080 + index; nil where Foundation must fold.
+    private let folds: [[UInt8]?]
 
     init(_ foundation: (String) -> String) {
-        folds = (0x80..<Self.end).map { Array(foundation(String(Unicode.Scalar($0)!)).utf8) }
+        folds = (0x80..<Self.end).map { value in
+            let character = String(Unicode.Scalar(value)!)
+            guard value != 0x3A3, let first = CaseFolding.foundationUnicode(character).unicodeScalars.first,
+                  first.properties.canonicalCombiningClass == .notReordered else { return nil }
+            return Array(foundation(character).utf8)
+        }
+    }
+
+    /// Whether the table folds this character itself.
+    func covers(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x80 || Self.ideographs.contains(scalar.value) || (scalar.value < Self.end && folds[Int(scalar.value) - 0x80] != nil)
     }
 
     func fold(_ text: String) -> String? {
@@ -76,13 +89,19 @@ struct LatinFold: Sendable {
                 if byte < 0x80 {
                     out.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
                     index += 1
-                    continue
+                } else if byte >= 0xC2, byte <= 0xDF, index + 1 < bytes.count, bytes[index + 1] & 0xC0 == 0x80 {
+                    guard let fold = folds[Int(UInt32(byte & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)) - 0x80] else { return nil }
+                    out.append(contentsOf: fold)
+                    index += 2
+                } else if byte >= 0xE4, byte <= 0xE9, index + 2 < bytes.count, bytes[index + 1] & 0xC0 == 0x80,
+                          bytes[index + 2] & 0xC0 == 0x80,
+                          Self.ideographs.contains(UInt32(byte & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6
+                                                   | UInt32(bytes[index + 2] & 0x3F)) {
+                    out.append(contentsOf: bytes[index..<(index + 3)])
+                    index += 3
+                } else {
+                    return nil
                 }
-                guard byte >= 0xC2, byte <= 0xC9, index + 1 < bytes.count, bytes[index + 1] & 0xC0 == 0x80 else { return nil }
-                let scalar = UInt32(byte & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)
-                guard scalar < Self.end else { return nil }
-                out.append(contentsOf: folds[Int(scalar) - 0x80])
-                index += 2
             }
             return String(decoding: out, as: UTF8.self)
         }
