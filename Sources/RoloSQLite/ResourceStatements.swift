@@ -20,7 +20,6 @@ struct ResourceStatements {
     private let recordChange: Statement
     private let deleteListing: Statement
     private let insertListing: Statement
-    private let insertVersionBody: Statement
     private let insertVersionPartRef: Statement
 
     init(_ db: Database) throws {
@@ -57,9 +56,8 @@ struct ResourceStatements {
                                        email, phone, has_photo, search_text)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        // The version the change row's trigger records (schema v14), its photo kept apart.
-        insertVersionBody = try db.cachedStatement(sql: "INSERT OR IGNORE INTO card_version_bodies (etag, data) VALUES (?, ?)")
-        // Where each part starts, for a body written before v15 too (those refs have none).
+        // Where each large part of the version the change row's trigger records (schema
+        // v14) starts, for a body written before v15 too (those refs have none).
         insertVersionPartRef = try db.cachedStatement(sql: """
             INSERT INTO card_version_part_refs (etag, hash, start, length) VALUES (?, ?, ?, ?)
             ON CONFLICT (etag, hash) DO UPDATE SET start = excluded.start, length = excluded.length WHERE start IS NULL
@@ -82,7 +80,7 @@ struct ResourceStatements {
 
     /// Replaces the resource `id` (same name) and its rows.
     func replace(id: Int64, with write: ResourceWrite, collectionID: Int64, seq: Int64, now: Double) throws {
-        try SQLiteStore.keepReplacedParts(db, resourceID: id, newETag: write.etag, newParts: write.versionBody.parts)
+        try SQLiteStore.keepReplacedBody(db, resourceID: id, newETag: write.etag, newParts: write.versionBody.parts)
         try updateResource.run { row in
             row.add(write.contentType); row.add(write.etag); row.add(write.data.count); row.add(now); row.add(seq)
             row.add(write.card?.uid); row.add(write.card?.kind); row.add(id)
@@ -122,13 +120,11 @@ struct ResourceStatements {
         }
     }
 
-    /// The body of the version this write makes, once per ETag (`VersionBody`'s skeleton),
-    /// and where its large properties are in the card, which holds them now: they move into
-    /// the history only when a write replaces them (`SQLiteStore.keepReplacedParts`).
+    /// Where the large properties of the version this write makes are in the card: its
+    /// text and they stay in the card's body until a write replaces them
+    /// (`SQLiteStore.keepReplacedBody`).
     private func writeVersionBody(of write: ResourceWrite) throws {
-        let body = write.versionBody
-        try insertVersionBody.run(blob: body.skeleton) { row, data in row.add(write.etag); row.add(inPlace: data) }
-        for part in body.parts {
+        for part in write.versionBody.parts {
             try insertVersionPartRef.run { row in
                 row.add(write.etag); row.add(part.hash); row.add(part.start); row.add(part.data.count)
             }

@@ -4,8 +4,13 @@ import GRDB
 
 /// Card versions (schema v14): written by triggers on `changes`, read and pruned here.
 extension SQLiteStore: CardHistoryStore {
+    /// A version's text: the history's skeleton, or for the card's current version (schema
+    /// v17) the card's own body, whole (the last column says which).
     static let versionColumns = """
-        v.name, v.seq, v.at, v.etag, v.content_type, b.data, v.actor_user, v.actor_credential
+        v.name, v.seq, v.at, v.etag, v.content_type,
+        coalesce(b.data, (SELECT cb.data FROM resources cur JOIN resource_bodies cb ON cb.resource_id = cur.id
+                          WHERE cur.collection_id = v.collection_id AND cur.name = v.name AND cur.etag = v.etag)),
+        v.actor_user, v.actor_credential, b.data IS NULL
         """
 
     public func cardVersions(collectionID: Int64, name: String) async throws -> [CardVersion] {
@@ -54,7 +59,7 @@ extension SQLiteStore: CardHistoryStore {
                 DELETE FROM card_version_bodies
                 WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = card_version_bodies.etag);
                 DELETE FROM card_version_part_refs
-                WHERE NOT EXISTS (SELECT 1 FROM card_version_bodies b WHERE b.etag = card_version_part_refs.etag);
+                WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = card_version_part_refs.etag);
                 DELETE FROM card_version_parts
                 WHERE NOT EXISTS (SELECT 1 FROM card_version_part_refs r WHERE r.hash = card_version_parts.hash);
                 """)
@@ -109,7 +114,7 @@ extension SQLiteStore: CardHistoryStore {
     /// the history's parts, or the card's current body for those it still holds.
     static func cardVersion(from row: Row, collectionID: Int64, _ db: Database) throws -> CardVersion {
         var data: Data? = row[5]
-        if let skeleton = data, skeleton.contains(0) {
+        if let skeleton = data, !(row[8] as Bool), skeleton.contains(0) {
             var parts: [String: Data] = [:]
             for hash in VersionBody.references(in: skeleton) where parts[hash] == nil {
                 parts[hash] = try Data.fetchOne(db.cachedStatement(sql: "SELECT data FROM card_version_parts WHERE hash = ?"),

@@ -120,11 +120,27 @@ extension SQLiteStore {
     /// leaves a tombstone in the change log.
     static func removeResource(_ db: Database, collectionID: Int64, id: Int64, name: String, seq: Int64, now: Double,
                                author: ChangeAuthor?) throws {
-        try keepReplacedParts(db, resourceID: id, newETag: nil, newParts: [])
+        try keepReplacedBody(db, resourceID: id, newETag: nil, newParts: [])
         try db.cachedStatement(sql: "DELETE FROM resources WHERE id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?")
             .execute(arguments: [collectionID, name])
         try recordChange(db, collectionID: collectionID, name: name, deleted: true, seq: seq, now: now, author: author)
+    }
+
+    /// Before the card `resourceID` is replaced by `newETag`'s body (or deleted: nil), its
+    /// version's text moves into the history, which reads a card's current version from the
+    /// card itself (schema v17): its skeleton (`VersionBody`) unless the history holds that
+    /// ETag already, and its large properties by `keepReplacedParts`.
+    static func keepReplacedBody(_ db: Database, resourceID: Int64, newETag: String?, newParts: [VersionBody.Part]) throws {
+        let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id
+            WHERE r.id = ? AND r.etag IS NOT ? AND NOT EXISTS (SELECT 1 FROM card_version_bodies v WHERE v.etag = r.etag)
+            """), arguments: [resourceID, newETag])
+        if let row {
+            try db.cachedStatement(sql: "INSERT INTO card_version_bodies (etag, data) VALUES (?, ?)")
+                .execute(arguments: [row[0] as String, VersionBody(row[1] as Data).skeleton])
+        }
+        try keepReplacedParts(db, resourceID: resourceID, newETag: newETag, newParts: newParts)
     }
 
     /// Before the card `resourceID` is replaced (by `newETag`'s body, whose parts are
@@ -132,7 +148,7 @@ extension SQLiteStore {
     /// not hold moves into the history's parts, copied out of the old body by where it
     /// starts, since the card's versions name it (`VersionBody`). Most cards have none: one
     /// look-up by the old ETag.
-    static func keepReplacedParts(_ db: Database, resourceID: Int64, newETag: String?, newParts: [VersionBody.Part]) throws {
+    private static func keepReplacedParts(_ db: Database, resourceID: Int64, newETag: String?, newParts: [VersionBody.Part]) throws {
         let held = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT r.etag, r.hash, r.start, r.length FROM resources old JOIN card_version_part_refs r ON r.etag = old.etag
             WHERE old.id = ? AND r.start IS NOT NULL

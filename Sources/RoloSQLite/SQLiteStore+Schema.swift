@@ -478,17 +478,7 @@ extension SQLiteStore {
             // drops what no version names. etag NULL: a deletion. Cards stored before this
             // migration get their current version now.
             // What both triggers do: the card as the change left it (its body once per ETag).
-            let keepVersion = """
-                    INSERT OR IGNORE INTO card_version_bodies (etag, data)
-                        SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id
-                        WHERE NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
-                            AND NOT EXISTS (SELECT 1 FROM card_version_bodies v WHERE v.etag = r.etag);
-                    INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
-                        SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user, NEW.actor_credential
-                        FROM (SELECT 1) LEFT JOIN resources r
-                            ON NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
-                        WHERE NEW.deleted OR r.id IS NOT NULL;
-                """
+            let keepVersion = Self.keepVersionV14
             try db.execute(sql: """
                 CREATE TABLE card_versions (
                     collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
@@ -562,8 +552,50 @@ extension SQLiteStore {
                 );
                 """)
         }
+        migrator.registerMigration("v17-current-version-body") { db in
+            // The current version's text is the card's own body (issue 34): the history
+            // holds a version's text only once a write replaces, deletes or moves its card
+            // (`SQLiteStore.keepReplacedBody`), so a new card writes its text once. The
+            // triggers stop copying bodies, and each body every version naming it can read
+            // from its card is dropped. Its part refs stay: they say where the card's photos
+            // are, for when it is replaced.
+            try db.execute(sql: """
+                DROP TRIGGER changes_keep_version_insert;
+                DROP TRIGGER changes_keep_version_update;
+                CREATE TRIGGER changes_keep_version_insert AFTER INSERT ON changes BEGIN
+                \(Self.keepVersion)
+                END;
+                CREATE TRIGGER changes_keep_version_update AFTER UPDATE ON changes BEGIN
+                \(Self.keepVersion)
+                END;
+                DELETE FROM card_version_bodies WHERE etag IN (SELECT etag FROM resources) AND NOT EXISTS (
+                    SELECT 1 FROM card_versions v WHERE v.etag = card_version_bodies.etag AND NOT EXISTS (
+                        SELECT 1 FROM resources cur
+                        WHERE cur.collection_id = v.collection_id AND cur.name = v.name AND cur.etag = v.etag));
+                """)
+        }
         return migrator
     }
+
+    /// The v14 triggers' body: the card as the change left it, its body once per ETag (the
+    /// triggers kept a whole body only where no write path had put one). Kept for the
+    /// migration tests, which rebuild a v16 database.
+    static let keepVersionV14 = """
+            INSERT OR IGNORE INTO card_version_bodies (etag, data)
+                SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id
+                WHERE NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
+                    AND NOT EXISTS (SELECT 1 FROM card_version_bodies v WHERE v.etag = r.etag);
+        \(keepVersion)
+        """
+
+    /// The triggers' body since v17: the version row only; its text is the card's body.
+    static let keepVersion = """
+            INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user, NEW.actor_credential
+                FROM (SELECT 1) LEFT JOIN resources r
+                    ON NOT NEW.deleted AND r.collection_id = NEW.collection_id AND r.name = NEW.name
+                WHERE NEW.deleted OR r.id IS NOT NULL;
+        """
 
     /// Drops each history part that every version naming it can read from its card's current
     /// body (`VersionBody`): the one rule of where a part may be, kept by the v15 migration.

@@ -210,8 +210,8 @@ extension SQLiteStore: StoreSnapshotting {
                 """, arguments: [f.id, f.userID, f.kind, f.secretHash, f.books, f.created, f.lastRead])
         case .directoryEntry(let userID, let entry):
             try db.execute(sql: "INSERT INTO directory_entries (user_id, entry) VALUES (?, ?)", arguments: [userID, entry])
-        // Replacing: each card's newest version and its whole body were made by the trigger
-        // when its change row was copied; the copy puts them back as the source holds them.
+        // Replacing: each card's newest version was made by the trigger when its change row
+        // was copied; the copy puts it back as the source holds it. Its text is the card's.
         case .cardVersion(let v):
             try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)

@@ -18,17 +18,92 @@ public enum CaseFolding {
     /// normalisation form.
     public static func unicode(_ text: String) -> String {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return ascii(text) }
-        return text.lowercased().decomposedStringWithCompatibilityMapping
+        return TableFold.unicode.fold(text) ?? foundationUnicode(text)
+    }
+
+    /// `unicode` by Foundation, for any text: what `TableFold` must give byte for byte.
+    static func foundationUnicode(_ text: String) -> String {
+        text.lowercased().decomposedStringWithCompatibilityMapping
     }
 
     /// What a person's search compares: the Unicode fold without its combining marks, so
     /// "jose" finds "José" and "muller" finds "Müller" (the fold decomposed them). Used for
     /// `CardListingFields.searchText` and the words searched in it, never for DAV collations.
     public static func search(_ text: String) -> String {
-        let folded = unicode(text)
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return ascii(text) }
+        return TableFold.search.fold(text) ?? foundationSearch(text)
+    }
+
+    /// `search` by Foundation, for any text: what `TableFold` must give byte for byte.
+    static func foundationSearch(_ text: String) -> String {
+        let folded = foundationUnicode(text)
         guard !folded.utf8.allSatisfy({ $0 < 0x80 }) else { return folded }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: folded.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark })
         return String(scalars)
+    }
+}
+
+/// A fold without Foundation's NFKD, which was half the cost of a card's list row (issue
+/// 34), for the text of the common scripts: each character of two UTF-8 bytes (U+0080 to
+/// U+07FF: Latin-1, Latin Extended-A and -B, Greek, Cyrillic, Hebrew, Arabic) looked up
+/// in a table that Foundation's fold filled, once, and CJK ideographs, which fold to
+/// themselves. The pieces join to the fold of the whole text because each one starts with
+/// a base character, so NFKD has no combining marks to reorder across two of them; a
+/// character whose fold does not (a combining mark), capital sigma (whose lower case may
+/// depend on the next letter) and anything else: nil, for Foundation to fold. TableFoldTests
+/// compares the two byte for byte.
+struct TableFold: Sendable {
+    static let unicode = TableFold(CaseFolding.foundationUnicode)
+    static let search = TableFold(CaseFolding.foundationSearch)
+
+    /// Past the last character of two UTF-8 bytes.
+    static let end: UInt32 = 0x800
+    /// CJK Unified Ideographs, three UTF-8 bytes each, no case and no decomposition.
+    static let ideographs: ClosedRange<UInt32> = 0x4E00...0x9FFF
+    /// UTF-8 of the fold of U+0080 + index; nil where Foundation must fold.
+    private let folds: [[UInt8]?]
+
+    init(_ foundation: (String) -> String) {
+        folds = (0x80..<Self.end).map { value in
+            let character = String(Unicode.Scalar(value)!)
+            guard value != 0x3A3, let first = CaseFolding.foundationUnicode(character).unicodeScalars.first,
+                  first.properties.canonicalCombiningClass == .notReordered else { return nil }
+            return Array(foundation(character).utf8)
+        }
+    }
+
+    /// Whether the table folds this character itself.
+    func covers(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x80 || Self.ideographs.contains(scalar.value) || (scalar.value < Self.end && folds[Int(scalar.value) - 0x80] != nil)
+    }
+
+    func fold(_ text: String) -> String? {
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + bytes.count / 2)
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte < 0x80 {
+                    out.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+                    index += 1
+                } else if byte >= 0xC2, byte <= 0xDF, index + 1 < bytes.count, bytes[index + 1] & 0xC0 == 0x80 {
+                    guard let fold = folds[Int(UInt32(byte & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)) - 0x80] else { return nil }
+                    out.append(contentsOf: fold)
+                    index += 2
+                } else if byte >= 0xE4, byte <= 0xE9, index + 2 < bytes.count, bytes[index + 1] & 0xC0 == 0x80,
+                          bytes[index + 2] & 0xC0 == 0x80,
+                          Self.ideographs.contains(UInt32(byte & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6
+                                                   | UInt32(bytes[index + 2] & 0x3F)) {
+                    out.append(contentsOf: bytes[index..<(index + 3)])
+                    index += 3
+                } else {
+                    return nil
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
     }
 }

@@ -20,7 +20,8 @@ import Testing
                 DROP TRIGGER changes_keep_version_insert; DROP TRIGGER changes_keep_version_update;
                 DROP TABLE card_versions; DROP TABLE card_version_bodies; DROP TABLE card_version_parts;
                 DROP TABLE card_version_part_refs;
-                DELETE FROM grdb_migrations WHERE identifier IN ('v14-card-versions', 'v15-parts-from-current-cards');
+                DELETE FROM grdb_migrations
+                WHERE identifier IN ('v14-card-versions', 'v15-parts-from-current-cards', 'v17-current-version-body');
                 """)
         }
         let before = try await Self.state(of: store, book: fixture.book.id)
@@ -139,6 +140,68 @@ import Testing
         #expect(try await upgraded.appliedMigrations() == PostgresStore.migrations.map(\.version))
         try await Self.checkPhotos(StoreFixture(backend: .postgres, store: upgraded, book: fixture.book, cleanup: {}),
                                     written: written, before: before)
+    }
+
+    // MARK: v17: the current version's text in the card alone (SQLite)
+
+    @Test func anSQLiteHistoryFromV16DropsTheTextItsCardsHoldAndKeepsEveryVersion() async throws {
+        let (folder, path, store, fixture) = try await Self.sqliteFile()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let written = try await Self.writePhotoCards(fixture)
+        // Carl moved to "d" (his text still a card's, but under another name), Erik edited.
+        let carl = CardHistoryTests.card("c", "Carl"), erik = [CardHistoryTests.card("e", "Erik"), CardHistoryTests.card("e", "Erik 2")]
+        let put = try await CardHistoryTests.put(fixture, "c", carl, as: CardHistoryTests.phone)
+        _ = try await fixture.cards.transferResource(collectionID: fixture.book.id, name: "c", sourceETag: put.etag,
+                                                     to: fixture.book.id, name: "d", data: carl,
+                                                     contentType: "text/vcard; charset=utf-8",
+                                                     card: CardMetadata(uid: "c", kind: "individual", indexEntries: [], members: []),
+                                                     move: true)
+        for data in erik { try await CardHistoryTests.put(fixture, "e", data, as: CardHistoryTests.phone) }
+        let history = try #require(fixture.store as? any CardHistoryStore)
+        var versions: [String: [CardVersion]] = [:]
+        for name in ["a", "b", "c", "d", "e"] { versions[name] = try await history.cardVersions(collectionID: fixture.book.id, name: name) }
+        // Back to v16: every card's current text in the history too (its skeleton, as the
+        // write path kept it), and the triggers that copied it.
+        try await store.pool.write { db in
+            for row in try Row.fetchAll(db, sql: "SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id") {
+                try db.execute(sql: "INSERT OR IGNORE INTO card_version_bodies (etag, data) VALUES (?, ?)",
+                               arguments: [row[0] as String, VersionBody(row[1] as Data).skeleton])
+            }
+            try db.execute(sql: """
+                DROP TRIGGER changes_keep_version_insert; DROP TRIGGER changes_keep_version_update;
+                CREATE TRIGGER changes_keep_version_insert AFTER INSERT ON changes BEGIN \(SQLiteStore.keepVersionV14) END;
+                CREATE TRIGGER changes_keep_version_update AFTER UPDATE ON changes BEGIN \(SQLiteStore.keepVersionV14) END;
+                DELETE FROM grdb_migrations WHERE identifier = 'v17-current-version-body';
+                """)
+        }
+        // Anna's first, Bert's first, Carl's (no card "c" holds it) and Erik's first; and
+        // at v16 also Anna's, Bert's and Erik's current.
+        #expect(try await fixture.integer("SELECT count(*) FROM card_version_bodies") == 7)
+        let before = try await Self.state(of: store, book: fixture.book.id)
+        try store.close()
+
+        let upgraded = try SQLiteStore(path: path, bcryptCost: 4)
+        defer { try? upgraded.close() }
+        let upgradedFixture = StoreFixture(sqlite: upgraded, book: fixture.book)
+        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_version_bodies") == 4)
+        for (name, kept) in versions {
+            #expect(try await upgraded.cardVersions(collectionID: fixture.book.id, name: name) == kept, "\(name)")
+        }
+        // A new card writes no history text; an edit keeps the text it replaces.
+        try await CardHistoryTests.put(upgradedFixture, "f", CardHistoryTests.card("f", "Finn"), as: CardHistoryTests.phone)
+        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_version_bodies") == 4)
+        let erik3 = CardHistoryTests.card("e", "Erik 3")
+        try await CardHistoryTests.put(upgradedFixture, "e", erik3, as: CardHistoryTests.phone)
+        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_version_bodies") == 5)
+        #expect(try await upgraded.cardVersions(collectionID: fixture.book.id, name: "e").map(\.data) == erik + [erik3])
+        try await CardHistoryTests.delete(upgradedFixture, "e", as: CardHistoryTests.phone)
+        try await CardHistoryTests.delete(upgradedFixture, "f", as: CardHistoryTests.phone)
+        var after = before
+        after.0.removeAll { $0.info.name == "e" }
+        after.1 += 4
+        #expect(try await Self.state(of: upgraded, book: fixture.book.id) == after)
+        // Anna's and Bert's photos: Anna's is let go by an edit and kept.
+        try await Self.checkPhotos(upgradedFixture, written: written, before: after)
     }
 
     /// Anna edited twice keeping her photo, Bert given a new one: the history holds Bert's

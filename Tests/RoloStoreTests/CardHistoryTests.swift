@@ -94,8 +94,48 @@ import Testing
         #expect(kept.first?.data == Self.card("a", "Anna 6"))
         #expect(try await history.cardVersions(collectionID: fixture.book.id, name: "b").count == 1)
         if backend != .memory {
-            #expect(try await fixture.integer("SELECT count(*) FROM card_version_bodies") == 11)
+            // Anna 6 to 14; SQLite keeps the two cards' current text in the cards alone (schema v17).
+            #expect(try await fixture.integer("SELECT count(*) FROM card_version_bodies") == (backend == .sqlite ? 9 : 11))
         }
+    }
+
+    /// SQLite's history holds a version's text only once a write lets it go (schema v17): a
+    /// new card writes its text once, and a replacement, deletion or move copies the old text
+    /// into the history first, so every version still reads back byte for byte.
+    @Test func sqliteKeepsACardsCurrentTextInTheCardUntilAWriteReplacesIt() async throws {
+        let fixture = try await StoreFixture.make(.sqlite)
+        defer { fixture.close() }
+        let history = try Self.history(fixture)
+        func bodies() async throws -> Int64? { try await fixture.integer("SELECT count(*) FROM card_version_bodies") }
+        func versions(_ name: String) async throws -> [Data?] {
+            try await history.cardVersions(collectionID: fixture.book.id, name: name).map(\.data)
+        }
+        let first = Self.card("a", "Anna"), second = Self.card("a", "Anna", tel: "+49 170 2")
+        try await Self.put(fixture, "a", first, as: Self.phone)
+        #expect(try await bodies() == 0)
+        #expect(try await versions("a") == [first])
+        // The same bytes again: still the card's.
+        try await Self.put(fixture, "a", first, as: Self.phone)
+        #expect(try await bodies() == 0)
+        try await Self.put(fixture, "a", second, as: Self.phone)
+        #expect(try await bodies() == 1)
+        #expect(try await versions("a") == [first, first, second])
+        try await Self.delete(fixture, "a", as: Self.phone)
+        #expect(try await bodies() == 2)
+        #expect(try await versions("a") == [first, first, second, nil])
+        let all = try await history.bookVersions(collectionID: fixture.book.id, since: Date(timeIntervalSince1970: 0))
+        #expect(all.map(\.data) == [first, first, second, nil])
+        // A move: the old name's version keeps the text, the new name's reads its card.
+        let bert = Self.card("b", "Bert")
+        let put = try await Self.put(fixture, "b", bert, as: Self.phone)
+        _ = try await fixture.cards.transferResource(collectionID: fixture.book.id, name: "b", sourceETag: put.etag,
+                                                     to: fixture.book.id, name: "c", data: bert,
+                                                     contentType: "text/vcard; charset=utf-8",
+                                                     card: CardMetadata(uid: "b", kind: "individual", indexEntries: [], members: []),
+                                                     move: true)
+        #expect(try await bodies() == 3)
+        #expect(try await versions("b") == [bert, nil])
+        #expect(try await versions("c") == [bert])
     }
 
     /// A card edited often since keeps its newest version from before the cutoff, so what it

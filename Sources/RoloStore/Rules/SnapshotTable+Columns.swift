@@ -82,10 +82,21 @@ package struct SnapshotSource: Sendable {
     package var key: [String]
 
     package init(_ table: SnapshotTable) {
-        self.table = table.tableName
+        self.table = table == .cardVersionBodies ? Self.versionBodiesTheHistoryNeeds : table.tableName
         columns = table.columns.joined(separator: ", ")
         key = table.key
     }
+
+    /// A version's text where the history needs it: not a body that every version naming it
+    /// can read from its card, which SQLite keeps in the card alone (schema v17) and
+    /// PostgreSQL in both. So each back end copies the same records, and a target holds
+    /// what its own writes would have (PostgreSQL's trigger puts the cards' back).
+    static let versionBodiesTheHistoryNeeds = """
+        (SELECT etag, data FROM card_version_bodies b WHERE EXISTS (
+            SELECT 1 FROM card_versions v WHERE v.etag = b.etag AND NOT EXISTS (
+                SELECT 1 FROM resources cur WHERE cur.collection_id = v.collection_id AND cur.name = v.name AND cur.etag = v.etag))
+        ) AS card_version_bodies
+        """
 
     /// The same read with some columns (and the table, and key) spelled otherwise.
     package func replacing(table: String? = nil, columns replacements: [String: String] = [:], key: [String]? = nil,
