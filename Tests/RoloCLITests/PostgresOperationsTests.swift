@@ -24,12 +24,18 @@ import Testing
 
     static func book(_ port: Int) -> String { "http://127.0.0.1:\(port)/dav/addressbooks/olga/default/" }
 
-    @Test func metricsReportTheSizeOfThePostgreSQLDatabase() async throws {
+    /// A new database with the user olga (`auth`'s password).
+    static func databaseWithOlga() async throws -> TestDatabase {
         let database = try await TestDatabase.create()
-        defer { Task { await database.drop() } }
         let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
                                            stdin: "olga-password\n")
         #expect(add.status == 0, "\(add.stderr)")
+        return database
+    }
+
+    @Test func metricsReportTheSizeOfThePostgreSQLDatabase() async throws {
+        let database = try await Self.databaseWithOlga()
+        defer { Task { await database.drop() } }
         let serve = try ServeProcess(database: database.url)
         let port = try await serve.waitUntilListening()
         #expect(try await curlStatus(Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary",
@@ -99,11 +105,8 @@ import Testing
     /// and connection timeouts, not after the sleep; once the trigger is gone the same server
     /// writes again, without a restart (issue 34).
     @Test func aPoolHeldBySleepingStatementsGives503AndRecovers() async throws {
-        let database = try await TestDatabase.create()
+        let database = try await Self.databaseWithOlga()
         defer { Task { await database.drop() } }
-        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
-                                           stdin: "olga-password\n")
-        #expect(add.status == 0, "\(add.stderr)")
         let serve = try ServeProcess(database: database.url, extra: [
             "--database-pool-size", "2", "--database-connection-timeout", "2", "--database-statement-timeout", "3"])
         let port = try await serve.waitUntilListening()
@@ -252,11 +255,8 @@ import Testing
     /// pipelined requests answered in their order while the store's reads are out; and a
     /// password changed by another process ends the cached login at its next GET.
     @Test func getsOnPostgreSQLAreAnsweredInlineAsTheFullPathAnswersThem() async throws {
-        let database = try await TestDatabase.create()
+        let database = try await Self.databaseWithOlga()
         defer { Task { await database.drop() } }
-        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
-                                           stdin: "olga-password\n")
-        #expect(add.status == 0, "\(add.stderr)")
         let serve = try ServeProcess(database: database.url)
         let port = try await serve.waitUntilListening()
         let ada = Self.card("ada", "Ada Lovelace"), bob = Self.card("bob", "Bob Builder")
@@ -299,11 +299,8 @@ import Testing
     /// connections (as a restart or an administrator would) costs no GET its answer: the GETs
     /// right after are answered by the full path, and later ones inline again on new connections.
     @Test func aGetsOwnConnectionEndedByPostgreSQLIsReplaced() async throws {
-        let database = try await TestDatabase.create()
+        let database = try await Self.databaseWithOlga()
         defer { Task { await database.drop() } }
-        let add = try await RoloBinary.run(["user", "add", "olga", "--password-stdin", "--database", database.url],
-                                           stdin: "olga-password\n")
-        #expect(add.status == 0, "\(add.stderr)")
         let serve = try ServeProcess(database: database.url)
         let port = try await serve.waitUntilListening()
         let ada = Self.card("ada", "Ada Lovelace")
