@@ -40,6 +40,9 @@ extension PostgresStore {
     public func collection(owner: String, path: [String]) async throws -> CollectionInfo? {
         guard !path.isEmpty else { return nil }
         let joined = Self.joined(path)
+        // Every request on a book starts here: on the request's event loop when it can, as
+        // the login's stamp before it (`loopRead`, the empty name asks for no card).
+        if let read = await loopRead(owner: owner, path: joined, name: "", stampOf: "") { return read.book }
         return try await autocommit { connection in
             try await connection.first(CollectionByPathSQL.self, owner, joined).map { row in
                 var columns = Columns(row)

@@ -58,12 +58,7 @@ extension PostgresStore {
         // Every request but an inline GET reads it first: on the request's event loop, with
         // the GETs (`readOnLoop`: no card asked for), one round trip without the pool's thread
         // hops. A failed read there asks the pool.
-        let onLoop: Result<InlineRead, any Error>? = await withCheckedContinuation { continuation in
-            if !readOnLoop(owner: "", path: "", name: "", stampOf: user, done: { continuation.resume(returning: $0) }) {
-                continuation.resume(returning: nil)
-            }
-        }
-        if case .success(let read)? = onLoop { return read.stamp }
+        if let read = await loopRead(owner: "", path: "", name: "", stampOf: user) { return read.stamp }
         return try await autocommit { connection in
             try await connection.first(PasswordStampSQL.self, user).map { try $0.decode(String.self) }
         }
