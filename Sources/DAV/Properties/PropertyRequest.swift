@@ -90,6 +90,10 @@ extension DAVService {
                     } else {
                         missing.append((name, nil))
                     }
+                } else if PropertyRegistry.byName[name]?.writable == false {
+                    // Protected on every resource (PROPPATCH refuses it), so never a dead
+                    // property: no read of them for a collection's DAV:getetag.
+                    missing.append((name, nil))
                 } else if let dead = try await deadProperties().first(where: { $0.name == name }) {
                     found.append((name, .dead(xml: dead.xmlValue, language: dead.language)))
                 } else {
