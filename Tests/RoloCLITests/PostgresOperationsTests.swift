@@ -363,6 +363,39 @@ import Testing
         #expect(await serve.terminate() == 0)
     }
 
+    /// A request on a book finds it on its event loop's connection, in the GETs' statement
+    /// (`PostgresStore.loopRead`): a book seen there is the committed one (its ctag moves
+    /// with a PUT just answered), a book that is not there is 404, and REPORTs find it too.
+    @Test func booksFoundOnTheLoopAreTheCommittedOnesAndMissingOnes404() async throws {
+        let database = try await Self.databaseWithOlga()
+        defer { Task { await database.drop() } }
+        let serve = try ServeProcess(database: database.url)
+        let port = try await serve.waitUntilListening()
+        let propfind = ["-X", "PROPFIND", "-H", "Depth: 0", "-H", "Content-Type: application/xml", "--data-binary",
+                        "<d:propfind xmlns:d=\"DAV:\" xmlns:cs=\"http://calendarserver.org/ns/\"><d:prop><cs:getctag/></d:prop></d:propfind>"]
+        func ctag() async throws -> String? {
+            let body = try await curl(Self.auth + propfind + [Self.book(port)])
+            guard let start = body.range(of: "getctag>")?.upperBound, let end = body[start...].range(of: "<")?.lowerBound else { return nil }
+            return String(body[start..<end])
+        }
+        var seen: [String] = []
+        for number in 0..<5 {
+            let before = try await ctag()
+            #expect(before != nil, "a ctag for the book before PUT \(number)")
+            #expect(try await curlStatus(Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary",
+                                                      Self.card("p\(number)", "Person \(number)"), Self.book(port) + "p\(number).vcf"]) == 201)
+            let after = try await ctag()
+            #expect(after != nil && after != before, "the ctag moved with PUT \(number): \(before ?? "-") -> \(after ?? "-")")
+            if let after { seen.append(after) }
+        }
+        #expect(Set(seen).count == 5)
+        #expect(try await curlStatus(Self.auth + propfind + ["http://127.0.0.1:\(port)/dav/addressbooks/olga/nothing/"]) == 404)
+        let sync = try await curl(Self.auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary",
+                                               Self.syncBody, Self.book(port)])
+        #expect((0..<5).allSatisfy { sync.contains("p\($0).vcf") }, "\(sync)")
+        #expect(await serve.terminate() == 0)
+    }
+
     /// Sends `text` in one write and reads `answers` answers (status and body by
     /// `Content-Length`) from one connection.
     static func exchange(port: Int, _ text: String, answers count: Int) throws -> [(status: Int, body: String)] {
