@@ -96,7 +96,7 @@ extension PostgresStore {
                     done: @escaping @Sendable (Result<InlineRead, any Error>) -> Void) -> Bool {
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return false }
         return loopReads.read(
-            on: loop, server: primary.currentIndex, bound: .nanoseconds(Int64(configuration.connectionTimeout / .nanoseconds(1))),
+            on: loop, server: primary.currentIndex, bound: loopReadBound,
             open: { [self] in try connectionConfiguration() }, values: [owner, path, name, user]
         ) { result in
             done(Result {
@@ -148,17 +148,26 @@ extension PostgresStore {
             """
     }
 
-    /// The collection and, when present, its member `name`, in one statement.
+    /// The collection and, when present, its member `name`, in one statement. Every PUT and
+    /// DELETE asks it: on the request's event loop's own connection when there is one
+    /// (`rowsOnLoop`), else through the pool.
     public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
         guard !path.isEmpty else { return nil }
         let joined = Self.joined(path)
-        return try await autocommit { connection in
-            try await connection.first(CollectionMemberSQL.self, owner, joined, name).map { row in
-                var columns = Columns(row)
-                let collection = try Self.collectionInfo(&columns)
-                return CollectionMember(collection: collection, resource: columns.nextIsNull ? nil : try Self.resourceInfo(&columns))
-            }
+        if let rows = await rowsOnLoop(CollectionMemberSQL.self, [PostgresData(string: owner), PostgresData(string: joined),
+                                                                  PostgresData(string: name)]) {
+            return try rows.first.map { try Self.collectionMember(Columns(legacyPrepared: $0)) }
         }
+        return try await autocommit { connection in
+            try await connection.first(CollectionMemberSQL.self, owner, joined, name).map { try Self.collectionMember(Columns($0)) }
+        }
+    }
+
+    /// `CollectionMemberSQL`'s row.
+    private static func collectionMember(_ row: Columns) throws -> CollectionMember {
+        var columns = row
+        let collection = try collectionInfo(&columns)
+        return CollectionMember(collection: collection, resource: columns.nextIsNull ? nil : try resourceInfo(&columns))
     }
 
     public func resourceName(collectionID: Int64, uid: String) async throws -> String? {
