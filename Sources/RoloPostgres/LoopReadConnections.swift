@@ -24,6 +24,10 @@ import Synchronization
 /// the server's full path answers those GETs (and its 503 when the database is away); the
 /// connection is then dropped, and a new one is tried at the next GET, at most once a second.
 /// One more connection per event loop than `pool_size`, then (Docs/configuration.md).
+///
+/// Other short reads that every request of a kind makes take the same connection one by one
+/// (`run`: a PUT's book and member, its home's locks), prepared on it beside the gathered
+/// statement: a PUT's reads before its write then cost no hop through the pool either.
 final class LoopReadConnections: Sendable {
     /// How these connections show in `pg_stat_activity`, beside the pool's "rolo".
     static let applicationName = "rolo GET"
@@ -41,7 +45,10 @@ final class LoopReadConnections: Sendable {
     /// A loop's connection and the reads on it.
     private struct Reader: Sendable {
         let connection: PostgresConnection
+        /// The gathered statement.
         let prepared: PreparedQuery
+        /// The single statements (`run`), by type.
+        let statements: [ObjectIdentifier: PreparedQuery]
         let server: Int
         /// A batch is out; new reads wait in `queue` for its answer.
         var sending = false
@@ -59,11 +66,16 @@ final class LoopReadConnections: Sendable {
     private let closed = Mutex(false)
     private let sql: String
     private let columns: Int
+    /// The single statements' texts, by their type.
+    private let statements: [(key: ObjectIdentifier, sql: String)]
     private let logger: Logger
 
-    init(sql: String, columns: Int, logger: Logger) {
+    /// `sql` is the gathered statement (`read`), taking `columns` arrays; `statements` those
+    /// run one by one (`run`).
+    init(sql: String, columns: Int, statements: [any PreparedSQL.Type], logger: Logger) {
         self.sql = sql
         self.columns = columns
+        self.statements = statements.map { (key: ObjectIdentifier($0), sql: $0.sql) }
         self.logger = logger
     }
 
@@ -75,10 +87,63 @@ final class LoopReadConnections: Sendable {
               open: @escaping @Sendable () throws -> PostgresConnection.Configuration,
               values: [String], done: @escaping Done) -> Bool {
         precondition(values.count == columns)
-        let key = ObjectIdentifier(loop)
         let pending = Pending(values: values, done: CallOnce(done))
-        enum Next { case send(Reader), queued, opens(stale: Reader?), elsewhere }
-        let next: Next = slots.withLock { slots in
+        let taken = withReader(on: loop, server: server, open: open) { reader -> Reader? in
+            if reader.sending {
+                reader.queue.append(pending)
+                return nil
+            }
+            reader.sending = true
+            return reader
+        }
+        guard let taken else { return false }
+        if let reader = taken { send([pending], on: reader, key: ObjectIdentifier(loop), loop: loop, bound: bound) }
+        return true
+    }
+
+    /// Runs `statement` (one of the `statements` these connections were made with) alone on
+    /// `loop`'s connection, with `binds`, calling `done` once on `loop` with its rows, or with
+    /// an error when it failed or took longer than `bound` (the connection is then replaced,
+    /// as for a failed read). False, and `done` never called, when this loop has no connection
+    /// ready. Not gathered: the statement goes out at once, and postgres-nio sends it after
+    /// whatever the connection is running.
+    func run(_ statement: any PreparedSQL.Type, binds: [PostgresData], on loop: any EventLoop, server: Int,
+             bound: TimeAmount, open: @escaping @Sendable () throws -> PostgresConnection.Configuration,
+             done: @escaping @Sendable (Result<[PostgresRow], any Error>) -> Void) -> Bool {
+        guard let reader = withReader(on: loop, server: server, open: open, { $0 }) else { return false }
+        guard let prepared = reader.statements[ObjectIdentifier(statement)] else {
+            preconditionFailure("\(statement) is not one of the loop's statements")
+        }
+        let connection = reader.connection, key = ObjectIdentifier(loop)
+        let answer = CallOnce(done)
+        let timer = loop.scheduleTask(in: bound) { [weak self] in
+            let late = StoreError.unavailable("no answer from the database within \(bound)")
+            answer.call(.failure(late))
+            self?.fail(connection, key: key, late)
+        }
+        prepared.execute(binds).whenComplete { [weak self] result in
+            timer.cancel()
+            answer.call(result)
+            if case .failure(let error) = result { self?.fail(connection, key: key, error) }
+        }
+        return true
+    }
+
+    /// What `withReader` found for a loop.
+    private enum Lookup<Value: Sendable>: Sendable {
+        case ready(Value)
+        case opens(stale: Reader?)
+        case elsewhere
+    }
+
+    /// `body`'s value with the loop's ready connection, under the lock (what it changes in the
+    /// reader is kept); nil when the loop has none ready, and then one opens unless one is
+    /// opening or the last try failed less than a second ago.
+    private func withReader<Value: Sendable>(on loop: any EventLoop, server: Int,
+                                             open: @escaping @Sendable () throws -> PostgresConnection.Configuration,
+                                             _ body: (inout Reader) -> Value) -> Value? {
+        let key = ObjectIdentifier(loop)
+        let lookup: Lookup<Value> = slots.withLock { slots in
             switch slots[key] {
             case nil:
                 slots[key] = .opening
@@ -94,28 +159,20 @@ final class LoopReadConnections: Sendable {
                     slots[key] = .opening
                     return .opens(stale: reader)
                 }
-                if reader.sending {
-                    reader.queue.append(pending)
-                    slots[key] = .ready(reader)
-                    return .queued
-                }
-                reader.sending = true
+                let value = body(&reader)
                 slots[key] = .ready(reader)
-                return .send(reader)
+                return .ready(value)
             }
         }
-        switch next {
-        case .send(let reader):
-            send([pending], on: reader, key: key, loop: loop, bound: bound)
-            return true
-        case .queued:
-            return true
+        switch lookup {
+        case .ready(let value):
+            return value
         case .opens(let stale):
             if let stale { end(stale) }
             if !closed.withLock({ $0 }) { connect(on: loop, key: key, server: server, open: open) }
-            return false
+            return nil
         case .elsewhere:
-            return false
+            return nil
         }
     }
 
@@ -193,18 +250,22 @@ final class LoopReadConnections: Sendable {
         configuration.options.additionalStartupParameters = configuration.options.additionalStartupParameters.filter {
             $0.0 != "application_name"
         } + [("application_name", Self.applicationName), ("plan_cache_mode", "force_generic_plan")]
-        let sql = sql
+        let texts = [sql] + statements.map { $0.sql }
+        let keys = statements.map { $0.key }
         PostgresConnection.connect(on: loop, configuration: configuration, id: 3, logger: logger)
             .flatMap { connection in
-                connection.prepare(query: sql).map { (connection, $0) }
+                EventLoopFuture.whenAllSucceed(texts.map { connection.prepare(query: $0) }, on: loop)
+                    .map { (connection, $0) }
                     .flatMapError { error in connection.close().flatMapThrowing { throw error } }
             }
             .whenComplete { [weak self] result in
                 guard let self else { return }
                 switch result {
                 case .success(let (connection, prepared)):
+                    let reader = Reader(connection: connection, prepared: prepared[0],
+                                        statements: Dictionary(uniqueKeysWithValues: zip(keys, prepared.dropFirst())), server: server)
                     let keep = !closed.withLock { $0 }
-                    if keep { slots.withLock { $0[key] = .ready(Reader(connection: connection, prepared: prepared, server: server)) } }
+                    if keep { slots.withLock { $0[key] = .ready(reader) } }
                     else { connection.close().whenComplete { _ in } }
                 case .failure(let error):
                     logger.debug("inline read connection: \(PostgresStore.describe(error))")
@@ -229,6 +290,26 @@ final class LoopReadConnections: Sendable {
         for reader in readers {
             for pending in reader.queue { pending.done.call(.failure(StoreError.unavailable("closed"))) }
             try? await reader.connection.close()
+        }
+    }
+}
+
+extension PostgresStore {
+    /// How long a read on a loop's connection may go unanswered: the connection timeout, as
+    /// a lease from the pool may wait.
+    var loopReadBound: TimeAmount { .nanoseconds(Int64(configuration.connectionTimeout / .nanoseconds(1))) }
+
+    /// The rows of `statement` (one of those `loopReads` was made with) run on the calling
+    /// event loop's own connection (`LoopReadConnections.run`). Nil when the caller is on no
+    /// event loop, its loop has no connection ready, or the read failed: the caller then asks
+    /// the pool, whose answer (or `unavailable`) is the one that counts.
+    func rowsOnLoop(_ statement: any PreparedSQL.Type, _ binds: [PostgresData]) async -> [PostgresRow]? {
+        await withCheckedContinuation { continuation in
+            guard let loop = MultiThreadedEventLoopGroup.currentEventLoop,
+                  loopReads.run(statement, binds: binds, on: loop, server: primary.currentIndex, bound: loopReadBound,
+                                open: { [self] in try connectionConfiguration() },
+                                done: { continuation.resume(returning: try? $0.get()) })
+            else { return continuation.resume(returning: nil) }
         }
     }
 }

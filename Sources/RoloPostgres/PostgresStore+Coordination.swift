@@ -15,16 +15,30 @@ extension PostgresStore {
     static let lockColumns = "token, \"user\", root, root_href, scope, infinite, owner_xml, timeout, expires"
     static let bookChangesChannel = "rolo_book_changes"
 
-    static func writeLock(from row: PostgresRow) throws -> WriteLock {
-        let (token, user, root, href, scope, infinite, owner, timeout, expires)
-            = try row.decode((String, String, String, String, String, Bool, String, Int64, Double).self)
+    /// A row of `lockColumns`.
+    static func writeLock(from row: Columns) throws -> WriteLock {
+        var columns = row
+        let token = try columns.next(String.self), user = try columns.next(String.self), root = try columns.next(String.self)
+        let href = try columns.next(String.self), scope = try columns.next(String.self), infinite = try columns.next(Bool.self)
+        let owner = try columns.next(String.self), timeout = try columns.next(Int64.self), expires = try columns.next(Double.self)
         return WriteLock(token: token, user: user, root: root, rootHref: href, scope: WriteLockScope(rawValue: scope) ?? .exclusive,
                          infinite: infinite, ownerXML: owner, timeout: Int(timeout), expires: Date(timeIntervalSince1970: expires))
     }
 
-    /// Every write asks it (are there locks in this home?), from any process.
+    /// The locks of `key`'s home, in the transaction of a lock's grant.
     private static func homeLocks(_ connection: Connection, key: String, now: Date) async throws -> [WriteLock] {
-        try await connection.rows(HomeLocksSQL.self, WriteLock.home(of: key), now.timeIntervalSince1970).map(writeLock(from:))
+        try await connection.rows(HomeLocksSQL.self, WriteLock.home(of: key), now.timeIntervalSince1970).map { try writeLock(from: Columns($0)) }
+    }
+
+    /// Every write asks it (are there locks in this home?), from any process: on the
+    /// request's event loop's own connection when there is one (`rowsOnLoop`), else through
+    /// the pool.
+    private func homeLocks(key: String, now: Date) async throws -> [WriteLock] {
+        if let rows = await rowsOnLoop(HomeLocksSQL.self, [PostgresData(string: WriteLock.home(of: key)),
+                                                           PostgresData(double: now.timeIntervalSince1970)]) {
+            return try rows.map { try Self.writeLock(from: Columns(legacyPrepared: $0)) }
+        }
+        return try await autocommit { try await Self.homeLocks($0, key: key, now: now) }
     }
 
     enum HomeLocksSQL: PreparedSQL {
@@ -38,10 +52,7 @@ extension PostgresStore {
     }
 
     public func writeLocks(covering key: String, descendants: Bool, now: Date) async throws -> [WriteLock] {
-        try await autocommit { connection in
-            try await Self.homeLocks(connection, key: key, now: now).filter { $0.applies(to: key, descendants: descendants) }
-                .sorted { $0.token < $1.token }
-        }
+        try await homeLocks(key: key, now: now).filter { $0.applies(to: key, descendants: descendants) }.sorted { $0.token < $1.token }
     }
 
     public func grantWriteLock(_ lock: WriteLock, maxPerUser: Int, now: Date) async throws -> WriteLockRefusal? {
@@ -68,7 +79,7 @@ extension PostgresStore {
             guard let row = try await connection.first(PostgresQuery(
                     unsafeSQL: "SELECT \(Self.lockColumns) FROM locks WHERE token = $1 AND expires >= $2 FOR UPDATE",
                     binds: Self.binds(token, now.timeIntervalSince1970))),
-                  case var lock = try Self.writeLock(from: row), lock.covers(key) else { return nil }
+                  case var lock = try Self.writeLock(from: Columns(row)), lock.covers(key) else { return nil }
             lock.timeout = timeout
             lock.expires = now.addingTimeInterval(TimeInterval(timeout))
             try await connection.execute("""
@@ -83,7 +94,7 @@ extension PostgresStore {
             guard let row = try await connection.first(PostgresQuery(
                     unsafeSQL: "SELECT \(Self.lockColumns) FROM locks WHERE token = $1 AND expires >= $2 FOR UPDATE",
                     binds: Self.binds(token, now.timeIntervalSince1970))),
-                  try Self.writeLock(from: row).covers(key) else { return false }
+                  try Self.writeLock(from: Columns(row)).covers(key) else { return false }
             try await connection.execute("DELETE FROM locks WHERE token = \(token)")
             return true
         }

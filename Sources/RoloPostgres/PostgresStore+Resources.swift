@@ -100,7 +100,7 @@ extension PostgresStore {
                     done: @escaping @Sendable (Result<LoopRead, any Error>) -> Void) -> Bool {
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return false }
         return loopReads.read(
-            on: loop, server: primary.currentIndex, bound: .nanoseconds(Int64(configuration.connectionTimeout / .nanoseconds(1))),
+            on: loop, server: primary.currentIndex, bound: loopReadBound,
             open: { [self] in try connectionConfiguration() }, values: [owner, path, name, user]
         ) { result in
             done(Result {
@@ -176,17 +176,26 @@ extension PostgresStore {
             """
     }
 
-    /// The collection and, when present, its member `name`, in one statement.
+    /// The collection and, when present, its member `name`, in one statement. Every PUT and
+    /// DELETE asks it: on the request's event loop's own connection when there is one
+    /// (`rowsOnLoop`), else through the pool.
     public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
         guard !path.isEmpty else { return nil }
         let joined = Self.joined(path)
-        return try await autocommit { connection in
-            try await connection.first(CollectionMemberSQL.self, owner, joined, name).map { row in
-                var columns = Columns(row)
-                let collection = try Self.collectionInfo(&columns)
-                return CollectionMember(collection: collection, resource: columns.nextIsNull ? nil : try Self.resourceInfo(&columns))
-            }
+        if let rows = await rowsOnLoop(CollectionMemberSQL.self, [PostgresData(string: owner), PostgresData(string: joined),
+                                                                  PostgresData(string: name)]) {
+            return try rows.first.map { try Self.collectionMember(Columns(legacyPrepared: $0)) }
         }
+        return try await autocommit { connection in
+            try await connection.first(CollectionMemberSQL.self, owner, joined, name).map { try Self.collectionMember(Columns($0)) }
+        }
+    }
+
+    /// `CollectionMemberSQL`'s row.
+    private static func collectionMember(_ row: Columns) throws -> CollectionMember {
+        var columns = row
+        let collection = try collectionInfo(&columns)
+        return CollectionMember(collection: collection, resource: columns.nextIsNull ? nil : try resourceInfo(&columns))
     }
 
     public func resourceName(collectionID: Int64, uid: String) async throws -> String? {
@@ -255,8 +264,9 @@ extension PostgresStore {
 
     /// Inserts a new resource with its index, member and change rows in one statement;
     /// nil (and nothing written) when the book already has a resource with this name or UID.
+    /// `movingBookSeq`: the statement also makes `seq` the book's (`bookSeqSQL`).
     static func insert(_ connection: Connection, _ write: ResourceWrite, collectionID: Int64, seq: Int64,
-                       now: Double) async throws -> Int64? {
+                       now: Double, movingBookSeq: Bool = false) async throws -> Int64? {
         var sql = SQLBuilder()
         let resource = """
             INSERT INTO resources (collection_id, name, content_type, etag, size, modified, seq, uid, kind, data)
@@ -267,10 +277,10 @@ extension PostgresStore {
             """
         sql.append("WITH r AS (\(resource)), ")
         appendRows(of: write, resourceID: "(SELECT id FROM r)", from: "r", collectionID: collectionID, seq: seq, now: now, to: &sql)
+        if movingBookSeq { sql.append(bookSeqSQL(&sql, collectionID: collectionID, seq: seq, now: now, from: "r")) }
         sql.append(" SELECT id FROM r")
-        let rows = write.card?.listing == nil ? try await connection.rows(sql.query, as: InsertSQL.self)
-                                              : try await connection.rows(sql.query, as: InsertListedSQL.self)
-        return try rows.first?.decode(Int64.self)
+        let form = writeForm(replacing: false, listed: write.card?.listing != nil, movingBookSeq: movingBookSeq)
+        return try await connection.rows(sql.query, as: form).first?.decode(Int64.self)
     }
 
     // The forms of the card writes, prepared (`AssembledSQL`): planning one of these long
@@ -279,12 +289,43 @@ extension PostgresStore {
     enum InsertListedSQL: AssembledSQL {}
     enum ReplaceSQL: AssembledSQL {}
     enum ReplaceListedSQL: AssembledSQL {}
+    // The same, moving the book's seq too.
+    enum InsertMovingSeqSQL: AssembledSQL {}
+    enum InsertListedMovingSeqSQL: AssembledSQL {}
+    enum ReplaceMovingSeqSQL: AssembledSQL {}
+    enum ReplaceListedMovingSeqSQL: AssembledSQL {}
+
+    private static func writeForm(replacing: Bool, listed: Bool, movingBookSeq: Bool) -> any AssembledSQL.Type {
+        switch (replacing, listed, movingBookSeq) {
+        case (false, false, false): InsertSQL.self
+        case (false, true, false): InsertListedSQL.self
+        case (true, false, false): ReplaceSQL.self
+        case (true, true, false): ReplaceListedSQL.self
+        case (false, false, true): InsertMovingSeqSQL.self
+        case (false, true, true): InsertListedMovingSeqSQL.self
+        case (true, false, true): ReplaceMovingSeqSQL.self
+        case (true, true, true): ReplaceListedMovingSeqSQL.self
+        }
+    }
+
+    /// A CTE (after a comma) making `seq` the book's seq and `now` its time when `from` (the
+    /// written resource) has a row: a batch's last write moves the book's seq in its own
+    /// statement, one round trip fewer than `BookSeqSQL` after it (`WriteBatches`). The
+    /// book's trigger notifies at the statement's end, the exclusion set before it.
+    private static func bookSeqSQL(_ sql: inout SQLBuilder, collectionID: Int64, seq: Int64, now: Double, from: String) -> String {
+        """
+        ,
+        book AS (
+            UPDATE collections SET sync_seq = \(sql.bind(seq)), modified = \(sql.bind(now))
+            FROM \(from) WHERE collections.id = \(sql.bind(collectionID)))
+        """
+    }
 
     /// Replaces the resource `id` (same name) and its rows, in one statement: the old index
     /// and member rows are deleted by the snapshot the statement started with, which does
     /// not hold the new ones.
     static func replace(_ connection: Connection, id: Int64, with write: ResourceWrite, collectionID: Int64, seq: Int64,
-                        now: Double) async throws {
+                        now: Double, movingBookSeq: Bool = false) async throws {
         var sql = SQLBuilder()
         let idPlaceholder = sql.bind(id)
         let resource = """
@@ -306,12 +347,10 @@ extension PostgresStore {
             sql.append("old_listing AS (DELETE FROM card_listings WHERE resource_id = \(idPlaceholder)),\n")
         }
         appendRows(of: write, resourceID: "(SELECT id FROM r)", from: "r", collectionID: collectionID, seq: seq, now: now, to: &sql)
+        if movingBookSeq { sql.append(bookSeqSQL(&sql, collectionID: collectionID, seq: seq, now: now, from: "r")) }
         sql.append(" SELECT id FROM r")
-        if write.card?.listing == nil {
-            _ = try await connection.rows(sql.query, as: ReplaceSQL.self)
-        } else {
-            _ = try await connection.rows(sql.query, as: ReplaceListedSQL.self)
-        }
+        _ = try await connection.rows(sql.query, as: writeForm(replacing: true, listed: write.card?.listing != nil,
+                                                               movingBookSeq: movingBookSeq))
     }
 
     /// CTEs writing the card's index and member rows and its change row, for the resource

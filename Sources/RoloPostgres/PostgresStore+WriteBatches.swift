@@ -12,9 +12,10 @@ import Synchronization
 /// then answers every caller once the COMMIT is back.
 ///
 /// - The batch locks the book's row first; a write takes the next seq only when it writes,
-///   so seqs come out as with one transaction each. The book's row is updated once, at the
-///   end, so the other processes hear of the batch once (the trigger on `collections`), with
-///   its last seq and the Push-Dont-Notify its writes share.
+///   so seqs come out as with one transaction each. The book's row is updated once, by the
+///   last write's statement (by one of its own when that write was refused), so the other
+///   processes hear of the batch once (the trigger on `collections`), with its last seq and
+///   the Push-Dont-Notify its writes share.
 /// - A write whose precondition or UID check fails is refused before it writes anything
 ///   (`WriteRules`, decided on what the batch sees): it fails alone and the others commit.
 /// - A statement the server refuses aborts the whole transaction: then every write of the
@@ -149,13 +150,24 @@ extension PostgresStore {
                 var seq = first
                 var results: [Result<PutResult, any Error>] = []
                 results.reserveCapacity(batch.count)
+                // What the written writes left out, and what the transaction says they did.
                 var exclusion: PushExclusion?
-                for pending in batch {
+                var announced = PushExclusion.nobody
+                var bookSeqMoved = false
+                for (index, pending) in batch.enumerated() {
+                    // The book's seq moves once for the batch, which notifies the other processes
+                    // (the trigger on `collections`) with what every write of it left out: in the
+                    // last write's statement, which then needs the exclusion in place.
+                    let isLast = index == batch.count - 1
+                    let shared = exclusion?.merged(with: pending.exclusion) ?? pending.exclusion
+                    if isLast { try await Self.announce(shared, over: &announced, connection) }
                     do {
                         results.append(.success(try await Self.put(connection, pending.write, collectionID: collectionID,
-                                                                    precondition: pending.precondition, seq: seq + 1, now: now)))
+                                                                    precondition: pending.precondition, seq: seq + 1, now: now,
+                                                                    movingBookSeq: isLast)))
                         seq += 1
-                        exclusion = exclusion?.merged(with: pending.exclusion) ?? pending.exclusion
+                        exclusion = shared
+                        bookSeqMoved = isLast
                     } catch let error as StoreError where !Self.isUnavailable(error) {
                         // Refused by `WriteRules` before its statement: nothing of it was written.
                         results.append(.failure(error))
@@ -163,17 +175,27 @@ extension PostgresStore {
                 }
                 // Nothing written: nothing to commit (the book's seq and time stay as they were).
                 guard seq > first else { throw NothingWritten(results: results) }
-                // The book's seq moves once for the batch, which notifies the other processes
-                // (the trigger on `collections`) with what every write of it left out.
-                if let exclusion, exclusion != .nobody {
-                    try await connection.execute("SELECT set_config('rolo.push_exclusion', \(exclusion.encoded), true)")
+                // The last write was refused: the seq moves in a statement of its own.
+                if !bookSeqMoved {
+                    try await Self.announce(exclusion ?? .nobody, over: &announced, connection)
+                    _ = try await connection.rows(BookSeqSQL.self, seq, now, collectionID)
                 }
-                _ = try await connection.rows(BookSeqSQL.self, seq, now, collectionID)
                 return results
             }
         } catch let nothing as NothingWritten {
             return nothing.results
         }
+    }
+
+    /// Makes `exclusion` what the trigger on `collections` puts in the transaction's
+    /// notification, unless it is that already (`announced`; nobody when nothing was set).
+    private static func announce(_ exclusion: PushExclusion, over announced: inout PushExclusion,
+                                 _ connection: Connection) async throws {
+        guard exclusion != announced else { return }
+        // The trigger reads "" as nobody.
+        let encoded = exclusion == .nobody ? "" : exclusion.encoded
+        try await connection.execute("SELECT set_config('rolo.push_exclusion', \(encoded), true)")
+        announced = exclusion
     }
 
     private static func isUnavailable(_ error: StoreError) -> Bool {
@@ -186,19 +208,24 @@ extension PostgresStore {
         let results: [Result<PutResult, any Error>]
     }
 
-    /// One PUT inside a transaction holding the book's row, as the seq `seq`.
+    /// One PUT inside a transaction holding the book's row, as the seq `seq`; with
+    /// `movingBookSeq`, its statement makes `seq` the book's when it writes (it wrote when this
+    /// returns).
     static func put(_ connection: Connection, _ write: ResourceWrite, collectionID: Int64, precondition: WritePrecondition,
-                    seq: Int64, now: Double) async throws -> PutResult {
+                    seq: Int64, now: Double, movingBookSeq: Bool) async throws -> PutResult {
         // A write that must create the resource (If-None-Match: *, how clients upload new
         // cards) first simply tries to, and looks only when the name or UID is taken.
-        if precondition == .ifNoneMatchAny, try await insert(connection, write, collectionID: collectionID, seq: seq, now: now) != nil {
+        if precondition == .ifNoneMatchAny,
+           try await insert(connection, write, collectionID: collectionID, seq: seq, now: now, movingBookSeq: movingBookSeq) != nil {
             return PutResult(etag: write.etag, created: true, seq: seq)
         }
         let existing = try await checkWrite(connection, collectionID: collectionID, name: write.name, card: write.card,
                                             precondition: precondition)
         if let existing {
-            try await replace(connection, id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
-        } else if try await insert(connection, write, collectionID: collectionID, seq: seq, now: now) == nil {
+            try await replace(connection, id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now,
+                              movingBookSeq: movingBookSeq)
+        } else if try await insert(connection, write, collectionID: collectionID, seq: seq, now: now,
+                                   movingBookSeq: movingBookSeq) == nil {
             throw StoreError.alreadyExists // unreachable: name and UID were checked above
         }
         return PutResult(etag: write.etag, created: existing == nil, seq: seq)
@@ -209,7 +236,8 @@ extension PostgresStore {
         static let sql = "SELECT sync_seq FROM collections WHERE id = $1 FOR UPDATE"
     }
 
-    /// The book's seq after a batch, set once (its trigger tells the other processes).
+    /// The book's seq after a batch whose last write was refused (else that write's statement
+    /// sets it), set once (its trigger tells the other processes).
     enum BookSeqSQL: PreparedSQL {
         static let sql = "UPDATE collections SET sync_seq = $1, modified = $2 WHERE id = $3"
     }

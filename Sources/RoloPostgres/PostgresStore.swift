@@ -55,7 +55,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        loopReads = LoopReadConnections(sql: Self.inlineReadBatchSQL, columns: 4, logger: logger)
+        loopReads = LoopReadConnections(sql: Self.inlineReadBatchSQL, columns: 4,
+                                        statements: [CollectionMemberSQL.self, HomeLocksSQL.self], logger: logger)
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         let clients = try configuration.servers.map {
             PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)

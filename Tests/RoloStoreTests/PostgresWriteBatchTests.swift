@@ -153,12 +153,8 @@ private final class BookRowHold: Sendable {
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         let book = fixture.book.id
-        other.bookChanges.open()
-        defer { other.bookChanges.close() }
-        let listening = Task { await other.followBookChanges() }
-        defer { listening.cancel() }
-        // LISTEN is in place once the initial sweep has run; give it a moment.
-        try await Task.sleep(for: .milliseconds(500))
+        let listening = try await Self.follow(other)
+        defer { listening.cancel(); other.bookChanges.close() }
         let exclusion = PushExclusion.registrations(user: "alice", ids: ["r1"])
 
         let hold = try await BookRowHold(store, bookID: book)
@@ -180,13 +176,61 @@ private final class BookRowHold: Sendable {
         await #expect(throws: StoreError.preconditionFailed) { try await refused.value }
         #expect(try await good2.value.seq == 3)
 
-        // What the other process hears, until it heard of seq 3 (each take merges what came).
-        var heard: [BookChange] = []
-        while heard.last.map({ $0.seq < 3 }) ?? true {
-            heard += try await CoordinationTests().withTimeout { await other.bookChanges.take() }
-        }
+        let heard = try await Self.heard(by: other, upTo: 3)
         #expect(heard.last == BookChange(collectionID: book, seq: 3, exclusion: exclusion))
         #expect(heard.allSatisfy { $0.seq <= 3 })
+    }
+
+    /// The last write's statement moves the book's seq; when that write is refused, a
+    /// statement of its own does, and the other process still hears the batch's last seq with
+    /// the Push-Dont-Notify of the writes written (not the refused one's, which left out nobody).
+    @Test func aBatchWhoseLastWriteIsRefusedIsHeardWithItsWrittenWritesExclusion() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let listening = try await Self.follow(other)
+        defer { listening.cancel(); other.bookChanges.close() }
+        let exclusion = PushExclusion.registrations(user: "alice", ids: ["r1"])
+
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) {
+            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "a.vcf", fn: "A", .none) }
+        }
+        let good = try await Self.send(store, bookID: book, taken: false) {
+            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "b.vcf", fn: "B", .none) }
+        }
+        let refused = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch(["\"stale\""]))
+        }
+        try await hold.release()
+        #expect(try await first.value.seq == 1)
+        #expect(try await good.value.seq == 2)
+        await #expect(throws: StoreError.preconditionFailed) { try await refused.value }
+        #expect(try await store.collection(id: book)?.syncSeq == 2)
+
+        let heard = try await Self.heard(by: other, upTo: 2)
+        #expect(heard.last == BookChange(collectionID: book, seq: 2, exclusion: exclusion))
+        #expect(heard.allSatisfy { $0.seq <= 2 })
+    }
+
+    /// `other` following the book changes (`followBookChanges`) until the task is cancelled;
+    /// LISTEN is in place when this returns.
+    private static func follow(_ other: PostgresStore) async throws -> Task<Void, Never> {
+        other.bookChanges.open()
+        let listening = Task { await other.followBookChanges() }
+        // LISTEN is in place once the initial sweep has run; give it a moment.
+        try await Task.sleep(for: .milliseconds(500))
+        return listening
+    }
+
+    /// What `other` hears, until it heard of `seq` (each take merges what came).
+    private static func heard(by other: PostgresStore, upTo seq: Int64) async throws -> [BookChange] {
+        var heard: [BookChange] = []
+        while heard.last.map({ $0.seq < seq }) ?? true {
+            heard += try await CoordinationTests().withTimeout { await other.bookChanges.take() }
+        }
+        return heard
     }
 
     /// A batch whose every write is refused commits nothing: the book's seq stays.
