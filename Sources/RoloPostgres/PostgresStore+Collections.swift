@@ -40,9 +40,14 @@ extension PostgresStore {
     public func collection(owner: String, path: [String]) async throws -> CollectionInfo? {
         guard !path.isEmpty else { return nil }
         let joined = Self.joined(path)
-        // Every request on a book starts here: on the request's event loop when it can, as
-        // the login's stamp before it (`loopRead`, the empty name asks for no card).
-        if let read = await loopRead(owner: owner, path: joined, name: "", stampOf: "") { return read.book }
+        // Every request on a book starts here: on the request's event loop's own connection
+        // when there is one (`rowsOnLoop`), as the login's stamp before it.
+        if let rows = await rowsOnLoop(CollectionByPathSQL.self, [PostgresData(string: owner), PostgresData(string: joined)]) {
+            return try rows.first.map { row in
+                var columns = Columns(legacyPrepared: row)
+                return try Self.collectionInfo(&columns)
+            }
+        }
         return try await autocommit { connection in
             try await connection.first(CollectionByPathSQL.self, owner, joined).map { row in
                 var columns = Columns(row)

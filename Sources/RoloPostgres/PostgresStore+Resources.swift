@@ -61,21 +61,17 @@ extension PostgresStore {
     }
 
     /// `InlineReadSQL` for a batch (`LoopReadConnections`): owners, paths, names and logins
-    /// as four arrays, a row for each element in their order: the login's stamp, the book at
-    /// the path when there is one and the card of that name in it when there is one (user
-    /// names, a user's paths and a book's names are unique). The book comes without its card
-    /// too, so a request on a book (a PROPFIND, a REPORT) finds it here, on the loop, and
-    /// an empty name asks for the book alone. The `LIMIT 1` keeps the lateral read a probe
-    /// of the three unique indexes per element: without it, the generic plan joined the
-    /// whole of `resources` by hash (10 ms at 1,000 cards, against 0.1).
+    /// as four arrays, a row for each element in their order (each finds one card at most:
+    /// user names, a user's paths and a book's names are unique). The `LIMIT 1` keeps the
+    /// lateral read a probe of the three unique indexes per element: without it, the generic
+    /// plan joined the whole of `resources` by hash (10 ms at 1,000 cards, against 0.1).
     static let inlineReadBatchSQL = """
         SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), x.*
         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(owner, path, name, login, i)
         LEFT JOIN LATERAL (
             SELECT \(collectionColumns), \(infoColumns), r.data
-            FROM users u JOIN collections c ON c.owner_id = u.id
-            LEFT JOIN resources r ON r.collection_id = c.id AND r.name = q.name
-            WHERE u.name = q.owner AND c.path = q.path LIMIT 1) x ON true
+            FROM users u JOIN collections c ON c.owner_id = u.id JOIN resources r ON r.collection_id = c.id
+            WHERE u.name = q.owner AND c.path = q.path AND r.name = q.name LIMIT 1) x ON true
         ORDER BY q.i
         """
 
@@ -85,19 +81,19 @@ extension PostgresStore {
         let path = Self.joined(collectionPath)
         // On an event loop (a server's GET), on that loop's own connection; else, or while it
         // opens, through the pool.
-        if readOnLoop(owner: owner, path: path, name: name, stampOf: user, done: { done(try? $0.get().inlineRead) }) { return }
+        if readOnLoop(owner: owner, path: path, name: name, stampOf: user, done: { done(try? $0.get()) }) { return }
         Task {
             done(try? await autocommit { connection in
-                try await connection.first(InlineReadSQL.self, owner, path, name, user).map { try LoopRead(Columns($0)).inlineRead }
+                try await connection.first(InlineReadSQL.self, owner, path, name, user).map { try Self.inlineRead(Columns($0)) }
             })
         }
     }
 
-    /// `inlineReadBatchSQL` on the calling event loop's connection (`LoopReadConnections`),
+    /// `InlineReadSQL` on the calling event loop's connection (`LoopReadConnections`),
     /// gathered with the other reads of the loop: false, and `done` never called, when the
     /// caller is on no event loop or its loop has no connection open.
     func readOnLoop(owner: String, path: String, name: String, stampOf user: String,
-                    done: @escaping @Sendable (Result<LoopRead, any Error>) -> Void) -> Bool {
+                    done: @escaping @Sendable (Result<InlineRead, any Error>) -> Void) -> Bool {
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return false }
         return loopReads.read(
             on: loop, server: primary.currentIndex, bound: loopReadBound,
@@ -105,16 +101,16 @@ extension PostgresStore {
         ) { result in
             done(Result {
                 guard let row = try result.get() else { throw StoreError.unavailable("no row for a read") }
-                return try LoopRead(Columns(legacyPrepared: row))
+                return try Self.inlineRead(Columns(legacyPrepared: row))
             })
         }
     }
 
-    /// `readOnLoop` awaited, for the first statements of a request (its login's stamp, its
-    /// book): nil when the caller is on no event loop or the read there failed, and the
-    /// caller then asks the pool.
-    func loopRead(owner: String, path: String, name: String, stampOf user: String) async -> LoopRead? {
-        let result: Result<LoopRead, any Error>? = await withCheckedContinuation { continuation in
+    /// `readOnLoop` awaited (the login's stamp of a request the inline GET did not answer):
+    /// nil when the caller is on no event loop or the read there failed, and the caller then
+    /// asks the pool.
+    func loopRead(owner: String, path: String, name: String, stampOf user: String) async -> InlineRead? {
+        let result: Result<InlineRead, any Error>? = await withCheckedContinuation { continuation in
             if !readOnLoop(owner: owner, path: path, name: name, stampOf: user, done: { continuation.resume(returning: $0) }) {
                 continuation.resume(returning: nil)
             }
@@ -122,25 +118,13 @@ extension PostgresStore {
         return try? result?.get()
     }
 
-    /// A row of `inlineReadBatchSQL` (or of `InlineReadSQL`, the same columns).
-    struct LoopRead: Sendable {
-        var stamp: String?
-        var book: CollectionInfo?
-        var card: StoredResource?
-
-        init(_ row: Columns) throws {
-            var columns = row
-            stamp = try columns.next(String?.self)
-            guard !columns.nextIsNull else { return }
-            book = try PostgresStore.collectionInfo(&columns)
-            guard !columns.nextIsNull else { return }
-            card = try PostgresStore.storedResource(&columns)
-        }
-
-        /// What the inline GET asked: the card with its book, and the stamp.
-        var inlineRead: InlineRead {
-            InlineRead(found: book.flatMap { book in card.map { LocatedResource(collection: book, resource: $0) } }, stamp: stamp)
-        }
+    /// `InlineReadSQL`'s row: the stamp, and the card with its book when there is one.
+    private static func inlineRead(_ row: Columns) throws -> InlineRead {
+        var columns = row
+        let stamp = try columns.next(String?.self)
+        guard !columns.nextIsNull else { return InlineRead(found: nil, stamp: stamp) }
+        return InlineRead(found: LocatedResource(collection: try collectionInfo(&columns), resource: try storedResource(&columns)),
+                          stamp: stamp)
     }
 
     /// Collection and resource in one statement.
