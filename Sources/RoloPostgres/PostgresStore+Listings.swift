@@ -44,8 +44,16 @@ extension PostgresStore {
     }
 
     public func resourceCount(collectionID: Int64, cap: Int) async throws -> Int {
+        // A multiget's or a query's look at the book's size, at most `cap` rows of an index:
+        // short, so on the request's event loop's own connection when there is one.
+        let cap = Int64(max(cap, 0))
+        if let rows = await rowsOnLoop(ResourceCountSQL.self, [PostgresData(int64: collectionID), PostgresData(int64: cap)]) {
+            guard let row = rows.first else { throw StoreError.unavailable("no row for a count") }
+            var columns = Columns(legacyPrepared: row)
+            return Int(try columns.next(Int64.self))
+        }
         let row = try await autocommit { connection in
-            try await connection.first(ResourceCountSQL.self, collectionID, Int64(max(cap, 0)))
+            try await connection.first(ResourceCountSQL.self, collectionID, cap)
         }
         return Int(try row?.decode(Int64.self) ?? 0)
     }

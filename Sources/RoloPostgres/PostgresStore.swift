@@ -56,7 +56,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         self.clock = clock
         self.logger = logger
         loopReads = LoopReadConnections(sql: Self.inlineReadBatchSQL, columns: 4,
-                                        statements: [CollectionByPathSQL.self, CollectionMemberSQL.self, HomeLocksSQL.self], logger: logger)
+                                        statements: [CollectionByPathSQL.self, CollectionMemberSQL.self, HomeLocksSQL.self, ResourceCountSQL.self],
+                                        logger: logger)
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         let clients = try configuration.servers.map {
             PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)

@@ -393,7 +393,17 @@ import Testing
         let sync = try await curl(Self.auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary",
                                                Self.syncBody, Self.book(port)])
         #expect((0..<5).allSatisfy { sync.contains("p\($0).vcf") }, "\(sync)")
+        // A multiget of every card with address data counts the book on the loop too
+        // (`resourceCount`): the access history flags the full download.
+        let multiget = "<c:addressbook-multiget xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:carddav\">"
+            + "<d:prop><d:getetag/><c:address-data/></d:prop>"
+            + (0..<5).map { "<d:href>/dav/addressbooks/olga/default/p\($0).vcf</d:href>" }.joined() + "</c:addressbook-multiget>"
+        let cards = try await curl(Self.auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary", multiget, Self.book(port)])
+        #expect((0..<5).allSatisfy { cards.contains("FN:Person \($0)") }, "\(cards)")
         #expect(await serve.terminate() == 0)
+        let access = try await RoloBinary.run(["access", "olga", "--json", "--database", database.url])
+        #expect(access.status == 0, "\(access.stderr)")
+        #expect(access.stdout.contains("\"full_download\" : true") || access.stdout.contains("\"full_download\":true"), "\(access.stdout)")
     }
 
     /// Sends `text` in one write and reads `answers` answers (status and body by
