@@ -21,6 +21,27 @@ extension Statement {
         }
     }
 
+    /// Runs a query for at most one row, bound as `run` binds, and reads that row's columns
+    /// straight from SQLite (`ColumnReader`); nil when there is none. For the reads every write
+    /// makes (its book, the card it replaces, the holder of its UID): GRDB's `Row.fetchOne`
+    /// checked the arguments and copied the row with its column names, 2 % of a PUT's CPU.
+    func firstRow<Value>(binding bind: (inout DirectBindings) -> Void, read: (ColumnReader) -> Value) throws -> Value? {
+        let handle = sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        var bindings = DirectBindings(handle: handle)
+        bind(&bindings)
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW:
+            return read(ColumnReader(self))
+        case SQLITE_DONE:
+            return nil
+        case let code:
+            let message = sqlite3_errmsg(sqlite3_db_handle(handle)).map { String(cString: $0) }
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+        }
+    }
+
     /// The same with `blob` bound where it lies (`DirectBindings.add(inPlace:)`) for the one
     /// step: SQLite copies a 10 MB card body once, into the record it writes, instead of
     /// first into a bound copy. The binding is cleared before the bytes' scope ends.

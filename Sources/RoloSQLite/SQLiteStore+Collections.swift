@@ -98,10 +98,11 @@ extension SQLiteStore {
 
     /// The collection `id`, or `StoreError.notFound`.
     static func collectionRow(_ db: Database, id: Int64) throws -> CollectionRow {
-        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, kind, sync_seq FROM collections WHERE id = ?"),
-                                   arguments: [id])
+        let row = try db.cachedStatement(sql: "SELECT id, kind, sync_seq FROM collections WHERE id = ?").firstRow(
+            binding: { $0.add(id) },
+            read: { CollectionRow(id: $0.int64(0), kind: CollectionKind(rawValue: $0.text(1)) ?? .plain, syncSeq: $0.int64(2)) })
         guard let row else { throw StoreError.notFound }
-        return CollectionRow(id: row[0], kind: CollectionKind(rawValue: row[1]) ?? .plain, syncSeq: row[2])
+        return row
     }
 
     static func collectionInfo(_ db: Database, owner: String, path: [String]) throws -> CollectionInfo? {

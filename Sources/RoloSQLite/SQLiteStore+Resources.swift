@@ -97,14 +97,14 @@ extension SQLiteStore {
     // MARK: Helpers shared with import
 
     static func resourceName(_ db: Database, collectionID: Int64, uid: String) throws -> String? {
-        try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM resources WHERE collection_id = ? AND uid = ?")
-            .bound([collectionID, uid]))
+        try db.cachedStatement(sql: "SELECT name FROM resources WHERE collection_id = ? AND uid = ?")
+            .firstRow(binding: { $0.add(collectionID); $0.add(uid) }, read: { $0.text(0) })
     }
 
     static func existingResource(_ db: Database, collectionID: Int64, name: String) throws -> ExistingResource? {
-        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, etag, uid FROM resources WHERE collection_id = ? AND name = ?")
-            .bound([collectionID, name]))
-        return row.map { ExistingResource(id: $0[0], etag: $0[1], uid: $0[2]) }
+        try db.cachedStatement(sql: "SELECT id, etag, uid FROM resources WHERE collection_id = ? AND name = ?")
+            .firstRow(binding: { $0.add(collectionID); $0.add(name) },
+                      read: { ExistingResource(id: $0.int64(0), etag: $0.text(1), uid: $0.optionalText(2)) })
     }
 
     /// What a write of `card` as `name` finds, judged by `WriteRules`.

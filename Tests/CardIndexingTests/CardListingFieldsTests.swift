@@ -1,4 +1,5 @@
-import CardIndexing
+import Foundation
+@testable import CardIndexing
 import RoloStore
 import Testing
 import VCard
@@ -57,5 +58,18 @@ import VCard
         let metadata = CardMetadata(card: card)
         #expect(metadata.kind == "group" && metadata.members == ["a"])
         #expect(metadata.listing?.displayName == "Friends")
+    }
+
+    /// `CardListingFields.trimmed` keeps a name with no white space at its ends as it is, and
+    /// trims as Foundation trims: the two agree on which scalars are white space.
+    @Test func aNameIsTrimmedAsFoundationTrimsIt() {
+        let scalars = (0..<0x3100).compactMap(Unicode.Scalar.init) + ["\u{FEFF}", "\u{180E}", "\u{200B}", "\u{205F}"]
+        for scalar in scalars {
+            for text in ["\(scalar)Anna\(scalar)", "Anna\(scalar)", "\(scalar)\(scalar)", "\(scalar)", "\(scalar)\u{301} A"] {
+                #expect(Array(CardListingFields.trimmed(text).utf8) == Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8),
+                        "U+\(String(scalar.value, radix: 16))")
+            }
+        }
+        #expect(CardListingFields.trimmed("") == "" && CardListingFields.trimmed(" \r\n Émile  ") == "Émile")
     }
 }

@@ -5,6 +5,7 @@ import Testing
 /// `CaseFolding`'s table fold (`TableFold`, issue 34) gives exactly Foundation's bytes: for
 /// every character the table folds, alone and next to others (every pair in the Latin
 /// blocks), in text of other scripts and with combining marks, and for the corpus' names.
+/// Every kana and every Hangul syllable too.
 @Suite struct TableFoldTests {
     static func characters(_ range: Range<UInt32>) -> [String] { range.compactMap(Unicode.Scalar.init).map { String($0) } }
     /// Latin-1 Supplement, Latin Extended-A and -B.
@@ -48,15 +49,38 @@ import Testing
         }
     }
 
+    @Test func everyKanaFoldsAsFoundationFoldsItBesideEachNeighbour() {
+        let kana = Self.characters(TableFold.kana)
+        for character in kana {
+            Self.expectSameFold(character)
+            for neighbour in Self.neighbours + ["\u{3099}", "\u{309A}", "カ", "ー"] {
+                Self.expectSameFold(neighbour + character)
+                Self.expectSameFold(character + neighbour + character)
+            }
+        }
+        // The voiced and semi-voiced kana are in the table, not left to Foundation.
+        for character in ["ガ", "プ", "ぱ", "ヴ", "ー", "サンプル"] {
+            #expect(TableFold.unicode.fold(character) != nil && TableFold.search.fold(character) != nil, "\(character)")
+        }
+    }
+
+    @Test func everyHangulSyllableFoldsToItsJamoAsFoundationFoldsIt() {
+        for character in Self.characters(TableFold.hangul.lowerBound..<(TableFold.hangul.upperBound + 1)) {
+            #expect(TableFold.unicode.fold(character) != nil)
+            Self.expectSameFold(character)
+            Self.expectSameFold("Émile " + character + "ΆΝΝΑ 山")
+        }
+    }
+
     /// What the table leaves to Foundation: combining marks and capital sigma, and the
-    /// scripts outside it. The letters of the names a list shows are all in it.
+    /// scripts outside it (half-width kana among them). The letters of the names a list shows are all in it.
     @Test func theTableCoversTheLettersOfCommonScriptsAndLeavesCombiningMarksToFoundation() {
         for range in [0x80..<0x250, 0x386..<0x3A3, 0x3A4..<0x3CF, 0x400..<0x483, 0x48A..<0x530, 0x621..<0x64B] as [Range<UInt32>] {
             for scalar in range.compactMap(Unicode.Scalar.init) {
                 #expect(TableFold.unicode.covers(scalar), "U+\(String(scalar.value, radix: 16))")
             }
         }
-        for mark in ["\u{300}", "\u{308}", "\u{345}", "\u{483}", "\u{64E}", "\u{5B4}", "Σ", "김", "ﬁ", "😀"] {
+        for mark in ["\u{300}", "\u{308}", "\u{345}", "\u{483}", "\u{64E}", "\u{5B4}", "\u{3099}", "Σ", "ｶ", "ﬁ", "😀"] {
             #expect(TableFold.unicode.fold(mark) == nil && TableFold.search.fold("a" + mark) == nil, "\(mark)")
         }
     }
@@ -86,7 +110,7 @@ import Testing
             "Horváth;Marek;;;", "Hélène Garnier", "Lucía Fernández", "Marek Horváth", "Met at the Wrocław meetup.",
             "Róisín\\;Anne Byrne-Ó Dálaigh\\, Jr.", "Tomasz Wiśniewski", "Weiß;Hannah;;;", "Wiśniewski;Tomasz;;;",
             "Élodie Müller", "Søren García", "Zoë Kowalski", "Анна Иванова", "Дмитрий Петров", "Αλέξανδρος Παπαδόπουλος",
-            "Ελένη Γεωργίου", "太郎 山田", "伟 王", "محمد الحسن", "ليلى العلي",
+            "Ελένη Γεωργίου", "太郎 山田", "伟 王", "محمد الحسن", "ليلى العلي", "민준 김", "株式会社サンプル Research",
         ]
         for value in corpus {
             #expect(TableFold.search.fold(value) != nil, "\(value)")
