@@ -214,9 +214,11 @@ extension PostgresStore {
     /// The cards of a row of `cardArrays`, in byte order; a body over `bodyLimit` left out.
     static func storedResources(arrays row: PostgresRow?, bodyLimit: Int64) throws -> [StoredResource] {
         guard let row else { return [] }
-        let (names, types, etags, sizes, modified, seqs, bodies) = try row.decode(
-            ([String]?, [String]?, [String]?, [Int64]?, [Double]?, [Int64]?, [ByteBuffer]?).self)
-        guard let names, let types, let etags, let sizes, let modified, let seqs, let bodies else { return [] }
+        let cells = row.makeRandomAccess()
+        guard let names = try BinaryArray.strings(cells, 0), let types = try BinaryArray.strings(cells, 1),
+              let etags = try BinaryArray.strings(cells, 2), let sizes = try BinaryArray.int64s(cells, 3),
+              let modified = try BinaryArray.doubles(cells, 4), let seqs = try BinaryArray.int64s(cells, 5),
+              let bodies = try BinaryArray.buffers(cells, 6) else { return [] }
         var cards: [StoredResource] = []
         cards.reserveCapacity(names.count)
         for index in names.indices {
@@ -234,9 +236,10 @@ extension PostgresStore {
     /// page's `name > $2` follows (kept by the plan; sorted here should it ever not be).
     static func resourceInfos(arrays row: PostgresRow?) throws -> [ResourceInfo] {
         guard let row else { return [] }
-        let (names, types, etags, sizes, modified, seqs)
-            = try row.decode(([String]?, [String]?, [String]?, [Int64]?, [Double]?, [Int64]?).self)
-        guard let names, let types, let etags, let sizes, let modified, let seqs else { return [] }
+        let cells = row.makeRandomAccess()
+        guard let names = try BinaryArray.strings(cells, 0), let types = try BinaryArray.strings(cells, 1),
+              let etags = try BinaryArray.strings(cells, 2), let sizes = try BinaryArray.int64s(cells, 3),
+              let modified = try BinaryArray.doubles(cells, 4), let seqs = try BinaryArray.int64s(cells, 5) else { return [] }
         var infos: [ResourceInfo] = []
         infos.reserveCapacity(names.count)
         for index in names.indices {
