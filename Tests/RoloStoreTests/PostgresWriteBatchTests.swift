@@ -149,69 +149,69 @@ private final class BookRowHold: Sendable {
     /// refused write of it took none) and the Push-Dont-Notify its writes share (the
     /// refused one, which left out nobody, is not among them).
     @Test func anotherProcessHearsABatchWithItsLastSeq() async throws {
-        let (fixture, other) = try await CoordinationTests.twoStores()
-        defer { fixture.close() }
-        let store = try #require(fixture.store as? PostgresStore)
-        let book = fixture.book.id
-        let listening = try await Self.follow(other)
-        defer { listening.cancel(); other.bookChanges.close() }
-        let exclusion = PushExclusion.registrations(user: "alice", ids: ["r1"])
+        try await Self.withAnotherProcessListening { store, book, other, exclusion in
+            let hold = try await BookRowHold(store, bookID: book)
+            let (first, good1, refused) = try await Self.sendWrittenWrittenRefused(store, book, exclusion: exclusion)
+            let good2 = try await Self.send(store, bookID: book, taken: false) {
+                try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+            }
+            try await hold.release()
+            #expect(try await first.value.seq == 1)
+            #expect(try await good1.value.seq == 2)
+            await #expect(throws: StoreError.preconditionFailed) { try await refused.value }
+            #expect(try await good2.value.seq == 3)
 
-        let hold = try await BookRowHold(store, bookID: book)
-        let first = try await Self.send(store, bookID: book, taken: true) {
-            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "a.vcf", fn: "A", .none) }
+            let heard = try await Self.heard(by: other, upTo: 3)
+            #expect(heard.last == BookChange(collectionID: book, seq: 3, exclusion: exclusion))
+            #expect(heard.allSatisfy { $0.seq <= 3 })
         }
-        let good1 = try await Self.send(store, bookID: book, taken: false) {
-            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "b.vcf", fn: "B", .none) }
-        }
-        let refused = try await Self.send(store, bookID: book, taken: false) {
-            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch(["\"stale\""]))
-        }
-        let good2 = try await Self.send(store, bookID: book, taken: false) {
-            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
-        }
-        try await hold.release()
-        #expect(try await first.value.seq == 1)
-        #expect(try await good1.value.seq == 2)
-        await #expect(throws: StoreError.preconditionFailed) { try await refused.value }
-        #expect(try await good2.value.seq == 3)
-
-        let heard = try await Self.heard(by: other, upTo: 3)
-        #expect(heard.last == BookChange(collectionID: book, seq: 3, exclusion: exclusion))
-        #expect(heard.allSatisfy { $0.seq <= 3 })
     }
 
     /// The last write's statement moves the book's seq; when that write is refused, a
     /// statement of its own does, and the other process still hears the batch's last seq with
     /// the Push-Dont-Notify of the writes written (not the refused one's, which left out nobody).
     @Test func aBatchWhoseLastWriteIsRefusedIsHeardWithItsWrittenWritesExclusion() async throws {
+        try await Self.withAnotherProcessListening { store, book, other, exclusion in
+            let hold = try await BookRowHold(store, bookID: book)
+            let (first, good, refused) = try await Self.sendWrittenWrittenRefused(store, book, exclusion: exclusion)
+            try await hold.release()
+            #expect(try await first.value.seq == 1)
+            #expect(try await good.value.seq == 2)
+            await #expect(throws: StoreError.preconditionFailed) { try await refused.value }
+            #expect(try await store.collection(id: book)?.syncSeq == 2)
+
+            let heard = try await Self.heard(by: other, upTo: 2)
+            #expect(heard.last == BookChange(collectionID: book, seq: 2, exclusion: exclusion))
+            #expect(heard.allSatisfy { $0.seq <= 2 })
+        }
+    }
+
+    /// Two stores on one database, `other` following the book's changes as another process
+    /// does, and the Push-Dont-Notify the writes of the test share.
+    private static func withAnotherProcessListening(
+        _ body: (PostgresStore, Int64, PostgresStore, PushExclusion) async throws -> Void) async throws {
         let (fixture, other) = try await CoordinationTests.twoStores()
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
-        let book = fixture.book.id
-        let listening = try await Self.follow(other)
+        let listening = try await follow(other)
         defer { listening.cancel(); other.bookChanges.close() }
-        let exclusion = PushExclusion.registrations(user: "alice", ids: ["r1"])
+        try await body(store, fixture.book.id, other, PushExclusion.registrations(user: "alice", ids: ["r1"]))
+    }
 
-        let hold = try await BookRowHold(store, bookID: book)
-        let first = try await Self.send(store, bookID: book, taken: true) {
-            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "a.vcf", fn: "A", .none) }
+    /// Behind a held book row: a.vcf (the batch's first, taken) and b.vcf written with
+    /// `exclusion`, then a stale If-Match on a.vcf that will be refused (leaving out nobody).
+    private static func sendWrittenWrittenRefused(_ store: PostgresStore, _ book: Int64, exclusion: PushExclusion) async throws
+        -> (Task<PutResult, any Error>, Task<PutResult, any Error>, Task<PutResult, any Error>) {
+        let first = try await send(store, bookID: book, taken: true) {
+            try await PushExclusion.$current.withValue(exclusion) { try await put(store, book, "a.vcf", fn: "A", .none) }
         }
-        let good = try await Self.send(store, bookID: book, taken: false) {
-            try await PushExclusion.$current.withValue(exclusion) { try await Self.put(store, book, "b.vcf", fn: "B", .none) }
+        let written = try await send(store, bookID: book, taken: false) {
+            try await PushExclusion.$current.withValue(exclusion) { try await put(store, book, "b.vcf", fn: "B", .none) }
         }
-        let refused = try await Self.send(store, bookID: book, taken: false) {
-            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch(["\"stale\""]))
+        let refused = try await send(store, bookID: book, taken: false) {
+            try await put(store, book, "a.vcf", fn: "A2", .ifMatch(["\"stale\""]))
         }
-        try await hold.release()
-        #expect(try await first.value.seq == 1)
-        #expect(try await good.value.seq == 2)
-        await #expect(throws: StoreError.preconditionFailed) { try await refused.value }
-        #expect(try await store.collection(id: book)?.syncSeq == 2)
-
-        let heard = try await Self.heard(by: other, upTo: 2)
-        #expect(heard.last == BookChange(collectionID: book, seq: 2, exclusion: exclusion))
-        #expect(heard.allSatisfy { $0.seq <= 2 })
+        return (first, written, refused)
     }
 
     /// `other` following the book changes (`followBookChanges`) until the task is cancelled;
