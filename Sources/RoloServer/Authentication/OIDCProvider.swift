@@ -126,17 +126,21 @@ public final class OIDCProvider: Sendable {
         return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(of: "%20", with: "+")
     }
 
-    /// The JWKS held between sign-ins, and when it was last fetched.
+    /// The JWKS held between sign-ins, and when a token's unknown key last refetched it.
     actor KeyCache {
         private(set) var current: JSONWebKeys
-        private var fetched = ContinuousClock.now
+        /// Nil until the first refetch: the fetch at start does not count, so a provider that
+        /// rotates its keys in the first seconds after Rolo started (a restart during a
+        /// rotation) is not refused for `refetchInterval` (CI, 2026-11-29: a faster machine
+        /// reached the interop test's rotation 6 s after start, and its sign-ins failed).
+        private var refetched: ContinuousClock.Instant?
 
         init(keys: JSONWebKeys) { current = keys }
 
-        /// A fresh JWKS, or nil when the last fetch was too recent to fetch again.
+        /// A fresh JWKS, or nil when the last refetch was too recent to fetch again.
         func refetch(from url: URL, http: OIDCHTTP) async throws -> JSONWebKeys? {
-            guard ContinuousClock.now - fetched >= OIDCProvider.refetchInterval else { return nil }
-            fetched = .now
+            if let refetched, ContinuousClock.now - refetched < OIDCProvider.refetchInterval { return nil }
+            refetched = .now
             current = try await OIDCProvider.fetchKeys(url, http: http)
             return current
         }
