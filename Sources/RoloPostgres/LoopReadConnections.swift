@@ -26,8 +26,9 @@ import Synchronization
 /// One more connection per event loop than `pool_size`, then (Docs/configuration.md).
 ///
 /// Other short reads that every request of a kind makes take the same connection one by one
-/// (`run`: a PUT's book and member, its home's locks), prepared on it beside the gathered
-/// statement: a PUT's reads before its write then cost no hop through the pool either.
+/// (`run`: a request's book, a multiget's count of it, a PUT's book and member and its
+/// home's locks), prepared on it beside the gathered statement: a request's reads before its
+/// listing or write then cost no hop through the pool either.
 final class LoopReadConnections: Sendable {
     /// How these connections show in `pg_stat_activity`, beside the pool's "rolo".
     static let applicationName = "rolo GET"

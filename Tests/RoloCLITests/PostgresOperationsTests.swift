@@ -367,8 +367,8 @@ import Testing
         #expect(await serve.terminate() == 0)
     }
 
-    /// A request on a book finds it on its event loop's connection, in the GETs' statement
-    /// (`PostgresStore.loopRead`): a book seen there is the committed one (its ctag moves
+    /// A request on a book finds it on its event loop's connection (`PostgresStore.rowsOnLoop`,
+    /// `CollectionByPathSQL`): a book seen there is the committed one (its ctag moves
     /// with a PUT just answered), a book that is not there is 404, and REPORTs find it too.
     @Test func booksFoundOnTheLoopAreTheCommittedOnesAndMissingOnes404() async throws {
         let database = try await Self.databaseWithOlga()
