@@ -543,6 +543,35 @@ extension PostgresStore {
             )
             """,
         ]),
+        // A listing's page (PROPFIND Depth 1, a first sync: `InfoPageSQL`) read from the
+        // index alone: the unique index on (collection_id, name) carries the listed columns,
+        // so a page of 1,000 names reads about 25 index pages instead of a heap page per card
+        // (the heap is in insertion order, the listing in name order): 1.35 ms a page down to
+        // 0.6 in the cluster. As SQLite's `resources` index. The constraint is replaced, not
+        // joined by a second index, so a write maintains one index as before.
+        Migration(version: "v10-listing-covering-index", statements: [
+            """
+            DO $$
+            DECLARE
+                old_name TEXT;
+            BEGIN
+                SELECT conname INTO old_name FROM pg_constraint
+                WHERE conrelid = 'resources'::regclass AND contype = 'u'
+                      AND conkey = ARRAY[(SELECT attnum FROM pg_attribute WHERE attrelid = 'resources'::regclass
+                                                                            AND attname = 'collection_id'),
+                                         (SELECT attnum FROM pg_attribute WHERE attrelid = 'resources'::regclass
+                                                                            AND attname = 'name')]::SMALLINT[];
+                IF old_name IS NOT NULL THEN
+                    EXECUTE format('ALTER TABLE resources DROP CONSTRAINT %I', old_name);
+                END IF;
+            END
+            $$
+            """,
+            """
+            ALTER TABLE resources ADD CONSTRAINT resources_collection_id_name_key UNIQUE (collection_id, name)
+                INCLUDE (content_type, etag, size, modified, seq)
+            """,
+        ]),
     ]
 
     /// Drops each history part that every version naming it can read from its card's current
@@ -606,11 +635,15 @@ extension PostgresStore {
         }
     }
 
-    /// The versions recorded as applied, in order (for tests and `rolo check`).
+    /// The versions recorded as applied (for tests and `rolo check`), in the order
+    /// `migrations` applies them, then any a newer Rolo applied, by name. Not the names'
+    /// order: "v10-…" sorts between "v1" and "v2".
     public func appliedMigrations() async throws -> [String] {
-        try await autocommit { connection in
+        let recorded = try await autocommit { connection in
             try await connection.rows("SELECT version FROM schema_migrations ORDER BY version").map { try $0.decode(String.self) }
         }
+        let known = Self.migrations.map(\.version)
+        return known.filter(recorded.contains) + recorded.filter { !known.contains($0) }
     }
 
     func hasTrigramIndex() async throws -> Bool {
