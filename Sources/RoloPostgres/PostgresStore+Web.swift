@@ -17,7 +17,8 @@ extension PostgresStore {
                              limit: Int) async throws -> ListingPage {
         let limit = max(1, limit)
         var sql = SQLBuilder()
-        var condition = listingCondition(collectionID: collectionID, filter: filter, search: search, sql: &sql)
+        let trigrams = try await searchUsesTrigramIndex(collectionID: collectionID, filter: filter, search: search)
+        var condition = listingCondition(collectionID: collectionID, filter: filter, search: search, trigrams: trigrams, sql: &sql)
         let order: String
         switch position {
         case .first:
@@ -59,7 +60,8 @@ extension PostgresStore {
 
     public func cardCount(collectionID: Int64, filter: ListingFilter, search: [String], cap: Int) async throws -> Int {
         var sql = SQLBuilder()
-        let condition = listingCondition(collectionID: collectionID, filter: filter, search: search, sql: &sql)
+        let trigrams = try await searchUsesTrigramIndex(collectionID: collectionID, filter: filter, search: search)
+        let condition = listingCondition(collectionID: collectionID, filter: filter, search: search, trigrams: trigrams, sql: &sql)
         sql.append("""
             SELECT count(*) FROM (SELECT 1 FROM card_listings l WHERE \(condition) LIMIT \(sql.bind(Int64(max(cap, 0))))) s
             """)
@@ -69,13 +71,24 @@ extension PostgresStore {
         }
     }
 
+    /// Whether a search of this book may start from `card_listings_trigrams`, which covers
+    /// every book: the same rule as a query's (`SubstringIndexChoice`). Left to the planner,
+    /// a word found in a few percent of a million cards was read from the index across all
+    /// books (Docs/performance.md, "The web UI's search among a million cards on PostgreSQL").
+    private func searchUsesTrigramIndex(collectionID: Int64, filter: ListingFilter, search: [String]) async throws -> Bool {
+        let searches = if case .category = filter { true } else { !search.isEmpty }
+        guard searches else { return false }
+        return try await substringQueryUsesTrigramIndex(collectionID: collectionID)
+    }
+
     /// The WHERE clause over `card_listings l` for a filter and search words. Each word is
-    /// `strpos` (no pattern syntax); with the trigram index, a LIKE of the same text lets
-    /// the planner start from the index for a word of three characters or more.
-    private func listingCondition(collectionID: Int64, filter: ListingFilter, search: [String], sql: inout SQLBuilder) -> String {
+    /// `strpos` (no pattern syntax); when `trigrams` (`searchUsesTrigramIndex`), a LIKE of
+    /// the same text lets the planner start from the index for a word of three characters
+    /// or more.
+    private func listingCondition(collectionID: Int64, filter: ListingFilter, search: [String], trigrams: Bool,
+                                  sql: inout SQLBuilder) -> String {
         let collection = sql.bind(collectionID)
         var condition = "l.collection_id = \(collection) AND l.is_group = \(sql.bind(filter == .groups))"
-        let trigrams = usesTrigramIndex
         func contains(_ column: String, _ text: String) -> String {
             var test = "strpos(\(column), \(sql.bind(text))::TEXT COLLATE \"C\") > 0"
             if trigrams, text.unicodeScalars.count >= 3 {

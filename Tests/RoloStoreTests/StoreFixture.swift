@@ -113,7 +113,10 @@ struct StoreFixture: Sendable {
         case .postgres:
             let database = try await TestDatabase.create()
             do {
-                let store = try await PostgresStore.open(try database.configuration(), clock: clock)
+                // The one tuning both back ends share: when a substring search takes the trigram index.
+                var configuration = try database.configuration()
+                configuration.substringIndexMinimumCards = tuning.substringIndexMinimumCards
+                let store = try await PostgresStore.open(configuration, clock: clock)
                 return (store, {
                     await store.close()
                     await database.drop()

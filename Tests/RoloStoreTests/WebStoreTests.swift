@@ -96,9 +96,9 @@ import Testing
 
     /// Past the search window: a common word is paged in list order, a rare one from the
     /// trigram index, merged or still pending, with the same answers either way; and the
-    /// same answers again where the book is too small for the index (SQLite's default:
-    /// under 5,000 cards, `SubstringIndexChoice`) and its own rows are read.
-    @Test(arguments: zip([StoreBackend.sqlite, .sqlite, .postgres], [true, false, true]))
+    /// same answers again where the book is too small for the index (the default: under
+    /// 5,000 cards, `SubstringIndexChoice`) and its own rows are read.
+    @Test(arguments: zip([StoreBackend.sqlite, .sqlite, .postgres, .postgres], [true, false, true, false]))
     func searchesOfBigBooksPageTheSameFromTheWindowAndFromTheTrigramIndex(_ backend: StoreBackend, trigramIndex: Bool) async throws {
         let fixture = try await StoreFixture.make(backend, tuning: SQLiteStore.Tuning(
             substringIndexMinimumCards: trigramIndex ? 0 : SubstringIndexChoice.defaultMinimumBookCards))
