@@ -30,17 +30,25 @@ extension PostgresStore {
             progress?(done)
         }
         if !cards.isEmpty { substringIndex.bookChangedInBulk(collectionID) }
-        // The planner's statistics from before a big import would have it plan the book's
-        // next queries for an empty table until autovacuum's next turn (up to a minute).
-        if cards.count >= Self.analyzeAfterImporting {
+        // Until autovacuum's next turn (up to a minute, longer on a busy cluster), the
+        // planner's statistics from before a big import would have it plan the book's next
+        // queries for an empty table, and the imported pages, not yet marked all-visible,
+        // would have each listing read every card's row besides the index
+        // (`v10-listing-covering-index`). A VACUUM of the pages written does both; the
+        // indexes' own clean-up is left to autovacuum (in a big database it reads each
+        // index whole).
+        if cards.count >= Self.vacuumAfterImporting {
             try await autocommit { connection in
-                try await connection.execute("ANALYZE resources, card_index, card_listings, group_members, changes")
+                try await connection.execute("""
+                    VACUUM (ANALYZE, INDEX_CLEANUP OFF) resources, card_index, card_listings, group_members, changes
+                    """)
             }
         }
     }
 
-    /// Imports of at least this many cards refresh the planner's statistics when done.
-    static let analyzeAfterImporting = 1000
+    /// Imports of at least this many cards refresh the planner's statistics and the
+    /// visibility map when done.
+    static let vacuumAfterImporting = 1000
 
     /// Returns the book's sync position after the batch.
     private static func importBatch(_ connection: Connection, writes: [ResourceWrite], collectionID: Int64,
