@@ -131,8 +131,9 @@ extension PostgresStore: StoreSnapshotting {
             try await connection.execute("SET statement_timeout = 0")
             // The planner's statistics, the visibility map (listings read from the index
             // alone) and the trigram indexes' pending entries, all at once: otherwise
-            // autovacuum does it over the first minutes of serving, which then ran 2-3 times
-            // slower (Docs/performance.md, "The web UI's search among a million cards").
+            // autovacuum does it over the first minutes of serving, and searches then took up
+            // to twice as long (Docs/performance.md, "The web UI's search among a million
+            // cards on PostgreSQL").
             try await connection.execute("VACUUM (ANALYZE)")
             try await connection.execute("RESET statement_timeout")
         }
