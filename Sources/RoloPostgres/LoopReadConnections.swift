@@ -260,14 +260,27 @@ final class LoopReadConnections: Sendable {
                     .flatMapError { error in connection.close().flatMapThrowing { throw error } }
             }
             .whenComplete { [weak self] result in
-                guard let self else { return }
+                guard let self else {
+                    // The store went (a short CLI command ends while a connection it asked
+                    // for is still starting): close the connection, which nobody else holds.
+                    // Dropped open, it is gone without a Terminate message, and postgres-nio's
+                    // debug builds stop the process for it.
+                    if case .success(let (connection, _)) = result { connection.close().whenComplete { _ in } }
+                    return
+                }
                 switch result {
                 case .success(let (connection, prepared)):
                     let reader = Reader(connection: connection, prepared: prepared[0],
                                         statements: Dictionary(uniqueKeysWithValues: zip(keys, prepared.dropFirst())), server: server)
-                    let keep = !closed.withLock { $0 }
-                    if keep { slots.withLock { $0[key] = .ready(reader) } }
-                    else { connection.close().whenComplete { _ in } }
+                    // Under the slots' lock, as `close()` sets `closed`: a connection that
+                    // came up as the store closed is closed here, never left in a slot that
+                    // `close()` has already emptied.
+                    let kept = slots.withLock { slots in
+                        guard !closed.withLock({ $0 }) else { return false }
+                        slots[key] = .ready(reader)
+                        return true
+                    }
+                    if !kept { connection.close().whenComplete { _ in } }
                 case .failure(let error):
                     logger.debug("inline read connection: \(PostgresStore.describe(error))")
                     rest(key)
@@ -281,8 +294,8 @@ final class LoopReadConnections: Sendable {
 
     /// Closes every connection; reads after this find none.
     func close() async {
-        closed.withLock { $0 = true }
         let readers = slots.withLock { slots in
+            closed.withLock { $0 = true }
             defer { slots.removeAll() }
             return slots.values.compactMap { slot -> Reader? in
                 if case .ready(let reader) = slot { reader } else { nil }
