@@ -222,6 +222,7 @@ public enum CardImporter {
             done += batch.count
             progress?(done)
         }
+        await store.importFinished(collectionID: collectionID, cards: done)
         return counts
     }
 

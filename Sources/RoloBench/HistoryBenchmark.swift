@@ -90,6 +90,7 @@ func runHistoryBenchmark(_ arguments: [String]) async {
                 let cards = (0..<count).map { card($0, edit: edit) }
                 let start = ContinuousClock.now
                 try await store.importCards(collectionID: imported.id, cards: cards, batchSize: 1000, progress: nil)
+                await store.importFinished(collectionID: imported.id, cards: cards.count)
                 print("history (\(mode)): import of \(count) cards, \(label): " + rate(count, since: start))
             }
             guard versions else { continue }

@@ -37,6 +37,7 @@ func runWebStoreBenchmark(_ arguments: [String]) async {
         let cards = (0..<count).map { generatedCard($0) }
         let start = ContinuousClock.now
         try await store.importCards(collectionID: book.id, cards: cards, batchSize: 1000, progress: nil)
+        await store.importFinished(collectionID: book.id, cards: cards.count)
         webReport("import of \(count) cards with list rows", "\(ContinuousClock.now - start)")
 
         let middle = try await store.cardListings(collectionID: book.id, filter: .contacts, search: [],

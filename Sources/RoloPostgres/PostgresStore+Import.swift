@@ -30,25 +30,27 @@ extension PostgresStore {
             progress?(done)
         }
         if !cards.isEmpty { substringIndex.bookChangedInBulk(collectionID) }
-        // Until autovacuum's next turn (up to a minute, longer on a busy cluster), the
-        // planner's statistics from before a big import would have it plan the book's next
-        // queries for an empty table, and the imported pages, not yet marked all-visible,
-        // would have each listing read every card's row besides the index
-        // (`v10-listing-covering-index`). A VACUUM of the pages written does both; the
-        // indexes' own clean-up is left to autovacuum (in a big database it reads each
-        // index whole). Only speed depends on it: the cards are committed, so a VACUUM
-        // that fails or runs past the statement timeout (tables with much else to visit)
-        // is logged and left to autovacuum, and the import still succeeds.
-        if cards.count >= Self.vacuumAfterImporting {
-            do {
-                try await autocommit { connection in
-                    try await connection.execute("""
-                        VACUUM (ANALYZE, INDEX_CLEANUP OFF) resources, card_index, card_listings, group_members, changes
-                        """)
-                }
-            } catch {
-                logger.notice("the VACUUM after an import did not finish; autovacuum will", metadata: ["error": "\(Self.describe(error))"])
+    }
+
+    /// Until autovacuum's next turn (up to a minute, longer on a busy cluster), the
+    /// planner's statistics from before a big import would have it plan the book's next
+    /// queries for an empty table, and the imported pages, not yet marked all-visible,
+    /// would have each listing read every card's row besides the index
+    /// (`v10-listing-covering-index`). A VACUUM of the pages written does both; the
+    /// indexes' own clean-up is left to autovacuum (in a big database it reads each index
+    /// whole). Only speed depends on it: the cards are committed, so a VACUUM that fails or
+    /// runs past the statement timeout (tables with much else to visit) is logged and left
+    /// to autovacuum.
+    public func importFinished(collectionID: Int64, cards: Int) async {
+        guard cards >= Self.vacuumAfterImporting else { return }
+        do {
+            try await autocommit { connection in
+                try await connection.execute("""
+                    VACUUM (ANALYZE, INDEX_CLEANUP OFF) resources, card_index, card_listings, group_members, changes
+                    """)
             }
+        } catch {
+            logger.notice("the VACUUM after an import did not finish; autovacuum will", metadata: ["error": "\(Self.describe(error))"])
         }
     }
 

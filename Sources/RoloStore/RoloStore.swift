@@ -12,6 +12,8 @@ public protocol RoloStore: CardStore, AccountStore, SharingStore, PushStore, Web
                            StoreMaintenance {}
 
 extension CardStore {
+    public func importFinished(collectionID: Int64, cards: Int) async {}
+
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
         try await resources(collectionID: collectionID, names: names).map(\.info)
     }

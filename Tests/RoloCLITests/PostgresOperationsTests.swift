@@ -53,6 +53,29 @@ import Testing
     /// migrate` into a fresh SQLite file and into a fresh PostgreSQL database: each serves
     /// the same cards with the same ETags and the same sync token, and an old client's token
     /// goes on syncing.
+    /// `rolo import` writes in batches of 500, each below the store's threshold for a bulk
+    /// write; the import as a whole (`CardStore.importFinished`) leaves the book's table
+    /// vacuumed and analysed, so its listings read the covering index alone at once
+    /// (`v10-listing-covering-index`) instead of after autovacuum's turn.
+    @Test func anImportInBatchesLeavesTheBooksTableVacuumedAndAnalysed() async throws {
+        let database = try await Self.databaseWithOlga()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-pg-import-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            Task { await database.drop() }
+        }
+        let file = folder.appendingPathComponent("cards.vcf").path
+        try (0..<1200).map { Self.card("i-\($0)", "Imported \($0)") }.joined().write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try await RoloBinary.run(["import", "olga", "default", file, "--database", database.url])
+        #expect(imported.status == 0 && imported.stdout.contains("1200 new"), "\(imported.stdout) \(imported.stderr)")
+        let pages = try await RoloBinary.run(executable: "/usr/bin/psql", [
+            "-X", "-q", "-A", "-t", database.url, "-c", "SELECT relpages, relallvisible FROM pg_class WHERE relname = 'resources'",
+        ])
+        let counts = pages.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Int($0) }
+        #expect(counts.count == 2 && counts[0] > 0 && counts[1] == counts[0], "relpages|relallvisible: \(pages.stdout) \(pages.stderr)")
+    }
+
     @Test func aBackupOfPostgreSQLRestoresIntoEitherBackEndWithEveryETagAndSyncToken() async throws {
         let source = try await TestDatabase.create()
         let restored = try await TestDatabase.create()

@@ -122,6 +122,11 @@ public protocol CardStore: Sendable {
     /// batch with the number done. Cards whose UID already exists are replaced.
     func importCards(collectionID: Int64, cards: [CardImport], batchSize: Int,
                      progress: (@Sendable (Int) -> Void)?) async throws
+    /// An import (`CardImporter.store`) has written `cards` cards into the book, in batches
+    /// of `importCards` calls: the store may refresh what a bulk write leaves stale
+    /// (PostgreSQL: the planner's statistics and the visibility map). Only speed depends on
+    /// it, so it never fails. Does nothing by default.
+    func importFinished(collectionID: Int64, cards: Int) async
 
     /// Quota figures for the user's home.
     func usedBytes(owner: String) async throws -> Int64
