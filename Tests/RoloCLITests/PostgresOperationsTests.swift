@@ -49,10 +49,6 @@ import Testing
         #expect(await serve.terminate() == 0)
     }
 
-    /// A backup of a PostgreSQL database taken while the server runs, restored by `rolo
-    /// migrate` into a fresh SQLite file and into a fresh PostgreSQL database: each serves
-    /// the same cards with the same ETags and the same sync token, and an old client's token
-    /// goes on syncing.
     /// `rolo import` writes in batches of 500, each below the store's threshold for a bulk
     /// write; the import as a whole (`CardStore.importFinished`) leaves the book's table
     /// vacuumed and analysed, so its listings read the covering index alone at once
@@ -69,13 +65,21 @@ import Testing
         try (0..<1200).map { Self.card("i-\($0)", "Imported \($0)") }.joined().write(toFile: file, atomically: true, encoding: .utf8)
         let imported = try await RoloBinary.run(["import", "olga", "default", file, "--database", database.url])
         #expect(imported.status == 0 && imported.stdout.contains("1200 new"), "\(imported.stdout) \(imported.stderr)")
-        let pages = try await RoloBinary.run(executable: "/usr/bin/psql", [
-            "-X", "-q", "-A", "-t", database.url, "-c", "SELECT relpages, relallvisible FROM pg_class WHERE relname = 'resources'",
+        // Vacuumed and analysed by the import itself: autovacuum's passes are counted apart
+        // (`last_autovacuum`). Whether VACUUM can mark every page all-visible depends on the
+        // other transactions running in the cluster meanwhile, so that is not asserted.
+        let stats = try await RoloBinary.run(executable: "/usr/bin/psql", [
+            "-X", "-q", "-A", "-t", database.url, "-c",
+            "SELECT last_vacuum IS NOT NULL, last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'resources'",
         ])
-        let counts = pages.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Int($0) }
-        #expect(counts.count == 2 && counts[0] > 0 && counts[1] == counts[0], "relpages|relallvisible: \(pages.stdout) \(pages.stderr)")
+        #expect(stats.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "t|t",
+                "last_vacuum|last_analyze set: \(stats.stdout) \(stats.stderr)")
     }
 
+    /// A backup of a PostgreSQL database taken while the server runs, restored by `rolo
+    /// migrate` into a fresh SQLite file and into a fresh PostgreSQL database: each serves
+    /// the same cards with the same ETags and the same sync token, and an old client's token
+    /// goes on syncing.
     @Test func aBackupOfPostgreSQLRestoresIntoEitherBackEndWithEveryETagAndSyncToken() async throws {
         let source = try await TestDatabase.create()
         let restored = try await TestDatabase.create()
