@@ -32,30 +32,15 @@ extension PostgresStore {
         if !cards.isEmpty { substringIndex.bookChangedInBulk(collectionID) }
     }
 
-    /// Until autovacuum's next turn (up to a minute, longer on a busy cluster), the
-    /// planner's statistics from before a big import would have it plan the book's next
-    /// queries for an empty table, and the imported pages, not yet marked all-visible,
-    /// would have each listing read every card's row besides the index
-    /// (`v10-listing-covering-index`). A VACUUM of the pages written does both; the
-    /// indexes' own clean-up is left to autovacuum (in a big database it reads each index
-    /// whole). Only speed depends on it: the cards are committed, so a VACUUM that fails or
-    /// runs past the statement timeout (tables with much else to visit) is logged and left
-    /// to autovacuum.
+    /// An import is a burst of writes the store knows the end of: the tidying a PUT burst
+    /// gets once it pauses (`BurstTidying`) runs here at once, before `rolo import` (a
+    /// process of its own) ends. Only speed depends on it: the cards are committed.
     public func importFinished(collectionID: Int64, cards: Int) async {
         guard cards >= Self.vacuumAfterImporting else { return }
-        do {
-            try await autocommit { connection in
-                try await connection.execute("""
-                    VACUUM (ANALYZE, INDEX_CLEANUP OFF) resources, card_index, card_listings, group_members, changes
-                    """)
-            }
-        } catch {
-            logger.notice("the VACUUM after an import did not finish; autovacuum will", metadata: ["error": "\(Self.describe(error))"])
-        }
+        await tidy(afterWriting: cards)
     }
 
-    /// Imports of at least this many cards refresh the planner's statistics and the
-    /// visibility map when done.
+    /// Imports of at least this many cards are tidied when done.
     static let vacuumAfterImporting = 1000
 
     /// Returns the book's sync position after the batch.

@@ -127,8 +127,11 @@ extension PostgresStore {
             for pending in batch { pending.answer(.failure(error)) }
             return
         }
+        var written = 0
+        defer { if written > 0 { wroteCards(written) } }
         for (pending, result) in zip(batch, results) {
             if case .success(let put) = result {
+                written += 1
                 bookChanges.publish(BookChange(collectionID: collectionID, seq: put.seq, exclusion: pending.exclusion))
                 if put.created { substringIndex.cardCreated(in: collectionID) }
             }

@@ -50,6 +50,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let writeBatches = WriteBatches()
     /// The inline GET's connections, one per event loop.
     let loopReads: LoopReadConnections
+    /// VACUUM and the GIN pending lists merged once a burst of writes ends.
+    let tidying: BurstTidying
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
         self.configuration = configuration
@@ -59,6 +61,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
                                         statements: [CollectionByPathSQL.self, CollectionMemberSQL.self, HomeLocksSQL.self, ResourceCountSQL.self],
                                         logger: logger)
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
+        tidying = BurstTidying(threshold: max(configuration.tidyAfterWrites, 0))
         let clients = try configuration.servers.map {
             PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)
         }
@@ -184,6 +187,12 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
 
     /// Closes every connection. Calls made afterwards throw.
     public func close() async {
+        if let tidying = tidying.close() {
+            tidying.cancel()
+            if !(await withTimeout(.seconds(5)) { await tidying.value }) {
+                logger.warning("the tidying after writes did not end within 5 s; left behind")
+            }
+        }
         primary.stop()
         await loopReads.close()
         watchdog.cancel()
