@@ -14,16 +14,32 @@ extension PostgresStore {
         // One row more than asked tells whether the answer is truncated.
         let fetchLimit: Int64 = limit.map { Int64(max($0, 0)) + 1 } ?? Int64.max
         let includeDeletions = seq > 0
-        let rows = try await autocommit { connection in
-            try await connection.rows(ChangesSinceSQL.self, collectionID, seq, includeDeletions, fetchLimit)
+        var rows: [PostgresRow] = []
+        var legacy = false
+        // Most syncs find a few changes: on the request's event loop's own connection, which
+        // spares the pool's hops (an incremental sync took 1.5 ms against SQLite's 0.5). A
+        // longer answer would hold that connection's GETs: past `changesOnLoop` rows it is
+        // read again through the pool.
+        let loopLimit = min(fetchLimit, Self.changesOnLoop + 1)
+        if let loopRows = await rowsOnLoop(ChangesSinceSQL.self, [PostgresData(int64: collectionID), PostgresData(int64: seq),
+                                                                   PostgresData(bool: includeDeletions), PostgresData(int64: loopLimit)]),
+           loopRows.count < loopLimit || loopLimit == fetchLimit {
+            rows = loopRows
+            legacy = true
+        } else {
+            rows = try await autocommit { connection in
+                try await connection.rows(ChangesSinceSQL.self, collectionID, seq, includeDeletions, fetchLimit)
+            }
         }
         guard let first = rows.first else { throw StoreError.notFound }
-        let (current, minimumValid) = try first.decode((Int64, Int64).self)
+        var head = legacy ? Columns(legacyPrepared: first) : Columns(first)
+        let (current, minimumValid) = (try head.next(Int64.self), try head.next(Int64.self))
         if seq < 0 || seq > current { throw StoreError.invalidSyncToken }
         if seq > 0 && seq < minimumValid { throw StoreError.syncTokenTooOld }
         var changes: [ChangeSet.Change] = []
         for row in rows {
-            var columns = Columns(row, from: 2)
+            var columns = legacy ? Columns(legacyPrepared: row) : Columns(row)
+            columns.skip(2)
             guard !columns.nextIsNull else { continue }
             changes.append(ChangeSet.Change(name: try columns.next(String.self), deleted: try columns.next(Bool.self),
                                             seq: try columns.next(Int64.self)))
@@ -34,6 +50,9 @@ extension PostgresStore {
         }
         return ChangeSet(changes: changes, newSeq: current, truncated: false)
     }
+
+    /// The most changes a sync reads on the event loop's own connection.
+    static let changesOnLoop: Int64 = 500
 
     /// Every sync-collection REPORT (and `getctag`-style checks) asks it.
     enum ChangesSinceSQL: PreparedSQL {

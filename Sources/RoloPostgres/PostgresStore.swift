@@ -58,7 +58,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         self.clock = clock
         self.logger = logger
         loopReads = LoopReadConnections(sql: Self.inlineReadBatchSQL, columns: 4,
-                                        statements: [CollectionByPathSQL.self, CollectionMemberSQL.self, HomeLocksSQL.self, ResourceCountSQL.self],
+                                        statements: [CollectionByPathSQL.self, CollectionMemberSQL.self, HomeLocksSQL.self, ResourceCountSQL.self,
+                                                     ChangesSinceSQL.self],
                                         logger: logger)
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         tidying = BurstTidying(threshold: max(configuration.tidyAfterWrites, 0))

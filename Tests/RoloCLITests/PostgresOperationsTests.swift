@@ -396,7 +396,9 @@ import Testing
 
     /// A request on a book finds it on its event loop's connection (`PostgresStore.rowsOnLoop`,
     /// `CollectionByPathSQL`): a book seen there is the committed one (its ctag moves
-    /// with a PUT just answered), a book that is not there is 404, and REPORTs find it too.
+    /// with a PUT just answered), a book that is not there is 404, and REPORTs find it too; an
+    /// incremental sync's changes, read there when few and through the pool when many, are
+    /// exactly those since its token.
     @Test func booksFoundOnTheLoopAreTheCommittedOnesAndMissingOnes404() async throws {
         let database = try await Self.databaseWithOlga()
         defer { Task { await database.drop() } }
@@ -431,6 +433,42 @@ import Testing
             + (0..<5).map { "<d:href>/dav/addressbooks/olga/default/p\($0).vcf</d:href>" }.joined() + "</c:addressbook-multiget>"
         let cards = try await curl(Self.auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary", multiget, Self.book(port)])
         #expect((0..<5).allSatisfy { cards.contains("FN:Person \($0)") }, "\(cards)")
+        // An incremental sync reads its changes on the loop when they are few
+        // (`PostgresStore.changesOnLoop`), through the pool when there are more: both answer
+        // exactly the changes since the token, a deletion as 404.
+        func incremental(_ token: String) async throws -> (hrefs: Set<String>, deleted: Set<String>, token: String?) {
+            let body = try await curl(Self.auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary",
+                                                   Self.syncBody.replacingOccurrences(of: "<d:sync-token/>", with: "<d:sync-token>\(token)</d:sync-token>"),
+                                                   Self.book(port)])
+            var hrefs = Set<String>(), deleted = Set<String>()
+            for response in body.components(separatedBy: "<d:response>").dropFirst() {
+                guard let open = response.range(of: "<d:href>"), let close = response.range(of: "</d:href>") else { continue }
+                let name = String(response[open.upperBound..<close.lowerBound].split(separator: "/").last ?? "")
+                if response.contains("HTTP/1.1 404") { deleted.insert(name) } else { hrefs.insert(name) }
+            }
+            let token = body.range(of: "<d:sync-token>").flatMap { open in
+                body.range(of: "</d:sync-token>").map { String(body[open.upperBound..<$0.lowerBound]) } }
+            return (hrefs, deleted, token)
+        }
+        let firstToken = try #require(sync.range(of: "<d:sync-token>").flatMap { open in
+            sync.range(of: "</d:sync-token>").map { String(sync[open.upperBound..<$0.lowerBound]) } })
+        func request(_ method: String, _ name: String, body: String = "") -> String {
+            "\(method) /dav/addressbooks/olga/default/\(name) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                + "Authorization: Basic \(Data("olga:olga-password".utf8).base64EncodedString())\r\n"
+                + (body.isEmpty ? "" : "Content-Type: text/vcard\r\n") + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
+        }
+        let few = request("PUT", "q0.vcf", body: Self.card("q0", "Quentin 0")) + request("DELETE", "p0.vcf")
+        _ = try await TestPostgres.onThread { try Self.exchange(port: port, few, answers: 2) }
+        let small = try await incremental(firstToken)
+        #expect(small.hrefs == ["q0.vcf"] && small.deleted == ["p0.vcf"], "\(small)")
+        let secondToken = try #require(small.token)
+        let many = (1...510).map { request("PUT", "q\($0).vcf", body: Self.card("q\($0)", "Quentin \($0)")) }.joined()
+        let manyAndDelete = many + request("DELETE", "p1.vcf")
+        let answers = try await TestPostgres.onThread { try Self.exchange(port: port, manyAndDelete, answers: 511) }
+        #expect(answers.allSatisfy { $0.status == 201 || $0.status == 204 }, "\(Set(answers.map(\.status)))")
+        let large = try await incremental(secondToken)
+        #expect(large.hrefs == Set((1...510).map { "q\($0).vcf" }) && large.deleted == ["p1.vcf"],
+                "\(large.hrefs.count) changed, deleted \(large.deleted)")
         #expect(await serve.terminate() == 0)
         let access = try await RoloBinary.run(["access", "olga", "--json", "--database", database.url])
         #expect(access.status == 0, "\(access.stderr)")
