@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// So once a process has written `threshold` cards and writes pause (`quiet`, or at the
 /// latest `longestWait` into a steady stream), it runs one `VACUUM (INDEX_CLEANUP OFF)` of
-/// the tables a write touches, which visits only pages not yet all-visible, and merges
+/// the tables a write touches (`tables`), which visits only pages not yet all-visible, and merges
 /// the GIN pending lists; it adds ANALYZE when the writes are a tenth of the cards or
 /// more, autovacuum's own measure. Indexes' clean-up of dead entries stays autovacuum's:
 /// in a big database it reads each index whole. Only speed depends on any of it.
@@ -31,6 +31,11 @@ final class BurstTidying: Sendable {
     static let longestWait = Duration.seconds(5)
     /// Writes of at least this share of the cards also refresh the planner's statistics.
     static let analyzeShare = 0.1
+    /// Every table a PUT writes: those its book's reads use, and the history's and the
+    /// book's row, which autovacuum would otherwise visit within the minute, in the middle
+    /// of whatever the server does next.
+    static let tables = ["resources", "card_index", "card_listings", "group_members", "changes", "collections",
+                         "card_versions", "card_version_bodies", "card_version_parts", "card_version_part_refs"]
 
     private struct State {
         var written = 0
@@ -119,15 +124,9 @@ extension PostgresStore {
             } ?? 0
             let analyze = Double(cards) >= BurstTidying.analyzeShare * Double(estimate)
             try await autocommit { connection in
-                if analyze {
-                    try await connection.execute("""
-                        VACUUM (ANALYZE, INDEX_CLEANUP OFF) resources, card_index, card_listings, group_members, changes
-                        """)
-                } else {
-                    try await connection.execute("""
-                        VACUUM (INDEX_CLEANUP OFF) resources, card_index, card_listings, group_members, changes
-                        """)
-                }
+                try await connection.execute(PostgresQuery(unsafeSQL: """
+                    VACUUM (\(analyze ? "ANALYZE, " : "")INDEX_CLEANUP OFF) \(BurstTidying.tables.joined(separator: ", "))
+                    """))
                 // The trigram indexes (when pg_trgm is there); VACUUM without index clean-up leaves them.
                 _ = try await connection.rows("""
                     SELECT gin_clean_pending_list(i.indexrelid::regclass) FROM pg_index i
