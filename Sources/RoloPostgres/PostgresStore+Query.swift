@@ -143,15 +143,24 @@ extension PostgresStore {
         case .asciiCasemap: ("c.value_ascii", CaseFolding.ascii(text))
         case .octet: ("c.value", text)
         }
-        let exact = exactMatch(column: column, match: match, text: needle, sql: &sql)
-        if negate { return ("NOT (\(exact))", false) }
+        if negate { return ("NOT (\(exactMatch(column: column, match: match, text: needle, sql: &sql)))", false) }
         // Candidates first, from what the indexes hold: the ASCII fold for i;octet.
         let (indexed, indexedNeedle) = collation == .octet ? ("c.value_ascii", CaseFolding.ascii(text))
                                                             : (column, needle)
         guard let narrowing = candidates(column: indexed, match: match, text: indexedNeedle,
                                          substringNeedle: collation == .unicodeCasemap ? needle : CaseFolding.ascii(text),
-                                         trigrams: trigrams, sql: &sql) else { return (exact, false) }
-        return ("\(narrowing.test) AND \(exact)", narrowing.byTrigrams)
+                                         trigrams: trigrams, sql: &sql) else {
+            // A contains that scans the book's rows tests them with LIKE, whose share of
+            // matches the planner estimates from the column's statistics; `strpos(…) > 0`
+            // it guesses at a third of the rows, which for 200 hits among 10,000 names
+            // chose a hash join over a scan of every card of the book (2.5 ms) instead of
+            // 200 key lookups. Same answers: the needle's wildcards are escaped.
+            if match == .contains && !needle.isEmpty {
+                return ("\(column) LIKE \(sql.bind("%" + likeEscaped(needle) + "%"))", false)
+            }
+            return (exactMatch(column: column, match: match, text: needle, sql: &sql), false)
+        }
+        return ("\(narrowing.test) AND \(exactMatch(column: column, match: match, text: needle, sql: &sql))", narrowing.byTrigrams)
     }
 
     /// A condition the indexes answer that every matching row meets, nil when none helps:
