@@ -67,8 +67,8 @@ extension PostgresStore {
         /// Books with fewer cards than this answer `contains` and `ends-with` without the
         /// trigram index (`SubstringIndexChoice`); 0 sends every book to it (tests).
         var substringIndexMinimumCards = SubstringIndexChoice.defaultMinimumBookCards
-        /// Cards a process writes through PUT before the tables are tidied, once the writes
-        /// pause (`BurstTidying`); 0 for never.
+        /// Cards a process writes through PUT, or one import writes, before the tables are
+        /// tidied (`BurstTidying`); 0 for never.
         var tidyAfterWrites = 1000
 
         public init(host: String, port: Int = 5432, username: String, password: String?, database: String,

@@ -33,15 +33,13 @@ extension PostgresStore {
     }
 
     /// An import is a burst of writes the store knows the end of: the tidying a PUT burst
-    /// gets once it pauses (`BurstTidying`) runs here at once, before `rolo import` (a
-    /// process of its own) ends. Only speed depends on it: the cards are committed.
+    /// gets once it pauses (`BurstTidying`, the same threshold) runs here at once, before
+    /// `rolo import` (a process of its own) ends. Only speed depends on it: the cards are
+    /// committed.
     public func importFinished(collectionID: Int64, cards: Int) async {
-        guard cards >= Self.vacuumAfterImporting else { return }
+        guard tidying.threshold > 0, cards >= tidying.threshold else { return }
         await tidy(afterWriting: cards)
     }
-
-    /// Imports of at least this many cards are tidied when done.
-    static let vacuumAfterImporting = 1000
 
     /// Returns the book's sync position after the batch.
     private static func importBatch(_ connection: Connection, writes: [ResourceWrite], collectionID: Int64,

@@ -119,11 +119,9 @@ extension PostgresStore {
     /// logged and left to autovacuum.
     func tidy(afterWriting cards: Int) async {
         do {
-            let estimate = try await autocommit { connection in
-                try await connection.first(CardsEstimateSQL.self)?.decode(Int64.self)
-            } ?? 0
-            let analyze = Double(cards) >= BurstTidying.analyzeShare * Double(estimate)
             try await autocommit { connection in
+                let estimate = try await connection.first(CardsEstimateSQL.self)?.decode(Int64.self) ?? 0
+                let analyze = Double(cards) >= BurstTidying.analyzeShare * Double(estimate)
                 try await connection.execute(PostgresQuery(unsafeSQL: """
                     VACUUM (\(analyze ? "ANALYZE, " : "")INDEX_CLEANUP OFF) \(BurstTidying.tables.joined(separator: ", "))
                     """))
