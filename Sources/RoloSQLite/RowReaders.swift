@@ -95,6 +95,8 @@ final class RowReader {
         /// A user's password hash while the account password opens DAV
         /// (`SQLiteStore.accountPasswordStamp`).
         case accountPasswordStamp
+        /// How many cards a book holds, counted up to a limit (`SQLiteStore.resourceCount`).
+        case resourceCount
 
         static let resourceColumns = "r.name, r.content_type, r.etag, r.size, r.modified, r.seq"
         static let collectionColumnCount: Int32 = 9
@@ -129,6 +131,7 @@ final class RowReader {
             case .appPasswordBooks: "SELECT group_concat(collection_id) FROM app_password_books WHERE app_password_id = ?"
             case .accountPasswordStamp:
                 "SELECT password_hash FROM users WHERE name = ? AND disabled = 0 AND app_passwords_only = 0"
+            case .resourceCount: "SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = ? LIMIT ?)"
             }
         }
     }

@@ -81,12 +81,22 @@ extension SQLiteStore {
     }
 
     public func resourceCount(collectionID: Int64, cap: Int) async throws -> Int {
-        try await pool.read { db in
-            try Int.fetchOne(db.cachedStatement(sql: """
-                SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = ? LIMIT ?)
-                """), arguments: [collectionID, max(cap, 0)]) ?? 0
+        let cap = max(cap, 0)
+        // A multiget's or a query's count stops one past its hrefs or hits: a bounded walk of
+        // the covering index, read where the request runs. Through the pool it was two thread
+        // switches and, resumed on the other event loop, the rest of the request there too:
+        // a multiget of one card took 0.58 ms at the client against 0.17 for the older build.
+        if cap <= Self.countOnCallingThreadCap {
+            return try readOnCallingThread(.resourceCount, bind: { $0.add(collectionID); $0.add(cap) }) { $0.int(0) } ?? 0
+        }
+        return try await pool.read { db in
+            try Int.fetchOne(db.cachedStatement(sql: RowReader.Query.resourceCount.sql), arguments: [collectionID, cap]) ?? 0
         }
     }
+
+    /// The largest count read on the calling thread (`resourceCount`); beyond it a count
+    /// is a scan the event loop should not wait for.
+    static let countOnCallingThreadCap = 10_000
 
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         try await infoPage(of: collectionID, after: name, limit: limit)
