@@ -350,7 +350,15 @@ enum XMLEscaper {
                 case 0x22: put(Packed.quot, 6)
                 case 0x09: put(Packed.tab, 4)
                 case 0x0A: put(Packed.lineFeed, 5)
-                case 0x0D: put(Packed.carriageReturn, 5)
+                case 0x0D:
+                    // A vCard's every line ends in CR LF, and LF is plain in text: both at
+                    // once, one look per line end rather than two.
+                    if !attribute, index + 1 < buffer.count, buffer[index + 1] == 0x0A {
+                        put(Packed.carriageReturnLineFeed, 6)
+                        index += 2
+                        return
+                    }
+                    put(Packed.carriageReturn, 5)
                 default: put(Packed.replacement, 3)
                 }
                 index += 1
@@ -392,6 +400,7 @@ enum XMLEscaper {
         static let tab: UInt64 = 0x3B_39_23_26               // &#9;
         static let lineFeed: UInt64 = 0x3B_30_31_23_26       // &#10;
         static let carriageReturn: UInt64 = 0x3B_33_31_23_26 // &#13;
+        static let carriageReturnLineFeed: UInt64 = 0x0A_3B_33_31_23_26 // &#13; and LF, in text
         static let replacement: UInt64 = 0xBD_BF_EF          // U+FFFD
     }
 }

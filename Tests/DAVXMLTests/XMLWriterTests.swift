@@ -188,6 +188,19 @@ private let carddav = XMLNamespace.carddav
         #expect(parsed?.text == card)
     }
 
+    /// CR LF is written in one step (`Packed.carriageReturnLineFeed`); a CR alone, a CR
+    /// last in the value, CR CR LF and LF CR keep the same references.
+    @Test func carriageReturnsWithAndWithoutLineFeeds() {
+        for value in ["a\r", "\r", "\r\r\n", "\n\r", "a\rb\r\nc\r\n", "12345678\r\n12345678\r"] {
+            let bytes = Array(value.utf8)
+            var writer = XMLWriter(declaration: false, rootPrefixes: [])
+            writer.text(utf8: bytes)
+            #expect(writer.bytes == Self.referenceEscape(bytes, attribute: false), "\(bytes)")
+            let (_, parsed) = textElement(utf8: bytes)
+            #expect(parsed?.text == value, "\(bytes)")
+        }
+    }
+
     @Test func utf8TextCopiesNonASCIIUnchanged() {
         let value = "FN:Élodie 山田 Αλέξανδρος محمد 😀"
         let (text, parsed) = textElement(utf8: Array(value.utf8))
