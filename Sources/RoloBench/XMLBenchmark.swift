@@ -4,7 +4,8 @@ import Foundation
 /// `RoloBench xml [--rounds R]`: the XML a DAV request costs, one thread: parsing the
 /// request bodies clients send (a PROPFIND, a multiget of 1000 hrefs, a sync-collection, an
 /// addressbook-query, a PROPPATCH with an `xml:lang` dead property), writing a
-/// multistatus of 1000 responses, and escaping the address data of a multiget of 100. Best of R rounds, in documents/s and MB/s.
+/// multistatus of 1000 responses, and escaping the address data of a multiget of 100.
+/// Best of R rounds, in documents/s and MB/s.
 func runXMLBenchmark(_ arguments: [String]) {
     var rounds = 5
     var index = 0
@@ -118,7 +119,6 @@ enum XMLBodies {
          ("addressbook-query", query), ("PROPPATCH", proppatch)]
     }
 
-    /// A PROPFIND Depth 1 answer: 1000 cards with their ETag and content type.
     /// Cards like carddav-bench's: names in several scripts, labeled phones and emails, an
     /// address, CR LF line ends, and every twentieth with a 20 KB photo folded at 75 bytes.
     static func cards(_ count: Int) -> [[UInt8]] {
@@ -142,6 +142,7 @@ enum XMLBodies {
         }
     }
 
+    /// A PROPFIND Depth 1 answer: 1000 cards with their ETag and content type.
     static func multistatus(responses: Int) -> [UInt8] {
         var writer = XMLWriter()
         writer.start(XMLNamespace.dav, "multistatus")

@@ -178,8 +178,9 @@ public final class SQLiteStore: RoloStore, InlineResourceReads, Sendable {
     /// and give them back; seen as a server that stopped answering even `/health`.
     /// `RowReaders` never makes a lookup wait. Row lookups, and reads whose size the caller
     /// bounds (a page of a listing, a page of named cards, a resource's dead properties,
-    /// a book's count up to a cap) read this way; reads that nothing bounds (a change log, an index scan, a whole
-    /// book) keep the async `read`, so that an event loop never stops for them.
+    /// a book's count up to a cap) read this way; reads that nothing bounds (a change log,
+    /// an index scan, a whole book) keep the async `read`, so that an event loop never
+    /// stops for them.
     func readOnCallingThread<T>(_ query: RowReader.Query, bind: (inout DirectBindings) -> Void,
                                 row: (ColumnReader) -> T) throws -> T? {
         try rowReaders.read { reader in try reader.fetchOne(query, bind: bind, row: row) }
