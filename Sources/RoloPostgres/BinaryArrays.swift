@@ -17,33 +17,34 @@ enum BinaryArray {
         var description: String { "column \(column) is not a one-dimensional array without NULLs" }
     }
 
-    static func strings(_ row: PostgresRandomAccessRow, _ column: Int) throws -> [String]? {
-        try elements(row, column) { buffer, length in buffer.readString(length: length) }
+    static func strings(_ row: PostgresRandomAccessRow, _ column: Int, binary: Bool = false) throws -> [String]? {
+        try elements(row, column, binary: binary) { buffer, length in buffer.readString(length: length) }
     }
 
-    static func int64s(_ row: PostgresRandomAccessRow, _ column: Int) throws -> [Int64]? {
-        try elements(row, column) { buffer, length in length == 8 ? buffer.readInteger(as: Int64.self) : nil }
+    static func int64s(_ row: PostgresRandomAccessRow, _ column: Int, binary: Bool = false) throws -> [Int64]? {
+        try elements(row, column, binary: binary) { buffer, length in length == 8 ? buffer.readInteger(as: Int64.self) : nil }
     }
 
-    static func doubles(_ row: PostgresRandomAccessRow, _ column: Int) throws -> [Double]? {
-        try elements(row, column) { buffer, length in
+    static func doubles(_ row: PostgresRandomAccessRow, _ column: Int, binary: Bool = false) throws -> [Double]? {
+        try elements(row, column, binary: binary) { buffer, length in
             length == 8 ? buffer.readInteger(as: UInt64.self).map(Double.init(bitPattern:)) : nil
         }
     }
 
     /// `bytea` elements, each a slice of the row's buffer (no copy).
-    static func buffers(_ row: PostgresRandomAccessRow, _ column: Int) throws -> [ByteBuffer]? {
-        try elements(row, column) { buffer, length in buffer.readSlice(length: length) }
+    static func buffers(_ row: PostgresRandomAccessRow, _ column: Int, binary: Bool = false) throws -> [ByteBuffer]? {
+        try elements(row, column, binary: binary) { buffer, length in buffer.readSlice(length: length) }
     }
 
     /// The elements of the array in `column`, read by `element` from the buffer at each one
-    /// (given its length); nil when the cell is NULL.
-    private static func elements<Element>(_ row: PostgresRandomAccessRow, _ column: Int,
+    /// (given its length); nil when the cell is NULL. `binary`: the cell is binary whatever
+    /// the row's description says (a row of postgres-nio's `PreparedQuery`, `Columns.init(legacyPrepared:)`).
+    private static func elements<Element>(_ row: PostgresRandomAccessRow, _ column: Int, binary: Bool,
                                           _ element: (inout ByteBuffer, Int) -> Element?) throws -> [Element]? {
         let cell = row[column]
         guard var buffer = cell.bytes else { return nil }
         let malformed = Malformed(column: column)
-        guard cell.format == .binary, let dimensions = buffer.readInteger(as: Int32.self),
+        guard binary || cell.format == .binary, let dimensions = buffer.readInteger(as: Int32.self),
               buffer.readInteger(as: Int32.self) != nil, buffer.readInteger(as: UInt32.self) != nil else { throw malformed }
         if dimensions == 0 { return [] }
         guard dimensions == 1, let count = buffer.readInteger(as: Int32.self), count >= 0,

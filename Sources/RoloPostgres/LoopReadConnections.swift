@@ -27,9 +27,9 @@ import Synchronization
 ///
 /// Other short reads that every request of a kind makes take the same connection one by one
 /// (`run`: a request's book, a multiget's count of it, a PUT's book and member and its
-/// home's locks, a sync's changes when they are few), prepared on it beside the gathered
-/// statement: a request's reads before its listing or write then cost no hop through the
-/// pool either.
+/// home's locks, a sync's changes when they are few, a listing's pages, a multiget's cards
+/// probed by name), prepared on it beside the gathered statement: a request's reads before
+/// its write, and most reads of a listing or a multiget, then cost no hop through the pool.
 final class LoopReadConnections: Sendable {
     /// How these connections show in `pg_stat_activity`, beside the pool's "rolo".
     static let applicationName = "rolo GET"

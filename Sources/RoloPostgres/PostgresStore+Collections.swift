@@ -39,6 +39,8 @@ extension PostgresStore {
 
     public func collection(owner: String, path: [String]) async throws -> CollectionInfo? {
         guard !path.isEmpty else { return nil }
+        // Read with the login's stamp when the request named it (`LookupAhead`).
+        if let found = LookupAhead.current?.take(owner: owner, path: path, name: nil) { return found.member?.collection }
         let joined = Self.joined(path)
         // Every request on a book starts here: on the request's event loop's own connection
         // when there is one (`rowsOnLoop`), as the login's stamp before it.

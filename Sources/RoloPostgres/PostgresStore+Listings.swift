@@ -18,7 +18,9 @@ extension PostgresStore {
         guard !overflow, bytes <= Self.arrayBodyBytes else {
             return try await named(names, in: collectionID, columns: Self.bodyColumns(upTo: bodyLimit)) { try Self.storedResource(&$0) }
         }
-        let row = try await autocommit { connection in
+        let row = try await arraysRow(onLoop: names.count <= Self.probedNames ? CardsByNameSQL.self : nil,
+                                      [PostgresData(int64: collectionID), Self.textArray(names), PostgresData(int64: limit)]) {
+            connection in
             names.count <= Self.probedNames ? try await connection.first(CardsByNameSQL.self, collectionID, names, limit)
                                             : try await connection.first(CardsByNamesScanSQL.self, collectionID, names, limit)
         }
@@ -28,7 +30,8 @@ extension PostgresStore {
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
         guard !names.isEmpty else { return [] }
         let names = Self.distinct(names)
-        let row = try await autocommit { connection in
+        let row = try await arraysRow(onLoop: names.count <= Self.probedNames ? InfosByNameSQL.self : nil,
+                                      [PostgresData(int64: collectionID), Self.textArray(names)]) { connection in
             names.count <= Self.probedNames ? try await connection.first(InfosByNameSQL.self, collectionID, names)
                                             : try await connection.first(InfosByNamesScanSQL.self, collectionID, names)
         }
@@ -63,7 +66,8 @@ extension PostgresStore {
     }
 
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
-        let row = try await autocommit { connection in
+        let row = try await arraysRow(onLoop: InfoPageSQL.self, [PostgresData(int64: collectionID), PostgresData(string: name ?? ""),
+                                                                 PostgresData(int64: Int64(max(limit, 0)))]) { connection in
             try await connection.first(InfoPageSQL.self, collectionID, name ?? "", Int64(max(limit, 0)))
         }
         return try Self.resourceInfos(arrays: row)
@@ -85,6 +89,32 @@ extension PostgresStore {
     /// the server then never reads from its TOAST table).
     static func bodyColumns(upTo limit: Int) -> String {
         "\(infoColumns), CASE WHEN r.size <= \(max(limit, 0)) THEN r.data END"
+    }
+
+    /// The one row of arrays a listing's page or a named read answers (`infoArrays`,
+    /// `cardArrays`): on the request's event loop's own connection when `statement` is given
+    /// and the loop has one (`rowsOnLoop`: no hop through the pool's threads, nor the pool's
+    /// idle timer armed at every return, which cost a multiget of one card on PostgreSQL more
+    /// than its statement), else from `pool`. Pages and probed names only: their answer is
+    /// bounded (a page of names and sizes, or at most `probedNames` bodies up to the body
+    /// limit), so the GETs queued behind it on that connection wait no longer than for a
+    /// statement of their own. The arrays are read from the cells' bytes, which come binary
+    /// both ways (`BinaryArray`).
+    private func arraysRow(onLoop statement: (any PreparedSQL.Type)?, _ binds: [PostgresData],
+                           pool: @escaping @Sendable (Connection) async throws -> PostgresRow?) async throws -> ArraysRow {
+        if let statement, let rows = await rowsOnLoop(statement, binds) { return ArraysRow(row: rows.first, fromLoop: true) }
+        return ArraysRow(row: try await autocommit(pool), fromLoop: false)
+    }
+
+    /// A row of arrays (nil: none came), and whether it came from a loop's connection, whose
+    /// cells are binary though the row's description says text (`Columns.init(legacyPrepared:)`).
+    struct ArraysRow {
+        var row: PostgresRow?
+        var fromLoop: Bool
+    }
+
+    static func textArray(_ values: [String]) -> PostgresData {
+        PostgresData(array: values.map { PostgresData(string: $0) }, elementType: .text)
     }
 
     /// The rows of these names in name order, absent names skipped.
@@ -212,13 +242,13 @@ extension PostgresStore {
     }
 
     /// The cards of a row of `cardArrays`, in byte order; a body over `bodyLimit` left out.
-    static func storedResources(arrays row: PostgresRow?, bodyLimit: Int64) throws -> [StoredResource] {
-        guard let row else { return [] }
-        let cells = row.makeRandomAccess()
-        guard let names = try BinaryArray.strings(cells, 0), let types = try BinaryArray.strings(cells, 1),
-              let etags = try BinaryArray.strings(cells, 2), let sizes = try BinaryArray.int64s(cells, 3),
-              let modified = try BinaryArray.doubles(cells, 4), let seqs = try BinaryArray.int64s(cells, 5),
-              let bodies = try BinaryArray.buffers(cells, 6) else { return [] }
+    static func storedResources(arrays: ArraysRow, bodyLimit: Int64) throws -> [StoredResource] {
+        guard let row = arrays.row else { return [] }
+        let cells = row.makeRandomAccess(), binary = arrays.fromLoop
+        guard let names = try BinaryArray.strings(cells, 0, binary: binary), let types = try BinaryArray.strings(cells, 1, binary: binary),
+              let etags = try BinaryArray.strings(cells, 2, binary: binary), let sizes = try BinaryArray.int64s(cells, 3, binary: binary),
+              let modified = try BinaryArray.doubles(cells, 4, binary: binary), let seqs = try BinaryArray.int64s(cells, 5, binary: binary),
+              let bodies = try BinaryArray.buffers(cells, 6, binary: binary) else { return [] }
         var cards: [StoredResource] = []
         cards.reserveCapacity(names.count)
         for index in names.indices {
@@ -234,12 +264,13 @@ extension PostgresStore {
 
     /// The infos of a row of `infoArrays`, in the "C" collation's byte order, which the next
     /// page's `name > $2` follows (kept by the plan; sorted here should it ever not be).
-    static func resourceInfos(arrays row: PostgresRow?) throws -> [ResourceInfo] {
-        guard let row else { return [] }
-        let cells = row.makeRandomAccess()
-        guard let names = try BinaryArray.strings(cells, 0), let types = try BinaryArray.strings(cells, 1),
-              let etags = try BinaryArray.strings(cells, 2), let sizes = try BinaryArray.int64s(cells, 3),
-              let modified = try BinaryArray.doubles(cells, 4), let seqs = try BinaryArray.int64s(cells, 5) else { return [] }
+    static func resourceInfos(arrays: ArraysRow) throws -> [ResourceInfo] {
+        guard let row = arrays.row else { return [] }
+        let cells = row.makeRandomAccess(), binary = arrays.fromLoop
+        guard let names = try BinaryArray.strings(cells, 0, binary: binary), let types = try BinaryArray.strings(cells, 1, binary: binary),
+              let etags = try BinaryArray.strings(cells, 2, binary: binary), let sizes = try BinaryArray.int64s(cells, 3, binary: binary),
+              let modified = try BinaryArray.doubles(cells, 4, binary: binary), let seqs = try BinaryArray.int64s(cells, 5, binary: binary)
+        else { return [] }
         var infos: [ResourceInfo] = []
         infos.reserveCapacity(names.count)
         for index in names.indices {

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import RoloStore
 import RoloWeb
 
 extension HTTPField.Name {
@@ -23,6 +24,9 @@ struct RoloResponder: HTTPResponder {
     let configuration: ServerConfiguration
     let authenticator: BasicAuthenticator
     let handler: DAVHandler
+    /// The store lookup a DAV request on a path makes first, bound for its sign-in
+    /// (`LookupAhead`): a store that reads the login's stamp over a network reads it too.
+    let lookupAhead: (@Sendable (String) -> LookupAhead?)?
     let accessLog: AccessLog
     /// The access history: what each credential read and wrote, counted per request.
     let recorder: AccessRecorder?
@@ -37,8 +41,10 @@ struct RoloResponder: HTTPResponder {
     let proxy: (source: ProxySource, header: HTTPField.Name)?
 
     init(configuration: ServerConfiguration, authenticator: BasicAuthenticator, handler: @escaping DAVHandler,
-         accessLog: AccessLog, recorder: AccessRecorder?, api: AccountAPI, web: WebApp?) {
+         lookupAhead: (@Sendable (String) -> LookupAhead?)? = nil, accessLog: AccessLog, recorder: AccessRecorder?,
+         api: AccountAPI, web: WebApp?) {
         self.configuration = configuration; self.authenticator = authenticator; self.handler = handler
+        self.lookupAhead = lookupAhead
         self.accessLog = accessLog; self.recorder = recorder; self.api = api; self.web = web
         self.routes = Self.routeTable(webUI: web != nil)
         if configuration.authSources.contains(.proxy), let header = configuration.proxyUserHeader,
@@ -61,8 +67,10 @@ struct RoloResponder: HTTPResponder {
         let response: Response
         do {
             if let path = Self.decodedPath(request.uri.path) {
-                response = try await route(request, method: method, path: path, remote: remote,
-                                           peer: { context.remoteAddress }, user: &user)
+                response = try await LookupAhead.$current.withValue(lookupAhead?(path)) {
+                    try await route(request, method: method, path: path, remote: remote, peer: { context.remoteAddress },
+                                    user: &user)
+                }
             } else {
                 response = Self.plain(.badRequest, "The path is not percent-encoded UTF-8, or encodes '/' or NUL in a name.\n")
             }

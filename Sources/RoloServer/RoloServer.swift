@@ -17,6 +17,8 @@ public struct RoloServer: Sendable {
     let handler: DAVHandler
     /// GET and HEAD of cards answered without waiting, in the channel pipeline; nil for none.
     let immediateHandler: ImmediateDAVHandler?
+    /// The store lookup a DAV request on a path makes first (`LookupAhead`); nil for none.
+    let lookupAhead: (@Sendable (String) -> LookupAhead?)?
     /// Forgets the engine's in-memory state (DAV locks) on a test-control reset.
     let resetHandler: @Sendable () async -> Void
     let logger: Logger
@@ -28,17 +30,18 @@ public struct RoloServer: Sendable {
                 immediateHandler: ImmediateDAVHandler? = nil,
                 resetHandler: @escaping @Sendable () async -> Void = {}, logger: Logger? = nil) {
         self.init(configuration: configuration, store: store, handler: handler, immediateHandler: immediateHandler,
-                  resetHandler: resetHandler, logger: logger ?? Self.defaultLogger(configuration),
+                  lookupAhead: nil, resetHandler: resetHandler, logger: logger ?? Self.defaultLogger(configuration),
                   metrics: ServerMetrics(store: store), push: nil)
     }
 
     init(configuration: ServerConfiguration, store: any RoloStore, handler: @escaping DAVHandler,
-         immediateHandler: ImmediateDAVHandler?, resetHandler: @escaping @Sendable () async -> Void,
-         logger: Logger, metrics: ServerMetrics, push: PushRuntime?) {
+         immediateHandler: ImmediateDAVHandler?, lookupAhead: (@Sendable (String) -> LookupAhead?)?,
+         resetHandler: @escaping @Sendable () async -> Void, logger: Logger, metrics: ServerMetrics, push: PushRuntime?) {
         self.configuration = configuration
         self.store = store
         self.handler = handler
         self.immediateHandler = immediateHandler
+        self.lookupAhead = lookupAhead
         self.resetHandler = resetHandler
         self.logger = logger
         self.metrics = metrics
@@ -112,6 +115,7 @@ public struct RoloServer: Sendable {
             configuration: configuration,
             authenticator: authenticator,
             handler: handler,
+            lookupAhead: lookupAhead,
             accessLog: accessLog,
             recorder: recorder,
             api: AccountAPI(store: store, clock: store.clock),

@@ -1,0 +1,61 @@
+import Synchronization
+
+/// The lookup a request will make first once it is signed in (its book, or its book and
+/// the member it names), told to the store before the sign-in, so that a store that reads
+/// the login's password stamp over a network (PostgreSQL) can read both in one round trip.
+///
+/// The server binds one per request (`current`) from the request's path; the store fills it
+/// while reading the stamp, and answers the matching lookup from it once (`take`). Only that
+/// first lookup: whatever the request reads after it, a write's effect included, is read
+/// afresh. A store that reads the stamp where the request runs (SQLite) ignores it. Nothing
+/// read ahead reaches the request before the sign-in and the access check that every lookup
+/// goes through.
+public final class LookupAhead: Sendable {
+    /// The collection's owner and path, as `CardStore.collection(owner:path:)` takes them.
+    public let owner: String
+    public let path: [String]
+    /// The member the request names (`CardStore.collectionMember(owner:path:name:)`); nil
+    /// when the request is on the collection itself.
+    public let name: String?
+
+    /// What the store found: the collection, with the member when one was named and exists;
+    /// nil for no such collection.
+    public struct Found: Sendable, Hashable {
+        public var member: CollectionMember?
+        public init(member: CollectionMember?) { self.member = member }
+    }
+
+    private enum State: Sendable {
+        case waiting, found(Found), taken
+    }
+
+    private let state = Mutex<State>(.waiting)
+
+    public init(owner: String, path: [String], name: String?) {
+        self.owner = owner; self.path = path; self.name = name
+    }
+
+    /// The request's lookup, when the server named it.
+    @TaskLocal public static var current: LookupAhead?
+
+    /// Whether the store still has to read it.
+    public var isWaiting: Bool {
+        state.withLock { if case .waiting = $0 { true } else { false } }
+    }
+
+    /// Keeps what the store read (once; later reads are ignored).
+    public func fill(_ found: Found) {
+        state.withLock { if case .waiting = $0 { $0 = .found(found) } }
+    }
+
+    /// What was read ahead for exactly this lookup (`name` nil: the collection itself), once;
+    /// nil when it was not read, was taken already, or names another lookup.
+    public func take(owner: String, path: [String], name: String?) -> Found? {
+        guard owner == self.owner, path == self.path, name == self.name else { return nil }
+        return state.withLock { state in
+            guard case .found(let found) = state else { return nil }
+            state = .taken
+            return found
+        }
+    }
+}
