@@ -6,7 +6,6 @@ import RoloStore
 extension PostgresStore {
     /// The columns `resourceInfo(_:)` reads, for `resources r`.
     static let infoColumns = "r.name, r.content_type, r.etag, r.size, r.modified, r.seq"
-    static let infoColumnCount = 6
 
     public func putResource(collectionID: Int64, name: String, data: Data, contentType: String,
                             card: CardMetadata?, precondition: WritePrecondition) async throws -> PutResult {
@@ -61,47 +60,20 @@ extension PostgresStore {
             """
     }
 
-    /// `InlineReadSQL` for a batch (`LoopReadConnections`): owners, paths, names, logins and
-    /// what each element asks (`LoopReadKind`) as five arrays, a row for each element in their
-    /// order: the login's stamp, then the card at owner, path and name (a GET), then the
-    /// collection at owner and path with its member of that name (a request's `LookupAhead`).
-    /// Each lateral read runs only for the elements that ask it, and finds one row at most
-    /// (user names, a user's paths and a book's names are unique). The `LIMIT 1` keeps each a
-    /// probe of the unique indexes per element: without it, the generic plan joined the whole
-    /// of `resources` by hash (10 ms at 1,000 cards, against 0.1).
+    /// `InlineReadSQL` for a batch (`LoopReadConnections`): owners, paths, names and logins
+    /// as four arrays, a row for each element in their order (each finds one card at most:
+    /// user names, a user's paths and a book's names are unique). The `LIMIT 1` keeps the
+    /// lateral read a probe of the three unique indexes per element: without it, the generic
+    /// plan joined the whole of `resources` by hash (10 ms at 1,000 cards, against 0.1).
     static let inlineReadBatchSQL = """
-        SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), x.*, m.*
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS q(owner, path, name, login, kind, i)
+        SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), x.*
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(owner, path, name, login, i)
         LEFT JOIN LATERAL (
             SELECT \(collectionColumns), \(infoColumns), r.data
             FROM users u JOIN collections c ON c.owner_id = u.id JOIN resources r ON r.collection_id = c.id
-            WHERE q.kind = '\(LoopReadKind.card.rawValue)' AND u.name = q.owner AND c.path = q.path AND r.name = q.name
-            LIMIT 1) x ON true
-        LEFT JOIN LATERAL (
-            SELECT \(collectionColumns), \(infoColumns)
-            FROM users u JOIN collections c ON c.owner_id = u.id
-            LEFT JOIN resources r ON r.collection_id = c.id AND r.name = q.name
-            WHERE q.kind = '\(LoopReadKind.member.rawValue)' AND u.name = q.owner AND c.path = q.path
-            LIMIT 1) m ON true
+            WHERE u.name = q.owner AND c.path = q.path AND r.name = q.name LIMIT 1) x ON true
         ORDER BY q.i
         """
-
-    /// What an element of `inlineReadBatchSQL` asks besides the login's stamp.
-    enum LoopReadKind: String {
-        /// Nothing more.
-        case stamp = ""
-        /// The card at owner, path and name: an inline GET.
-        case card = "c"
-        /// The collection at owner and path, with its member of that name: a `LookupAhead`.
-        case member = "m"
-    }
-
-    /// An element's row of `inlineReadBatchSQL`.
-    struct LoopRead: Sendable {
-        var inline: InlineRead
-        /// Read for a `LoopReadKind.member` element only.
-        var ahead: LookupAhead.Found?
-    }
 
     public func readInline(owner: String, collectionPath: [String], name: String, stampOf user: String,
                            done: @escaping @Sendable (InlineRead?) -> Void) {
@@ -109,9 +81,7 @@ extension PostgresStore {
         let path = Self.joined(collectionPath)
         // On an event loop (a server's GET), on that loop's own connection; else, or while it
         // opens, through the pool.
-        if readOnLoop(owner: owner, path: path, name: name, stampOf: user, kind: .card, done: { done(try? $0.get().inline) }) {
-            return
-        }
+        if readOnLoop(owner: owner, path: path, name: name, stampOf: user, done: { done(try? $0.get()) }) { return }
         Task {
             done(try? await autocommit { connection in
                 try await connection.first(InlineReadSQL.self, owner, path, name, user).map { try Self.inlineRead(Columns($0)) }
@@ -119,34 +89,29 @@ extension PostgresStore {
         }
     }
 
-    /// An element of `inlineReadBatchSQL` on the calling event loop's connection
-    /// (`LoopReadConnections`), gathered with the other reads of the loop: false, and `done`
-    /// never called, when the caller is on no event loop or its loop has no connection open.
-    func readOnLoop(owner: String, path: String, name: String, stampOf user: String, kind: LoopReadKind,
-                    done: @escaping @Sendable (Result<LoopRead, any Error>) -> Void) -> Bool {
+    /// `InlineReadSQL` on the calling event loop's connection (`LoopReadConnections`),
+    /// gathered with the other reads of the loop: false, and `done` never called, when the
+    /// caller is on no event loop or its loop has no connection open.
+    func readOnLoop(owner: String, path: String, name: String, stampOf user: String,
+                    done: @escaping @Sendable (Result<InlineRead, any Error>) -> Void) -> Bool {
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return false }
         return loopReads.read(
             on: loop, server: primary.currentIndex, bound: loopReadBound,
-            open: { [self] in try connectionConfiguration() }, values: [owner, path, name, user, kind.rawValue]
+            open: { [self] in try connectionConfiguration() }, values: [owner, path, name, user]
         ) { result in
             done(Result {
                 guard let row = try result.get() else { throw StoreError.unavailable("no row for a read") }
-                var columns = Columns(legacyPrepared: row)
-                let inline = try Self.inlineRead(columns)
-                guard kind == .member else { return LoopRead(inline: inline) }
-                columns.skip(1 + Self.collectionColumnCount + Self.infoColumnCount + 1)
-                return LoopRead(inline: inline, ahead: LookupAhead.Found(member: columns.nextIsNull ? nil : try Self.collectionMember(columns)))
+                return try Self.inlineRead(Columns(legacyPrepared: row))
             })
         }
     }
 
-    /// `readOnLoop` awaited (the login's stamp of a request the inline GET did not answer,
-    /// with its `LookupAhead` when it has one): nil when the caller is on no event loop or
-    /// the read there failed, and the caller then asks the pool.
-    func loopRead(owner: String, path: String, name: String, stampOf user: String, kind: LoopReadKind) async -> LoopRead? {
-        let result: Result<LoopRead, any Error>? = await withCheckedContinuation { continuation in
-            if !readOnLoop(owner: owner, path: path, name: name, stampOf: user, kind: kind,
-                           done: { continuation.resume(returning: $0) }) {
+    /// `readOnLoop` awaited (the login's stamp of a request the inline GET did not answer):
+    /// nil when the caller is on no event loop or the read there failed, and the caller then
+    /// asks the pool.
+    func loopRead(owner: String, path: String, name: String, stampOf user: String) async -> InlineRead? {
+        let result: Result<InlineRead, any Error>? = await withCheckedContinuation { continuation in
+            if !readOnLoop(owner: owner, path: path, name: name, stampOf: user, done: { continuation.resume(returning: $0) }) {
                 continuation.resume(returning: nil)
             }
         }
@@ -200,6 +165,7 @@ extension PostgresStore {
     /// (`rowsOnLoop`), else through the pool.
     public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
         guard !path.isEmpty else { return nil }
+        // Read with the login's stamp when the request named it (`LookupAhead`).
         if let found = LookupAhead.current?.take(owner: owner, path: path, name: name) { return found.member }
         let joined = Self.joined(path)
         if let rows = await rowsOnLoop(CollectionMemberSQL.self, [PostgresData(string: owner), PostgresData(string: joined),
@@ -209,6 +175,35 @@ extension PostgresStore {
         return try await autocommit { connection in
             try await connection.first(CollectionMemberSQL.self, owner, joined, name).map { try Self.collectionMember(Columns($0)) }
         }
+    }
+
+    /// The login's password stamp (as `PasswordStampSQL`) beside `CollectionMemberSQL`'s row
+    /// (NULLs when there is no such collection): a request's stamp with its `LookupAhead`, one
+    /// round trip where they took two. Not gathered with the GETs' reads, whose statement
+    /// stays as it is: a lateral read more in it cost the cluster 12 µs a GET (`get-bench`).
+    enum StampAndMemberSQL: PreparedSQL {
+        static let sql = """
+            SELECT (SELECT password_hash FROM users WHERE name = $4 AND NOT disabled AND NOT app_passwords_only), m.*
+            FROM (SELECT 1) one LEFT JOIN LATERAL (\(CollectionMemberSQL.sql)) m ON true
+            """
+    }
+
+    /// `StampAndMemberSQL` on the calling event loop's own connection: the stamp, with what
+    /// was found for `ahead`. Nil when the loop has no connection or the read failed (the
+    /// caller then reads the stamp alone, and the lookup is made when the request asks it).
+    func stampReadingAhead(_ ahead: LookupAhead, user: String) async -> String?? {
+        let binds = [PostgresData(string: ahead.owner), PostgresData(string: Self.joined(ahead.path)),
+                     PostgresData(string: ahead.name ?? ""), PostgresData(string: user)]
+        guard let rows = await rowsOnLoop(StampAndMemberSQL.self, binds), let row = rows.first,
+              let (stamp, member) = try? Self.stampAndMember(Columns(legacyPrepared: row)) else { return nil }
+        ahead.fill(LookupAhead.Found(member: member))
+        return .some(stamp)
+    }
+
+    private static func stampAndMember(_ row: Columns) throws -> (String?, CollectionMember?) {
+        var columns = row
+        let stamp = try columns.next(String?.self)
+        return (stamp, columns.nextIsNull ? nil : try collectionMember(columns))
     }
 
     /// `CollectionMemberSQL`'s row.

@@ -55,19 +55,14 @@ extension PostgresStore {
     }
 
     public func accountPasswordStamp(user: String) async throws -> String? {
-        // Every request but an inline GET reads it first: on the request's event loop, with
-        // the GETs (`readOnLoop`), one round trip without the pool's thread hops, which also
-        // reads the request's first lookup when the server named it (`LookupAhead`). A failed
-        // read there asks the pool.
-        if let ahead = LookupAhead.current, ahead.isWaiting {
-            if let read = await loopRead(owner: ahead.owner, path: Self.joined(ahead.path), name: ahead.name ?? "",
-                                         stampOf: user, kind: .member) {
-                if let found = read.ahead { ahead.fill(found) }
-                return read.inline.stamp
-            }
-        } else if let read = await loopRead(owner: "", path: "", name: "", stampOf: user, kind: .stamp) {
-            return read.inline.stamp
+        // Every request but an inline GET reads it first, on the request's event loop's own
+        // connection: with the request's first lookup when the server named it
+        // (`LookupAhead`), else gathered with the GETs (`readOnLoop`: no card asked for). One
+        // round trip without the pool's thread hops; a failed read there asks the pool.
+        if let ahead = LookupAhead.current, ahead.isWaiting, let stamp = await stampReadingAhead(ahead, user: user) {
+            return stamp
         }
+        if let read = await loopRead(owner: "", path: "", name: "", stampOf: user) { return read.stamp }
         return try await autocommit { connection in
             try await connection.first(PasswordStampSQL.self, user).map { try $0.decode(String.self) }
         }

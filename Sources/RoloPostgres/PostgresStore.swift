@@ -57,9 +57,10 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        loopReads = LoopReadConnections(sql: Self.inlineReadBatchSQL, columns: 5,
+        loopReads = LoopReadConnections(sql: Self.inlineReadBatchSQL, columns: 4,
                                         statements: [CollectionByPathSQL.self, CollectionMemberSQL.self, HomeLocksSQL.self, ResourceCountSQL.self,
-                                                     ChangesSinceSQL.self, InfoPageSQL.self, InfosByNameSQL.self, CardsByNameSQL.self],
+                                                     ChangesSinceSQL.self, InfoPageSQL.self, InfosByNameSQL.self, CardsByNameSQL.self,
+                                                     StampAndMemberSQL.self],
                                         logger: logger)
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         tidying = BurstTidying(threshold: max(configuration.tidyAfterWrites, 0))
