@@ -93,21 +93,88 @@ extension PostgresStore {
     }
 
     /// One statement on every request a device makes with an app password, so that a
-    /// revocation takes effect on its next request, in whichever process it was made.
+    /// revocation takes effect on its next request, in whichever process it was made. On the
+    /// request's event loop's own connection when it has one (phones sign in this way, so
+    /// this is their every request's first read), with the request's first lookup when the
+    /// server named it (`LookupAhead`), as the account password's stamp is read.
     public func checkAppPassword(user: String, secret: String) async throws -> AppPasswordCheck? {
         guard let (publicID, rest) = AppPasswordToken.split(secret) else { return nil }
         let publicIDText = String(publicID)
-        let found = try await autocommit { connection in
-            try await connection.first("""
-                SELECT a.id, a.secret_hash, a.read_only, a.all_books, a.revoked IS NOT NULL, u.name,
-                       ARRAY(SELECT collection_id FROM app_password_books WHERE app_password_id = a.id)
-                FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE a.public_id = \(publicIDText) AND NOT u.disabled
-                """).map { try $0.decode((Int64, Data, Bool, Bool, Bool, String, [Int64]).self) }
+        let found: AppPasswordRow?
+        if let onLoop = await appPasswordOnLoop(publicIDText) {
+            found = onLoop
+        } else {
+            found = try await autocommit { connection in
+                try await connection.first(AppPasswordSQL.self, publicIDText).map { try Self.appPasswordRow(Columns($0)) } ?? nil
+            }
         }
-        guard let (id, hash, readOnly, allBooks, revoked, owner, books) = found, owner == user,
-              AppPasswordToken.hashesMatch(secretHash(rest), hash) else { return nil }
-        return AppPasswordCheck(id: id, user: owner, scope: CredentialScope(readOnly: readOnly, books: allBooks ? nil : Set(books)),
-                                revoked: revoked)
+        guard let found, found.user == user, AppPasswordToken.hashesMatch(secretHash(rest), found.hash) else { return nil }
+        return AppPasswordCheck(id: found.id, user: found.user,
+                                scope: CredentialScope(readOnly: found.readOnly, books: found.allBooks ? nil : Set(found.books)),
+                                revoked: found.revoked)
+    }
+
+    /// An app password as `AppPasswordSQL` reads it.
+    struct AppPasswordRow: Sendable {
+        var id: Int64, hash: Data, readOnly: Bool, allBooks: Bool, revoked: Bool, user: String, books: [Int64]
+    }
+
+    /// `appPasswordColumns` of an app password whose public id is `$<parameter>`.
+    private static func appPasswordSQL(parameter: Int) -> String {
+        """
+        SELECT a.id, a.secret_hash, a.read_only, a.all_books, a.revoked IS NOT NULL, u.name,
+               ARRAY(SELECT collection_id FROM app_password_books WHERE app_password_id = a.id)
+        FROM app_passwords a JOIN users u ON u.id = a.user_id WHERE a.public_id = $\(parameter) AND NOT u.disabled
+        """
+    }
+
+    enum AppPasswordSQL: PreparedSQL {
+        static let sql = appPasswordSQL(parameter: 1)
+    }
+
+    /// `AppPasswordSQL` (public id `$4`) beside `CollectionMemberSQL`'s row: a device's
+    /// credential with its request's `LookupAhead`, in one round trip (NULLs for what is not there).
+    enum AppPasswordAndMemberSQL: PreparedSQL {
+        static let sql = """
+            SELECT p.*, m.* FROM (SELECT 1) one
+            LEFT JOIN LATERAL (\(appPasswordSQL(parameter: 4))) p ON true
+            LEFT JOIN LATERAL (\(CollectionMemberSQL.sql)) m ON true
+            """
+    }
+
+    /// The columns of `appPasswordSQL`, NULLs for no such app password.
+    private static let appPasswordColumnCount = 7
+
+    private static func appPasswordRow(_ row: Columns) throws -> AppPasswordRow? {
+        var columns = row
+        guard !columns.nextIsNull else { return nil }
+        return AppPasswordRow(id: try columns.next(), hash: try columns.next(), readOnly: try columns.next(),
+                              allBooks: try columns.next(), revoked: try columns.next(), user: try columns.next(),
+                              books: try columns.next())
+    }
+
+    /// The app password read on the request's event loop's connection, with the request's
+    /// `LookupAhead` filled when it waits: nil when the loop has no connection or the read
+    /// failed (the caller then asks the pool).
+    private func appPasswordOnLoop(_ publicID: String) async -> AppPasswordRow?? {
+        if let ahead = LookupAhead.current, ahead.isWaiting {
+            let binds = [PostgresData(string: ahead.owner), PostgresData(string: Self.joined(ahead.path)),
+                         PostgresData(string: ahead.name ?? ""), PostgresData(string: publicID)]
+            guard let rows = await rowsOnLoop(AppPasswordAndMemberSQL.self, binds), let row = rows.first,
+                  let found = try? Self.appPasswordRow(Columns(legacyPrepared: row)) else { return nil }
+            var member = Columns(legacyPrepared: row)
+            member.skip(Self.appPasswordColumnCount)
+            if member.nextIsNull {
+                ahead.fill(LookupAhead.Found(member: nil))
+            } else if let collectionMember = try? Self.collectionMember(member) {
+                ahead.fill(LookupAhead.Found(member: collectionMember))
+            }
+            return .some(found)
+        }
+        guard let rows = await rowsOnLoop(AppPasswordSQL.self, [PostgresData(string: publicID)]) else { return nil }
+        guard let row = rows.first else { return .some(nil) }
+        guard let found = try? Self.appPasswordRow(Columns(legacyPrepared: row)) else { return nil }
+        return .some(found)
     }
 }
 

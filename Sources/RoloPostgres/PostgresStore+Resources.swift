@@ -207,7 +207,7 @@ extension PostgresStore {
     }
 
     /// `CollectionMemberSQL`'s row.
-    private static func collectionMember(_ row: Columns) throws -> CollectionMember {
+    static func collectionMember(_ row: Columns) throws -> CollectionMember {
         var columns = row
         let collection = try collectionInfo(&columns)
         return CollectionMember(collection: collection, resource: columns.nextIsNull ? nil : try resourceInfo(&columns))

@@ -60,7 +60,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         loopReads = LoopReadConnections(sql: Self.inlineReadBatchSQL, columns: 4,
                                         statements: [CollectionByPathSQL.self, CollectionMemberSQL.self, HomeLocksSQL.self, ResourceCountSQL.self,
                                                      ChangesSinceSQL.self, InfoPageSQL.self, InfosByNameSQL.self, CardsByNameSQL.self,
-                                                     StampAndMemberSQL.self],
+                                                     StampAndMemberSQL.self, AppPasswordSQL.self, AppPasswordAndMemberSQL.self],
                                         logger: logger)
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         tidying = BurstTidying(threshold: max(configuration.tidyAfterWrites, 0))

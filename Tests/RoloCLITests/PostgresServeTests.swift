@@ -108,6 +108,76 @@ import Testing
         #expect(await serve.terminate() == 0)
     }
 
+    /// Phones sign in with app passwords: on PostgreSQL the credential is read with the
+    /// request's book (and the card it names) in one statement on the event loop's own
+    /// connection. What each device may do still follows its token (read-only, its books),
+    /// a book or card that is not there is still missing, and a token revoked by another
+    /// process is refused at its next request.
+    @Test func devicesWithAppPasswordsReadWriteWithinTheirScopeUntilRevoked() async throws {
+        let database = try await TestDatabase.create()
+        do {
+            try await appPasswords(url: database.url)
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
+    private func appPasswords(url: String) async throws {
+        #expect(try await RoloBinary.run(["user", "add", "erin", "--password-stdin", "--database", url], stdin: "erin-pass\n").status == 0)
+        #expect(try await RoloBinary.run(["book", "create", "erin", "work", "--database", url]).status == 0)
+        func token(_ arguments: [String]) async throws -> String {
+            let made = try await RoloBinary.run(["token", "add", "erin"] + arguments + ["--database", url])
+            #expect(made.status == 0, "\(made.stderr)")
+            return String(made.stdout.split(separator: "\n").last ?? "")
+        }
+        let phone = try await token(["phone"])
+        let reader = try await token(["reader", "--read-only"])
+        let workOnly = try await token(["laptop", "--book", "work"])
+        let serve = try ServeProcess(database: url, extra: ["--database-pool-size", "4"])
+        let port = try await serve.waitUntilListening()
+        let home = "http://127.0.0.1:\(port)/dav/addressbooks/erin/"
+        func put(_ secret: String, _ path: String) async throws -> Int {
+            try await curlStatus(["-u", "erin:\(secret)", "-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary", Self.card,
+                                  home + path])
+        }
+        let propfind = ["-X", "PROPFIND", "-H", "Depth: 1", "-H", "Content-Type: application/xml"]
+
+        // Each request twice: the first signs in, the second comes with a known login.
+        for _ in 0..<2 {
+            #expect(try await curlStatus(["-u", "erin:\(phone)"] + propfind + [home + "default/"]) == 207)
+        }
+        #expect(try await put(phone, "default/pg-1.vcf") == 201)
+        #expect(try await put(phone, "default/pg-1.vcf") == 204)
+        #expect(try await curl(["-u", "erin:\(phone)", home + "default/pg-1.vcf"]) == Self.card)
+        let listing = try await curl(["-u", "erin:\(phone)"] + propfind + [home + "default/"])
+        #expect(listing.contains("/dav/addressbooks/erin/default/pg-1.vcf"), "\(listing)")
+        #expect(try await curlStatus(["-u", "erin:\(phone)"] + propfind + [home + "nothing/"]) == 404)
+        #expect(try await curlStatus(["-u", "erin:\(phone)", "-X", "DELETE", home + "default/never.vcf"]) == 404)
+        #expect(try await put(phone, "nothing/pg-1.vcf") == 409)
+
+        // Read-only: reads, never writes.
+        #expect(try await curl(["-u", "erin:\(reader)", home + "default/pg-1.vcf"]) == Self.card)
+        #expect(try await curlStatus(["-u", "erin:\(reader)"] + propfind + [home + "default/"]) == 207)
+        #expect(try await put(reader, "default/pg-2.vcf") == 403)
+        #expect(try await curlStatus(["-u", "erin:\(reader)", "-X", "DELETE", home + "default/pg-1.vcf"]) == 403)
+
+        // One book: the other is not there for it.
+        #expect(try await put(workOnly, "work/pg-1.vcf") == 201)
+        #expect(try await curlStatus(["-u", "erin:\(workOnly)"] + propfind + [home + "default/"]) == 404)
+        #expect(try await put(workOnly, "default/pg-3.vcf") == 404)
+
+        // Revoked by another process: the next request is refused, the other devices go on.
+        #expect(try await RoloBinary.run(["token", "revoke", "erin", "phone", "--database", url]).status == 0)
+        #expect(try await curlStatus(["-u", "erin:\(phone)"] + propfind + [home + "default/"]) == 401)
+        #expect(try await put(phone, "default/pg-4.vcf") == 401)
+        #expect(try await curlStatus(["-u", "erin:\(reader)"] + propfind + [home + "default/"]) == 207)
+        let export = try await RoloBinary.run(["export", "erin", "default", "--database", url])
+        #expect(export.status == 0 && export.stdout == Self.card, "\(export.stderr)")
+        #expect(await serve.terminate() == 0)
+    }
+
     /// Two `rolo serve` processes on one database, as behind a round-robin balancer: a lock
     /// taken through one binds writes through the other, a card written through one is read,
     /// listed, queried and synced through the other at once, and a sync token of one is
