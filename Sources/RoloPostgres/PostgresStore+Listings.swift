@@ -106,11 +106,22 @@ extension PostgresStore {
         return ArraysRow(row: try await autocommit(pool), fromLoop: false)
     }
 
-    /// A row of arrays (nil: none came), and whether it came from a loop's connection, whose
-    /// cells are binary though the row's description says text (`Columns.init(legacyPrepared:)`).
+    /// A row of arrays, read column by column (`BinaryArray`); nil arrays when no row came.
     struct ArraysRow {
-        var row: PostgresRow?
-        var fromLoop: Bool
+        private let cells: PostgresRandomAccessRow?
+        /// From a loop's connection: the cells are binary though the row's description says
+        /// text (`Columns.init(legacyPrepared:)`).
+        private let fromLoop: Bool
+
+        init(row: PostgresRow?, fromLoop: Bool) {
+            cells = row?.makeRandomAccess()
+            self.fromLoop = fromLoop
+        }
+
+        func strings(_ column: Int) throws -> [String]? { try cells.flatMap { try BinaryArray.strings($0, column, binary: fromLoop) } }
+        func int64s(_ column: Int) throws -> [Int64]? { try cells.flatMap { try BinaryArray.int64s($0, column, binary: fromLoop) } }
+        func doubles(_ column: Int) throws -> [Double]? { try cells.flatMap { try BinaryArray.doubles($0, column, binary: fromLoop) } }
+        func buffers(_ column: Int) throws -> [ByteBuffer]? { try cells.flatMap { try BinaryArray.buffers($0, column, binary: fromLoop) } }
     }
 
     static func textArray(_ values: [String]) -> PostgresData {
@@ -243,12 +254,9 @@ extension PostgresStore {
 
     /// The cards of a row of `cardArrays`, in byte order; a body over `bodyLimit` left out.
     static func storedResources(arrays: ArraysRow, bodyLimit: Int64) throws -> [StoredResource] {
-        guard let row = arrays.row else { return [] }
-        let cells = row.makeRandomAccess(), binary = arrays.fromLoop
-        guard let names = try BinaryArray.strings(cells, 0, binary: binary), let types = try BinaryArray.strings(cells, 1, binary: binary),
-              let etags = try BinaryArray.strings(cells, 2, binary: binary), let sizes = try BinaryArray.int64s(cells, 3, binary: binary),
-              let modified = try BinaryArray.doubles(cells, 4, binary: binary), let seqs = try BinaryArray.int64s(cells, 5, binary: binary),
-              let bodies = try BinaryArray.buffers(cells, 6, binary: binary) else { return [] }
+        guard let names = try arrays.strings(0), let types = try arrays.strings(1), let etags = try arrays.strings(2),
+              let sizes = try arrays.int64s(3), let modified = try arrays.doubles(4), let seqs = try arrays.int64s(5),
+              let bodies = try arrays.buffers(6) else { return [] }
         var cards: [StoredResource] = []
         cards.reserveCapacity(names.count)
         for index in names.indices {
@@ -265,12 +273,8 @@ extension PostgresStore {
     /// The infos of a row of `infoArrays`, in the "C" collation's byte order, which the next
     /// page's `name > $2` follows (kept by the plan; sorted here should it ever not be).
     static func resourceInfos(arrays: ArraysRow) throws -> [ResourceInfo] {
-        guard let row = arrays.row else { return [] }
-        let cells = row.makeRandomAccess(), binary = arrays.fromLoop
-        guard let names = try BinaryArray.strings(cells, 0, binary: binary), let types = try BinaryArray.strings(cells, 1, binary: binary),
-              let etags = try BinaryArray.strings(cells, 2, binary: binary), let sizes = try BinaryArray.int64s(cells, 3, binary: binary),
-              let modified = try BinaryArray.doubles(cells, 4, binary: binary), let seqs = try BinaryArray.int64s(cells, 5, binary: binary)
-        else { return [] }
+        guard let names = try arrays.strings(0), let types = try arrays.strings(1), let etags = try arrays.strings(2),
+              let sizes = try arrays.int64s(3), let modified = try arrays.doubles(4), let seqs = try arrays.int64s(5) else { return [] }
         var infos: [ResourceInfo] = []
         infos.reserveCapacity(names.count)
         for index in names.indices {
