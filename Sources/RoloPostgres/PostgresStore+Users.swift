@@ -54,6 +54,10 @@ extension PostgresStore {
         return Bcrypt.verify(password, hash: hash)
     }
 
+    /// The stamp (or a device's app password) and the request's first lookup come in one
+    /// statement (`StampAndMemberSQL`, `AppPasswordAndMemberSQL`).
+    public var readsLookupsAhead: Bool { true }
+
     public func accountPasswordStamp(user: String) async throws -> String? {
         // Every request but an inline GET reads it first, on the request's event loop's own
         // connection: with the request's first lookup when the server named it

@@ -26,7 +26,8 @@ extension RoloServer {
         davConfiguration.directoryGatewayOnly = configuration.directory == .gateway
         let engine = DAVService(store: store, configuration: davConfiguration)
         return RoloServer(configuration: configuration, store: store, handler: engine.handle,
-                          immediateHandler: engine.inlineResponse, lookupAhead: engine.lookupAhead(forPath:),
+                          immediateHandler: engine.inlineResponse,
+                          lookupAhead: store.readsLookupsAhead ? engine.lookupAhead(forPath:) : nil,
                           resetHandler: engine.releaseAllLocks,
                           logger: logger, metrics: metrics, push: push)
     }

@@ -33,6 +33,15 @@ import Testing
     /// `target_session_attrs` other than Rolo's read-write refused.
     /// After a stall of the host (the watchdog woke late), the deadlines move by the stall:
     /// a call waiting for a connection is not failed for time the host did not run it.
+    /// Names asked for twice are read once, compared by their bytes as PostgreSQL's "C"
+    /// collation does: "é" and "e" with a combining accent are two names, as in a book.
+    @Test func namesAskedForAreTakenOnceEachByTheirBytes() {
+        let names = ["b.vcf", "\u{E9}.vcf", "a.vcf", "e\u{301}.vcf", "b.vcf", "\u{E9}.vcf", ""]
+        let expected = ["b.vcf", "\u{E9}.vcf", "a.vcf", "e\u{301}.vcf", ""]
+        #expect(PostgresStore.distinct(names).map { Array($0.utf8) } == expected.map { Array($0.utf8) })
+        #expect(PostgresStore.distinct([]) == [])
+    }
+
     @Test func aPostponedDeadlineExpiresThatMuchLater() {
         let deadlines = LeaseDeadlines()
         let start = ContinuousClock.now

@@ -17,6 +17,10 @@ public protocol AccountStore: Sendable {
     /// user, it is disabled, or it allows app passwords only. One indexed row; an embedded
     /// store answers without suspending, a network store with a round trip.
     func accountPasswordStamp(user: String) async throws -> String?
+    /// Whether this store reads a request's `LookupAhead` with its sign-in (a network
+    /// store, where that saves a round trip); the server binds one only then. False by
+    /// default.
+    var readsLookupsAhead: Bool { get }
     func listUsers() async throws -> [String]
     /// Deletes the user with every collection, resource and change row they own.
     func deleteUser(name: String) async throws
@@ -53,4 +57,8 @@ public protocol AccountStore: Sendable {
     /// Rolls hourly rows older than the retention into daily rows and deletes daily rows
     /// past theirs, and the history of credentials revoked longer than the hourly retention.
     func pruneAccessHistory(now: Date, retention: AccessRetention) async throws
+}
+
+extension AccountStore {
+    public var readsLookupsAhead: Bool { false }
 }
