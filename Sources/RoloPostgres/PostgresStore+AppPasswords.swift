@@ -119,7 +119,8 @@ extension PostgresStore {
         var id: Int64, hash: Data, readOnly: Bool, allBooks: Bool, revoked: Bool, user: String, books: [Int64]
     }
 
-    /// `appPasswordColumns` of an app password whose public id is `$<parameter>`.
+    /// The app password whose public id is `$<parameter>`, with its user's name and its
+    /// books (`AppPasswordRow`); no row for none, or a disabled user's.
     private static func appPasswordSQL(parameter: Int) -> String {
         """
         SELECT a.id, a.secret_hash, a.read_only, a.all_books, a.revoked IS NOT NULL, u.name,

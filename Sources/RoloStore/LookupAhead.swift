@@ -7,9 +7,10 @@ import Synchronization
 /// The server binds one per request (`current`) from the request's path; the store fills it
 /// while reading the stamp, and answers the matching lookup from it once (`take`). Only that
 /// first lookup: whatever the request reads after it, a write's effect included, is read
-/// afresh. A store that reads the stamp where the request runs (SQLite) ignores it. Nothing
-/// read ahead reaches the request before the sign-in and the access check that every lookup
-/// goes through.
+/// afresh. The server binds one only for a store that reads it
+/// (`AccountStore.readsLookupsAhead`): SQLite reads the stamp where the request runs, and a
+/// round trip there costs nothing. Nothing read ahead reaches the request before the
+/// sign-in and the access check that every lookup goes through.
 public final class LookupAhead: Sendable {
     /// The collection's owner and path, as `CardStore.collection(owner:path:)` takes them.
     public let owner: String
