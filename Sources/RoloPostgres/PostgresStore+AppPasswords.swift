@@ -137,7 +137,7 @@ extension PostgresStore {
     /// credential with its request's `LookupAhead`, in one round trip (NULLs for what is not there).
     enum AppPasswordAndMemberSQL: PreparedSQL {
         static let sql = """
-            SELECT p.*, m.* FROM (SELECT 1) one
+            SELECT p.*, m.*, \(homeHasLocks) FROM (SELECT 1) one
             LEFT JOIN LATERAL (\(appPasswordSQL(parameter: 4))) p ON true
             LEFT JOIN LATERAL (\(CollectionMemberSQL.sql)) m ON true
             """
@@ -163,12 +163,10 @@ extension PostgresStore {
                          PostgresData(string: ahead.name ?? ""), PostgresData(string: publicID)]
             guard let rows = await rowsOnLoop(AppPasswordAndMemberSQL.self, binds), let row = rows.first,
                   let found = try? Self.appPasswordRow(Columns(legacyPrepared: row)) else { return nil }
-            var member = Columns(legacyPrepared: row)
-            member.skip(Self.appPasswordColumnCount)
-            if member.nextIsNull {
-                ahead.fill(LookupAhead.Found(member: nil))
-            } else if let collectionMember = try? Self.collectionMember(member) {
-                ahead.fill(LookupAhead.Found(member: collectionMember))
+            var rest = Columns(legacyPrepared: row)
+            rest.skip(Self.appPasswordColumnCount)
+            if let (member, homeHasLocks) = try? Self.memberAndHomeLocks(rest) {
+                ahead.fill(LookupAhead.Found(member: member), homeHasLocks: homeHasLocks)
             }
             return .some(found)
         }

@@ -183,10 +183,20 @@ extension PostgresStore {
     /// stays as it is: a lateral read more in it cost the cluster 12 µs a GET (`get-bench`).
     enum StampAndMemberSQL: PreparedSQL {
         static let sql = """
-            SELECT (SELECT password_hash FROM users WHERE name = $4 AND NOT disabled AND NOT app_passwords_only), m.*
+            SELECT (SELECT password_hash FROM users WHERE name = $4 AND NOT disabled AND NOT app_passwords_only), m.*,
+                   \(homeHasLocks)
             FROM (SELECT 1) one LEFT JOIN LATERAL (\(CollectionMemberSQL.sql)) m ON true
             """
     }
+
+    /// The last column of `StampAndMemberSQL` and `AppPasswordAndMemberSQL`: whether the
+    /// owner's home (`$1`) holds any lock rows, expired ones included. Locks are rare, so a
+    /// write's check of them (`writeLocks`) mostly needs no read of its own
+    /// (`LookupAhead.homeHeldNoLocks`).
+    static let homeHasLocks = "EXISTS (SELECT 1 FROM locks WHERE home = $1)"
+
+    /// The columns of `CollectionMemberSQL`.
+    static let collectionMemberColumnCount = collectionColumnCount + 6
 
     /// `StampAndMemberSQL` on the calling event loop's own connection: the stamp, with what
     /// was found for `ahead`. Nil when the loop has no connection or the read failed (the
@@ -195,15 +205,25 @@ extension PostgresStore {
         let binds = [PostgresData(string: ahead.owner), PostgresData(string: Self.joined(ahead.path)),
                      PostgresData(string: ahead.name ?? ""), PostgresData(string: user)]
         guard let rows = await rowsOnLoop(StampAndMemberSQL.self, binds), let row = rows.first,
-              let (stamp, member) = try? Self.stampAndMember(Columns(legacyPrepared: row)) else { return nil }
-        ahead.fill(LookupAhead.Found(member: member))
+              let (stamp, member, locks) = try? Self.stampAndMember(Columns(legacyPrepared: row)) else { return nil }
+        ahead.fill(LookupAhead.Found(member: member), homeHasLocks: locks)
         return .some(stamp)
     }
 
-    private static func stampAndMember(_ row: Columns) throws -> (String?, CollectionMember?) {
+    private static func stampAndMember(_ row: Columns) throws -> (String?, CollectionMember?, Bool) {
         var columns = row
         let stamp = try columns.next(String?.self)
-        return (stamp, columns.nextIsNull ? nil : try collectionMember(columns))
+        let (member, locks) = try memberAndHomeLocks(columns)
+        return (stamp, member, locks)
+    }
+
+    /// `CollectionMemberSQL`'s columns (NULLs: no such collection) then `homeHasLocks`, from
+    /// where `columns` stands.
+    static func memberAndHomeLocks(_ row: Columns) throws -> (CollectionMember?, Bool) {
+        var columns = row
+        let member = columns.nextIsNull ? nil : try collectionMember(columns)
+        columns.skip(collectionMemberColumnCount)
+        return (member, try columns.next(Bool.self))
     }
 
     /// `CollectionMemberSQL`'s row.

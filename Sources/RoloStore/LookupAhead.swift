@@ -31,6 +31,8 @@ public final class LookupAhead: Sendable {
     }
 
     private let state = Mutex<State>(.waiting)
+    /// Whether the owner's home held lock rows when the lookup was read; nil: not read, or told.
+    private let homeLocks = Mutex<Bool?>(nil)
 
     public init(owner: String, path: [String], name: String?) {
         self.owner = owner; self.path = path; self.name = name
@@ -44,9 +46,27 @@ public final class LookupAhead: Sendable {
         state.withLock { if case .waiting = $0 { true } else { false } }
     }
 
-    /// Keeps what the store read (once; later reads are ignored).
-    public func fill(_ found: Found) {
-        state.withLock { if case .waiting = $0 { $0 = .found(found) } }
+    /// Keeps what the store read (once; later reads are ignored), and, when it read that
+    /// too, whether the owner's home held any lock rows (`StoreCoordination.writeLocks`).
+    public func fill(_ found: Found, homeHasLocks: Bool? = nil) {
+        let first = state.withLock { state -> Bool in
+            guard case .waiting = state else { return false }
+            state = .found(found)
+            return true
+        }
+        if first { homeLocks.withLock { $0 = homeHasLocks } }
+    }
+
+    /// True, once, when the store read that `home` (the owner's) held no lock rows with
+    /// the lookup: the request's first check of the locks covering a write may skip its
+    /// read. A lock another request takes in between is missed as it would be had it come
+    /// a moment after the check, which a write never rules out either.
+    public func homeHeldNoLocks(_ home: String) -> Bool {
+        guard home == owner else { return false }
+        return homeLocks.withLock { held in
+            defer { held = nil }
+            return held == false
+        }
     }
 
     /// What was read ahead for exactly this lookup (`name` nil: the collection itself), once;

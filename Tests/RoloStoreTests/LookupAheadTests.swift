@@ -32,6 +32,25 @@ import Testing
         #expect(missing.take(owner: "alice", path: ["gone"], name: nil) == LookupAhead.Found(member: nil), "no such book is an answer")
     }
 
+    /// "The home held no locks" answers the first check of the owner's home, and only when
+    /// the store read it so.
+    @Test func aHomeWithoutLocksSkipsOneCheckOfItsOwnersHome() {
+        let none = LookupAhead(owner: "alice", path: ["default"], name: "a.vcf")
+        #expect(!none.homeHeldNoLocks("alice"), "not read yet")
+        none.fill(LookupAhead.Found(member: nil), homeHasLocks: false)
+        #expect(!none.homeHeldNoLocks("bob"), "another home")
+        #expect(none.homeHeldNoLocks("alice"))
+        #expect(!none.homeHeldNoLocks("alice"), "once")
+
+        let some = LookupAhead(owner: "alice", path: ["default"], name: nil)
+        some.fill(LookupAhead.Found(member: nil), homeHasLocks: true)
+        #expect(!some.homeHeldNoLocks("alice"))
+        let unread = LookupAhead(owner: "alice", path: ["default"], name: nil)
+        unread.fill(LookupAhead.Found(member: nil))
+        unread.fill(LookupAhead.Found(member: nil), homeHasLocks: false)
+        #expect(!unread.homeHeldNoLocks("alice"), "only the first fill counts")
+    }
+
     /// Bound for a request, the store's lookups answer as they would without it, whether the
     /// store reads ahead (PostgreSQL, on an event loop) or not (SQLite, or off a loop).
     @Test(arguments: StoreBackend.allCases)
