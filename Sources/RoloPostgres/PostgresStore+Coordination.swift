@@ -34,9 +34,10 @@ extension PostgresStore {
     /// request's event loop's own connection when there is one (`rowsOnLoop`), else through
     /// the pool.
     private func homeLocks(key: String, now: Date) async throws -> [WriteLock] {
+        let home = WriteLock.home(of: key)
         // None there when the request was signed in (`LookupAhead`, read with the stamp).
-        if LookupAhead.current?.homeHeldNoLocks(WriteLock.home(of: key)) == true { return [] }
-        if let rows = await rowsOnLoop(HomeLocksSQL.self, [PostgresData(string: WriteLock.home(of: key)),
+        if LookupAhead.current?.homeHeldNoLocks(home) == true { return [] }
+        if let rows = await rowsOnLoop(HomeLocksSQL.self, [PostgresData(string: home),
                                                            PostgresData(double: now.timeIntervalSince1970)]) {
             return try rows.map { try Self.writeLock(from: Columns(legacyPrepared: $0)) }
         }

@@ -26,13 +26,16 @@ public final class LookupAhead: Sendable {
         public init(member: CollectionMember?) { self.member = member }
     }
 
-    private enum State: Sendable {
-        case waiting, found(Found), taken
+    /// What the store read, and what of it is still to be answered.
+    private struct State: Sendable {
+        var read = false
+        /// Nil once taken.
+        var found: Found?
+        /// Whether the owner's home held lock rows; nil: not read, or told already.
+        var homeHasLocks: Bool?
     }
 
-    private let state = Mutex<State>(.waiting)
-    /// Whether the owner's home held lock rows when the lookup was read; nil: not read, or told.
-    private let homeLocks = Mutex<Bool?>(nil)
+    private let state = Mutex(State())
 
     public init(owner: String, path: [String], name: String?) {
         self.owner = owner; self.path = path; self.name = name
@@ -42,19 +45,15 @@ public final class LookupAhead: Sendable {
     @TaskLocal public static var current: LookupAhead?
 
     /// Whether the store still has to read it.
-    public var isWaiting: Bool {
-        state.withLock { if case .waiting = $0 { true } else { false } }
-    }
+    public var isWaiting: Bool { state.withLock { !$0.read } }
 
     /// Keeps what the store read (once; later reads are ignored), and, when it read that
     /// too, whether the owner's home held any lock rows (`StoreCoordination.writeLocks`).
     public func fill(_ found: Found, homeHasLocks: Bool? = nil) {
-        let first = state.withLock { state -> Bool in
-            guard case .waiting = state else { return false }
-            state = .found(found)
-            return true
+        state.withLock { state in
+            guard !state.read else { return }
+            state = State(read: true, found: found, homeHasLocks: homeHasLocks)
         }
-        if first { homeLocks.withLock { $0 = homeHasLocks } }
     }
 
     /// True, once, when the store read that `home` (the owner's) held no lock rows with
@@ -63,9 +62,9 @@ public final class LookupAhead: Sendable {
     /// a moment after the check, which a write never rules out either.
     public func homeHeldNoLocks(_ home: String) -> Bool {
         guard home == owner else { return false }
-        return homeLocks.withLock { held in
-            defer { held = nil }
-            return held == false
+        return state.withLock { state in
+            defer { state.homeHasLocks = nil }
+            return state.homeHasLocks == false
         }
     }
 
@@ -74,9 +73,8 @@ public final class LookupAhead: Sendable {
     public func take(owner: String, path: [String], name: String?) -> Found? {
         guard owner == self.owner, path == self.path, name == self.name else { return nil }
         return state.withLock { state in
-            guard case .found(let found) = state else { return nil }
-            state = .taken
-            return found
+            defer { state.found = nil }
+            return state.found
         }
     }
 }
