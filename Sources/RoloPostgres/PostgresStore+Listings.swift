@@ -11,20 +11,37 @@ extension PostgresStore {
     }
 
     public func resources(collectionID: Int64, names: [String], bodyLimit: Int) async throws -> [StoredResource] {
-        guard !names.isEmpty else { return [] }
+        try await cards(collectionID: collectionID, names: names, bodyLimit: bodyLimit, countingBookUpTo: 0).cards
+    }
+
+    public func resources(collectionID: Int64, names: [String], bodyLimit: Int, countingBookUpTo cap: Int) async throws
+        -> (cards: [StoredResource], bookCards: Int) {
+        let (cards, counted) = try await cards(collectionID: collectionID, names: names, bodyLimit: bodyLimit, countingBookUpTo: cap)
+        if let counted { return (cards, counted) }
+        return (cards, try await resourceCount(collectionID: collectionID, cap: cap))
+    }
+
+    /// The named cards, with the book's count up to `cap` read in the same statement (nil when
+    /// the cards were read otherwise: none asked for, or too many bytes for one row).
+    private func cards(collectionID: Int64, names: [String], bodyLimit: Int, countingBookUpTo cap: Int) async throws
+        -> (cards: [StoredResource], bookCards: Int?) {
+        guard !names.isEmpty else { return ([], nil) }
         let names = Self.distinct(names)
         let limit = Int64(max(bodyLimit, 0))
         let (bytes, overflow) = Int64(names.count).multipliedReportingOverflow(by: limit)
         guard !overflow, bytes <= Self.arrayBodyBytes else {
-            return try await named(names, in: collectionID, columns: Self.bodyColumns(upTo: bodyLimit)) { try Self.storedResource(&$0) }
+            return (try await named(names, in: collectionID, columns: Self.bodyColumns(upTo: bodyLimit)) { try Self.storedResource(&$0) },
+                    nil)
         }
-        let row = try await arraysRow(onLoop: names.count <= Self.probedNames ? CardsByNameSQL.self : nil,
-                                      [PostgresData(int64: collectionID), Self.textArray(names), PostgresData(int64: limit)]) {
-            connection in
-            names.count <= Self.probedNames ? try await connection.first(CardsByNameSQL.self, collectionID, names, limit)
-                                            : try await connection.first(CardsByNamesScanSQL.self, collectionID, names, limit)
+        let cap = Int64(max(cap, 0))
+        let probed = names.count <= Self.probedNames
+        let row = try await arraysRow(onLoop: probed ? CardsByNameSQL.self : nil,
+                                      [PostgresData(int64: collectionID), Self.textArray(names), PostgresData(int64: limit),
+                                       PostgresData(int64: cap)]) { connection in
+            probed ? try await connection.first(CardsByNameSQL.self, collectionID, names, limit, cap)
+                   : try await connection.first(CardsByNamesScanSQL.self, collectionID, names, limit, cap)
         }
-        return try Self.storedResources(arrays: row, bodyLimit: limit)
+        return (try Self.storedResources(arrays: row, bodyLimit: limit), try row.int64(Self.cardArraysCountColumn).map { Int($0) })
     }
 
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
@@ -122,6 +139,15 @@ extension PostgresStore {
         func int64s(_ column: Int) throws -> [Int64]? { try cells.flatMap { try BinaryArray.int64s($0, column, binary: fromLoop) } }
         func doubles(_ column: Int) throws -> [Double]? { try cells.flatMap { try BinaryArray.doubles($0, column, binary: fromLoop) } }
         func buffers(_ column: Int) throws -> [ByteBuffer]? { try cells.flatMap { try BinaryArray.buffers($0, column, binary: fromLoop) } }
+        /// A `bigint` cell beside the arrays; nil when no row came or the cell is NULL.
+        func int64(_ column: Int) throws -> Int64? {
+            guard let cell = cells?[column], var bytes = cell.bytes else { return nil }
+            guard fromLoop || cell.format == .binary else { return try cell.decode(Int64.self) }
+            guard bytes.readableBytes == 8, let value = bytes.readInteger(as: Int64.self) else {
+                throw BinaryArray.Malformed(column: column)
+            }
+            return value
+        }
     }
 
     static func textArray(_ values: [String]) -> PostgresData {
@@ -236,14 +262,20 @@ extension PostgresStore {
     /// at the 64 KB default limit are 16 MB.
     static let arrayBodyBytes: Int64 = 256 << 20
 
-    /// `infoArrays` with the body (or "" when over the limit $3) as a seventh array.
+    /// `infoArrays` with the body (or "" when over the limit $3) as a seventh array, and the
+    /// book's count up to $4 (`ResourceCountSQL`'s; 0 when not asked) as an eighth column: a
+    /// multiget that may read the whole book counts it with its first page, one round trip
+    /// where it took two (a multiget of one card: 0.1 ms of Rolo's CPU less, issue 34).
     private static func cardArrays(of rows: String) -> String {
         """
         SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), array_agg(seq),
-               array_agg(body)
+               array_agg(body), (SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = $1 LIMIT $4) AS counted)
         FROM (\(rows)) listed
         """
     }
+
+    /// Where `cardArrays` puts the book's count.
+    static let cardArraysCountColumn = 7
 
     private static let cardColumns = """
         r.name, r.content_type, r.etag, r.size, r.modified, r.seq, CASE WHEN r.size <= $3 THEN r.data ELSE ''::BYTEA END AS body

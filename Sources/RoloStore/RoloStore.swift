@@ -36,6 +36,12 @@ extension CardStore {
         Self.page(of: try await allResources(collectionID: collectionID), name: \.info.name, after: name, limit: limit)
     }
 
+    public func resources(collectionID: Int64, names: [String], bodyLimit: Int, countingBookUpTo cap: Int) async throws
+        -> (cards: [StoredResource], bookCards: Int) {
+        let cards = try await resources(collectionID: collectionID, names: names, bodyLimit: bodyLimit)
+        return (cards, try await resourceCount(collectionID: collectionID, cap: cap))
+    }
+
     public func resources(collectionID: Int64, names: [String], bodyLimit: Int) async throws -> [StoredResource] {
         try await resources(collectionID: collectionID, names: names).map { $0.leavingOutBody(over: bodyLimit) }
     }

@@ -426,8 +426,8 @@ import Testing
         let sync = try await curl(Self.auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary",
                                                Self.syncBody, Self.book(port)])
         #expect((0..<5).allSatisfy { sync.contains("p\($0).vcf") }, "\(sync)")
-        // A multiget of every card with address data counts the book on the loop too
-        // (`resourceCount`): the access history flags the full download.
+        // A multiget of every card with address data (the sync above flagged its full
+        // download already: `aMultigetOfTheWholeBookIsFlaggedAndOfPartOfItNot`).
         let multiget = "<c:addressbook-multiget xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:carddav\">"
             + "<d:prop><d:getetag/><c:address-data/></d:prop>"
             + (0..<5).map { "<d:href>/dav/addressbooks/olga/default/p\($0).vcf</d:href>" }.joined() + "</c:addressbook-multiget>"
@@ -473,6 +473,43 @@ import Testing
         let access = try await RoloBinary.run(["access", "olga", "--json", "--database", database.url])
         #expect(access.status == 0, "\(access.stderr)")
         #expect(access.stdout.contains("\"full_download\" : true") || access.stdout.contains("\"full_download\":true"), "\(access.stdout)")
+    }
+
+    /// A multiget with address data counts the book with its first page of cards (on the
+    /// loop's connection, `CardsByNameSQL`'s count): one of every card is flagged as a full
+    /// download in the access history, one of part of the book is not.
+    @Test func aMultigetOfTheWholeBookIsFlaggedAndOfPartOfItNot() async throws {
+        let database = try await Self.databaseWithOlga()
+        defer { Task { await database.drop() } }
+        func multiget(_ port: Int, _ numbers: Range<Int>) async throws -> String {
+            let body = "<c:addressbook-multiget xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:carddav\">"
+                + "<d:prop><d:getetag/><c:address-data/></d:prop>"
+                + numbers.map { "<d:href>/dav/addressbooks/olga/default/p\($0).vcf</d:href>" }.joined() + "</c:addressbook-multiget>"
+            return try await curl(Self.auth + ["-X", "REPORT", "-H", "Content-Type: application/xml", "--data-binary", body,
+                                               Self.book(port)])
+        }
+        func flagged() async throws -> Bool {
+            let access = try await RoloBinary.run(["access", "olga", "--json", "--database", database.url])
+            #expect(access.status == 0, "\(access.stderr)")
+            #expect(access.stdout.contains("full_download"), "\(access.stdout)")
+            return access.stdout.contains("\"full_download\" : true") || access.stdout.contains("\"full_download\":true")
+        }
+        var serve = try ServeProcess(database: database.url)
+        var port = try await serve.waitUntilListening()
+        for number in 0..<3 {
+            #expect(try await curlStatus(Self.auth + ["-X", "PUT", "-H", "Content-Type: text/vcard", "--data-binary",
+                                                      Self.card("p\(number)", "Person \(number)"), Self.book(port) + "p\(number).vcf"]) == 201)
+        }
+        let part = try await multiget(port, 0..<2)
+        #expect(part.contains("FN:Person 0") && part.contains("FN:Person 1") && !part.contains("FN:Person 2"), "\(part)")
+        #expect(await serve.terminate() == 0)
+        #expect(try await !flagged())
+        serve = try ServeProcess(database: database.url)
+        port = try await serve.waitUntilListening()
+        let whole = try await multiget(port, 0..<3)
+        #expect((0..<3).allSatisfy { whole.contains("FN:Person \($0)") }, "\(whole)")
+        #expect(await serve.terminate() == 0)
+        #expect(try await flagged())
     }
 
     /// Sends `text` in one write and reads `answers` answers (status and body by

@@ -117,6 +117,39 @@ import Testing
         }
     }
 
+    /// A multiget's first page counts the book with its cards (PostgreSQL: in the same
+    /// statement): the cards are the named read's, whatever its form (few names, many, a row
+    /// per card for a big limit), and the count `resourceCount`'s for the same cap; only this
+    /// book's cards count, and no names still counts.
+    @Test(arguments: StoreBackend.cardBackends)
+    func aNamedReadCountingTheBookGivesTheNamedReadsCardsAndTheBoundedCount(_ backend: StoreBackend) async throws {
+        let fixture = try await Self.fixture(backend)
+        defer { fixture.close() }
+        let book = fixture.book.id
+        let other = try await fixture.cards.createCollection(owner: "alice", path: ["other"], kind: .addressBook,
+                                                             displayName: nil, description: nil)
+        _ = try await fixture.cards.putResource(collectionID: other.id, name: "a", data: Data("BEGIN:VCARD\r\nEND:VCARD\r\n".utf8),
+                                                contentType: "text/vcard", card: nil, precondition: .none)
+        let few = ["missing", "a", "日本", "e\u{301}", "a"]
+        let many = (0..<290).map { "missing-\($0)" } + Self.names
+        for asked in [few, many, ["missing"], []] {
+            for limit in [0, 1000, .max] {
+                let cards = try await fixture.cards.resources(collectionID: book, names: asked, bodyLimit: limit)
+                for cap in [0, 1, 4, Self.names.count, Self.names.count + 1, .max] {
+                    let counted = try await fixture.cards.resources(collectionID: book, names: asked, bodyLimit: limit,
+                                                                    countingBookUpTo: cap)
+                    let context = "\(asked.count) names, limit \(limit), cap \(cap)"
+                    #expect(counted.cards.map(\.info) == cards.map(\.info), "\(context)")
+                    #expect(counted.cards.map(\.data) == cards.map(\.data) && counted.cards.map(\.bodyLeftOut) == cards.map(\.bodyLeftOut),
+                            "\(context)")
+                    #expect(counted.bookCards == min(Self.names.count, cap), "\(context)")
+                }
+            }
+        }
+        #expect(try await fixture.cards.resources(collectionID: book, names: few, bodyLimit: 1000, countingBookUpTo: 3)
+            .cards.map(\.info.name) == ["a", "e\u{301}", "日本"])
+    }
+
     @Test(arguments: StoreBackend.cardBackends)
     func infosByNameAreTheResourcesWithoutBodies(_ backend: StoreBackend) async throws {
         let fixture = try await Self.fixture(backend)

@@ -44,8 +44,12 @@ extension DAVService {
         // Pages with bodies are several times the bytes of a listing's: smaller ones let the
         // next page's read overlap the writing of this one (`PrefetchingPages`).
         let pageSize = properties.wantsBodies ? max(configuration.listingPageSize / 4, 1) : configuration.listingPageSize
+        // Hrefs into one book may name all its cards (a client's first sync after a listing):
+        // the book is counted with the first page (`coveringReads`' rule).
+        let found = books.compactMap { $0 }
+        let countsBook = found.count == 1 && books.count == 1 && countsWholeBookReads(request, withBodies: properties.wantsBodies)
         let pages = MultigetPages(store: store, targets: requested, books: books, withBodies: properties.wantsBodies,
-                                  pageSize: pageSize, bodyLimit: configuration.pageBodyLimit)
+                                  pageSize: pageSize, bodyLimit: configuration.pageBodyLimit, countingBook: countsBook)
         let rows = CardResponseWriter(properties, withBodies: true)
         let credential = request.credential
         let writer: ItemWriter<MultigetPages.Card>
@@ -63,11 +67,7 @@ extension DAVService {
                                   href: item.href, rows: nil, properties: properties, credential: credential, to: &multistatus)
             }
         }
-        // Hrefs into one book may name all its cards (a client's first sync after a listing).
-        let found = books.compactMap { $0 }
-        let reads = found.count == 1 && books.count == 1
-            ? try await coveringReads(request, book: found[0].id, withBodies: properties.wantsBodies, atMost: requested.count)
-            : found.first.flatMap { CardReads(request, book: $0.id, withBodies: properties.wantsBodies) }
+        let reads = found.first.flatMap { CardReads(request, book: $0.id, withBodies: properties.wantsBodies) }
         return try await pagedMultistatus(Multistatus(), pages: pages, writer: writer, reads: reads, tail: { [unresolved] pages, multistatus in
             for href in unresolved + pages.notFound { multistatus.add(href: href, status: 404) }
         })
@@ -173,13 +173,17 @@ struct MultigetPages: ListingPages {
     let withBodies: Bool
     let pageSize: Int
     let bodyLimit: Int
+    /// The first page also counts the targets' one book, up to one more than the targets.
+    private var countingBook: Bool
     private var position = 0
     private(set) var notFound: [String] = []
+    private(set) var wholeBookCards: Int?
     var isFinished: Bool { position >= targets.count }
 
-    init(store: any CardStore, targets: [Target], books: [CollectionInfo?], withBodies: Bool, pageSize: Int, bodyLimit: Int) {
+    init(store: any CardStore, targets: [Target], books: [CollectionInfo?], withBodies: Bool, pageSize: Int, bodyLimit: Int,
+         countingBook: Bool = false) {
         self.store = store; self.targets = targets; self.books = books; self.withBodies = withBodies; self.pageSize = pageSize
-        self.bodyLimit = bodyLimit
+        self.bodyLimit = bodyLimit; self.countingBook = countingBook
     }
 
     mutating func nextPage() async throws -> [Card] {
@@ -190,8 +194,15 @@ struct MultigetPages: ListingPages {
         var found: [Int: [String: StoredResource]] = [:]
         for (position, names) in namesByBook {
             guard let book = books[position] else { continue }
-            found[position] = try await NamedCardReader(store: store, collectionID: book.id, withBodies: withBodies,
-                                                     bodyLimit: bodyLimit).read(names)
+            let reader = NamedCardReader(store: store, collectionID: book.id, withBodies: withBodies, bodyLimit: bodyLimit)
+            if countingBook {
+                countingBook = false
+                let (cards, bookCards) = try await reader.read(names, countingBookUpTo: targets.count + 1)
+                found[position] = cards
+                if bookCards <= targets.count { wholeBookCards = bookCards }
+            } else {
+                found[position] = try await reader.read(names)
+            }
         }
         var cards: [Card] = []
         cards.reserveCapacity(chunk.count)

@@ -11,6 +11,13 @@ protocol ListingPages: Sendable {
     var isFinished: Bool { get }
     /// The next rows; may be empty (e.g. filtered out) while not yet finished.
     mutating func nextPage() async throws -> [Item]
+    /// The book's number of cards when the pages may read them all, learnt with the first
+    /// page (`CardReads.wholeBook`); nil when not counted so.
+    var wholeBookCards: Int? { get }
+}
+
+extension ListingPages {
+    var wholeBookCards: Int? { nil }
 }
 
 /// `Base`'s pages with the next one read while the caller writes the current one. The
@@ -119,6 +126,8 @@ extension DAVService {
         var multistatus = multistatus
         multistatus.reserve(bytes: chunkCapacity)
         var page = try await pages.nextPage()[...]
+        var reads = reads
+        if let cards = pages.base.wholeBookCards { reads?.wholeBook = cards }
         while true {
             do {
                 let before = page.count
@@ -139,6 +148,7 @@ extension DAVService {
         let start = multistatus
         let remaining = pages
         let firstPage = page
+        let counted = reads
         let stream = DAVBodyStream { [self] write in
             var multistatus = start
             var pages = remaining
@@ -150,7 +160,7 @@ extension DAVService {
                     }
                     let before = page.count
                     try await writer.write(&page, into: &multistatus, until: chunkSize)
-                    reads?.count(before - page.count)
+                    counted?.count(before - page.count)
                     if multistatus.pendingByteCount >= chunkSize { continue }
                     if pages.isFinished { break }
                     page = try await pages.nextPage()[...]
@@ -298,6 +308,18 @@ struct NamedCardReader: Sendable {
         let found = withBodies
             ? try await store.resources(collectionID: collectionID, names: names, bodyLimit: bodyLimit)
             : try await store.resourceInfos(collectionID: collectionID, names: names).map { StoredResource(info: $0, data: Data()) }
+        return Self.byName(found)
+    }
+
+    /// `read(_:)`'s cards (with their bodies) and the book's count up to `cap`, read together
+    /// (`CardStore.resources(collectionID:names:bodyLimit:countingBookUpTo:)`).
+    func read(_ names: [String], countingBookUpTo cap: Int) async throws -> (cards: [String: StoredResource], bookCards: Int) {
+        let (found, bookCards) = try await store.resources(collectionID: collectionID, names: names, bodyLimit: bodyLimit,
+                                                           countingBookUpTo: cap)
+        return (Self.byName(found), bookCards)
+    }
+
+    private static func byName(_ found: [StoredResource]) -> [String: StoredResource] {
         var byName: [String: StoredResource] = [:]
         byName.reserveCapacity(found.count)
         for card in found where byName[card.info.name] == nil { byName[card.info.name] = card }

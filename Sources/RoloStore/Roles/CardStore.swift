@@ -59,6 +59,12 @@ public protocol CardStore: Sendable {
     /// holds small bodies only, and a card with a 10 MB photo is read alone when its turn
     /// comes. A default implementation reads every body and drops the big ones.
     func resources(collectionID: Int64, names: [String], bodyLimit: Int) async throws -> [StoredResource]
+    /// `resources(collectionID:names:bodyLimit:)` and the book's count up to `cap`
+    /// (`resourceCount(collectionID:cap:)`): the first page of a multiget that may read the
+    /// whole book, which the access history flags. PostgreSQL reads both in one statement;
+    /// a default implementation asks twice.
+    func resources(collectionID: Int64, names: [String], bodyLimit: Int, countingBookUpTo cap: Int) async throws
+        -> (cards: [StoredResource], bookCards: Int)
     /// `allResources(collectionID:after:limit:)` leaving bodies over `bodyLimit` in the store, the same way.
     func allResources(collectionID: Int64, after name: String?, limit: Int, bodyLimit: Int) async throws -> [StoredResource]
     func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo?
