@@ -130,17 +130,30 @@ extension PostgresStore {
         /// text (`Columns.init(legacyPrepared:)`).
         private let fromLoop: Bool
 
-        init(row: PostgresRow?, fromLoop: Bool) {
+        /// The row's column that is column 0 here (arrays after other columns).
+        private let firstColumn: Int
+
+        init(row: PostgresRow?, fromLoop: Bool, firstColumn: Int = 0) {
             cells = row?.makeRandomAccess()
             self.fromLoop = fromLoop
+            self.firstColumn = firstColumn
         }
 
-        func strings(_ column: Int) throws -> [String]? { try cells.flatMap { try BinaryArray.strings($0, column, binary: fromLoop) } }
-        func int64s(_ column: Int) throws -> [Int64]? { try cells.flatMap { try BinaryArray.int64s($0, column, binary: fromLoop) } }
-        func doubles(_ column: Int) throws -> [Double]? { try cells.flatMap { try BinaryArray.doubles($0, column, binary: fromLoop) } }
-        func buffers(_ column: Int) throws -> [ByteBuffer]? { try cells.flatMap { try BinaryArray.buffers($0, column, binary: fromLoop) } }
+        func strings(_ column: Int) throws -> [String]? {
+            try cells.flatMap { try BinaryArray.strings($0, firstColumn + column, binary: fromLoop) }
+        }
+        func int64s(_ column: Int) throws -> [Int64]? {
+            try cells.flatMap { try BinaryArray.int64s($0, firstColumn + column, binary: fromLoop) }
+        }
+        func doubles(_ column: Int) throws -> [Double]? {
+            try cells.flatMap { try BinaryArray.doubles($0, firstColumn + column, binary: fromLoop) }
+        }
+        func buffers(_ column: Int) throws -> [ByteBuffer]? {
+            try cells.flatMap { try BinaryArray.buffers($0, firstColumn + column, binary: fromLoop) }
+        }
         /// A `bigint` cell beside the arrays; nil when no row came or the cell is NULL.
         func int64(_ column: Int) throws -> Int64? {
+            let column = firstColumn + column
             guard let cell = cells?[column], var bytes = cell.bytes else { return nil }
             guard fromLoop || cell.format == .binary else { return try cell.decode(Int64.self) }
             guard bytes.readableBytes == 8, let value = bytes.readInteger(as: Int64.self) else {

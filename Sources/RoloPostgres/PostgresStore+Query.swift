@@ -19,38 +19,81 @@ extension PostgresStore {
         }
     }
 
-    public func queryCountingBook(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws
-        -> (names: [String], bookCards: Int) {
+    public func queryHits(collectionID: Int64, predicate: IndexPredicate, limit: Int?, countingBook: Bool,
+                          firstPage: Int, withBodies: Bool, bodyLimit: Int) async throws -> QueryHits {
         let trigrams = predicate.hasSubstringMatch ? try await substringQueryUsesTrigramIndex(collectionID: collectionID) : false
-        let query = Self.querySQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
-                                  countingBook: true)
+        // The first page's bodies go in one row only within `arrayBodyBytes`, as a named read's.
+        let bodyLimit = Int64(max(bodyLimit, 0))
+        let pageBytes = Int64(max(firstPage, 0)).multipliedReportingOverflow(by: bodyLimit)
+        let readsPage = !withBodies || (!pageBytes.overflow && pageBytes.partialValue <= Self.arrayBodyBytes)
+        let query = Self.queryHitsSQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
+                                      countingBook: countingBook, firstPage: readsPage ? max(firstPage, 0) : 0,
+                                      bodyLimit: withBodies ? bodyLimit : nil)
         let row = try await autocommit { connection in try await connection.first(query) }
-        guard let row else { return ([], 0) }
-        let (names, count) = try row.decode(([String], Int64).self)
-        return (names, Int(count))
+        let head = ArraysRow(row: row, fromLoop: false)
+        let names = try head.strings(0) ?? []
+        let bookCards = try head.int64(1).map { Int($0) }
+        let page = ArraysRow(row: row, fromLoop: false, firstColumn: 2)
+        let cards: [StoredResource]
+        if !readsPage {
+            cards = try await resources(collectionID: collectionID, names: Array(names.prefix(firstPage)), bodyLimit: Int(bodyLimit))
+        } else if withBodies {
+            cards = try Self.storedResources(arrays: page, bodyLimit: bodyLimit)
+        } else {
+            cards = try Self.resourceInfos(arrays: page).map { StoredResource(info: $0, data: Data()) }
+        }
+        return QueryHits(names: names, bookCards: countingBook ? bookCards ?? 0 : nil, firstCards: cards)
     }
 
     /// The names of the book's cards that match, in name order; `trigrams`: substring
-    /// leaves take their candidates from the trigram index. `countingBook`: one row of the
-    /// names as an array and the book's count up to one more than them (`ResourceCountSQL`'s).
-    static func querySQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool,
-                         countingBook: Bool = false) -> PostgresQuery {
+    /// leaves take their candidates from the trigram index.
+    static func querySQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool) -> PostgresQuery {
         var sql = SQLBuilder()
-        let collection = sql.bind(collectionID)
-        let condition = Self.condition(for: predicate, collection: collection, trigrams: trigrams, sql: &sql)
-        var hits = "SELECT r.name FROM resources r WHERE r.collection_id = \(collection) AND \(condition) ORDER BY r.name"
-        if let limit { hits += " LIMIT \(sql.bind(Int64(max(limit, 0))))" }
-        guard countingBook else {
-            sql.append(hits)
-            return sql.query
-        }
+        sql.append(hitsSQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
+                           columns: "r.name", sql: &sql))
+        return sql.query
+    }
+
+    /// `queryHits` in one row: the names as an array, the book's count up to one more than
+    /// them (`ResourceCountSQL`'s) or NULL, then the first `firstPage` hits as
+    /// `infoArrays`' six arrays, with `cardArrays`' bodies as a seventh when `bodyLimit` is
+    /// given. The hits carry their info columns (the index scan found their rows anyway);
+    /// the page's bodies are read by id. One statement where a query answered with its
+    /// cards took two, with the count three (issue 34).
+    static func queryHitsSQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool,
+                             countingBook: Bool, firstPage: Int, bodyLimit: Int64?) -> PostgresQuery {
+        var sql = SQLBuilder()
+        let hits = hitsSQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
+                           columns: "r.id, \(infoColumns)", sql: &sql)
+        let count = countingBook ? """
+            (SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = \(sql.bind(collectionID)) \
+            LIMIT (SELECT count(*) + 1 FROM hits)) AS counted)
+            """ : "NULL::BIGINT"
+        let page = "SELECT * FROM hits ORDER BY name LIMIT \(sql.bind(Int64(firstPage)))"
+        let pageRows = bodyLimit.map { limit in
+            """
+            SELECT p.*, CASE WHEN p.size <= \(sql.bind(limit)) THEN b.data ELSE ''::BYTEA END AS body \
+            FROM (\(page)) p JOIN resources b ON b.id = p.id ORDER BY p.name
+            """
+        } ?? page
+        let bodies = bodyLimit == nil ? "" : ", array_agg(body)"
         sql.append("""
             WITH hits AS (\(hits)) \
-            SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM hits), '{}'::TEXT[]), \
-            (SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = \(collection) \
-            LIMIT (SELECT count(*) + 1 FROM hits)) AS counted)
+            SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM hits), '{}'::TEXT[]), \(count), p.* \
+            FROM (SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), \
+            array_agg(seq)\(bodies) FROM (\(pageRows)) listed) p
             """)
         return sql.query
+    }
+
+    /// The query's matching rows of `resources r` (`columns`), in name order, at most `limit`.
+    private static func hitsSQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool, columns: String,
+                                sql: inout SQLBuilder) -> String {
+        let collection = sql.bind(collectionID)
+        let condition = Self.condition(for: predicate, collection: collection, trigrams: trigrams, sql: &sql)
+        var hits = "SELECT \(columns) FROM resources r WHERE r.collection_id = \(collection) AND \(condition) ORDER BY r.name"
+        if let limit { hits += " LIMIT \(sql.bind(Int64(max(limit, 0))))" }
+        return hits
     }
 
     /// Whether a substring query of this book takes its candidates from the trigram index,

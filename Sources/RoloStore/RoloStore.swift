@@ -22,10 +22,15 @@ extension CardStore {
         min(try await listResources(collectionID: collectionID).count, max(cap, 0))
     }
 
-    public func queryCountingBook(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws
-        -> (names: [String], bookCards: Int) {
+    public func queryHits(collectionID: Int64, predicate: IndexPredicate, limit: Int?, countingBook: Bool,
+                          firstPage: Int, withBodies: Bool, bodyLimit: Int) async throws -> QueryHits {
         let names = try await query(collectionID: collectionID, predicate: predicate, limit: limit)
-        return (names, try await resourceCount(collectionID: collectionID, cap: names.count + 1))
+        let bookCards = countingBook ? try await resourceCount(collectionID: collectionID, cap: names.count + 1) : nil
+        let first = Array(names.prefix(max(firstPage, 0)))
+        let cards = first.isEmpty ? []
+            : withBodies ? try await resources(collectionID: collectionID, names: first, bodyLimit: bodyLimit)
+            : try await resourceInfos(collectionID: collectionID, names: first).map { StoredResource(info: $0, data: Data()) }
+        return QueryHits(names: names, bookCards: bookCards, firstCards: cards)
     }
 
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
@@ -252,6 +257,20 @@ public struct PutResult: Sendable, Hashable {
     public var seq: Int64
     public init(etag: String, created: Bool, seq: Int64) {
         self.etag = etag; self.created = created; self.seq = seq
+    }
+}
+
+/// `CardStore.queryHits`' answer.
+public struct QueryHits: Sendable, Hashable {
+    /// The matching cards' names, in the UTF-8 byte order of the names.
+    public var names: [String]
+    /// The book's count up to one more than the names; nil when not asked.
+    public var bookCards: Int?
+    /// The cards of the first names asked for, in the same order (bodies as asked).
+    public var firstCards: [StoredResource]
+
+    public init(names: [String], bookCards: Int?, firstCards: [StoredResource]) {
+        self.names = names; self.bookCards = bookCards; self.firstCards = firstCards
     }
 }
 

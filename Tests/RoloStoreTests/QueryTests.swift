@@ -24,29 +24,46 @@ import Testing
         .textMatch(property: "FN", text: text, collation: collation, match: match, negate: negate)
     }
 
-    /// A query with address data learns with its hits whether they are the whole book: the
-    /// names are `query`'s, the count `resourceCount`'s up to one more than them, with and
-    /// without a limit, for no hits, some, and every card.
+    /// A query answered with its cards reads its hits, the book's count and its first page
+    /// in one go (`queryHits`; PostgreSQL: one statement): the names are `query`'s, the
+    /// count `resourceCount`'s up to one more than them (nil when not asked), the cards
+    /// those of the first names as a named read gives them, with bodies (up to the limit) or
+    /// without; for no hits, some and every card, with and without a limit.
     @Test(arguments: StoreBackend.cardBackends)
-    func aQueryCountingTheBookGivesQuerysNamesAndTheBoundedCount(_ backend: StoreBackend) async throws {
+    func queryHitsAreQuerysNamesTheBoundedCountAndTheFirstPagesCards(_ backend: StoreBackend) async throws {
         let fixture = try await Self.populated(backend)
         defer { fixture.close() }
+        let book = fixture.book.id
         let predicates: [IndexPredicate] = [fn("nobody", .unicodeCasemap, .contains), fn("o", .unicodeCasemap, .contains),
                                             fn("b", .asciiCasemap, .startsWith), .defined(property: "FN"),
                                             .textMatch(property: "EMAIL", text: "example", collation: .asciiCasemap,
                                                        match: .contains, negate: false)]
+        let bodyLimit = try #require(try await fixture.cards.resource(collectionID: book, name: "bob.vcf")).data.count - 1
         for predicate in predicates {
             for limit in [nil, 1, 2] as [Int?] {
                 let names = try await names(fixture, predicate, limit: limit)
-                let counted = try await fixture.cards.queryCountingBook(collectionID: fixture.book.id, predicate: predicate,
-                                                                        limit: limit)
-                #expect(counted.names == names, "\(predicate) \(String(describing: limit))")
-                #expect(counted.bookCards == min(3, names.count + 1), "\(predicate) \(String(describing: limit))")
+                for (firstPage, withBodies, counting) in [(0, true, true), (1, true, false), (2, false, true), (10, true, true),
+                                                          (10, false, false)] {
+                    let context = "\(predicate) limit \(String(describing: limit)) page \(firstPage) bodies \(withBodies)"
+                    let hits = try await fixture.cards.queryHits(collectionID: book, predicate: predicate, limit: limit,
+                                                                 countingBook: counting, firstPage: firstPage,
+                                                                 withBodies: withBodies, bodyLimit: bodyLimit)
+                    #expect(hits.names == names, "\(context)")
+                    #expect(hits.bookCards == (counting ? min(3, names.count + 1) : nil), "\(context)")
+                    let first = Array(names.prefix(firstPage))
+                    let expected = withBodies
+                        ? try await fixture.cards.resources(collectionID: book, names: first, bodyLimit: bodyLimit)
+                        : try await fixture.cards.resourceInfos(collectionID: book, names: first).map { StoredResource(info: $0, data: Data()) }
+                    #expect(hits.firstCards == expected, "\(context)")
+                    #expect(!withBodies || hits.firstCards.allSatisfy { $0.bodyLeftOut == ($0.info.size > bodyLimit) }, "\(context)")
+                }
             }
         }
-        let every = try await fixture.cards.queryCountingBook(collectionID: fixture.book.id, predicate: .defined(property: "FN"),
-                                                              limit: nil)
+        let every = try await fixture.cards.queryHits(collectionID: book, predicate: .defined(property: "FN"), limit: nil,
+                                                      countingBook: true, firstPage: 2, withBodies: true, bodyLimit: .max)
         #expect(every.names == ["bob.vcf", "elodie.vcf", "zoe.vcf"] && every.bookCards == 3)
+        #expect(every.firstCards.map(\.info.name) == ["bob.vcf", "elodie.vcf"])
+        #expect(every.firstCards.allSatisfy { String(decoding: $0.data, as: UTF8.self).contains("BEGIN:VCARD") && !$0.bodyLeftOut })
     }
 
     @Test(arguments: StoreBackend.cardBackends)

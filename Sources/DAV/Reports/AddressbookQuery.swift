@@ -32,23 +32,21 @@ extension DAVService {
         let pageSize = configuration.listingPageSize
         if let predicate = filter.indexPredicate(indexedProperties: CardMetadata.indexedProperties) {
             // The hits' names (in name order) are few bytes each; their cards are read a page at a
-            // time. When the answer may be the whole book, the book is counted with them.
-            var names: [String]
-            var bookCards: Int?
-            if countsWholeBookReads(request, withBodies: properties.wantsBodies) {
-                (names, bookCards) = try await store.queryCountingBook(collectionID: book.id, predicate: predicate,
-                                                                       limit: limit.map { $0 + 1 })
-            } else {
-                names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 })
-            }
+            // time, the first page with the names. When the answer may be the whole book, the
+            // book is counted with them.
+            let hits = try await store.queryHits(collectionID: book.id, predicate: predicate, limit: limit.map { $0 + 1 },
+                                                 countingBook: countsWholeBookReads(request, withBodies: properties.wantsBodies),
+                                                 firstPage: pageSize, withBodies: properties.wantsBodies,
+                                                 bodyLimit: configuration.pageBodyLimit)
+            var names = hits.names
             let truncated = limit.map { names.count > $0 } ?? false
             if let limit, truncated { names = Array(names.prefix(limit)) }
             let reads = truncated ? CardReads(request, book: book.id, withBodies: properties.wantsBodies)
                 : try await coveringReads(request, book: book.id, withBodies: properties.wantsBodies, atMost: names.count,
-                                          bookCards: bookCards)
+                                          bookCards: hits.bookCards)
             let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
                                         bodyLimit: configuration.pageBodyLimit)
-            let pages = NamedCardPages(cards, names: names, pageSize: pageSize)
+            let pages = NamedCardPages(cards, names: names, pageSize: pageSize, firstPage: hits.firstCards)
             return try await pagedMultistatus(Multistatus(), pages: pages, writer: writeCard, reads: reads, tail: { _, multistatus in
                 if truncated { multistatus.addTruncation(href: bookHref) }
             })

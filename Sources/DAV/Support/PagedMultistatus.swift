@@ -221,7 +221,7 @@ extension DAVService {
     /// holds: the whole book read a piece at a time is still the whole book (Docs/privacy.md
     /// tells users to watch the flag). The book is counted only when the answer carries
     /// address data and a tally is kept, with one count that stops at `most + 1`, or the
-    /// one the caller read with its hits (`bookCards`, `CardStore.queryCountingBook`). A
+    /// one the caller read with its hits (`bookCards`, `CardStore.queryHits`). A
     /// multiget naming one card twice counts it twice: the flag may then come early, never late.
     func coveringReads(_ request: DAVRequest, book: Int64, withBodies: Bool, atMost most: Int,
                        bookCards counted: Int? = nil) async throws -> CardReads? {
@@ -279,17 +279,25 @@ struct NamedCardPages: ListingPages {
     let cards: NamedCardReader
     let names: [String]
     let pageSize: Int
+    /// The cards of the first page's names, read with the names (`CardStore.queryHits`).
+    private var firstPage: [StoredResource]?
     private var position = 0
     var isFinished: Bool { position >= names.count }
 
-    init(_ cards: NamedCardReader, names: [String], pageSize: Int) {
-        self.cards = cards; self.names = names; self.pageSize = pageSize
+    init(_ cards: NamedCardReader, names: [String], pageSize: Int, firstPage: [StoredResource]? = nil) {
+        self.cards = cards; self.names = names; self.pageSize = pageSize; self.firstPage = firstPage
     }
 
     mutating func nextPage() async throws -> [StoredResource] {
         let chunk = Array(names[position..<min(position + pageSize, names.count)])
         position += chunk.count
-        let byName = try await cards.read(chunk)
+        let byName: [String: StoredResource]
+        if let read = firstPage {
+            firstPage = nil
+            byName = NamedCardReader.byName(read)
+        } else {
+            byName = try await cards.read(chunk)
+        }
         return chunk.compactMap { byName[$0] }
     }
 }
@@ -319,7 +327,8 @@ struct NamedCardReader: Sendable {
         return (Self.byName(found), bookCards)
     }
 
-    private static func byName(_ found: [StoredResource]) -> [String: StoredResource] {
+    /// The cards by name, the first of each name kept.
+    static func byName(_ found: [StoredResource]) -> [String: StoredResource] {
         var byName: [String: StoredResource] = [:]
         byName.reserveCapacity(found.count)
         for card in found where byName[card.info.name] == nil { byName[card.info.name] = card }

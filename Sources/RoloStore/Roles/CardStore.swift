@@ -112,12 +112,14 @@ public protocol CardStore: Sendable {
     // MARK: Search and groups
     /// Names of resources in the book matching `predicate`, answered from the index.
     func query(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws -> [String]
-    /// `query`'s names, and the book's count up to one more than them
-    /// (`resourceCount(collectionID:cap:)`): whether the hits are the whole book, which a
-    /// query answered with address data tells the access history. PostgreSQL reads both in
-    /// one statement; a default implementation asks twice.
-    func queryCountingBook(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws
-        -> (names: [String], bookCards: Int)
+    /// What an `addressbook-query` answered from the index reads first: `query`'s names, the
+    /// book's count up to one more than them when `countingBook` (whether the hits are the
+    /// whole book, which a query with address data tells the access history), and the cards
+    /// of the first `firstPage` names, with their bodies up to `bodyLimit` when `withBodies`
+    /// (as `resources(collectionID:names:bodyLimit:)`), else without (as `resourceInfos`).
+    /// PostgreSQL reads it all in one statement; a default implementation asks in turn.
+    func queryHits(collectionID: Int64, predicate: IndexPredicate, limit: Int?, countingBook: Bool,
+                   firstPage: Int, withBodies: Bool, bodyLimit: Int) async throws -> QueryHits
     /// Member UIDs of the group card `name` (leading `urn:uuid:` removed).
     func groupMembers(collectionID: Int64, groupName: String) async throws -> [String]
     /// Resource names of the group cards that list `uid` as a member.
