@@ -119,43 +119,43 @@ extension PostgresStore {
     /// both ways (`BinaryArray`).
     private func arraysRow(onLoop statement: (any PreparedSQL.Type)?, _ binds: [PostgresData],
                            pool: @escaping @Sendable (Connection) async throws -> PostgresRow?) async throws -> ArraysRow {
-        if let statement, let rows = await rowsOnLoop(statement, binds) { return ArraysRow(row: rows.first, fromLoop: true) }
-        return ArraysRow(row: try await autocommit(pool), fromLoop: false)
+        if let statement, let rows = await rowsOnLoop(statement, binds) { return ArraysRow(row: rows.first, legacyPrepared: true) }
+        return ArraysRow(row: try await autocommit(pool), legacyPrepared: false)
     }
 
     /// A row of arrays, read column by column (`BinaryArray`); nil arrays when no row came.
     struct ArraysRow {
         private let cells: PostgresRandomAccessRow?
-        /// From a loop's connection: the cells are binary though the row's description says
-        /// text (`Columns.init(legacyPrepared:)`).
-        private let fromLoop: Bool
+        /// A row of postgres-nio's `PreparedQuery` (a loop's connection, `ShapedStatements`):
+        /// the cells are binary though the row's description says text (`Columns.init(legacyPrepared:)`).
+        private let legacyPrepared: Bool
 
         /// The row's column that is column 0 here (arrays after other columns).
         private let firstColumn: Int
 
-        init(row: PostgresRow?, fromLoop: Bool, firstColumn: Int = 0) {
+        init(row: PostgresRow?, legacyPrepared: Bool, firstColumn: Int = 0) {
             cells = row?.makeRandomAccess()
-            self.fromLoop = fromLoop
+            self.legacyPrepared = legacyPrepared
             self.firstColumn = firstColumn
         }
 
         func strings(_ column: Int) throws -> [String]? {
-            try cells.flatMap { try BinaryArray.strings($0, firstColumn + column, binary: fromLoop) }
+            try cells.flatMap { try BinaryArray.strings($0, firstColumn + column, binary: legacyPrepared) }
         }
         func int64s(_ column: Int) throws -> [Int64]? {
-            try cells.flatMap { try BinaryArray.int64s($0, firstColumn + column, binary: fromLoop) }
+            try cells.flatMap { try BinaryArray.int64s($0, firstColumn + column, binary: legacyPrepared) }
         }
         func doubles(_ column: Int) throws -> [Double]? {
-            try cells.flatMap { try BinaryArray.doubles($0, firstColumn + column, binary: fromLoop) }
+            try cells.flatMap { try BinaryArray.doubles($0, firstColumn + column, binary: legacyPrepared) }
         }
         func buffers(_ column: Int) throws -> [ByteBuffer]? {
-            try cells.flatMap { try BinaryArray.buffers($0, firstColumn + column, binary: fromLoop) }
+            try cells.flatMap { try BinaryArray.buffers($0, firstColumn + column, binary: legacyPrepared) }
         }
         /// A `bigint` cell beside the arrays; nil when no row came or the cell is NULL.
         func int64(_ column: Int) throws -> Int64? {
             let column = firstColumn + column
             guard let cell = cells?[column], var bytes = cell.bytes else { return nil }
-            guard fromLoop || cell.format == .binary else { return try cell.decode(Int64.self) }
+            guard legacyPrepared || cell.format == .binary else { return try cell.decode(Int64.self) }
             guard bytes.readableBytes == 8, let value = bytes.readInteger(as: Int64.self) else {
                 throw BinaryArray.Malformed(column: column)
             }

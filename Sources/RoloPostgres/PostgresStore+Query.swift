@@ -29,11 +29,11 @@ extension PostgresStore {
         let query = Self.queryHitsSQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
                                       countingBook: countingBook, firstPage: readsPage ? max(firstPage, 0) : 0,
                                       bodyLimit: withBodies ? bodyLimit : nil)
-        let row = try await autocommit { connection in try await connection.first(query) }
-        let head = ArraysRow(row: row, fromLoop: false)
+        let row = try await autocommit { connection in try await self.shapedStatements.rows(query, on: connection).first }
+        let head = ArraysRow(row: row, legacyPrepared: true)
         let names = try head.strings(0) ?? []
         let bookCards = try head.int64(1).map { Int($0) }
-        let page = ArraysRow(row: row, fromLoop: false, firstColumn: 2)
+        let page = ArraysRow(row: row, legacyPrepared: true, firstColumn: 2)
         let cards: [StoredResource]
         if !readsPage {
             cards = try await resources(collectionID: collectionID, names: Array(names.prefix(firstPage)), bodyLimit: Int(bodyLimit))
@@ -59,10 +59,11 @@ extension PostgresStore {
     /// `infoArrays`' six arrays, with `cardArrays`' bodies as a seventh when `bodyLimit` is
     /// given. The hits carry their info columns (the index scan found their rows anyway);
     /// the page's bodies are read by id. One statement where a query answered with its
-    /// cards took two, with the count three (issue 34).
+    /// cards took two, with the count three (issue 34); prepared by its shape
+    /// (`ShapedStatements`).
     static func queryHitsSQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool,
-                             countingBook: Bool, firstPage: Int, bodyLimit: Int64?) -> PostgresQuery {
-        var sql = SQLBuilder()
+                             countingBook: Bool, firstPage: Int, bodyLimit: Int64?) -> SQLBuilder {
+        var sql = SQLBuilder.keepingData()
         let hits = hitsSQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
                            columns: "r.id, \(infoColumns)", sql: &sql)
         let count = countingBook ? """
@@ -83,7 +84,7 @@ extension PostgresStore {
             FROM (SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), \
             array_agg(seq)\(bodies) FROM (\(pageRows)) listed) p
             """)
-        return sql.query
+        return sql
     }
 
     /// The query's matching rows of `resources r` (`columns`), in name order, at most `limit`.

@@ -52,6 +52,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let loopReads: LoopReadConnections
     /// VACUUM and the GIN pending lists merged once a burst of writes ends.
     let tidying: BurstTidying
+    /// The addressbook-queries' statements, prepared per connection by their shape.
+    let shapedStatements = ShapedStatements()
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
         self.configuration = configuration
@@ -458,17 +460,37 @@ struct Connection: Sendable {
 struct SQLBuilder {
     var text = ""
     var binds = PostgresBindings()
+    /// The values again as `PostgresData`, when kept (`keepingData`): what a statement
+    /// prepared with postgres-nio's `PreparedQuery` is run with (`ShapedStatements`).
+    private(set) var data: [PostgresData]?
 
     init(_ text: String = "") { self.text = text }
+
+    /// A builder that also keeps its values as `data`.
+    static func keepingData() -> SQLBuilder {
+        var builder = SQLBuilder()
+        builder.data = []
+        return builder
+    }
 
     /// Binds `value` and returns its placeholder (`$n`).
     mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
         binds.append(value)
+        if data != nil {
+            var bytes = ByteBuffer()
+            value.encode(into: &bytes, context: .default)
+            data!.append(PostgresData(type: value.psqlType, formatCode: value.psqlFormat, value: bytes))
+        }
         return "$\(binds.count)"
     }
 
     mutating func bind<Value: PostgresThrowingDynamicTypeEncodable>(_ value: Value) throws -> String {
         try binds.append(value)
+        if data != nil {
+            var bytes = ByteBuffer()
+            try value.encode(into: &bytes, context: .default)
+            data!.append(PostgresData(type: value.psqlType, formatCode: value.psqlFormat, value: bytes))
+        }
         return "$\(binds.count)"
     }
 

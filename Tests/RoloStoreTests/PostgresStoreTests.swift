@@ -181,6 +181,75 @@ import Testing
 
     enum TestFormSQL: AssembledSQL {}
 
+    /// Queries prepared by their shape (`ShapedStatements`) answer as the unprepared query
+    /// does: one shape run with many values, past the five runs after which the server may
+    /// keep a generic plan; more shapes than a connection keeps (they are released and
+    /// prepared again); and after the pool's connections were ended by the server.
+    @Test func queriesPreparedByTheirShapeAnswerAsTheUnpreparedQuery() async throws {
+        let database = try await TestDatabase.create()
+        let store = try await PostgresStore.open(try database.configuration())
+        StoreCleanups.schedule {
+            await store.close()
+            await database.drop()
+        }
+        try await store.createUser(name: "alice", password: "secret")
+        let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
+        let fixture = StoreFixture(backend: .postgres, store: store, book: book, cleanup: {})
+        for index in 0..<30 {
+            try await fixture.put("c\(index).vcf", fn: "Person Number \(index)",
+                                  extra: [IndexEntry(property: "EMAIL", value: "p\(index)@Example.com")])
+        }
+        func agree(_ predicate: IndexPredicate, limit: Int?, bodies: Bool) async throws {
+            let names = try await store.query(collectionID: book.id, predicate: predicate, limit: limit)
+            let hits = try await store.queryHits(collectionID: book.id, predicate: predicate, limit: limit, countingBook: true,
+                                                 firstPage: 5, withBodies: bodies, bodyLimit: 1 << 16)
+            #expect(hits.names == names && hits.bookCards == min(30, names.count + 1), "\(predicate) \(String(describing: limit))")
+            #expect(hits.firstCards.map(\.info.name) == Array(names.prefix(5)), "\(predicate)")
+            #expect(hits.firstCards.allSatisfy { $0.data.isEmpty != bodies }, "\(predicate)")
+        }
+        // One shape, many values.
+        for index in 0..<12 {
+            try await agree(.textMatch(property: "FN", text: "number \(index)", collation: .asciiCasemap, match: .contains,
+                                       negate: false), limit: nil, bodies: true)
+        }
+        // 96 shapes, more than a connection keeps.
+        var shapes = 0
+        for collation in [IndexPredicate.Collation.unicodeCasemap, .asciiCasemap, .octet] {
+            for match in [IndexPredicate.MatchType.contains, .startsWith, .endsWith, .equals] {
+                for negate in [false, true] {
+                    for (limit, bodies) in [(nil, false), (nil, true), (3, false), (3, true)] as [(Int?, Bool)] {
+                        let text = match == .equals ? "p7@example.com" : match == .endsWith ? "example.com" : "p1"
+                        try await agree(.textMatch(property: "EMAIL", text: text, collation: collation, match: match,
+                                                   negate: negate), limit: limit, bodies: bodies)
+                        shapes += 1
+                    }
+                }
+            }
+        }
+        #expect(shapes > ShapedStatements.perConnection)
+        // The server ends every connection of the store's pool: the next queries prepare anew.
+        let admin = try await PostgresStore.open(try database.configuration())
+        _ = try await admin.autocommit { connection in
+            try await connection.rows("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = 'rolo'
+                """)
+        }
+        await admin.close()
+        var answered = false
+        for _ in 0..<20 where !answered {
+            do {
+                try await agree(.textMatch(property: "FN", text: "number 2", collation: .asciiCasemap, match: .contains,
+                                           negate: false), limit: nil, bodies: true)
+                answered = true
+            } catch let error as StoreError {
+                // A call on a connection the server ended fails as unavailable (503), once.
+                guard case .unavailable = error else { throw error }
+            }
+        }
+        #expect(answered)
+    }
+
     /// The PostgreSQL backend a test stopped, to let go on at the end.
     final class StoppedBackend: Sendable {
         let pid = Mutex<Int32?>(nil)
