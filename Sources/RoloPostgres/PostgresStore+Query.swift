@@ -14,8 +14,9 @@ extension PostgresStore {
     public func query(collectionID: Int64, predicate: IndexPredicate, limit: Int?) async throws -> [String] {
         let trigrams = predicate.hasSubstringMatch ? try await substringQueryUsesTrigramIndex(collectionID: collectionID) : false
         let query = Self.querySQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams)
+        // Text cells read the same in both formats (`ShapedStatements`' rows are binary).
         return try await autocommit { connection in
-            try await connection.rows(query).map { try $0.decode(String.self) }
+            try await self.shapedStatements.rows(query, on: connection).map { try $0.decode(String.self) }
         }
     }
 
@@ -47,11 +48,11 @@ extension PostgresStore {
 
     /// The names of the book's cards that match, in name order; `trigrams`: substring
     /// leaves take their candidates from the trigram index.
-    static func querySQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool) -> PostgresQuery {
-        var sql = SQLBuilder()
+    static func querySQL(collectionID: Int64, predicate: IndexPredicate, limit: Int?, trigrams: Bool) -> SQLBuilder {
+        var sql = SQLBuilder.keepingData()
         sql.append(hitsSQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
                            columns: "r.name", sql: &sql))
-        return sql.query
+        return sql
     }
 
     /// `queryHits` in one row: the names as an array, the book's count up to one more than
