@@ -330,10 +330,19 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         do { return try await body() } catch { throw Self.mapped(error) }
     }
 
-    /// The SQLSTATE of a server error, nil for other errors.
+    /// The SQLSTATE of a server error, nil for other errors. postgres-nio's `PreparedQuery`
+    /// (`ShapedStatements`) reports errors in its older form, `PostgresError`.
     static func sqlState(_ error: any Error) -> String? {
+        if case .server(let message)? = error as? PostgresError { return message.fields[.sqlState] }
         guard let error = error as? PSQLError, error.code == .server else { return nil }
         return error.serverInfo?[.sqlState]
+    }
+
+    /// Server states that mean the database cannot serve now: connection exceptions,
+    /// shutdowns, too many connections, statement timeout, a write on a server that is
+    /// (again, or still) a standby.
+    static func meansUnavailable(sqlState state: String) -> Bool {
+        state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "57014", "25006"].contains(state)
     }
 
     static func isUniqueViolation(_ error: any Error) -> Bool { sqlState(error) == "23505" }
@@ -347,6 +356,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     /// The connection broke (server restarted, network cut): nothing more can run on it.
     static func isConnectionLost(_ error: any Error) -> Bool {
         if error is ClosedConnection { return true }
+        if case .connectionClosed? = error as? PostgresError { return true }
         guard let error = error as? PSQLError else { return false }
         return [.serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection].contains(error.code)
     }
@@ -355,15 +365,17 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     static func mapped(_ error: any Error) -> any Error {
         if error is StoreError || error is CancellationError { return error }
         if error is ClosedConnection { return StoreError.unavailable("\(error)") }
+        if let legacy = error as? PostgresError {
+            switch legacy {
+            case .server: return meansUnavailable(sqlState: sqlState(legacy) ?? "") ? StoreError.unavailable("\(legacy)") : legacy
+            case .connectionClosed: return StoreError.unavailable("\(legacy)")
+            case .protocol: return legacy
+            }
+        }
         if let error = error as? PSQLError {
             switch error.code {
             case .server:
-                let state = error.serverInfo?[.sqlState] ?? ""
-                // Connection exceptions, shutdowns, too many connections, statement timeout,
-                // a write on a server that is (again, or still) a standby.
-                if state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "57014", "25006"].contains(state) {
-                    return StoreError.unavailable(describe(error))
-                }
+                if meansUnavailable(sqlState: error.serverInfo?[.sqlState] ?? "") { return StoreError.unavailable(describe(error)) }
                 return error
             case .tooManyParameters, .invalidCommandTag, .messageDecodingFailure, .unexpectedBackendMessage:
                 return error

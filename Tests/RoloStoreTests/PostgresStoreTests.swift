@@ -250,6 +250,48 @@ import Testing
         #expect(answered)
     }
 
+    /// A query prepared by its shape reports the server's errors as any statement does
+    /// (postgres-nio gives them in an older form there): one stopped by the statement timeout,
+    /// here waiting for a lock another connection holds on the index, is `unavailable` (503),
+    /// and the same query runs once the lock is gone.
+    @Test func aShapedQueryPastTheStatementTimeoutIsUnavailable() async throws {
+        let database = try await TestDatabase.create()
+        var configuration = try database.configuration()
+        configuration.statementTimeout = .milliseconds(300)
+        let store = try await PostgresStore.open(configuration)
+        let admin = try await PostgresStore.open(try database.configuration())
+        StoreCleanups.schedule {
+            await store.close()
+            await admin.close()
+            await database.drop()
+        }
+        try await store.createUser(name: "alice", password: "secret")
+        let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
+        let fixture = StoreFixture(backend: .postgres, store: store, book: book, cleanup: {})
+        try await fixture.put("a.vcf", fn: "Ann")
+        // No substring leaf: nothing but the query itself reads the index.
+        let predicate = IndexPredicate.defined(property: "FN")
+        @Sendable func hits() async throws -> QueryHits {
+            try await store.queryHits(collectionID: book.id, predicate: predicate, limit: nil, countingBook: true, firstPage: 10,
+                                      withBodies: true, bodyLimit: 1 << 16)
+        }
+        #expect(try await hits().names == ["a.vcf"])
+        let refused: (any Error)? = try await admin.transaction { connection in
+            try await connection.execute("LOCK TABLE card_index IN ACCESS EXCLUSIVE MODE")
+            do {
+                _ = try await hits()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        guard case .unavailable? = refused as? StoreError else {
+            Issue.record("expected unavailable, got \(String(describing: refused))")
+            return
+        }
+        #expect(try await hits().names == ["a.vcf"])
+    }
+
     /// The PostgreSQL backend a test stopped, to let go on at the end.
     final class StoppedBackend: Sendable {
         let pid = Mutex<Int32?>(nil)
