@@ -103,9 +103,10 @@ extension Connection {
 /// anew only for its first five runs, then keeps a generic plan when that is no dearer.
 ///
 /// Prepared with postgres-nio's `PreparedQuery`, whose statements a connection keeps until it
-/// closes: the table holds them by connection (weakly: a connection closed and freed drops
-/// its own), at most `perConnection` texts each, and when one more comes they are released.
-/// A statement that fails is dropped from the table, so the next run prepares it afresh.
+/// closes: the table holds them by connection, at most `perConnection` texts each, and when
+/// one more comes they are released; the entries of closed connections go whenever a
+/// statement is prepared. A statement that fails is dropped from the table, so the next run
+/// prepares it afresh.
 final class ShapedStatements: Sendable {
     static let perConnection = 64
 
@@ -117,6 +118,11 @@ final class ShapedStatements: Sendable {
     }
 
     private let table = Mutex<[ObjectIdentifier: Prepared]>([:])
+
+    /// Connections the table holds statements for, and how many of them are closed.
+    var heldConnections: (all: Int, closed: Int) {
+        table.withLock { table in (table.count, table.values.filter { $0.connection?.isClosed ?? true }.count) }
+    }
 
     /// Every row of `sql` (built `SQLBuilder.keepingData()`), prepared on `connection` unless
     /// it is already. The rows are `PreparedQuery`'s: binary cells described as text.
@@ -131,7 +137,9 @@ final class ShapedStatements: Sendable {
         } else {
             statement = try await connection.bounded { try await postgres.prepare(query: sql.text).get() }
             let released = table.withLock { table -> [PreparedQuery] in
-                table = table.filter { $0.value.connection != nil }
+                // A closed connection's entry goes: its statements hold the connection, so
+                // it would otherwise never be freed.
+                table = table.filter { $0.value.connection.map { !$0.isClosed } ?? false }
                 let prepared = table[key].flatMap { $0.connection === postgres ? $0 : nil } ?? Prepared(postgres)
                 table[key] = prepared
                 var released: [PreparedQuery] = []

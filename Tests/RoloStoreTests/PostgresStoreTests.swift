@@ -248,6 +248,9 @@ import Testing
             }
         }
         #expect(answered)
+        // The ended connections' statements were let go when the next one was prepared.
+        #expect(store.shapedStatements.heldConnections.closed == 0, "\(store.shapedStatements.heldConnections)")
+        #expect(store.shapedStatements.heldConnections.all >= 1)
     }
 
     /// A query prepared by its shape reports the server's errors as any statement does
