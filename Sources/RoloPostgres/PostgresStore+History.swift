@@ -54,7 +54,11 @@ extension PostgresStore: CardHistoryStore {
                     SELECT collection_id, seq, at,
                            ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer,
                            ROW_NUMBER() OVER (PARTITION BY collection_id, name, at < \(cutoff) ORDER BY seq DESC) AS older
-                    FROM card_versions),
+                    FROM card_versions
+                    -- Only cards with more versions than are kept can lose one: rank only theirs
+                    -- (`SQLiteStore.cardsWithManyVersions`).
+                    WHERE (collection_id, name) IN (
+                        SELECT collection_id, name FROM card_versions GROUP BY collection_id, name HAVING count(*) > \(keep))),
                 gone AS (
                     DELETE FROM card_versions v USING ranked r
                     WHERE v.collection_id = r.collection_id AND v.seq = r.seq AND r.newer > \(keep) AND r.at < \(cutoff)

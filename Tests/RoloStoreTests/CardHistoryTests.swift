@@ -80,6 +80,9 @@ import Testing
         let history = try Self.history(fixture)
         for index in 0..<15 { try await Self.put(fixture, "a", Self.card("a", "Anna \(index)"), as: Self.phone) }
         try await Self.put(fixture, "b", Self.card("b", "Bert"), as: Self.phone)
+        // At the edge of what is kept: eleven versions lose one, ten none.
+        for index in 0..<11 { try await Self.put(fixture, "c", Self.card("c", "Cleo \(index)"), as: Self.phone) }
+        for index in 0..<10 { try await Self.put(fixture, "d", Self.card("d", "Dirk \(index)"), as: Self.phone) }
         clock.advance(days: 60)
         // Younger than history_days: all kept, whatever their number.
         #expect(try await history.pruneCardVersions(now: clock.now, retention: .default) == 0)
@@ -87,15 +90,19 @@ import Testing
         clock.advance(days: 40)
         try await Self.put(fixture, "a", Self.card("a", "Anna new"), as: Self.phone)
         // Older: each card keeps its last 10 (the new one among them), the rest go with their bodies.
-        #expect(try await history.pruneCardVersions(now: clock.now, retention: .default) == 6)
+        #expect(try await history.pruneCardVersions(now: clock.now, retention: .default) == 7)
         let kept = try await history.cardVersions(collectionID: fixture.book.id, name: "a")
         #expect(kept.count == 10)
         #expect(kept.last?.data == Self.card("a", "Anna new"))
         #expect(kept.first?.data == Self.card("a", "Anna 6"))
         #expect(try await history.cardVersions(collectionID: fixture.book.id, name: "b").count == 1)
+        #expect(try await history.cardVersions(collectionID: fixture.book.id, name: "c").map(\.data)
+                == (1..<11).map { Self.card("c", "Cleo \($0)") })
+        #expect(try await history.cardVersions(collectionID: fixture.book.id, name: "d").count == 10)
         if backend != .memory {
-            // Anna 6 to 14; SQLite keeps the two cards' current text in the cards alone (schema v17).
-            #expect(try await fixture.integer("SELECT count(*) FROM card_version_bodies") == (backend == .sqlite ? 9 : 11))
+            // Anna 6 to 14, Cleo 1 to 9, Dirk 0 to 8; SQLite keeps the cards' current text in
+            // the cards alone (schema v17).
+            #expect(try await fixture.integer("SELECT count(*) FROM card_version_bodies") == (backend == .sqlite ? 27 : 31))
         }
     }
 
