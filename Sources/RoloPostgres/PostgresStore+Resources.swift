@@ -535,9 +535,6 @@ extension PostgresStore {
 
 /// Binds an optional value (NULL for nil) and returns its placeholder.
 func bindOptional<Value: PostgresDynamicTypeEncodable>(_ sql: inout SQLBuilder, _ value: Value?) -> String {
-    guard let value else {
-        sql.binds.appendNull()
-        return "$\(sql.binds.count)"
-    }
+    guard let value else { return sql.bindNull() }
     return sql.bind(value)
 }

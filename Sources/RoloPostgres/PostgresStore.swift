@@ -471,14 +471,18 @@ struct Connection: Sendable {
 /// placeholders for the values bound as it grows.
 struct SQLBuilder {
     var text = ""
-    var binds = PostgresBindings()
-    /// The values again as `PostgresData`, when kept (`keepingData`): what a statement
-    /// prepared with postgres-nio's `PreparedQuery` is run with (`ShapedStatements`).
+    /// The values, for `query`; empty when kept as `data` instead.
+    private(set) var binds = PostgresBindings()
+    /// The values as `PostgresData` instead (`keepingData`): what a statement prepared with
+    /// postgres-nio's `PreparedQuery` is run with (`ShapedStatements`).
     private(set) var data: [PostgresData]?
+    /// The values bound so far, the last one's placeholder number.
+    private(set) var count = 0
 
     init(_ text: String = "") { self.text = text }
 
-    /// A builder that also keeps its values as `data`.
+    /// A builder that keeps its values as `data`, for `ShapedStatements`, rather than as a
+    /// `PostgresQuery`'s bindings.
     static func keepingData() -> SQLBuilder {
         var builder = SQLBuilder()
         builder.data = []
@@ -487,28 +491,42 @@ struct SQLBuilder {
 
     /// Binds `value` and returns its placeholder (`$n`).
     mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
-        binds.append(value)
         if data != nil {
             var bytes = ByteBuffer()
             value.encode(into: &bytes, context: .default)
             data!.append(PostgresData(type: value.psqlType, formatCode: value.psqlFormat, value: bytes))
+        } else {
+            binds.append(value)
         }
-        return "$\(binds.count)"
+        count += 1
+        return "$\(count)"
     }
 
     mutating func bind<Value: PostgresThrowingDynamicTypeEncodable>(_ value: Value) throws -> String {
-        try binds.append(value)
         if data != nil {
             var bytes = ByteBuffer()
             try value.encode(into: &bytes, context: .default)
             data!.append(PostgresData(type: value.psqlType, formatCode: value.psqlFormat, value: bytes))
+        } else {
+            try binds.append(value)
         }
-        return "$\(binds.count)"
+        count += 1
+        return "$\(count)"
+    }
+
+    /// Binds NULL and returns its placeholder.
+    mutating func bindNull() -> String {
+        if data != nil { data!.append(.null) } else { binds.appendNull() }
+        count += 1
+        return "$\(count)"
     }
 
     mutating func append(_ sql: String) { text += sql }
 
-    var query: PostgresQuery { PostgresQuery(unsafeSQL: text, binds: binds) }
+    var query: PostgresQuery {
+        precondition(data == nil, "a builder keeping its values as data runs through ShapedStatements")
+        return PostgresQuery(unsafeSQL: text, binds: binds)
+    }
 }
 
 extension String {

@@ -199,7 +199,7 @@ struct MultigetPages: ListingPages {
                 countingBook = false
                 let (cards, bookCards) = try await reader.read(names, countingBookUpTo: targets.count + 1)
                 found[position] = cards
-                if bookCards <= targets.count { wholeBookCards = bookCards }
+                wholeBookCards = CardReads.wholeBook(counted: bookCards, atMost: targets.count)
             } else {
                 found[position] = try await reader.read(names)
             }

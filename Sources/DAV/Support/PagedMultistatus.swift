@@ -209,6 +209,12 @@ struct CardReads: Sendable {
         self.tally = tally; self.book = book
     }
 
+    /// The book's size as `wholeBook` wants it, from a count that stops at `most + 1`: a
+    /// request reading at most `most` cards can read the whole book only if it holds no more.
+    static func wholeBook(counted cards: Int, atMost most: Int) -> Int? {
+        most > 0 && cards <= most ? cards : nil
+    }
+
     func count(_ cards: Int) {
         tally.read(cards, book: book)
         if let wholeBook, wholeBook > 0, tally.counts.cardsRead >= wholeBook { tally.fullDownload(book: book) }
@@ -232,7 +238,7 @@ extension DAVService {
         if let counted { cards = counted } else {
             cards = try await store.resourceCount(collectionID: book, cap: most == .max ? .max : most + 1)
         }
-        if cards <= most { reads.wholeBook = cards }
+        reads.wholeBook = CardReads.wholeBook(counted: cards, atMost: most)
         return reads
     }
 
