@@ -45,6 +45,7 @@ final class WriteBatches: Sendable {
         /// Queued writes per book; a book is a key while its task runs, even with none queued.
         var queues: [Int64: [Pending]] = [:]
         var batches = 0
+        var together = 0
     }
 
     let limits: Limits
@@ -60,6 +61,12 @@ final class WriteBatches: Sendable {
 
     /// Counts a batch's transaction (`batchCount`).
     func counted() { state.withLock { $0.batches += 1 } }
+
+    /// Batches whose writes were judged and written each by one statement (`putTogether`).
+    var togetherCount: Int { state.withLock { $0.together } }
+
+    /// Counts a batch written by one statement (`togetherCount`).
+    func countedTogether() { state.withLock { $0.together += 1 } }
 
     /// Queues `pending`; true when the book had no task running, and the caller starts one.
     func enqueue(_ pending: Pending, collectionID: Int64) -> Bool {
@@ -150,12 +157,20 @@ extension PostgresStore {
                 // The book's row, locked until the commit: the batch's turn.
                 guard let row = try await connection.first(LockBookSQL.self, collectionID) else { throw StoreError.notFound }
                 let first = try row.decode(Int64.self)
+                var announced = PushExclusion.nobody
+                if batch.count > 1,
+                   let together = try await self.putTogether(connection, batch, collectionID: collectionID, firstSeq: first, now: now,
+                                                             announce: { try await Self.announce($0, over: &announced, connection) }) {
+                    guard together.contains(where: { if case .success = $0 { true } else { false } }) else {
+                        throw NothingWritten(results: together)
+                    }
+                    return together
+                }
                 var seq = first
                 var results: [Result<PutResult, any Error>] = []
                 results.reserveCapacity(batch.count)
                 // What the written writes left out, and what the transaction says they did.
                 var exclusion: PushExclusion?
-                var announced = PushExclusion.nobody
                 var bookSeqMoved = false
                 for (index, pending) in batch.enumerated() {
                     // The book's seq moves once for the batch, which notifies the other processes
@@ -192,7 +207,7 @@ extension PostgresStore {
 
     /// Makes `exclusion` what the trigger on `collections` puts in the transaction's
     /// notification, unless it is that already (`announced`; nobody when nothing was set).
-    private static func announce(_ exclusion: PushExclusion, over announced: inout PushExclusion,
+    static func announce(_ exclusion: PushExclusion, over announced: inout PushExclusion,
                                  _ connection: Connection) async throws {
         guard exclusion != announced else { return }
         // The trigger reads "" as nobody.

@@ -1,9 +1,11 @@
+import CardIndexing
 import Foundation
 import PostgresNIO
 import PostgresTestSupport
 @testable import RoloPostgres
 import RoloStore
 import Testing
+import VCard
 
 /// Holds a book's row locked from a transaction of its own, as a write of another process
 /// does, until `release()`: a batch started meanwhile waits for the row, and the writes
@@ -281,6 +283,139 @@ private final class BookRowHold: Sendable {
         #expect(try await store.resourceInfo(collectionID: book, name: "bad.vcf") == nil)
         try await store.autocommit { connection in try await connection.execute("DROP TRIGGER refuse_bad ON resources") }
         #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// A batch is judged by one statement and written by another (`putTogether`): what it
+    /// leaves in every table is what the same writes leave one by one. The batch replaces a
+    /// card with a photo (the old photo moves into the history), a group (its members
+    /// change), adds a listed card sharing the new photo and a file that is no card, and has
+    /// a stale If-Match and a taken UID refused.
+    @Test func aBatchWrittenTogetherLeavesWhatItsWritesLeaveOneByOne() async throws {
+        let batched = try await StoreFixture.make(.postgres)
+        defer { batched.close() }
+        let oneByOne = try await StoreFixture.make(.postgres)
+        defer { oneByOne.close() }
+        let photo1 = "PHOTO;ENCODING=b;TYPE=JPEG:" + String(repeating: "QUJD", count: 400) + "\r\n"
+        let photo2 = "PHOTO;ENCODING=b;TYPE=JPEG:" + String(repeating: "REVG", count: 400) + "\r\n"
+        @Sendable func card(_ uid: String, _ fn: String, _ extra: String = "") -> Data {
+            Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:\(uid)\r\nFN:\(fn)\r\n\(extra)END:VCARD\r\n".utf8)
+        }
+        @Sendable func group(_ members: [String]) -> Data {
+            card("group", "Team", "KIND:group\r\n" + members.map { "MEMBER:urn:uuid:\($0)\r\n" }.joined())
+        }
+        @Sendable func put(_ fixture: StoreFixture, _ name: String, _ data: Data, _ precondition: WritePrecondition,
+                           as author: ChangeAuthor? = nil, contentType: String = "text/vcard; charset=utf-8") async throws -> PutResult {
+            let metadata = contentType.hasPrefix("text/vcard") ? try VCardParser.parse(Array(data), mode: .lenient).first.map(CardMetadata.init(card:)) : nil
+            return try await ChangeAuthor.$current.withValue(author) {
+                try await fixture.cards.putResource(collectionID: fixture.book.id, name: name, data: data, contentType: contentType,
+                                                    card: metadata, precondition: precondition)
+            }
+        }
+        let phone = ChangeAuthor(user: "alice", credentialID: 7)
+        var before: [String: String] = [:]
+        for fixture in [batched, oneByOne] {
+            before["photo.vcf"] = try await put(fixture, "photo.vcf", card("photo", "Photo", "ORG:Acme\r\n" + photo1), .none).etag
+            before["group.vcf"] = try await put(fixture, "group.vcf", group(["x", "y"]), .none).etag
+            before["plain.vcf"] = try await put(fixture, "plain.vcf", card("plain", "Plain"), .none).etag
+        }
+        let first: @Sendable (StoreFixture) async throws -> PutResult = { try await put($0, "first.vcf", card("first", "First"), .none) }
+        let etags = before
+        let writes: [@Sendable (StoreFixture) async throws -> PutResult] = [
+            { try await put($0, "photo.vcf", card("photo", "Photo Two", "ORG:Acme\r\n" + photo2), .ifMatch([etags["photo.vcf"]!]), as: phone) },
+            { try await put($0, "group.vcf", group(["x", "z"]), .ifMatch([etags["group.vcf"]!])) },
+            { try await put($0, "new.vcf", card("new", "New", "EMAIL:new@example.com\r\nTEL:+49 1\r\n" + photo2), .ifNoneMatchAny, as: phone) },
+            { try await put($0, "plain.vcf", card("plain", "Plain Two"), .ifMatch(["\"stale\""])) },
+            { try await put($0, "notes.txt", Data("no card".utf8), .none, contentType: "text/plain") },
+            { try await put($0, "taken.vcf", card("first", "Taken"), .none) },
+        ]
+
+        // Batched: queued behind the held book row, then written as one batch after `first`.
+        let store = try #require(batched.store as? PostgresStore)
+        let book = batched.book.id
+        let batchesBefore = store.writeBatches.batchCount
+        let hold = try await BookRowHold(store, bookID: book)
+        var tasks = [try await Self.send(store, bookID: book, taken: true) { try await first(batched) }]
+        for write in writes { tasks.append(try await Self.send(store, bookID: book, taken: false) { try await write(batched) }) }
+        try await hold.release()
+        var together: [String] = []
+        for task in tasks { together.append(await Self.outcome { try await task.value }) }
+        #expect(store.writeBatches.batchCount - batchesBefore == 2, "the six queued writes shared one transaction")
+        #expect(store.writeBatches.togetherCount == 1, "and were written by one statement")
+
+        var alone = [await Self.outcome { try await first(oneByOne) }]
+        for write in writes { alone.append(await Self.outcome { try await write(oneByOne) }) }
+        #expect(together == alone)
+        #expect(alone.filter { $0.hasPrefix("written") }.count == 5)
+
+        let tables = [
+            "SELECT concat_ws('|', name, content_type, etag, size, seq, coalesce(uid, '-'), coalesce(kind, '-'), md5(data)) FROM resources ORDER BY name",
+            """
+            SELECT concat_ws('|', r.name, i.position, i.property, i.value, coalesce(i.value_ascii, '-'), i.value_unicode)
+            FROM card_index i JOIN resources r ON r.id = i.resource_id ORDER BY r.name, i.position
+            """,
+            "SELECT concat_ws('|', r.name, m.position, m.member_uid) FROM group_members m JOIN resources r ON r.id = m.resource_id ORDER BY 1",
+            """
+            SELECT concat_ws('|', name, is_group, sort_key, display_name, coalesce(organization, '-'), coalesce(email, '-'),
+                             coalesce(phone, '-'), has_photo, search_text) FROM card_listings ORDER BY name
+            """,
+            "SELECT concat_ws('|', name, seq, deleted, coalesce(actor_user, '-'), coalesce(actor_credential, -1)) FROM changes ORDER BY name",
+            """
+            SELECT concat_ws('|', name, seq, coalesce(etag, '-'), coalesce(content_type, '-'), coalesce(actor_user, '-'),
+                             coalesce(actor_credential, -1)) FROM card_versions ORDER BY seq
+            """,
+            "SELECT concat_ws('|', etag, md5(data)) FROM card_version_bodies ORDER BY 1",
+            "SELECT concat_ws('|', hash, md5(data)) FROM card_version_parts ORDER BY 1",
+            "SELECT concat_ws('|', etag, hash, coalesce(start, -1), coalesce(length, -1)) FROM card_version_part_refs ORDER BY 1",
+            "SELECT sync_seq::TEXT FROM collections WHERE id = \(book)",
+        ]
+        for table in tables {
+            let rows = try await batched.texts(table)
+            #expect(!rows.isEmpty, "\(table)")
+            #expect(rows == (try await oneByOne.texts(table)), "\(table)")
+        }
+        // The replaced photo is in the history with its own photo.
+        let history = try #require(batched.cards as? any CardHistoryStore)
+        let versions = try await history.cardVersions(collectionID: book, name: "photo.vcf")
+        #expect(versions.map(\.data) == [card("photo", "Photo", "ORG:Acme\r\n" + photo1), card("photo", "Photo Two", "ORG:Acme\r\n" + photo2)])
+        #expect(try await batched.integrityCheck() == [])
+    }
+
+    /// Two writes of one batch to the same name: the second's If-Match names the first's
+    /// ETag, which it sees, as it would one by one (such a batch goes one write at a time).
+    @Test func twoWritesOfOneBatchToOneNameSeeEachOther() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let a = try await fixture.put("a.vcf", fn: "A")
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) { try await Self.put(store, book, "b.vcf", fn: "B", .none) }
+        let second = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch([a.etag]))
+        }
+        let third = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A3", .ifMatch([ETag.of(Data(vcard(uid: "a.vcf", fn: "A2").utf8))]))
+        }
+        let fourth = try await Self.send(store, bookID: book, taken: false) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+        try await hold.release()
+        #expect(try await first.value.seq == 2)
+        #expect(try await second.value.seq == 3)
+        #expect(try await third.value.seq == 4)
+        #expect(try await fourth.value.seq == 5)
+        #expect(try await store.resource(collectionID: book, name: "a.vcf")?.data == Data(vcard(uid: "a.vcf", fn: "A3").utf8))
+        #expect(store.writeBatches.togetherCount == 0)
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// A write's outcome as text, to compare two runs: its seq and whether it created, or
+    /// its error.
+    private static func outcome(_ write: () async throws -> PutResult) async -> String {
+        do {
+            let result = try await write()
+            return "written \(result.seq) \(result.created) \(result.etag)"
+        } catch {
+            return "failed \(error)"
+        }
     }
 
     /// Many PUTs to one book at once: each gets its own seq (1...n, each once), every one is

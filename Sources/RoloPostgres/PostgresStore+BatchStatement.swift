@@ -1,0 +1,233 @@
+import Foundation
+import PostgresNIO
+import RoloStore
+
+/// A batch of PUTs to one book judged by one statement and written by another
+/// (`WriteBatches`). One statement per card cost the cluster about 0.6 ms inside the
+/// book's turn (each a dozen CTEs started and ended, a round trip, a look-up first for an
+/// update), so the book's writes were bound by that turn (issue 34); together the per-card
+/// costs left are the rows themselves.
+///
+/// Judged together only when no two writes of the batch share a name or a UID: then what
+/// each write finds (its name's resource, its UID's holder) is what it would find after the
+/// writes before it, since a PUT never deletes and never changes a card's UID in place
+/// (`WriteRules`). Otherwise the batch goes one write at a time (`PostgresStore.put`).
+extension PostgresStore {
+    /// Each write's answer, in order; nil when the batch must go one write at a time (two
+    /// writes share a name or a UID). Writes the accepted ones with the seqs after
+    /// `firstSeq`, the last of them made the book's; throws, and the transaction then holds
+    /// nothing, when a statement failed.
+    func putTogether(_ connection: Connection, _ batch: [WriteBatches.Pending], collectionID: Int64, firstSeq: Int64,
+                     now: Double, announce: (PushExclusion) async throws -> Void) async throws -> [Result<PutResult, any Error>]? {
+        let writes = batch.map(\.write)
+        // Conservative: Swift's String equality takes canonically equivalent names as equal,
+        // which the database does not; such a batch merely goes one at a time.
+        let names = Set(writes.map(\.name))
+        let uids = writes.compactMap { $0.card?.uid.withoutNUL }
+        guard names.count == writes.count, Set(uids).count == uids.count else { return nil }
+
+        writeBatches.countedTogether()
+        let found = try await connection.rows(BatchTargetsSQL.self, collectionID, writes.map(\.name),
+                                              writes.map { $0.card?.uid.withoutNUL ?? "" })
+        guard found.count == writes.count else { throw BatchMismatch() }
+        var results: [Result<PutResult, any Error>] = []
+        var accepted: [AcceptedWrite] = []
+        var exclusion: PushExclusion?
+        var seq = firstSeq
+        for (pending, row) in zip(batch, found) {
+            let (id, etag, storedUID, holder) = try row.decode((Int64?, String?, String?, String?).self)
+            var existing: ExistingResource?
+            if let id, let etag { existing = ExistingResource(id: id, etag: etag, uid: storedUID) }
+            var stored = pending.write.card
+            stored?.uid = pending.write.card?.uid.withoutNUL ?? ""
+            do {
+                try WriteRules.checkWrite(name: pending.write.name, card: stored, precondition: pending.precondition,
+                                          existing: existing, uidHolder: stored == nil ? nil : holder)
+            } catch {
+                results.append(.failure(error))
+                continue
+            }
+            seq += 1
+            accepted.append(AcceptedWrite(write: pending.write, existingID: existing?.id, seq: seq))
+            exclusion = exclusion?.merged(with: pending.exclusion) ?? pending.exclusion
+            results.append(.success(PutResult(etag: pending.write.etag, created: existing == nil, seq: seq)))
+        }
+        guard !accepted.isEmpty else { return results }
+        try await announce(exclusion ?? .nobody)
+        var sql = SQLBuilder()
+        Self.writeStatement(accepted, collectionID: collectionID, lastSeq: seq, now: now, to: &sql)
+        let written = try await connection.rows(sql.query, as: BatchWriteSQL.self).first?.decode(Int64.self)
+        // Every accepted write has its row, or the transaction is given up (then each write
+        // goes on its own): a write must never be answered as done when it was not.
+        guard written == Int64(accepted.count) else { throw BatchMismatch() }
+        return results
+    }
+
+    /// A write the rules accepted: an update of `existingID`, or a new resource.
+    private struct AcceptedWrite {
+        let write: ResourceWrite
+        let existingID: Int64?
+        let seq: Int64
+    }
+
+    /// The batch's statements did not find or write a row per write: never expected (the
+    /// book's row is held), and answered by writing each on its own.
+    struct BatchMismatch: Error {}
+
+    /// What each write finds, in the batch's order: its name's resource (id, ETag, UID) and the
+    /// name of the resource holding its UID ("" for none: a UID is never empty).
+    enum BatchTargetsSQL: PreparedSQL {
+        static let sql = """
+            SELECT e.id, e.etag, e.uid,
+                   (SELECT name FROM resources WHERE collection_id = $1 AND md5(uid) = md5(w.uid) AND uid = w.uid LIMIT 1)
+            FROM unnest($2::TEXT[], $3::TEXT[]) WITH ORDINALITY AS w(name, uid, k)
+            LEFT JOIN resources e ON e.collection_id = $1 AND e.name = w.name
+            ORDER BY w.k
+            """
+    }
+
+    /// The batch's one statement, the same text for any batch (every value an array, a
+    /// write's rows tied to it by its place `k`): prepared once per connection.
+    enum BatchWriteSQL: AssembledSQL {}
+
+    /// Writes `accepted` as `insert` and `replace` write one card each, with the same rows:
+    /// the resource, its index, member and list rows, its version's body and part references,
+    /// the parts its old body held that the new one does not, and its change row; and makes
+    /// `lastSeq` the book's. Answers the number of resources written.
+    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, lastSeq: Int64, now: Double,
+                                       to sql: inout SQLBuilder) {
+        let collection = sql.bind(collectionID)
+        let time = sql.bind(now)
+        // Arrays hold no NULLs here: an optional is a value and a flag.
+        func optional(_ values: [String?]) -> (String, String) {
+            (sql.bind(values.map { $0 ?? "" }), sql.bind(values.map { $0 != nil }))
+        }
+        let writes = accepted.map(\.write)
+        let ids = sql.bind(accepted.map { $0.existingID ?? 0 })
+        let names = sql.bind(writes.map(\.name))
+        let contentTypes = sql.bind(writes.map(\.contentType))
+        let etags = sql.bind(writes.map(\.etag))
+        let sizes = sql.bind(writes.map { Int64($0.data.count) })
+        let seqs = sql.bind(accepted.map(\.seq))
+        let (uids, hasUID) = optional(writes.map { $0.card?.uid.withoutNUL })
+        let (kinds, hasKind) = optional(writes.map { $0.card?.kind })
+        let bodies = sql.bind(writes.map { ByteBuffer(bytes: $0.data) })
+        let skeletons = sql.bind(writes.map { ByteBuffer(bytes: $0.versionBody.skeleton) })
+        let (users, hasUser) = optional(writes.map { $0.author?.user })
+        let credentials = sql.bind(writes.map { $0.author?.credentialID ?? 0 })
+        let listings = writes.map { $0.card?.listing }
+        let listed = sql.bind(listings.map { $0 != nil })
+        let isGroup = sql.bind(writes.map { $0.card?.kind == "group" })
+        let sortKeys = sql.bind(listings.map { $0?.sortKey.withoutNUL ?? "" })
+        let displayNames = sql.bind(listings.map { $0?.displayName.withoutNUL ?? "" })
+        let (organizations, hasOrganization) = optional(listings.map { $0?.organization?.withoutNUL })
+        let (emails, hasEmail) = optional(listings.map { $0?.email?.withoutNUL })
+        let (phones, hasPhone) = optional(listings.map { $0?.phone?.withoutNUL })
+        let hasPhoto = sql.bind(listings.map { $0?.hasPhoto ?? false })
+        let searchTexts = sql.bind(listings.map { $0?.searchText.withoutNUL ?? "" })
+
+        // A write's rows of several kinds, flattened, each tagged with its write's place (1…).
+        let entryRows = writes.enumerated().flatMap { k, write in
+            write.entries.enumerated().map { (k: Int32(k + 1), position: Int32($0), entry: $1) }
+        }
+        let entryK = sql.bind(entryRows.map(\.k)), entryPositions = sql.bind(entryRows.map(\.position))
+        let properties = sql.bind(entryRows.map(\.entry.property))
+        let values = sql.bind(entryRows.map { $0.entry.value.withoutNUL })
+        let asciiFolds = sql.bind(entryRows.map { $0.entry.asciiFold.withoutNUL })
+        let unicodeFolds = sql.bind(entryRows.map { $0.entry.unicode.withoutNUL })
+        let memberRows = writes.enumerated().flatMap { k, write in
+            (write.card?.members ?? []).enumerated().map { (k: Int32(k + 1), position: Int32($0), uid: $1) }
+        }
+        let memberK = sql.bind(memberRows.map(\.k)), memberPositions = sql.bind(memberRows.map(\.position))
+        let memberUIDs = sql.bind(memberRows.map { $0.uid.withoutNUL })
+        let partRows = writes.enumerated().flatMap { k, write in write.versionBody.parts.map { (k: Int32(k + 1), part: $0) } }
+        let partK = sql.bind(partRows.map(\.k)), partHashes = sql.bind(partRows.map(\.part.hash))
+        let partStarts = sql.bind(partRows.map { Int64($0.part.start) })
+        let partLengths = sql.bind(partRows.map { Int64($0.part.data.count) })
+        let bookSeq = sql.bind(lastSeq)
+
+        sql.append("""
+            WITH w AS (
+                SELECT * FROM unnest(\(ids)::BIGINT[], \(names)::TEXT[], \(contentTypes)::TEXT[], \(etags)::TEXT[],
+                                     \(sizes)::BIGINT[], \(seqs)::BIGINT[], \(uids)::TEXT[], \(hasUID)::BOOLEAN[],
+                                     \(kinds)::TEXT[], \(hasKind)::BOOLEAN[], \(bodies)::BYTEA[], \(skeletons)::BYTEA[],
+                                     \(users)::TEXT[], \(hasUser)::BOOLEAN[], \(credentials)::BIGINT[],
+                                     \(listed)::BOOLEAN[], \(isGroup)::BOOLEAN[], \(sortKeys)::TEXT[], \(displayNames)::TEXT[],
+                                     \(organizations)::TEXT[], \(hasOrganization)::BOOLEAN[], \(emails)::TEXT[],
+                                     \(hasEmail)::BOOLEAN[], \(phones)::TEXT[], \(hasPhone)::BOOLEAN[], \(hasPhoto)::BOOLEAN[],
+                                     \(searchTexts)::TEXT[])
+                    WITH ORDINALITY AS w(id, name, content_type, etag, size, seq, uid, has_uid, kind, has_kind, data, skeleton,
+                                         actor_user, has_user, actor_credential, listed, is_group, sort_key, display_name,
+                                         organization, has_organization, email, has_email, phone, has_phone, has_photo,
+                                         search_text, k)),
+            parts AS (
+                SELECT * FROM unnest(\(partK)::INTEGER[], \(partHashes)::TEXT[], \(partStarts)::BIGINT[],
+                                     \(partLengths)::BIGINT[]) AS p(k, hash, start, length)),
+            kept_parts AS (
+                INSERT INTO card_version_parts (hash, data)
+                SELECT DISTINCT ON (p.hash) p.hash, substring(old.data FROM (p.start + 1)::INTEGER FOR p.length::INTEGER)
+                FROM w JOIN resources old ON old.id = w.id JOIN card_version_part_refs p ON p.etag = old.etag
+                WHERE w.id <> 0 AND p.start IS NOT NULL AND old.etag IS DISTINCT FROM w.etag
+                      AND NOT EXISTS (SELECT 1 FROM parts n WHERE n.k = w.k AND n.hash = p.hash)
+                ON CONFLICT (hash) DO NOTHING),
+            updated AS (
+                UPDATE resources r SET content_type = w.content_type, etag = w.etag, size = w.size, modified = \(time),
+                    seq = w.seq, uid = CASE WHEN w.has_uid THEN w.uid END, kind = CASE WHEN w.has_kind THEN w.kind END,
+                    data = w.data
+                FROM w WHERE w.id <> 0 AND r.id = w.id
+                RETURNING r.id, w.k),
+            inserted AS (
+                INSERT INTO resources (collection_id, name, content_type, etag, size, modified, seq, uid, kind, data)
+                SELECT \(collection), w.name, w.content_type, w.etag, w.size, \(time), w.seq,
+                       CASE WHEN w.has_uid THEN w.uid END, CASE WHEN w.has_kind THEN w.kind END, w.data
+                FROM w WHERE w.id = 0 ORDER BY w.k
+                RETURNING id, name),
+            written AS (
+                SELECT id, k FROM updated
+                UNION ALL
+                SELECT i.id, w.k FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name),
+            old_entries AS (DELETE FROM card_index WHERE resource_id IN (SELECT id FROM w WHERE id <> 0)),
+            old_members AS (DELETE FROM group_members WHERE resource_id IN (SELECT id FROM w WHERE id <> 0)),
+            old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
+            version_bodies AS (
+                INSERT INTO card_version_bodies (etag, data) SELECT DISTINCT ON (etag) etag, skeleton FROM w
+                ON CONFLICT (etag) DO NOTHING),
+            version_part_refs AS (
+                INSERT INTO card_version_part_refs (etag, hash, start, length)
+                SELECT DISTINCT ON (w.etag, p.hash) w.etag, p.hash, p.start, p.length FROM parts p JOIN w ON w.k = p.k
+                ON CONFLICT (etag, hash) DO UPDATE SET start = excluded.start, length = excluded.length
+                WHERE card_version_part_refs.start IS NULL),
+            entries AS (
+                INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
+                SELECT x.id, e.position, \(collection), e.property, e.value, e.ascii, e.unicode
+                FROM unnest(\(entryK)::INTEGER[], \(entryPositions)::INTEGER[], \(properties)::TEXT[], \(values)::TEXT[],
+                            \(asciiFolds)::TEXT[], \(unicodeFolds)::TEXT[]) AS e(k, position, property, value, ascii, unicode)
+                JOIN written x ON x.k = e.k),
+            members AS (
+                INSERT INTO group_members (resource_id, position, collection_id, member_uid)
+                SELECT x.id, m.position, \(collection), m.uid
+                FROM unnest(\(memberK)::INTEGER[], \(memberPositions)::INTEGER[], \(memberUIDs)::TEXT[]) AS m(k, position, uid)
+                JOIN written x ON x.k = m.k),
+            listings AS (
+                INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name, organization,
+                                           email, phone, has_photo, search_text)
+                SELECT \(collection), w.is_group, w.sort_key, w.name, x.id, w.display_name,
+                       CASE WHEN w.has_organization THEN w.organization END, CASE WHEN w.has_email THEN w.email END,
+                       CASE WHEN w.has_phone THEN w.phone END, w.has_photo, w.search_text
+                FROM w JOIN written x ON x.k = w.k WHERE w.listed
+                ON CONFLICT (resource_id) DO UPDATE SET collection_id = excluded.collection_id, is_group = excluded.is_group,
+                    sort_key = excluded.sort_key, name = excluded.name, display_name = excluded.display_name,
+                    organization = excluded.organization, email = excluded.email, phone = excluded.phone,
+                    has_photo = excluded.has_photo, search_text = excluded.search_text),
+            change_rows AS (
+                INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential)
+                SELECT \(collection), w.seq, w.name, FALSE, \(time), CASE WHEN w.has_user THEN w.actor_user END,
+                       CASE WHEN w.has_user THEN w.actor_credential END
+                FROM w JOIN written x ON x.k = w.k ORDER BY w.k
+                ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at,
+                    actor_user = excluded.actor_user, actor_credential = excluded.actor_credential),
+            book AS (UPDATE collections SET sync_seq = \(bookSeq), modified = \(time) WHERE id = \(collection))
+            SELECT count(*) FROM written
+            """)
+    }
+}
