@@ -31,10 +31,19 @@ extension PostgresStore {
         guard names.count == writes.count, uids.count == writes.count, Set(uids).count == uids.count else { return nil }
 
         writeBatches.countedTogether()
-        let found = try await connection.rows(BatchTargetsSQL.self, collectionID, writes.map(\.name),
-                                              writes.map { $0.card?.uid.withoutNUL ?? "" })
-        guard found.count == writes.count else { throw BatchMismatch() }
-        let targets = try found.map { try $0.decode((Int64?, String?, String?, String?).self) }
+        // Each name's resource (id, ETag, UID) and its UID's holder.
+        let targets: [(Int64?, String?, String?, String?)]
+        if batch.allSatisfy({ $0.precondition == .ifNoneMatchAny }) {
+            // New cards only (how clients upload them, and an import): written without a
+            // look-up, as `put` writes one; a name or UID already taken leaves its row out, and
+            // the batch then goes write by write, each judged (`BatchMismatch`).
+            targets = Array(repeating: (nil, nil, nil, nil), count: writes.count)
+        } else {
+            let found = try await connection.rows(BatchTargetsSQL.self, collectionID, writes.map(\.name),
+                                                  writes.map { $0.card?.uid.withoutNUL ?? "" })
+            guard found.count == writes.count else { throw BatchMismatch() }
+            targets = try found.map { try $0.decode((Int64?, String?, String?, String?).self) }
+        }
         var results: [Result<PutResult, any Error>] = []
         var accepted: [AcceptedWrite] = []
         var exclusion: PushExclusion?
@@ -74,8 +83,8 @@ extension PostgresStore {
         let seq: Int64
     }
 
-    /// The batch's statements did not find or write a row per write: never expected (the
-    /// book's row is held), and answered by writing each on its own.
+    /// The batch's statements did not find or write a row per write (a new card's name or UID
+    /// was taken): answered by writing each on its own, judged.
     struct BatchMismatch: Error {}
 
     /// What each write finds, in the batch's order: its name's resource (id, ETag, UID) and the
@@ -183,6 +192,7 @@ extension PostgresStore {
                 INSERT INTO resources (collection_id, name, content_type, etag, size, modified, seq, uid, kind, data)
                 SELECT \(collection), w.name, w.content_type, w.etag, w.size, \(time), w.seq, w.uid, w.kind, w.data
                 FROM w WHERE w.id = 0 ORDER BY w.k
+                ON CONFLICT DO NOTHING
                 RETURNING id, name),
             written AS (
                 SELECT id, k FROM updated

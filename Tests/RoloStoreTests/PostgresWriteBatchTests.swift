@@ -409,6 +409,44 @@ private final class BookRowHold: Sendable {
         #expect(try await fixture.integrityCheck() == [])
     }
 
+    /// A batch of new cards only (If-None-Match: *) is written without a look-up; when a name
+    /// or a UID of it is taken, its statement writes fewer rows than it has writes, and each
+    /// write goes again on its own: the new card is written, the taken name and UID refused.
+    @Test func aBatchOfNewCardsWithATakenNameOrUIDGoesAgainWriteByWrite() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let a = try await fixture.put("a.vcf", fn: "A")
+        try await fixture.put("b.vcf", fn: "B")
+        let batchesBefore = store.writeBatches.batchCount
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) { try await Self.put(store, book, "c.vcf", fn: "C", .none) }
+        let new = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "d.vcf", fn: "D", .ifNoneMatchAny)
+        }
+        let takenName = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifNoneMatchAny)
+        }
+        let takenUID = try await Self.send(store, bookID: book, taken: false) {
+            let (data, card) = Self.card("b.vcf", fn: "Other B")
+            return try await store.putResource(collectionID: book, name: "e.vcf", data: data, contentType: "text/vcard",
+                                               card: card, precondition: .ifNoneMatchAny)
+        }
+        try await hold.release()
+        #expect(try await first.value.seq == 3)
+        #expect(try await new.value.seq == 4)
+        await #expect(throws: StoreError.preconditionFailed) { try await takenName.value }
+        await #expect(throws: StoreError.uidConflict(existingName: "b.vcf")) { try await takenUID.value }
+        #expect(store.writeBatches.togetherCount == 1)
+        // The first write, the batch of three given up at its statement, each of the three alone.
+        #expect(store.writeBatches.batchCount - batchesBefore == 5)
+        #expect(try await store.collection(id: book)?.syncSeq == 4)
+        #expect(try await store.resourceInfo(collectionID: book, name: "a.vcf")?.etag == a.etag)
+        #expect(try await store.resourceInfo(collectionID: book, name: "e.vcf") == nil)
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
     /// A file that is no card, in a batch, could free a card's UID for the writes after it:
     /// such a batch goes one write at a time.
     @Test func aBatchWithAFileThatIsNoCardGoesOneAtATime() async throws {
