@@ -198,7 +198,12 @@ extension PostgresStore {
                 SELECT id, k FROM updated
                 UNION ALL
                 SELECT i.id, w.k FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name),
-            old_entries AS (DELETE FROM card_index WHERE resource_id IN (SELECT id FROM w WHERE id <> 0)),
+            new_entries AS (
+                SELECT * FROM unnest(\(entryK)::INTEGER[], \(entryPositions)::INTEGER[], \(properties)::TEXT[], \(values)::TEXT[],
+                                     \(asciiFolds)::TEXT[], \(unicodeFolds)::TEXT[]) AS e(k, position, property, value, ascii, unicode)),
+            old_entries AS (
+                DELETE FROM card_index c USING w WHERE w.id <> 0 AND c.resource_id = w.id
+                AND NOT EXISTS (SELECT 1 FROM new_entries e WHERE e.k = w.k AND \(sameIndexEntry))),
             old_members AS (DELETE FROM group_members WHERE resource_id IN (SELECT id FROM w WHERE id <> 0)),
             old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
             version_bodies AS (
@@ -212,9 +217,8 @@ extension PostgresStore {
             entries AS (
                 INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
                 SELECT x.id, e.position, \(collection), e.property, e.value, e.ascii, e.unicode
-                FROM unnest(\(entryK)::INTEGER[], \(entryPositions)::INTEGER[], \(properties)::TEXT[], \(values)::TEXT[],
-                            \(asciiFolds)::TEXT[], \(unicodeFolds)::TEXT[]) AS e(k, position, property, value, ascii, unicode)
-                JOIN written x ON x.k = e.k),
+                FROM new_entries e JOIN written x ON x.k = e.k
+                WHERE NOT EXISTS (SELECT 1 FROM card_index c WHERE c.resource_id = x.id AND \(sameIndexEntry))),
             members AS (
                 INSERT INTO group_members (resource_id, position, collection_id, member_uid)
                 SELECT x.id, m.position, \(collection), m.uid
@@ -227,10 +231,7 @@ extension PostgresStore {
                        CASE WHEN w.has_organization THEN w.organization END, CASE WHEN w.has_email THEN w.email END,
                        CASE WHEN w.has_phone THEN w.phone END, w.has_photo, w.search_text
                 FROM w JOIN written x ON x.k = w.k WHERE w.listed
-                ON CONFLICT (resource_id) DO UPDATE SET collection_id = excluded.collection_id, is_group = excluded.is_group,
-                    sort_key = excluded.sort_key, name = excluded.name, display_name = excluded.display_name,
-                    organization = excluded.organization, email = excluded.email, phone = excluded.phone,
-                    has_photo = excluded.has_photo, search_text = excluded.search_text),
+                \(listingConflictSQL)),
             change_rows AS (
                 INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential)
                 SELECT \(collection), w.seq, w.name, FALSE, \(time), CASE WHEN w.has_user THEN w.actor_user END,

@@ -447,6 +447,61 @@ private final class BookRowHold: Sendable {
         #expect(try await fixture.integrityCheck() == [])
     }
 
+    /// An update keeps the index rows its card still has and the list row when the list shows
+    /// nothing new: an edit of a field that is not indexed (a NOTE) writes no index or list
+    /// row, and an edit of the e-mail replaces that row alone. Alone and in a batch.
+    @Test func anUpdateRewritesOnlyTheIndexRowsThatChanged() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        @Sendable func card(_ name: String, email: String, note: String) -> Data {
+            Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:\(name)\r\nFN:Anna \(name)\r\nEMAIL:\(email)\r\nTEL:+49 170 1\r\nNOTE:\(note)\r\nEND:VCARD\r\n".utf8)
+        }
+        @Sendable func put(_ name: String, _ data: Data, _ precondition: WritePrecondition = .none) async throws -> PutResult {
+            let metadata = try VCardParser.parse(Array(data), mode: .lenient).first.map(CardMetadata.init(card:))
+            return try await store.putResource(collectionID: book, name: name, data: data, contentType: "text/vcard",
+                                               card: metadata, precondition: precondition)
+        }
+        /// Each index row of the card (its physical place: a row written anew gets a new one), and its list row's.
+        func rows(_ name: String) async throws -> (index: [String: String], listing: String) {
+            let index = try await fixture.texts("""
+                SELECT i.property || '=' || i.value || ' ' || i.ctid::TEXT FROM card_index i JOIN resources r ON r.id = i.resource_id
+                WHERE r.name = '\(name)'
+                """)
+            let listing = try await fixture.texts("SELECT ctid::TEXT FROM card_listings WHERE name = '\(name)'")
+            let pairs = index.map { row in
+                let place = row.lastIndex(of: " ")!
+                return (String(row[..<place]), String(row[row.index(after: place)...]))
+            }
+            return (Dictionary(uniqueKeysWithValues: pairs), listing.joined())
+        }
+        for name in ["a", "b", "c"] { _ = try await put(name, card(name, email: "\(name)@old.example", note: "one")) }
+        let before = [try await rows("a"), try await rows("b"), try await rows("c")]
+        #expect(before[0].index.keys.map { $0.prefix { $0 != "=" } }.sorted() == ["EMAIL", "FN", "TEL", "UID"])
+
+        // Alone: a.
+        _ = try await put("a", card("a", email: "a@old.example", note: "two"))
+        // In a batch: b's note and c's e-mail.
+        let hold = try await BookRowHold(store, bookID: book)
+        let first = try await Self.send(store, bookID: book, taken: true) { try await Self.put(store, book, "d.vcf", fn: "D", .none) }
+        let noteEdit = try await Self.send(store, bookID: book, taken: false) { try await put("b", card("b", email: "b@old.example", note: "two")) }
+        let emailEdit = try await Self.send(store, bookID: book, taken: false) { try await put("c", card("c", email: "c@new.example", note: "one")) }
+        try await hold.release()
+        _ = try await (first.value, noteEdit.value, emailEdit.value)
+        #expect(store.writeBatches.togetherCount == 1)
+
+        let after = [try await rows("a"), try await rows("b"), try await rows("c")]
+        #expect(after[0].index == before[0].index, "a NOTE edit alone keeps every index row")
+        #expect(after[0].listing == before[0].listing, "and the list row")
+        #expect(after[1].index == before[1].index, "in a batch too")
+        #expect(after[1].listing == before[1].listing)
+        #expect(after[2].index.filter { !$0.key.hasPrefix("EMAIL=") } == before[2].index.filter { !$0.key.hasPrefix("EMAIL=") })
+        #expect(Set(after[2].index.keys.filter { $0.hasPrefix("EMAIL=") }) == ["EMAIL=c@new.example"])
+        #expect(after[2].listing != before[2].listing, "the list shows the e-mail")
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
     /// A file that is no card, in a batch, could free a card's UID for the writes after it:
     /// such a batch goes one write at a time.
     @Test func aBatchWithAFileThatIsNoCardGoesOneAtATime() async throws {
