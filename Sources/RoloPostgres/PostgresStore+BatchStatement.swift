@@ -195,16 +195,16 @@ extension PostgresStore {
                 ON CONFLICT DO NOTHING
                 RETURNING id, name),
             written AS (
-                SELECT id, k FROM updated
+                SELECT id, k, TRUE AS replaced FROM updated
                 UNION ALL
-                SELECT i.id, w.k FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name),
+                SELECT i.id, w.k, FALSE FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name),
             new_entries AS (
                 SELECT * FROM unnest(\(entryK)::INTEGER[], \(entryPositions)::INTEGER[], \(properties)::TEXT[], \(values)::TEXT[],
                                      \(asciiFolds)::TEXT[], \(unicodeFolds)::TEXT[]) AS e(k, position, property, value, ascii, unicode)),
             old_entries AS (
-                DELETE FROM card_index c USING w WHERE w.id <> 0 AND c.resource_id = w.id
-                AND NOT EXISTS (SELECT 1 FROM new_entries e WHERE e.k = w.k AND \(sameIndexEntry))),
-            old_members AS (DELETE FROM group_members WHERE resource_id IN (SELECT id FROM w WHERE id <> 0)),
+                DELETE FROM card_index c WHERE c.resource_id = ANY(\(ids)::BIGINT[])
+                AND NOT EXISTS (SELECT 1 FROM new_entries e JOIN w ON w.k = e.k WHERE w.id = c.resource_id AND \(sameIndexEntry))),
+            old_members AS (DELETE FROM group_members WHERE resource_id = ANY(\(ids)::BIGINT[])),
             old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
             version_bodies AS (
                 INSERT INTO card_version_bodies (etag, data) SELECT DISTINCT ON (etag) etag, skeleton FROM w
@@ -218,7 +218,9 @@ extension PostgresStore {
                 INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
                 SELECT x.id, e.position, \(collection), e.property, e.value, e.ascii, e.unicode
                 FROM new_entries e JOIN written x ON x.k = e.k
-                WHERE NOT EXISTS (SELECT 1 FROM card_index c WHERE c.resource_id = x.id AND \(sameIndexEntry))),
+                -- Per row, and for a replaced card only: as an anti-join the planner may scan the
+                -- whole index table for a batch of new cards.
+                WHERE NOT x.replaced OR NOT EXISTS (SELECT 1 FROM card_index c WHERE c.resource_id = x.id AND \(sameIndexEntry))),
             members AS (
                 INSERT INTO group_members (resource_id, position, collection_id, member_uid)
                 SELECT x.id, m.position, \(collection), m.uid
