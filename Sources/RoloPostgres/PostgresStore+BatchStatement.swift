@@ -5,10 +5,11 @@ import RoloStore
 /// A batch of PUTs to one book judged by one statement and written by another
 /// (`WriteBatches`), where each card took a statement of its own (two for an update: its
 /// look-up and its write), a round trip each inside the book's turn. A batch is now three
-/// statements: the lock, the look-up, the write. Measured (issue 34, `put-import`, batches of
-/// about four): import 707 → 747 cards/s and 1.55 → 1.45 ms of CPU a PUT; If-Match updates
-/// unchanged. The cluster's time per card is about 0.7 ms in either form: it is the rows
-/// (index, list row, history trigger, foreign-key checks), not the statements.
+/// statements: the lock, the look-up, the write; two for new cards only (If-None-Match: *),
+/// which need no look-up. The cluster's time a card barely moved with it (about 0.7 ms):
+/// that is the rows (index, list row, history trigger, foreign-key checks), so an update
+/// also rewrites only the index rows that changed (`sameIndexEntry`) and a list row only
+/// when it did (`listingConflictSQL`). Docs/performance.md has the figures (issue 34).
 ///
 /// Judged together only when every write is a card and no two share a name or a UID: then what
 /// each write finds (its name's resource, its UID's holder) is what it would find after the
