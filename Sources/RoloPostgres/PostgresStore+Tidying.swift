@@ -65,6 +65,9 @@ final class BurstTidying: Sendable {
     /// When the last write was.
     var lastWrite: ContinuousClock.Instant { state.withLock { $0.lastWrite } }
 
+    /// A tidying is waiting for its pause or under way (its loop ends after its last merge).
+    var isRunning: Bool { state.withLock { $0.task != nil } }
+
     /// The cards written since the last tidying, which the one starting now covers.
     func take() -> Int {
         state.withLock { state in
