@@ -405,7 +405,6 @@ private final class BookRowHold: Sendable {
         #expect(try await fourth.value.seq == 5)
         #expect(try await store.resource(collectionID: book, name: "a.vcf")?.data == Data(vcard(uid: "a.vcf", fn: "A3").utf8))
         #expect(store.writeBatches.togetherCount == 0)
-        #expect(store.writeBatches.togetherCount == 0)
         #expect(try await fixture.integrityCheck() == [])
     }
 
