@@ -72,4 +72,38 @@ import VCard
         }
         #expect(CardListingFields.trimmed("") == "" && CardListingFields.trimmed(" \r\n Émile  ") == "Émile")
     }
+
+    /// The search text is folded as one text (issue 34): the same bytes as each line folded
+    /// alone, for lines whose fold depends on their ends (final sigma, a leading combining
+    /// mark) and lines Foundation folds beside lines the table folds.
+    @Test func theSearchTextFoldsAsItsLinesFoldAlone() {
+        let lines = ["ΟΔΥΣΣΕΥΣ", "Σοφία", "Σ", "ΑΣ'", "\u{301}Émile", "e\u{301}", "İstanbul", "STRASSE ß", "ﬁne",
+                     "김민준", "サトウ", "株式会社サンプル", "Дмитрий", "+1 (555) 010-9999", "Ǆ", "\u{1E}FAMILY", "ΣΑΣ ΣΑΣ"]
+        for first in lines {
+            for second in lines {
+                let joined = CaseFolding.search(first + "\n" + second)
+                #expect(Array(joined.utf8) == Array((CaseFolding.search(first) + "\n" + CaseFolding.search(second)).utf8),
+                        "\(first) / \(second)")
+            }
+        }
+    }
+
+    /// The fast paths of the sort key and the phone digits give what Character by Character does.
+    @Test func theSortKeyAndThePhoneDigitsReadByByteAgreeWithCharacters() {
+        func generalSortKey(_ name: String) -> String {
+            let key = CaseFolding.search(name).drop { !($0.isLetter || $0.isNumber) }
+            return key.isEmpty ? "\u{10FFFF}" : String(key)
+        }
+        var names = ["Anna", "anna", "0800 Taxi", "9", "'Bob", " Émile", "Émile", "a\u{301}b", "Zoë", "z", "(Work)", "",
+                     "\u{301}", "Σοφία", "김민준"]
+        names += (0x20..<0x7F).compactMap(Unicode.Scalar.init).map { "\($0)x" }
+        for name in names {
+            #expect(CardListingFields.sortKey(name) == generalSortKey(name), "\(name)")
+        }
+        var numbers = ["+1 (555) 010-9999", "tel:+44 20", "\r\n12", "", "٣٤٥ 12", "①2", "555\u{301}1"]
+        numbers += (0x0..<0x80).compactMap(Unicode.Scalar.init).map { "1\($0)2" }
+        for number in numbers {
+            #expect(CardListingFields.digits(number) == number.filter(\.isNumber), "\(number.unicodeScalars.map(\.value))")
+        }
+    }
 }
