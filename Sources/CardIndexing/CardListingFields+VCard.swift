@@ -51,18 +51,22 @@ extension CardListingFields {
             }
         }
         let displayName = name ?? structuredName ?? organization ?? email ?? phone ?? ""
-        // Folded as one text: the fold maps each line alone, as a line break is neither cased
-        // nor a combining mark, so no rule (final sigma, NFKD's reordering) reaches across it
-        // (`theSearchTextFoldsAsItsLinesFoldAlone`).
         self.init(displayName: displayName, sortKey: Self.sortKey(displayName), organization: organization,
-                  email: email, phone: phone, hasPhoto: hasPhoto,
-                  searchText: CaseFolding.search(searched.filter { !$0.isEmpty }.joined(separator: "\n")))
+                  email: email, phone: phone, hasPhoto: hasPhoto, searchText: Self.searchText(searched.filter { !$0.isEmpty }))
+    }
+
+    /// The lines folded and joined. Folded as one text by the table when it folds them all: the
+    /// fold maps each line alone, as a line break is neither cased nor a combining mark, so no
+    /// rule (final sigma, NFKD's reordering) reaches across it (`theSearchTextFoldsAsItsLinesFoldAlone`).
+    /// Otherwise line by line, so that only the lines that need Foundation's fold get it.
+    static func searchText(_ lines: [String]) -> String {
+        CaseFolding.searchByTable(lines.joined(separator: "\n")) ?? lines.map(CaseFolding.search).joined(separator: "\n")
     }
 
     /// The numbers of `text` (`Character.isNumber`), read byte by byte when it is ASCII,
     /// as phone numbers are: Character by Character it cost a tenth of the row.
     static func digits(_ text: String) -> String {
-        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return text.filter(\.isNumber) }
+        guard text.utf8IsASCII else { return text.filter(\.isNumber) }
         return String(decoding: text.utf8.filter { $0 >= 0x30 && $0 <= 0x39 }, as: UTF8.self)
     }
 
@@ -81,9 +85,9 @@ extension CardListingFields {
     /// without any name sorts last.
     public static func sortKey(_ displayName: String) -> String {
         let folded = CaseFolding.search(displayName)
-        // Most names begin with an ASCII letter or digit, a Character that is one whatever
-        // follows it: nothing to drop, and no Character to form.
-        if let first = folded.utf8.first, (first >= 0x61 && first <= 0x7A) || (first >= 0x30 && first <= 0x39) {
+        // Most names begin with a letter or a digit: nothing to drop, and no Character to form
+        // (a Character is a letter or a number by its first scalar).
+        if let first = folded.unicodeScalars.first, first.properties.isAlphabetic || first.properties.numericType != nil {
             return folded
         }
         let key = folded.drop { !($0.isLetter || $0.isNumber) }

@@ -5,7 +5,7 @@ import Foundation
 public enum CaseFolding {
     /// `i;ascii-casemap`: only A-Z become a-z; every other character stays as it is.
     public static func ascii(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
+        guard text.utf8ContainsUppercaseASCII else { return text }
         var bytes = Array(text.utf8)
         for index in bytes.indices where bytes[index] >= 0x41 && bytes[index] <= 0x5A {
             bytes[index] |= 0x20
@@ -17,7 +17,7 @@ public enum CaseFolding {
     /// decomposition (NFKD), so "ÉLODIE" and "élodie" fold to the same bytes whatever their
     /// normalisation form.
     public static func unicode(_ text: String) -> String {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) { return ascii(text) }
+        if text.utf8IsASCII { return ascii(text) }
         return TableFold.unicode.fold(text) ?? foundationUnicode(text)
     }
 
@@ -30,14 +30,20 @@ public enum CaseFolding {
     /// "jose" finds "José" and "muller" finds "Müller" (the fold decomposed them). Used for
     /// `CardListingFields.searchText` and the words searched in it, never for DAV collations.
     public static func search(_ text: String) -> String {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) { return ascii(text) }
-        return TableFold.search.fold(text) ?? foundationSearch(text)
+        searchByTable(text) ?? foundationSearch(text)
+    }
+
+    /// `search` when the table folds every character of `text` (`TableFold`); nil when one
+    /// needs Foundation, whose fold of a long text is dearer than the table's.
+    public static func searchByTable(_ text: String) -> String? {
+        if text.utf8IsASCII { return ascii(text) }
+        return TableFold.search.fold(text)
     }
 
     /// `search` by Foundation, for any text: what `TableFold` must give byte for byte.
     static func foundationSearch(_ text: String) -> String {
         let folded = foundationUnicode(text)
-        guard !folded.utf8.allSatisfy({ $0 < 0x80 }) else { return folded }
+        guard !folded.utf8IsASCII else { return folded }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: folded.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark })
         return String(scalars)
@@ -52,9 +58,11 @@ public enum CaseFolding {
 /// syllables, which decompose into their jamo by Unicode's arithmetic (a table of 11,172
 /// would cost a tenth of a second to fill). The pieces join to the fold of the whole text
 /// because each one starts with a base character, so NFKD has no combining marks to
-/// reorder across two of them; a character whose fold does not (a combining mark), capital
-/// sigma (whose lower case may depend on the next letter) and anything else: nil, for
-/// Foundation to fold. TableFoldTests compares the two byte for byte.
+/// reorder across two of them; a character whose fold does not (a combining mark) and
+/// anything else: nil, for Foundation to fold. Capital sigma is in the table: Swift's
+/// `lowercased()` maps each scalar alone (Σ is σ even at a word's end, where NSString would
+/// give ς), and Greek names were a fifth of the list row's fold through Foundation.
+/// TableFoldTests compares the two byte for byte.
 struct TableFold: Sendable {
     static let unicode = TableFold(CaseFolding.foundationUnicode)
     static let search = TableFold(CaseFolding.foundationSearch)
@@ -67,79 +75,141 @@ struct TableFold: Sendable {
     static let ideographs: ClosedRange<UInt32> = 0x4E00...0x9FFF
     /// Hangul syllables, three UTF-8 bytes each, decomposed by `appendJamo`.
     static let hangul: ClosedRange<UInt32> = 0xAC00...0xD7A3
-    /// UTF-8 of the fold of U+0080 + index; nil where Foundation must fold.
-    private let folds: [[UInt8]?]
-    /// UTF-8 of the fold of each kana (`kana.lowerBound` + index); nil where Foundation must fold.
-    private let kanaFolds: [[UInt8]?]
+    /// Where the fold of U+0080 + index is in `foldBytes` (start << 8 | length), and after them
+    /// each kana's (`kana.lowerBound` + index); `foundation` where Foundation must fold. One
+    /// flat table rather than an array per character: the fold copies bytes, no array's
+    /// reference count.
+    private let foldSpans: [UInt32]
+    private let foldBytes: [UInt8]
+    /// The most bytes a fold gives per byte of its text, for the fold's buffer.
+    private let growth: Int
+    private static let foundation = UInt32.max
+    private static let kanaStart = Int(end) - 0x80
 
     init(_ foundation: (String) -> String) {
-        func table(_ range: Range<UInt32>) -> [[UInt8]?] {
-            range.map { value in
-                guard let scalar = Unicode.Scalar(value), value != 0x3A3,
+        var spans: [UInt32] = [], bytes: [UInt8] = [], growth = 3 // a Hangul syllable's three jamo
+        for range in [0x80..<Self.end, Self.kana] {
+            for value in range {
+                guard let scalar = Unicode.Scalar(value),
                       let first = CaseFolding.foundationUnicode(String(scalar)).unicodeScalars.first,
-                      first.properties.canonicalCombiningClass == .notReordered else { return nil }
-                return Array(foundation(String(scalar)).utf8)
+                      first.properties.canonicalCombiningClass == .notReordered else {
+                    spans.append(Self.foundation)
+                    continue
+                }
+                let fold = Array(foundation(String(scalar)).utf8)
+                spans.append(UInt32(bytes.count) << 8 | UInt32(fold.count))
+                bytes += fold
+                let length = String(scalar).utf8.count
+                growth = max(growth, (fold.count + length - 1) / length)
             }
         }
-        folds = table(0x80..<Self.end)
-        kanaFolds = table(Self.kana)
+        foldSpans = spans
+        foldBytes = bytes
+        self.growth = growth
     }
 
     /// Whether the table folds this character itself.
     func covers(_ scalar: Unicode.Scalar) -> Bool {
         let value = scalar.value
         return value < 0x80 || Self.ideographs.contains(value) || Self.hangul.contains(value)
-            || (value < Self.end && folds[Int(value) - 0x80] != nil)
-            || (Self.kana.contains(value) && kanaFolds[Int(value - Self.kana.lowerBound)] != nil)
+            || (value < Self.end && foldSpans[Int(value) - 0x80] != Self.foundation)
+            || (Self.kana.contains(value) && foldSpans[Self.kanaStart + Int(value - Self.kana.lowerBound)] != Self.foundation)
     }
 
     /// A Hangul syllable's canonical decomposition (Unicode 3.12): its leading consonant,
     /// vowel and trailing consonant (if any) as conjoining jamo, which neither case nor NFKD
     /// change further, so both folds give it. Each jamo is three UTF-8 bytes.
-    static func appendJamo(of syllable: UInt32, to out: inout [UInt8]) {
+    static func appendJamo(of syllable: UInt32, to out: UnsafeMutableBufferPointer<UInt8>, at written: inout Int) {
         let index = syllable - hangul.lowerBound
         let vowelsAndTrailing: UInt32 = 21 * 28
         func append(_ jamo: UInt32) {
-            out.append(0xE0 | UInt8(jamo >> 12)); out.append(0x80 | UInt8(jamo >> 6 & 0x3F)); out.append(0x80 | UInt8(jamo & 0x3F))
+            out[written] = 0xE0 | UInt8(jamo >> 12); out[written + 1] = 0x80 | UInt8(jamo >> 6 & 0x3F)
+            out[written + 2] = 0x80 | UInt8(jamo & 0x3F)
+            written += 3
         }
         append(0x1100 + index / vowelsAndTrailing)
         append(0x1161 + index % vowelsAndTrailing / 28)
         if index % 28 != 0 { append(0x11A7 + index % 28) }
     }
 
+    /// A character the table leaves to Foundation: the fold gives up.
+    private struct NeedsFoundation: Error {}
+
     func fold(_ text: String) -> String? {
         var text = text
         return text.withUTF8 { bytes -> String? in
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count + bytes.count / 2)
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte < 0x80 {
-                    out.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
-                    index += 1
-                } else if byte >= 0xC2, byte <= 0xDF, index + 1 < bytes.count, bytes[index + 1] & 0xC0 == 0x80 {
-                    guard let fold = folds[Int(UInt32(byte & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)) - 0x80] else { return nil }
-                    out.append(contentsOf: fold)
-                    index += 2
-                } else if byte >= 0xE3, byte <= 0xED, index + 2 < bytes.count, bytes[index + 1] & 0xC0 == 0x80,
-                          bytes[index + 2] & 0xC0 == 0x80 {
-                    let value = UInt32(byte & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6 | UInt32(bytes[index + 2] & 0x3F)
-                    if Self.ideographs.contains(value) {
-                        out.append(contentsOf: bytes[index..<(index + 3)])
-                    } else if Self.hangul.contains(value) {
-                        Self.appendJamo(of: value, to: &out)
-                    } else if Self.kana.contains(value), let fold = kanaFolds[Int(value - Self.kana.lowerBound)] {
-                        out.append(contentsOf: fold)
-                    } else {
-                        return nil
+            foldBytes.withUnsafeBufferPointer { table in
+                try? String(unsafeUninitializedCapacity: bytes.count * growth) { out in
+                    var written = 0
+                    func copy(span: UInt32) throws {
+                        guard span != Self.foundation else { throw NeedsFoundation() }
+                        let start = Int(span >> 8), length = Int(span & 0xFF)
+                        for offset in 0..<length { out[written + offset] = table[start + offset] }
+                        written += length
                     }
-                    index += 3
-                } else {
-                    return nil
+                    var index = 0
+                    while index < bytes.count {
+                        let byte = bytes[index]
+                        if byte < 0x80 {
+                            out[written] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                            written += 1
+                            index += 1
+                        } else if byte >= 0xC2, byte <= 0xDF, index + 1 < bytes.count, bytes[index + 1] & 0xC0 == 0x80 {
+                            try copy(span: foldSpans[Int(UInt32(byte & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)) - 0x80])
+                            index += 2
+                        } else if byte >= 0xE3, byte <= 0xED, index + 2 < bytes.count, bytes[index + 1] & 0xC0 == 0x80,
+                                  bytes[index + 2] & 0xC0 == 0x80 {
+                            let value = UInt32(byte & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6 | UInt32(bytes[index + 2] & 0x3F)
+                            if Self.ideographs.contains(value) {
+                                out[written] = byte; out[written + 1] = bytes[index + 1]; out[written + 2] = bytes[index + 2]
+                                written += 3
+                            } else if Self.hangul.contains(value) {
+                                Self.appendJamo(of: value, to: out, at: &written)
+                            } else if Self.kana.contains(value) {
+                                try copy(span: foldSpans[Self.kanaStart + Int(value - Self.kana.lowerBound)])
+                            } else {
+                                throw NeedsFoundation()
+                            }
+                            index += 3
+                        } else {
+                            throw NeedsFoundation()
+                        }
+                    }
+                    return written
                 }
             }
-            return String(decoding: out, as: UTF8.self)
+        }
+    }
+}
+
+/// Byte tests of a string's UTF-8 read in place: the generic `utf8` sequence algorithms
+/// (`allSatisfy`, `elementsEqual`) iterate the view scalar by scalar, and ran to a third of a
+/// card's index-entry folds on every PUT (issue 34).
+extension String {
+    /// Whether every byte is ASCII.
+    package var utf8IsASCII: Bool {
+        var text = self
+        return text.withUTF8 { bytes in
+            var any: UInt8 = 0
+            for byte in bytes { any |= byte }
+            return any < 0x80
+        }
+    }
+
+    /// Whether a byte is A-Z.
+    package var utf8ContainsUppercaseASCII: Bool {
+        var text = self
+        return text.withUTF8 { bytes in bytes.contains { $0 &- 0x41 < 26 } }
+    }
+
+    /// Byte for byte the same text: String equality takes canonically equivalent texts ("é",
+    /// "e\u{301}") as equal, SQLite and PostgreSQL do not.
+    package func hasSameUTF8(as other: String) -> Bool {
+        var text = self, other = other
+        return text.withUTF8 { bytes in
+            other.withUTF8 { otherBytes in
+                bytes.count == otherBytes.count && (bytes.isEmpty || memcmp(bytes.baseAddress!, otherBytes.baseAddress!, bytes.count) == 0)
+            }
         }
     }
 }

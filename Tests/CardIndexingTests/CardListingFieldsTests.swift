@@ -77,11 +77,12 @@ import VCard
     /// alone, for lines whose fold depends on their ends (final sigma, a leading combining
     /// mark) and lines Foundation folds beside lines the table folds.
     @Test func theSearchTextFoldsAsItsLinesFoldAlone() {
+        #expect(CardListingFields.searchText(["ΣΟΦΙΑ", "Anna"]) == "σοφια\nanna")
         let lines = ["ΟΔΥΣΣΕΥΣ", "Σοφία", "Σ", "ΑΣ'", "\u{301}Émile", "e\u{301}", "İstanbul", "STRASSE ß", "ﬁne",
                      "김민준", "サトウ", "株式会社サンプル", "Дмитрий", "+1 (555) 010-9999", "Ǆ", "\u{1E}FAMILY", "ΣΑΣ ΣΑΣ"]
         for first in lines {
             for second in lines {
-                let joined = CaseFolding.search(first + "\n" + second)
+                let joined = CardListingFields.searchText([first, second])
                 #expect(Array(joined.utf8) == Array((CaseFolding.search(first) + "\n" + CaseFolding.search(second)).utf8),
                         "\(first) / \(second)")
             }
@@ -95,7 +96,8 @@ import VCard
             return key.isEmpty ? "\u{10FFFF}" : String(key)
         }
         var names = ["Anna", "anna", "0800 Taxi", "9", "'Bob", " Émile", "Émile", "a\u{301}b", "Zoë", "z", "(Work)", "",
-                     "\u{301}", "Σοφία", "김민준"]
+                     "\u{301}", "Σοφία", "ΣΟΦΙΑ", "김민준", "サトウ", "株式会社", "Дмитрий", "محمد", "٣ Tage", "①x", "ⅫA", "·Anna",
+                     "\u{300}\u{301}a", "«Émile»", "ǅemal", "ﬁne"]
         names += (0x20..<0x7F).compactMap(Unicode.Scalar.init).map { "\($0)x" }
         for name in names {
             #expect(CardListingFields.sortKey(name) == generalSortKey(name), "\(name)")

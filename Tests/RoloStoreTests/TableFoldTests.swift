@@ -72,15 +72,20 @@ import Testing
         }
     }
 
-    /// What the table leaves to Foundation: combining marks and capital sigma, and the
-    /// scripts outside it (half-width kana among them). The letters of the names a list shows are all in it.
+    /// What the table leaves to Foundation: combining marks and the scripts outside it
+    /// (half-width kana among them). The letters of the names a list shows are all in it,
+    /// capital sigma too: Foundation's fold (Swift's `lowercased()`) gives σ wherever it stands.
     @Test func theTableCoversTheLettersOfCommonScriptsAndLeavesCombiningMarksToFoundation() {
-        for range in [0x80..<0x250, 0x386..<0x3A3, 0x3A4..<0x3CF, 0x400..<0x483, 0x48A..<0x530, 0x621..<0x64B] as [Range<UInt32>] {
+        for text in ["ΟΔΥΣΣΕΥΣ", "ΑΣ", "ΑΣ'", "Σ"] {
+            #expect(TableFold.search.fold(text) == CaseFolding.foundationSearch(text), "\(text)")
+        }
+        #expect(TableFold.search.fold("ΟΔΥΣΣΕΥΣ") == "οδυσσευσ")
+        for range in [0x80..<0x250, 0x386..<0x3CF, 0x400..<0x483, 0x48A..<0x530, 0x621..<0x64B] as [Range<UInt32>] {
             for scalar in range.compactMap(Unicode.Scalar.init) {
                 #expect(TableFold.unicode.covers(scalar), "U+\(String(scalar.value, radix: 16))")
             }
         }
-        for mark in ["\u{300}", "\u{308}", "\u{345}", "\u{483}", "\u{64E}", "\u{5B4}", "\u{3099}", "Σ", "ｶ", "ﬁ", "😀"] {
+        for mark in ["\u{300}", "\u{308}", "\u{345}", "\u{483}", "\u{64E}", "\u{5B4}", "\u{3099}", "ｶ", "ﬁ", "😀"] {
             #expect(TableFold.unicode.fold(mark) == nil && TableFold.search.fold("a" + mark) == nil, "\(mark)")
         }
     }
@@ -116,5 +121,16 @@ import Testing
             #expect(TableFold.search.fold(value) != nil, "\(value)")
             Self.expectSameFold(value)
         }
+    }
+
+    /// The byte tests the folds use, read in place.
+    @Test func theUTF8ByteTestsReadEveryByte() {
+        let long = String(repeating: "abcdefgh", count: 5)
+        #expect("".utf8IsASCII && long.utf8IsASCII && !(long + "é").utf8IsASCII && !("é" + long).utf8IsASCII)
+        #expect(!long.utf8ContainsUppercaseASCII && (long + "Z").utf8ContainsUppercaseASCII && ("A" + long).utf8ContainsUppercaseASCII)
+        #expect(!"@[`{é".utf8ContainsUppercaseASCII)
+        #expect("".hasSameUTF8(as: "") && long.hasSameUTF8(as: String(repeating: "abcdefgh", count: 5)))
+        #expect(!"é".hasSameUTF8(as: "e\u{301}") && "é" == "e\u{301}")
+        #expect(!long.hasSameUTF8(as: long + "a") && !"abc".hasSameUTF8(as: "abd") && !"".hasSameUTF8(as: "a"))
     }
 }

@@ -33,7 +33,7 @@ package struct VersionBody: Sendable, Hashable {
     /// PUT were 3 % of a SQLite PUT's CPU, issue 34).
     package init(_ data: Data) {
         let split = data.withUnsafeBytes { bytes -> (skeleton: Data, parts: [Part])? in
-            guard bytes.count >= Self.partSize, !bytes.contains(0) else { return nil }
+            guard bytes.count >= Self.partSize, memchr(bytes.baseAddress!, 0, bytes.count) == nil else { return nil }
             var large = false
             Self.forEachProperty(in: bytes) { start, spanEnd, _ in large = large || spanEnd - start >= Self.partSize }
             guard large else { return nil }
@@ -66,7 +66,8 @@ package struct VersionBody: Sendable, Hashable {
             // Lines that begin with a space or a tab continue the property.
             var lineEnd = start
             while true {
-                guard let feed = bytes[lineEnd...].firstIndex(of: 10) else { lineEnd = bytes.count; break }
+                guard let found = memchr(bytes.baseAddress! + lineEnd, 10, bytes.count - lineEnd) else { lineEnd = bytes.count; break }
+                let feed = UnsafeRawPointer(found) - bytes.baseAddress!
                 if feed + 1 < bytes.count, bytes[feed + 1] == 32 || bytes[feed + 1] == 9 {
                     lineEnd = feed + 1
                     continue
