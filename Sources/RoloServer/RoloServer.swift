@@ -111,7 +111,7 @@ public struct RoloServer: Sendable {
                                                throttle: LoginThrottle(configuration.loginThrottle), logger: logger,
                                                sources: configuration.authSources, ldap: configuration.ldap)
         let accessLog = AccessLog(metrics: metrics, logger: logger)
-        var responder = RoloResponder(
+        let responder = RoloResponder(
             configuration: configuration,
             authenticator: authenticator,
             handler: handler,
@@ -119,8 +119,8 @@ public struct RoloServer: Sendable {
             accessLog: accessLog,
             recorder: recorder,
             api: AccountAPI(store: store, clock: store.clock),
-            web: makeWebApp(authenticator: authenticator))
-        responder.feeds = FeedEndpoint(store: store)
+            web: makeWebApp(authenticator: authenticator),
+            feeds: FeedEndpoint(store: store))
         let limits = configuration.limits
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
