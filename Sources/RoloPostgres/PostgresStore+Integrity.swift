@@ -5,7 +5,8 @@ import RoloStore
 extension PostgresStore {
     /// Problems found, empty when the database keeps Rolo's invariants: every resource has
     /// its latest change row, every live change row its resource, no seq beyond its
-    /// collection's, index and member rows sit in their resource's collection, sizes and
+    /// collection's, index, member and list rows belong to a resource (index and member rows
+    /// in its collection), sizes and
     /// ETags match the stored bytes, every migration is applied. (The server checks its own
     /// pages and constraints; `amcheck` and `pg_dump` are the tools for those.)
     public func integrityCheck() async throws -> [String] {
@@ -31,6 +32,20 @@ extension PostgresStore {
             ("member row outside its group's collection", """
                 SELECT DISTINCT m.resource_id::TEXT FROM group_members m JOIN resources r ON r.id = m.resource_id
                 WHERE m.collection_id <> r.collection_id
+                """),
+            // No foreign keys since v11 (a trigger deletes them with their card), so the
+            // check looks for rows left behind, as SQLite's does.
+            ("index row of a missing resource", """
+                SELECT DISTINCT i.resource_id::TEXT FROM card_index i
+                WHERE NOT EXISTS (SELECT 1 FROM resources r WHERE r.id = i.resource_id)
+                """),
+            ("member row of a missing resource", """
+                SELECT DISTINCT m.resource_id::TEXT FROM group_members m
+                WHERE NOT EXISTS (SELECT 1 FROM resources r WHERE r.id = m.resource_id)
+                """),
+            ("list row of a missing resource", """
+                SELECT l.resource_id::TEXT FROM card_listings l
+                WHERE NOT EXISTS (SELECT 1 FROM resources r WHERE r.id = l.resource_id)
                 """),
             ("size differs from the stored bytes", """
                 SELECT collection_id || '/' || name FROM resources WHERE size <> length(data)

@@ -80,6 +80,21 @@ import VCard
         let store = try #require(fixture.store as? PostgresStore)
         #expect(try await Self.keysAndTrigger(store) == (0, true))
         try await Self.expectRowsGoWithTheirCards(store, owner: fixture.book.owner)
+        #expect(try await store.integrityCheck() == [])
+        // Rows left behind (written around Rolo) are what `rolo check` reports.
+        try await store.autocommit { connection in
+            for statement in [
+                "INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode) VALUES (999001, 0, \(fixture.book.id), 'FN', 'x', 'x', 'x')",
+                "INSERT INTO group_members (resource_id, position, collection_id, member_uid) VALUES (999002, 0, \(fixture.book.id), 'x')",
+                """
+                INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name, has_photo, search_text)
+                VALUES (\(fixture.book.id), FALSE, 'x', 'x.vcf', 999003, 'x', FALSE, 'x')
+                """,
+            ] { try await connection.execute(PostgresQuery(unsafeSQL: statement)) }
+        }
+        #expect(Set(try await store.integrityCheck()) == ["index row of a missing resource: 999001",
+                                                          "member row of a missing resource: 999002",
+                                                          "list row of a missing resource: 999003"])
     }
 
     @Test func aVersion10PostgresDatabaseGetsTheTriggerKeepingCardsETagsAndSyncTokens() async throws {
