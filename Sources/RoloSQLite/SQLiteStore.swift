@@ -15,6 +15,8 @@ public final class SQLiteStore: RoloStore, InlineResourceReads, Sendable {
     let groupCommit: GroupCommit
     /// Holds the newest read mark between writes (`ReadAnchor`).
     let readAnchor: ReadAnchor
+    /// The writer's WAL hook's state, held for as long as the writer connection may call it.
+    let writerCommits: WriterCommits
     /// Index entries written since the last merge (`SQLiteStore+PendingIndex.swift`).
     let pendingIndex: PendingIndexCount
     /// Whether a substring query of a book uses the trigram index (`SubstringIndexChoice`).
@@ -81,6 +83,13 @@ public final class SQLiteStore: RoloStore, InlineResourceReads, Sendable {
         self.pendingIndex = pendingIndex
         let readAnchor = try ReadAnchor(path: path)
         self.readAnchor = readAnchor
+        let writerCommits = try pool.writeWithoutTransaction { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000
+            let commits = WriterCommits(anchor: readAnchor, checkpointPages: Int32(clamping: pages))
+            commits.install(on: db.sqliteConnection!)
+            return commits
+        }
+        self.writerCommits = writerCommits
         groupCommit = GroupCommit(pool: pool, limits: GroupCommit.Limits(maximumWrites: max(tuning.maximumWritesPerCommit, 1)),
                                   upkeep: Self.pendingIndexUpkeep(pendingIndex, mergeAt: max(tuning.pendingIndexEntries, 1)),
                                   readAnchor: readAnchor)

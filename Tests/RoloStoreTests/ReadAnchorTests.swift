@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ProcessLaunch
 import Testing
 @testable import RoloSQLite
@@ -21,6 +22,25 @@ import Testing
             #expect(fixture.sqlite.readAnchor.isHolding)
             let found = try fixture.sqlite.resourceImmediately(owner: "alice", collectionPath: ["default"], name: "c\(index).vcf")
             #expect(found?.resource.info.name == "c\(index).vcf")
+        }
+    }
+
+    /// A write outside `GroupCommit` (the access history's counts, a user's settings) moves
+    /// the anchor on too (`WriterCommits`, the writer's WAL hook). Seen from the log: a
+    /// PASSIVE checkpoint copies every frame only when no reader holds an older snapshot.
+    @Test func aWriteOutsideTheBatchesMovesTheAnchorToItsSnapshot() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        try await fixture.put("a.vcf")
+        #expect(fixture.sqlite.readAnchor.isHolding)
+        for index in 0..<3 {
+            let (log, copied) = try await fixture.sqlite.pool.writeWithoutTransaction { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES ('anchor-test', ?)", arguments: [Data([UInt8(index)])])
+                let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")!
+                return (row[1] as Int, row[2] as Int)
+            }
+            #expect(log > 0 && copied == log, "frames copied \(copied) of \(log)")
+            #expect(fixture.sqlite.readAnchor.isHolding)
         }
     }
 
