@@ -42,6 +42,27 @@ extension Statement {
         }
     }
 
+    /// Runs a query bound as `run` binds and hands each row to `read`, its columns read
+    /// straight from SQLite (`ColumnReader`), until the rows end or `read` returns false.
+    func forEachRow(binding bind: (inout DirectBindings) -> Void, _ read: (ColumnReader) -> Bool) throws {
+        let handle = sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        var bindings = DirectBindings(handle: handle)
+        bind(&bindings)
+        while true {
+            switch sqlite3_step(handle) {
+            case SQLITE_ROW:
+                guard read(ColumnReader(self)) else { return }
+            case SQLITE_DONE:
+                return
+            case let code:
+                let message = sqlite3_errmsg(sqlite3_db_handle(handle)).map { String(cString: $0) }
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+            }
+        }
+    }
+
     /// The same with `blob` bound where it lies (`DirectBindings.add(inPlace:)`) for the one
     /// step: SQLite copies a 10 MB card body once, into the record it writes, instead of
     /// first into a bound copy. The binding is cleared before the bytes' scope ends.

@@ -21,6 +21,8 @@ struct ResourceStatements {
     private let deleteListing: Statement
     private let insertListing: Statement
     private let insertVersionPartRef: Statement
+    private let selectEntries: Statement
+    private let selectSearchText: Statement
 
     init(_ db: Database) throws {
         self.db = db
@@ -56,6 +58,14 @@ struct ResourceStatements {
                                        email, phone, has_photo, search_text)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
+        // A card's entries, merged or pending (they are all in one table), in order.
+        selectEntries = try db.cachedStatement(sql: """
+            SELECT position, property, value_unicode, value_ascii, value FROM card_index WHERE resource_id = ?1
+            UNION ALL
+            SELECT position, property, value_unicode, value_ascii, value FROM card_index_pending WHERE resource_id = ?1
+            ORDER BY 1
+            """)
+        selectSearchText = try db.cachedStatement(sql: "SELECT search_text FROM card_listings WHERE resource_id = ?")
         // Where each large part of the version the change row's trigger records (schema
         // v14) starts, for a body written before v15 too (those refs have none).
         insertVersionPartRef = try db.cachedStatement(sql: """
@@ -74,33 +84,64 @@ struct ResourceStatements {
         guard db.changesCount > 0 else { return false }
         let resourceID = db.lastInsertedRowID
         try insertBody.run(blob: write.data) { row, body in row.add(resourceID); row.add(inPlace: body) }
-        try writeRows(of: write, resourceID: resourceID, collectionID: collectionID, seq: seq, now: now)
+        try writeRows(of: write, resourceID: resourceID, collectionID: collectionID, seq: seq, now: now, entries: true)
         return true
     }
 
-    /// Replaces the resource `id` (same name) and its rows.
-    func replace(id: Int64, with write: ResourceWrite, collectionID: Int64, seq: Int64, now: Double) throws {
+    /// Replaces the resource `id` (same name) and its rows; the number of index entries it
+    /// wrote (into the pending entries), 0 when the card's stayed as they were.
+    @discardableResult
+    func replace(id: Int64, with write: ResourceWrite, collectionID: Int64, seq: Int64, now: Double) throws -> Int {
         try SQLiteStore.keepReplacedBody(db, resourceID: id, newETag: write.etag, newParts: write.versionBody.parts)
         try updateResource.run { row in
             row.add(write.contentType); row.add(write.etag); row.add(write.data.count); row.add(now); row.add(seq)
             row.add(write.card?.uid); row.add(write.card?.kind); row.add(id)
         }
         try updateBody.run(blob: write.data) { row, body in row.add(inPlace: body); row.add(id) }
-        try deleteEntries.run { row in row.add(id) }
-        try deletePendingEntries.run { row in row.add(id) }
-        // New entries replace the card's trigram row at the merge (OR REPLACE); only a card
-        // left without entries needs its row dropped there.
-        if write.entries.isEmpty { try markTrigramsStale.run { row in row.add(id) } }
+        let keepsEntries = try hasEntries(id: id, write)
+        if !keepsEntries {
+            try deleteEntries.run { row in row.add(id) }
+            try deletePendingEntries.run { row in row.add(id) }
+            // New entries replace the card's trigram row at the merge (OR REPLACE); only a card
+            // left without entries needs its row dropped there.
+            if write.entries.isEmpty { try markTrigramsStale.run { row in row.add(id) } }
+        }
         try deleteMembers.run { row in row.add(id) }
         try deleteListing.run { row in row.add(id) }
-        try writeRows(of: write, resourceID: id, collectionID: collectionID, seq: seq, now: now)
+        try writeRows(of: write, resourceID: id, collectionID: collectionID, seq: seq, now: now, entries: !keepsEntries)
+        return keepsEntries ? 0 : write.entries.count
     }
 
-    private func writeRows(of write: ResourceWrite, resourceID: Int64, collectionID: Int64, seq: Int64, now: Double) throws {
-        for (position, entry) in write.entries.enumerated() {
-            try insertEntry.run { row in
-                row.add(resourceID); row.add(position); row.add(collectionID); row.add(entry.property)
-                row.add(entry.unicode); row.add(entry.ascii); row.add(entry.verbatim)
+    /// Whether the card `id` has exactly the entries `write` would give it (in order, byte for
+    /// byte) and its list row the same search text. Then an update keeps them: most edits (a
+    /// note, an address, a photo) change neither, and each entry rewritten was a row deleted,
+    /// a pending row written, and at the merge a row and its trigram row written again
+    /// (issue 34). The search text is compared too because the merge refreshes a card's
+    /// list trigrams only when it has pending entries.
+    private func hasEntries(id: Int64, _ write: ResourceWrite) throws -> Bool {
+        let entries = write.entries
+        var matched = 0, same = true
+        try selectEntries.forEachRow(binding: { $0.add(id) }) { row in
+            guard matched < entries.count, row.int64(0) == Int64(matched) else { same = false; return false }
+            let entry = entries[matched]
+            same = row.holds(1, entry.property) && row.holds(2, entry.unicode) && row.holds(3, entry.ascii)
+                && row.holds(4, entry.verbatim)
+            matched += 1
+            return same
+        }
+        guard same, matched == entries.count else { return false }
+        let listed = try selectSearchText.firstRow(binding: { $0.add(id) }) { row in row.holds(0, write.card?.listing?.searchText) }
+        return listed ?? (write.card?.listing == nil)
+    }
+
+    private func writeRows(of write: ResourceWrite, resourceID: Int64, collectionID: Int64, seq: Int64, now: Double,
+                           entries: Bool) throws {
+        if entries {
+            for (position, entry) in write.entries.enumerated() {
+                try insertEntry.run { row in
+                    row.add(resourceID); row.add(position); row.add(collectionID); row.add(entry.property)
+                    row.add(entry.unicode); row.add(entry.ascii); row.add(entry.verbatim)
+                }
             }
         }
         if let card = write.card, let listing = card.listing {

@@ -301,6 +301,16 @@ struct ColumnReader: ColumnSource {
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
+    /// Whether the column holds `text` byte for byte (NULL holds nil), read in place.
+    func holds(_ column: Int32, _ text: String?) -> Bool {
+        guard let bytes = sqlite3_column_text(statement, offset + column) else { return text == nil }
+        guard var text else { return false }
+        let count = Int(sqlite3_column_bytes(statement, offset + column))
+        return text.withUTF8 { utf8 in
+            utf8.count == count && (count == 0 || memcmp(utf8.baseAddress!, bytes, count) == 0)
+        }
+    }
+
     func data(_ column: Int32) -> Data {
         guard let bytes = sqlite3_column_blob(statement, offset + column) else { return Data() }
         return Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, offset + column)))

@@ -17,13 +17,14 @@ extension SQLiteStore {
             let seq = collection.syncSeq + 1
             let now = self.now
             let statements = try ResourceStatements(db)
+            var pendingEntries = write.entries.count
             if let existing {
-                try statements.replace(id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
+                pendingEntries = try statements.replace(id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)
             } else if try !statements.insert(write, collectionID: collectionID, seq: seq, now: now) {
                 throw StoreError.alreadyExists // unreachable: name and UID were checked above
             }
             try Self.setSyncSeq(db, collectionID: collectionID, seq: seq, now: now)
-            self.pendingIndex.add(write.entries.count)
+            self.pendingIndex.add(pendingEntries)
             return PutResult(etag: write.etag, created: existing == nil, seq: seq)
         }
         bookChanges.publish(collectionID: collectionID, seq: result.seq)

@@ -76,6 +76,49 @@ import Testing
         #expect(try await fixture.sqlite.integrityCheck().isEmpty)
     }
 
+    /// An update whose card keeps its index entries (a note, an address, a photo edited)
+    /// leaves them where they are, merged or pending; one that changes an entry, or the list
+    /// row's search text, writes them again (issue 34).
+    @Test func anUpdateThatKeepsTheEntriesLeavesThemWhereTheyAre() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        func put(note: String, email: String, search: String = "anna") async throws {
+            let data = Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:a\r\nFN:Anna\r\nEMAIL:\(email)\r\nNOTE:\(note)\r\nEND:VCARD\r\n".utf8)
+            let listing = CardListingFields(displayName: "Anna", sortKey: "anna", organization: nil, email: email, phone: nil,
+                                            hasPhoto: false, searchText: search)
+            _ = try await fixture.cards.putResource(
+                collectionID: fixture.book.id, name: "a.vcf", data: data, contentType: "text/vcard; charset=utf-8",
+                card: CardMetadata(uid: "a", kind: "individual",
+                                   indexEntries: [IndexEntry(property: "UID", value: "a"), IndexEntry(property: "FN", value: "Anna"),
+                                                  IndexEntry(property: "EMAIL", value: email)],
+                                   members: [], listing: listing),
+                precondition: .none)
+        }
+        func email(_ text: String) async throws -> [String] {
+            try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: .textMatch(
+                property: "EMAIL", text: text, collation: .unicodeCasemap, match: .equals, negate: false), limit: nil)
+        }
+        try await put(note: "one", email: "Anna@Example.com")
+        try await fixture.sqlite.mergePendingIndex()
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 3, pending: 0))
+        try await put(note: "two", email: "Anna@Example.com")
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 3, pending: 0), "kept where they were merged")
+        #expect(try await email("anna@example.com") == ["a.vcf"])
+        // An entry differs by case alone: its verbatim value is another.
+        try await put(note: "two", email: "anna@example.com")
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 0, pending: 3), "written again")
+        try await put(note: "three", email: "anna@example.com")
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 0, pending: 3), "kept where they wait")
+        // The same entries with another search text: written again, so that the merge
+        // refreshes the list's trigrams.
+        try await fixture.sqlite.mergePendingIndex()
+        try await put(note: "three", email: "anna@example.com", search: "anna\nnew")
+        #expect(try await Self.counts(fixture.sqlite) == (merged: 0, pending: 3))
+        try await fixture.sqlite.mergePendingIndex()
+        #expect(try await email("ANNA@example.com") == ["a.vcf"])
+        #expect(try await fixture.sqlite.integrityCheck().isEmpty)
+    }
+
     /// `defined` and `not defined` look in both tables: a card with the property merged
     /// and one with it pending are both defined, and neither is "not defined".
     @Test func definedAndNotDefinedSeeBothTables() async throws {
