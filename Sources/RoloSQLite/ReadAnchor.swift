@@ -45,10 +45,7 @@ final class ReadAnchor: @unchecked Sendable {
     func holdNewest() {
         lock.withLock {
             guard let handle else { return }
-            if holding { sqlite3_exec(handle, "COMMIT", nil, nil, nil) }
-            // BEGIN defers the read until a statement reads: the SELECT takes the snapshot.
-            holding = sqlite3_exec(handle, "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1", nil, nil, nil) == SQLITE_OK
-            if !holding { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            startNewest(handle)
         }
     }
 
@@ -57,10 +54,16 @@ final class ReadAnchor: @unchecked Sendable {
     func followNewest() {
         lock.withLock {
             guard let handle, holding else { return }
-            sqlite3_exec(handle, "COMMIT", nil, nil, nil)
-            holding = sqlite3_exec(handle, "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1", nil, nil, nil) == SQLITE_OK
-            if !holding { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            startNewest(handle)
         }
+    }
+
+    /// Ends the held transaction, if any, and holds one on the newest snapshot; under `lock`.
+    private func startNewest(_ handle: OpaquePointer) {
+        if holding { sqlite3_exec(handle, "COMMIT", nil, nil, nil) }
+        // BEGIN defers the read until a statement reads: the SELECT takes the snapshot.
+        holding = sqlite3_exec(handle, "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1", nil, nil, nil) == SQLITE_OK
+        if !holding { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
     }
 
     /// Ends the held read transaction, if any.
