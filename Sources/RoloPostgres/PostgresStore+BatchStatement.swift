@@ -23,13 +23,7 @@ extension PostgresStore {
     func putTogether(_ connection: Connection, _ batch: [WriteBatches.Pending], collectionID: Int64, firstSeq: Int64,
                      now: Double, announce: (PushExclusion) async throws -> Void) async throws -> [Result<PutResult, any Error>]? {
         let writes = batch.map(\.write)
-        // Conservative: Swift's String equality takes canonically equivalent names as equal,
-        // which the database does not; such a batch merely goes one at a time.
-        let names = Set(writes.map(\.name))
-        let uids = writes.compactMap { $0.card?.uid.withoutNUL }
-        // A file that is no card, written over a card, would free its UID for the writes after
-        // it; it is rare (a plain collection holds no cards), and goes one at a time too.
-        guard names.count == writes.count, uids.count == writes.count, Set(uids).count == uids.count else { return nil }
+        guard Self.canGoTogether(writes) else { return nil }
 
         writeBatches.countedTogether()
         // Each name's resource (id, ETag, UID) and its UID's holder.
@@ -69,12 +63,81 @@ extension PostgresStore {
         guard !accepted.isEmpty else { return results }
         try await announce(exclusion ?? .nobody)
         var sql = SQLBuilder()
-        Self.writeStatement(accepted, collectionID: collectionID, lastSeq: seq, now: now, to: &sql)
+        Self.writeStatement(accepted, collectionID: collectionID, book: .locked(lastSeq: seq), now: now, to: &sql)
         let written = try await connection.rows(sql.query, as: BatchWriteSQL.self).first?.decode(Int64.self)
         // Every accepted write has its row, or the transaction is given up (then each write
         // goes on its own): a write must never be answered as done when it was not.
         guard written == Int64(accepted.count) else { throw BatchMismatch() }
         return results
+    }
+
+    /// Whether a batch's writes can be judged together: all cards, no two sharing a name or a
+    /// UID (what each finds is then what it would find after the writes before it).
+    static func canGoTogether(_ writes: [ResourceWrite]) -> Bool {
+        // Conservative: Swift's String equality takes canonically equivalent names as equal,
+        // which the database does not; such a batch merely goes one at a time.
+        let names = Set(writes.map(\.name))
+        let uids = writes.compactMap { $0.card?.uid.withoutNUL }
+        // A file that is no card, written over a card, would free its UID for the writes after
+        // it; it is rare (a plain collection holds no cards), and goes one at a time too.
+        return names.count == writes.count && uids.count == writes.count && Set(uids).count == uids.count
+    }
+
+    /// A batch of new cards only (If-None-Match: *, how clients upload cards and how an import
+    /// goes) in one statement that is its own transaction and takes the book's turn itself:
+    /// no BEGIN, lock or COMMIT round trips, each of which the book's turn waited for (a batch
+    /// of four new cards took 5.2 ms from start to answers with the machine 38 % idle). Nil
+    /// when the batch cannot go this way (`putTogether` then judges it in a transaction).
+    ///
+    /// All or nothing, as the transaction is: a name or UID already taken fails the whole
+    /// statement (the unique indexes, no `ON CONFLICT` here), and the batch then goes write by
+    /// write, each judged. A connection lost while the statement ran leaves unknown whether it
+    /// committed: every write is answered unavailable, never run again (`standalone`).
+    func putNewTogether(_ batch: [WriteBatches.Pending], collectionID: Int64,
+                        now: Double) async throws -> [Result<PutResult, any Error>]? {
+        let writes = batch.map(\.write)
+        guard batch.count > 1, batch.allSatisfy({ $0.precondition == .ifNoneMatchAny }), Self.canGoTogether(writes) else {
+            return nil
+        }
+        var accepted: [AcceptedWrite] = []
+        var exclusion = batch[0].exclusion
+        for (offset, pending) in batch.enumerated() {
+            var stored = pending.write.card
+            stored?.uid = pending.write.card?.uid.withoutNUL ?? ""
+            // Nothing is there to find: the statement's unique indexes judge the name and UID.
+            do {
+                try WriteRules.checkWrite(name: pending.write.name, card: stored, precondition: pending.precondition,
+                                          existing: nil, uidHolder: nil)
+            } catch {
+                return nil
+            }
+            accepted.append(AcceptedWrite(write: pending.write, existingID: nil, seq: Int64(offset + 1)))
+            exclusion = exclusion.merged(with: pending.exclusion)
+        }
+        writeBatches.countedTogether()
+        var sql = SQLBuilder()
+        Self.writeStatement(accepted, collectionID: collectionID,
+                            book: .lockedInside(exclusion: exclusion == .nobody ? "" : exclusion.encoded), now: now, to: &sql)
+        let query = sql.query
+        let row = try await standalone { connection in
+            try await connection.rows(query, as: BatchNewSQL.self).first?.decode((Int64, Int64?).self)
+        }
+        // The book is gone (no row to lock, nothing written): each write on its own says so.
+        guard let (written, base) = row, let base else { throw BatchMismatch() }
+        guard written == Int64(accepted.count) else {
+            // Unreachable: without `ON CONFLICT` every write is a row or the statement failed.
+            throw StoreError.unavailable("a batch of new cards wrote \(written) of \(accepted.count) and committed")
+        }
+        return accepted.map { .success(PutResult(etag: $0.write.etag, created: true, seq: base + $0.seq)) }
+    }
+
+    /// How a batch's statement has its book: locked by its transaction already, its seqs
+    /// chosen; or locked by the statement itself, its seqs following the book's (`putNewTogether`).
+    private enum BookTurn {
+        case locked(lastSeq: Int64)
+        /// The accepted writes' seqs are their places (1…); `exclusion` is what the trigger on
+        /// `collections` tells the other processes ("" for nobody).
+        case lockedInside(exclusion: String)
     }
 
     /// A write the rules accepted: an update of `existingID`, or a new resource.
@@ -104,11 +167,14 @@ extension PostgresStore {
     /// write's rows tied to it by its place `k`): prepared once per connection.
     enum BatchWriteSQL: AssembledSQL {}
 
+    /// `BatchWriteSQL`'s form for new cards alone, with the book's turn inside (`putNewTogether`).
+    enum BatchNewSQL: AssembledSQL {}
+
     /// Writes `accepted` as `insert` and `replace` write one card each, with the same rows:
     /// the resource, its index, member and list rows, its version's body and part references,
     /// the parts its old body held that the new one does not, and its change row; and makes
     /// `lastSeq` the book's. Answers the number of resources written.
-    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, lastSeq: Int64, now: Double,
+    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, book: BookTurn, now: Double,
                                        to sql: inout SQLBuilder) {
         let collection = sql.bind(collectionID)
         let time = sql.bind(now)
@@ -159,7 +225,58 @@ extension PostgresStore {
         let partK = sql.bind(partRows.map(\.k)), partHashes = sql.bind(partRows.map(\.part.hash))
         let partStarts = sql.bind(partRows.map { Int64($0.part.start) })
         let partLengths = sql.bind(partRows.map { Int64($0.part.data.count) })
-        let bookSeq = sql.bind(lastSeq)
+        // What differs with the book's turn inside: the seqs follow the book's, the lock is the
+        // book's update (which every seq reads, so it comes first), and with no card there to
+        // replace the update's parts go; a taken name or UID fails the statement.
+        let seq: String, bookSQL: String, replacing: String, replaced: String, written: String, onConflict: String, answer: String
+        switch book {
+        case .locked(let lastSeq):
+            seq = "w.seq"
+            bookSQL = "book AS (UPDATE collections SET sync_seq = \(sql.bind(lastSeq)), modified = \(time) WHERE id = \(collection)),"
+            replacing = """
+                kept_parts AS (
+                    INSERT INTO card_version_parts (hash, data)
+                    SELECT DISTINCT ON (p.hash) p.hash, substring(old.data FROM (p.start + 1)::INTEGER FOR p.length::INTEGER)
+                    FROM w JOIN resources old ON old.id = w.id JOIN card_version_part_refs p ON p.etag = old.etag
+                    WHERE w.id <> 0 AND p.start IS NOT NULL AND old.etag IS DISTINCT FROM w.etag
+                          AND NOT EXISTS (SELECT 1 FROM parts n WHERE n.k = w.k AND n.hash = p.hash)
+                    ON CONFLICT (hash) DO NOTHING),
+                updated AS (
+                    UPDATE resources r SET content_type = w.content_type, etag = w.etag, size = w.size, modified = \(time),
+                        seq = w.seq, uid = w.uid, kind = w.kind, data = w.data
+                    FROM w WHERE w.id <> 0 AND r.id = w.id
+                    RETURNING r.id, w.k),
+                """
+            replaced = """
+                old_entries AS (
+                    DELETE FROM card_index c WHERE c.resource_id = ANY(\(ids)::BIGINT[])
+                    AND NOT EXISTS (SELECT 1 FROM new_entries e JOIN w ON w.k = e.k WHERE w.id = c.resource_id AND \(sameIndexEntry))),
+                old_members AS (DELETE FROM group_members WHERE resource_id = ANY(\(ids)::BIGINT[])),
+                old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
+                """
+            written = """
+                SELECT id, k, TRUE AS replaced FROM updated
+                UNION ALL
+                SELECT i.id, w.k, FALSE FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name
+                """
+            onConflict = "ON CONFLICT DO NOTHING"
+            answer = "SELECT count(*) FROM written"
+        case .lockedInside(let exclusion):
+            let count = sql.bind(Int64(accepted.count))
+            seq = "(SELECT base FROM book) + w.seq"
+            // The exclusion is set as the row is chosen, before its trigger runs.
+            bookSQL = """
+                book AS (
+                    UPDATE collections SET sync_seq = sync_seq + \(count), modified = \(time)
+                    WHERE id = \(collection) AND set_config('rolo.push_exclusion', \(sql.bind(exclusion)), true) IS NOT NULL
+                    RETURNING sync_seq - \(count) AS base),
+                """
+            replacing = ""
+            replaced = ""
+            written = "SELECT i.id, w.k, FALSE AS replaced FROM inserted i JOIN w ON w.name = i.name"
+            onConflict = ""
+            answer = "SELECT count(*), (SELECT base FROM book) FROM written"
+        }
 
         sql.append("""
             WITH w AS (
@@ -177,36 +294,20 @@ extension PostgresStore {
             parts AS (
                 SELECT * FROM unnest(\(partK)::INTEGER[], \(partHashes)::TEXT[], \(partStarts)::BIGINT[],
                                      \(partLengths)::BIGINT[]) AS p(k, hash, start, length)),
-            kept_parts AS (
-                INSERT INTO card_version_parts (hash, data)
-                SELECT DISTINCT ON (p.hash) p.hash, substring(old.data FROM (p.start + 1)::INTEGER FOR p.length::INTEGER)
-                FROM w JOIN resources old ON old.id = w.id JOIN card_version_part_refs p ON p.etag = old.etag
-                WHERE w.id <> 0 AND p.start IS NOT NULL AND old.etag IS DISTINCT FROM w.etag
-                      AND NOT EXISTS (SELECT 1 FROM parts n WHERE n.k = w.k AND n.hash = p.hash)
-                ON CONFLICT (hash) DO NOTHING),
-            updated AS (
-                UPDATE resources r SET content_type = w.content_type, etag = w.etag, size = w.size, modified = \(time),
-                    seq = w.seq, uid = w.uid, kind = w.kind, data = w.data
-                FROM w WHERE w.id <> 0 AND r.id = w.id
-                RETURNING r.id, w.k),
+            \(bookSQL)
+            \(replacing)
             inserted AS (
                 INSERT INTO resources (collection_id, name, content_type, etag, size, modified, seq, uid, kind, data)
-                SELECT \(collection), w.name, w.content_type, w.etag, w.size, \(time), w.seq, w.uid, w.kind, w.data
+                SELECT \(collection), w.name, w.content_type, w.etag, w.size, \(time), \(seq), w.uid, w.kind, w.data
                 FROM w WHERE w.id = 0 ORDER BY w.k
-                ON CONFLICT DO NOTHING
+                \(onConflict)
                 RETURNING id, name),
             written AS (
-                SELECT id, k, TRUE AS replaced FROM updated
-                UNION ALL
-                SELECT i.id, w.k, FALSE FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name),
+                \(written)),
             new_entries AS (
                 SELECT * FROM unnest(\(entryK)::INTEGER[], \(entryPositions)::INTEGER[], \(properties)::TEXT[], \(values)::TEXT[],
                                      \(asciiFolds)::TEXT[], \(unicodeFolds)::TEXT[]) AS e(k, position, property, value, ascii, unicode)),
-            old_entries AS (
-                DELETE FROM card_index c WHERE c.resource_id = ANY(\(ids)::BIGINT[])
-                AND NOT EXISTS (SELECT 1 FROM new_entries e JOIN w ON w.k = e.k WHERE w.id = c.resource_id AND \(sameIndexEntry))),
-            old_members AS (DELETE FROM group_members WHERE resource_id = ANY(\(ids)::BIGINT[])),
-            old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
+            \(replaced)
             version_bodies AS (
                 INSERT INTO card_version_bodies (etag, data) SELECT DISTINCT ON (etag) etag, skeleton FROM w
                 ON CONFLICT (etag) DO NOTHING),
@@ -237,13 +338,12 @@ extension PostgresStore {
                 \(listingConflictSQL)),
             change_rows AS (
                 INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential)
-                SELECT \(collection), w.seq, w.name, FALSE, \(time), CASE WHEN w.has_user THEN w.actor_user END,
+                SELECT \(collection), \(seq), w.name, FALSE, \(time), CASE WHEN w.has_user THEN w.actor_user END,
                        CASE WHEN w.has_user THEN w.actor_credential END
                 FROM w JOIN written x ON x.k = w.k ORDER BY w.k
                 ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at,
-                    actor_user = excluded.actor_user, actor_credential = excluded.actor_credential),
-            book AS (UPDATE collections SET sync_seq = \(bookSeq), modified = \(time) WHERE id = \(collection))
-            SELECT count(*) FROM written
+                    actor_user = excluded.actor_user, actor_credential = excluded.actor_credential)
+            \(answer)
             """)
     }
 }

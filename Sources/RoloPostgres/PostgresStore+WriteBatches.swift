@@ -128,6 +128,7 @@ extension PostgresStore {
         do {
             results = try await putBatch(collectionID: collectionID, batch)
         } catch let error where batch.count > 1 && !(error is StoreError) && !(error is CancellationError) {
+            logger.debug("a batch goes again write by write", metadata: ["reason": "\(Self.describe(error))"])
             for pending in batch { await commit([pending], collectionID: collectionID) }
             return
         } catch {
@@ -152,6 +153,7 @@ extension PostgresStore {
     func putBatch(collectionID: Int64, _ batch: [WriteBatches.Pending]) async throws -> [Result<PutResult, any Error>] {
         let now = self.now
         writeBatches.counted()
+        if let together = try await putNewTogether(batch, collectionID: collectionID, now: now) { return together }
         do {
             return try await transaction { connection in
                 // The book's row, locked until the commit: the batch's turn.

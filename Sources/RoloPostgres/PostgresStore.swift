@@ -244,6 +244,26 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         }
     }
 
+    /// Runs `body`, one statement that is its own transaction (a write of several rows that
+    /// must commit together), on one pooled connection. A deadlock or serialization failure
+    /// runs it again (nothing was written); a connection lost while it ran does not: whether
+    /// it committed nobody can tell, so the caller answers unavailable, as a lost COMMIT is.
+    func standalone<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await leased(body)
+            } catch where attempt < 4 && Self.isRetryable(error) {
+                continue
+            } catch where Self.isConnectionLost(error) {
+                throw unavailable(StoreError.unavailable("the connection was lost during a write: \(Self.describe(error))"))
+            } catch {
+                throw unavailable(Self.mapped(error))
+            }
+        }
+    }
+
     /// Runs `body` in a transaction (READ COMMITTED) on one connection: committed when it
     /// returns, rolled back when it throws. A deadlock or serialization failure runs it again,
     /// and so does a connection lost before COMMIT was sent (then nothing was committed).

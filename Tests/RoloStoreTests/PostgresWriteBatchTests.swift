@@ -14,7 +14,9 @@ private final class BookRowHold: Sendable {
     private let releaser: AsyncStream<Void>.Continuation
     private let holder: Task<Void, any Error>
 
-    init(_ store: PostgresStore, bookID: Int64) async throws {
+    /// `beforeCommit` runs in the holding transaction once released, before it commits (as
+    /// another process's write of the book would change it).
+    init(_ store: PostgresStore, bookID: Int64, beforeCommit: String? = nil) async throws {
         let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
         let (released, releaser) = AsyncStream.makeStream(of: Void.self)
         self.releaser = releaser
@@ -24,6 +26,7 @@ private final class BookRowHold: Sendable {
                 try await connection.execute("SELECT 1 FROM collections WHERE id = \(bookID) FOR UPDATE")
                 lockedSignal.yield()
                 for await _ in released { break }
+                if let beforeCommit { try await connection.execute(PostgresQuery(unsafeSQL: beforeCommit)) }
             }
         }
         for await _ in locked { break }
@@ -348,37 +351,44 @@ private final class BookRowHold: Sendable {
         #expect(together == alone)
         #expect(alone.filter { $0.hasPrefix("written") }.count == 4)
 
-        let tables = [
-            "SELECT concat_ws('|', name, content_type, etag, size, seq, coalesce(uid, '-'), coalesce(kind, '-'), md5(data)) FROM resources ORDER BY name",
-            """
-            SELECT concat_ws('|', r.name, i.position, i.property, i.value, coalesce(i.value_ascii, '-'), i.value_unicode)
-            FROM card_index i JOIN resources r ON r.id = i.resource_id ORDER BY r.name, i.position
-            """,
-            "SELECT concat_ws('|', r.name, m.position, m.member_uid) FROM group_members m JOIN resources r ON r.id = m.resource_id ORDER BY 1",
-            """
-            SELECT concat_ws('|', name, is_group, sort_key, display_name, coalesce(organization, '-'), coalesce(email, '-'),
-                             coalesce(phone, '-'), has_photo, search_text) FROM card_listings ORDER BY name
-            """,
-            "SELECT concat_ws('|', name, seq, deleted, coalesce(actor_user, '-'), coalesce(actor_credential, -1)) FROM changes ORDER BY name",
-            """
-            SELECT concat_ws('|', name, seq, coalesce(etag, '-'), coalesce(content_type, '-'), coalesce(actor_user, '-'),
-                             coalesce(actor_credential, -1)) FROM card_versions ORDER BY seq
-            """,
-            "SELECT concat_ws('|', etag, md5(data)) FROM card_version_bodies ORDER BY 1",
-            "SELECT concat_ws('|', hash, md5(data)) FROM card_version_parts ORDER BY 1",
-            "SELECT concat_ws('|', etag, hash, coalesce(start, -1), coalesce(length, -1)) FROM card_version_part_refs ORDER BY 1",
-            "SELECT sync_seq::TEXT FROM collections WHERE id = \(book)",
-        ]
-        for table in tables {
-            let rows = try await batched.texts(table)
-            #expect(!rows.isEmpty, "\(table)")
-            #expect(rows == (try await oneByOne.texts(table)), "\(table)")
-        }
+        try await Self.expectSameRows(batched, oneByOne)
         // The replaced photo is in the history with its own photo.
         let history = try #require(batched.cards as? any CardHistoryStore)
         let versions = try await history.cardVersions(collectionID: book, name: "photo.vcf")
         #expect(versions.map(\.data) == [card("photo", "Photo", "ORG:Acme\r\n" + photo1), card("photo", "Photo Two", "ORG:Acme\r\n" + photo2)])
         #expect(try await batched.integrityCheck() == [])
+    }
+
+    /// Every table a card's write touches holds the same rows in both (ids aside), and none
+    /// is empty but those named in `empty` (new cards alone keep no history parts apart).
+    private static func expectSameRows(_ a: StoreFixture, _ b: StoreFixture, empty: Set<String> = [],
+                                       sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let tables = [
+            ("resources", "SELECT concat_ws('|', name, content_type, etag, size, seq, coalesce(uid, '-'), coalesce(kind, '-'), md5(data)) FROM resources ORDER BY name"),
+            ("card_index", """
+                SELECT concat_ws('|', r.name, i.position, i.property, i.value, coalesce(i.value_ascii, '-'), i.value_unicode)
+                FROM card_index i JOIN resources r ON r.id = i.resource_id ORDER BY r.name, i.position
+                """),
+            ("group_members", "SELECT concat_ws('|', r.name, m.position, m.member_uid) FROM group_members m JOIN resources r ON r.id = m.resource_id ORDER BY 1"),
+            ("card_listings", """
+                SELECT concat_ws('|', name, is_group, sort_key, display_name, coalesce(organization, '-'), coalesce(email, '-'),
+                                 coalesce(phone, '-'), has_photo, search_text) FROM card_listings ORDER BY name
+                """),
+            ("changes", "SELECT concat_ws('|', name, seq, deleted, coalesce(actor_user, '-'), coalesce(actor_credential, -1)) FROM changes ORDER BY name"),
+            ("card_versions", """
+                SELECT concat_ws('|', name, seq, coalesce(etag, '-'), coalesce(content_type, '-'), coalesce(actor_user, '-'),
+                                 coalesce(actor_credential, -1)) FROM card_versions ORDER BY seq
+                """),
+            ("card_version_bodies", "SELECT concat_ws('|', etag, md5(data)) FROM card_version_bodies ORDER BY 1"),
+            ("card_version_parts", "SELECT concat_ws('|', hash, md5(data)) FROM card_version_parts ORDER BY 1"),
+            ("card_version_part_refs", "SELECT concat_ws('|', etag, hash, coalesce(start, -1), coalesce(length, -1)) FROM card_version_part_refs ORDER BY 1"),
+            ("collections", "SELECT sync_seq::TEXT FROM collections WHERE id = \(a.book.id)"),
+        ]
+        for (name, table) in tables {
+            let rows = try await a.texts(table)
+            #expect(rows.isEmpty == empty.contains(name), "\(name)", sourceLocation: sourceLocation)
+            #expect(rows == (try await b.texts(table)), "\(name)", sourceLocation: sourceLocation)
+        }
     }
 
     /// Two writes of one batch to the same name: the second's If-Match names the first's
@@ -444,6 +454,128 @@ private final class BookRowHold: Sendable {
         #expect(try await store.resourceInfo(collectionID: book, name: "a.vcf")?.etag == a.etag)
         #expect(try await store.resourceInfo(collectionID: book, name: "e.vcf") == nil)
         #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// A batch of new cards only is one statement that takes the book's turn itself
+    /// (`putNewTogether`): it leaves in every table what the same writes leave one by one
+    /// (a card with a photo and an author, a group, a card sharing the photo).
+    @Test func aBatchOfNewCardsLeavesWhatItsWritesLeaveOneByOne() async throws {
+        let batched = try await StoreFixture.make(.postgres)
+        defer { batched.close() }
+        let oneByOne = try await StoreFixture.make(.postgres)
+        defer { oneByOne.close() }
+        let photo = "PHOTO;ENCODING=b;TYPE=JPEG:" + String(repeating: "QUJD", count: 400) + "\r\n"
+        @Sendable func put(_ fixture: StoreFixture, _ name: String, _ text: String, as author: ChangeAuthor? = nil) async throws -> PutResult {
+            let data = Data("BEGIN:VCARD\r\nVERSION:4.0\r\n\(text)END:VCARD\r\n".utf8)
+            let metadata = try VCardParser.parse(Array(data), mode: .lenient).first.map(CardMetadata.init(card:))
+            return try await ChangeAuthor.$current.withValue(author) {
+                try await fixture.cards.putResource(collectionID: fixture.book.id, name: name, data: data,
+                                                    contentType: "text/vcard; charset=utf-8", card: metadata, precondition: .ifNoneMatchAny)
+            }
+        }
+        let phone = ChangeAuthor(user: "alice", credentialID: 7)
+        let first: @Sendable (StoreFixture) async throws -> PutResult = { try await put($0, "first.vcf", "UID:first\r\nFN:First\r\n") }
+        let writes: [@Sendable (StoreFixture) async throws -> PutResult] = [
+            { try await put($0, "anna.vcf", "UID:anna\r\nFN:Anna Åberg\r\nEMAIL:anna@example.com\r\nTEL:+49 170 1\r\nORG:Acme\r\n" + photo, as: phone) },
+            { try await put($0, "team.vcf", "UID:team\r\nKIND:group\r\nFN:Team\r\nMEMBER:urn:uuid:anna\r\nMEMBER:urn:uuid:first\r\n") },
+            { try await put($0, "björn.vcf", "UID:björn\r\nFN:Björn\r\n" + photo, as: phone) },
+        ]
+        let store = try #require(batched.store as? PostgresStore)
+        let hold = try await BookRowHold(store, bookID: batched.book.id)
+        var tasks = [try await Self.send(store, bookID: batched.book.id, taken: true) { try await first(batched) }]
+        for write in writes {
+            tasks.append(try await Self.send(store, bookID: batched.book.id, taken: false) { try await write(batched) })
+        }
+        try await hold.release()
+        var together: [String] = []
+        for task in tasks { together.append(await Self.outcome { try await task.value }) }
+        #expect(store.writeBatches.togetherCount == 1, "the three new cards were written by one statement")
+
+        var alone = [await Self.outcome { try await first(oneByOne) }]
+        for write in writes { alone.append(await Self.outcome { try await write(oneByOne) }) }
+        #expect(together == alone)
+        #expect(alone.allSatisfy { $0.hasPrefix("written") })
+        try await Self.expectSameRows(batched, oneByOne, empty: ["card_version_parts"])
+        #expect(try await batched.integrityCheck() == [])
+    }
+
+    /// A batch of new cards waits for the book's row inside its statement; its seqs follow the
+    /// book's seq as it finds it once its turn comes (here moved by another process's write
+    /// meanwhile, with the same Push-Dont-Notify, which the other process's notifications then
+    /// share), and the other process hears the batch's last seq with its Push-Dont-Notify.
+    @Test func aBatchOfNewCardsTakesItsSeqsFromTheBookAsItsTurnFindsIt() async throws {
+        try await Self.withAnotherProcessListening { store, book, other, exclusion in
+            let hold = try await BookRowHold(store, bookID: book,
+                                             beforeCommit: """
+                                                 UPDATE collections SET sync_seq = sync_seq + 5 WHERE id = \(book)
+                                                 AND set_config('rolo.push_exclusion', '\(exclusion.encoded)', true) IS NOT NULL
+                                                 """)
+            let batch = (1...3).map { index in
+                let (data, card) = Self.card("n\(index).vcf", fn: "New \(index)")
+                return WriteBatches.Pending(write: ResourceWrite(name: "n\(index).vcf", data: data, contentType: "text/vcard", card: card),
+                                            precondition: .ifNoneMatchAny, exclusion: exclusion, answer: { _ in })
+            }
+            let written = Task { try await store.putBatch(collectionID: book, batch) }
+            try await Self.waitForALockWait(store)
+            try await hold.release()
+            let seqs = try await written.value.map { try $0.get().seq }
+            #expect(seqs == [6, 7, 8])
+            #expect(store.writeBatches.togetherCount == 1)
+            #expect(try await store.collection(id: book)?.syncSeq == 8)
+            let changes = try await store.changes(collectionID: book, since: 0, limit: nil)
+            #expect(changes.changes.map(\.seq).sorted() == [6, 7, 8])
+            let heard = try await Self.heard(by: other, upTo: 8)
+            #expect(heard.last == BookChange(collectionID: book, seq: 8, exclusion: exclusion))
+        }
+    }
+
+    /// A batch of new cards whose connection ends while its statement runs (here the server
+    /// ends it, as a restart does, while the statement waits for the book's row): every write
+    /// is answered unavailable and the statement is not run again (a lost connection cannot
+    /// tell whether it committed), so nothing is written once the row is free. The next write
+    /// goes through.
+    @Test func aBatchOfNewCardsWhoseConnectionEndsIsAnsweredUnavailableAndNotRunAgain() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let hold = try await BookRowHold(store, bookID: book)
+        let batch = (1...2).map { index in
+            let (data, card) = Self.card("n\(index).vcf", fn: "New \(index)")
+            return WriteBatches.Pending(write: ResourceWrite(name: "n\(index).vcf", data: data, contentType: "text/vcard", card: card),
+                                        precondition: .ifNoneMatchAny, exclusion: .nobody, answer: { _ in })
+        }
+        let written = Task { try await store.putBatch(collectionID: book, batch) }
+        try await Self.waitForALockWait(store)
+        _ = try await fixture.texts("""
+            SELECT pg_terminate_backend(pid)::TEXT FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'
+            """)
+        // Freed before the answer is awaited: a statement run again would now write.
+        try await hold.release()
+        let outcome = await written.result
+        guard case .failure(let error) = outcome, case .unavailable? = error as? StoreError else {
+            Issue.record("answered \(outcome), not unavailable")
+            return
+        }
+        #expect(try await store.collection(id: book)?.syncSeq == 0)
+        #expect(try await store.resourceInfo(collectionID: book, name: "n1.vcf") == nil)
+        #expect(try await fixture.put("after.vcf", fn: "After").seq == 1)
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// Until a statement of the test's database waits for a lock (a batch waiting for the book's row).
+    private static func waitForALockWait(_ store: PostgresStore) async throws {
+        for _ in 0..<500 {
+            let waiting = try await store.autocommit {
+                try await $0.rows(PostgresQuery(unsafeSQL: """
+                    SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    """)).first?.decode(Int64.self) ?? 0
+            }
+            if waiting > 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("no statement waited for the book's row")
     }
 
     /// An update keeps the index rows its card still has and the list row when the list shows
