@@ -2,48 +2,62 @@ import Foundation
 import PostgresNIO
 import RoloStore
 
-/// A batch of PUTs to one book judged by one statement and written by another
-/// (`WriteBatches`), where each card took a statement of its own (two for an update: its
-/// look-up and its write), a round trip each inside the book's turn. A batch is now three
-/// statements: the lock, the look-up, the write; two for new cards only (If-None-Match: *),
-/// which need no look-up. The cluster's time a card barely moved with it (about 0.7 ms):
-/// that is the rows (index, list row, history trigger, foreign-key checks), so an update
-/// also rewrites only the index rows that changed (`sameIndexEntry`) and a list row only
-/// when it did (`listingConflictSQL`). Docs/performance.md has the figures (issue 34).
+/// A batch of PUTs to one book (`WriteBatches`) judged together and written by one statement
+/// that is its own transaction and takes the book's turn itself. Each card had taken a
+/// statement of its own (two for an update: its look-up and its write), a round trip each
+/// inside the book's turn; then a transaction of BEGIN, the book's lock, one look-up, one
+/// write and COMMIT, whose round trips the turn still waited for (a batch of four new cards
+/// took 5.2 ms from start to answers with the machine 38 % idle). Now a batch is its look-up
+/// (none for new cards only, If-None-Match: *, how clients upload cards and an import goes)
+/// and its write. The cluster's time a card barely moved with any of it (about 0.7 ms): that
+/// is the rows (index, list row, history trigger), so an update also rewrites only the index
+/// rows that changed (`sameIndexEntry`) and a list row only when it did
+/// (`listingConflictSQL`). Docs/performance.md has the figures (issue 34).
+///
+/// The look-up runs before the book's turn, so the write checks that each card is as the
+/// look-up found it: an update's card still has the seq it had (every write of a card gives
+/// it a new one, so a card written and written back to the same bytes is caught too, which
+/// its ETag would not catch), and a new card's name and UID are still free (the unique
+/// indexes). One that is not fails the whole statement (`rolo_all_written`, the unique
+/// indexes), and the batch then goes write by write in a transaction holding the book's
+/// row, each write judged there (`PostgresStore.put`). So whatever the statement writes, it
+/// writes on the state the rules judged.
 ///
 /// Judged together only when every write is a card and no two share a name or a UID: then what
 /// each write finds (its name's resource, its UID's holder) is what it would find after the
 /// writes before it, since a PUT never deletes and never changes a card's UID in place
-/// (`WriteRules`). Otherwise the batch goes one write at a time (`PostgresStore.put`).
+/// (`WriteRules`). Otherwise the batch goes one write at a time.
 extension PostgresStore {
     /// Each write's answer, in order; nil when the batch must go one write at a time (a write
-    /// is no card, or two share a name or a UID). Writes the accepted ones with the seqs after
-    /// `firstSeq`, the last of them made the book's; throws, and the transaction then holds
-    /// nothing, when a statement failed.
-    func putTogether(_ connection: Connection, _ batch: [WriteBatches.Pending], collectionID: Int64, firstSeq: Int64,
-                     now: Double, announce: (PushExclusion) async throws -> Void) async throws -> [Result<PutResult, any Error>]? {
+    /// is no card, or two share a name or a UID). Writes the accepted ones, the seqs after
+    /// the book's as the statement finds it, the last of them made the book's. Throws, and
+    /// nothing was written, when the statement failed: `BatchMismatch` or a server error when
+    /// a card was not as the look-up found it (the batch then goes write by write),
+    /// `StoreError.unavailable` when the database could not be reached or the connection
+    /// ended while the statement ran (whether it committed nobody can tell: it is not run
+    /// again, `standalone`).
+    func putTogether(_ batch: [WriteBatches.Pending], collectionID: Int64,
+                     now: Double) async throws -> [Result<PutResult, any Error>]? {
         let writes = batch.map(\.write)
         guard Self.canGoTogether(writes) else { return nil }
-
-        writeBatches.countedTogether()
-        // Each name's resource (id, ETag, UID) and its UID's holder.
-        let targets: [(Int64?, String?, String?, String?)]
+        if batch.count > 1 { writeBatches.countedTogether() }
+        // Each name's resource (id, ETag, UID, seq) and its UID's holder.
+        let targets: [(Int64?, String?, String?, Int64?, String?)]
         if batch.allSatisfy({ $0.precondition == .ifNoneMatchAny }) {
-            // New cards only (how clients upload them, and an import): written without a
-            // look-up, as `put` writes one; a name or UID already taken leaves its row out, and
-            // the batch then goes write by write, each judged (`BatchMismatch`).
-            targets = Array(repeating: (nil, nil, nil, nil), count: writes.count)
+            // New cards only: nothing to find; a name or UID taken fails the statement.
+            targets = Array(repeating: (nil, nil, nil, nil, nil), count: writes.count)
         } else {
-            let found = try await connection.rows(BatchTargetsSQL.self, collectionID, writes.map(\.name),
-                                                  writes.map { $0.card?.uid.withoutNUL ?? "" })
+            let names = writes.map(\.name), uids = writes.map { $0.card?.uid.withoutNUL ?? "" }
+            let found = try await autocommit { connection in
+                try await connection.rows(BatchTargetsSQL.self, collectionID, names, uids)
+            }
             guard found.count == writes.count else { throw BatchMismatch() }
-            targets = try found.map { try $0.decode((Int64?, String?, String?, String?).self) }
+            targets = try found.map { try $0.decode((Int64?, String?, String?, Int64?, String?).self) }
         }
         var results: [Result<PutResult, any Error>] = []
-        var accepted: [AcceptedWrite] = []
+        var accepted: [(write: AcceptedWrite, result: Int)] = []
         var exclusion: PushExclusion?
-        var seq = firstSeq
-        for (pending, (id, etag, storedUID, holder)) in zip(batch, targets) {
+        for (pending, (id, etag, storedUID, seq, holder)) in zip(batch, targets) {
             var existing: ExistingResource?
             if let id, let etag { existing = ExistingResource(id: id, etag: etag, uid: storedUID) }
             var stored = pending.write.card
@@ -55,19 +69,26 @@ extension PostgresStore {
                 results.append(.failure(error))
                 continue
             }
-            seq += 1
-            accepted.append(AcceptedWrite(write: pending.write, existingID: existing?.id, seq: seq))
+            accepted.append((AcceptedWrite(write: pending.write, existingID: existing?.id, foundSeq: seq ?? 0,
+                                           place: Int64(accepted.count + 1)), results.count))
+            results.append(.failure(BatchMismatch())) // the answer once written
             exclusion = exclusion?.merged(with: pending.exclusion) ?? pending.exclusion
-            results.append(.success(PutResult(etag: pending.write.etag, created: existing == nil, seq: seq)))
         }
         guard !accepted.isEmpty else { return results }
-        try await announce(exclusion ?? .nobody)
         var sql = SQLBuilder()
-        Self.writeStatement(accepted, collectionID: collectionID, book: .locked(lastSeq: seq), now: now, to: &sql)
-        let written = try await connection.rows(sql.query, as: BatchWriteSQL.self).first?.decode(Int64.self)
-        // Every accepted write has its row, or the transaction is given up (then each write
-        // goes on its own): a write must never be answered as done when it was not.
-        guard written == Int64(accepted.count) else { throw BatchMismatch() }
+        let encoded = exclusion.map { $0 == .nobody ? "" : $0.encoded } ?? ""
+        Self.writeStatement(accepted.map(\.write), collectionID: collectionID, exclusion: encoded, now: now, to: &sql)
+        let query = sql.query
+        let replaces = accepted.contains { $0.write.existingID != nil }
+        let row = try await standalone { connection in
+            try await (replaces ? connection.rows(query, as: BatchWriteSQL.self) : connection.rows(query, as: BatchNewSQL.self))
+                .first?.decode((Int64, Int64?).self)
+        }
+        // No book row to take (the book is gone, nothing written): each write on its own says so.
+        guard let (written, base) = row, let base, written == Int64(accepted.count) else { throw BatchMismatch() }
+        for (write, place) in accepted {
+            results[place] = .success(PutResult(etag: write.write.etag, created: write.existingID == nil, seq: base + write.place))
+        }
         return results
     }
 
@@ -83,79 +104,24 @@ extension PostgresStore {
         return names.count == writes.count && uids.count == writes.count && Set(uids).count == uids.count
     }
 
-    /// A batch of new cards only (If-None-Match: *, how clients upload cards and how an import
-    /// goes) in one statement that is its own transaction and takes the book's turn itself:
-    /// no BEGIN, lock or COMMIT round trips, each of which the book's turn waited for (a batch
-    /// of four new cards took 5.2 ms from start to answers with the machine 38 % idle). Nil
-    /// when the batch cannot go this way (`putTogether` then judges it in a transaction).
-    ///
-    /// All or nothing, as the transaction is: a name or UID already taken fails the whole
-    /// statement (the unique indexes, no `ON CONFLICT` here), and the batch then goes write by
-    /// write, each judged. A connection lost while the statement ran leaves unknown whether it
-    /// committed: every write is answered unavailable, never run again (`standalone`).
-    func putNewTogether(_ batch: [WriteBatches.Pending], collectionID: Int64,
-                        now: Double) async throws -> [Result<PutResult, any Error>]? {
-        let writes = batch.map(\.write)
-        guard batch.count > 1, batch.allSatisfy({ $0.precondition == .ifNoneMatchAny }), Self.canGoTogether(writes) else {
-            return nil
-        }
-        var accepted: [AcceptedWrite] = []
-        var exclusion = batch[0].exclusion
-        for (offset, pending) in batch.enumerated() {
-            var stored = pending.write.card
-            stored?.uid = pending.write.card?.uid.withoutNUL ?? ""
-            // Nothing is there to find: the statement's unique indexes judge the name and UID.
-            do {
-                try WriteRules.checkWrite(name: pending.write.name, card: stored, precondition: pending.precondition,
-                                          existing: nil, uidHolder: nil)
-            } catch {
-                return nil
-            }
-            accepted.append(AcceptedWrite(write: pending.write, existingID: nil, seq: Int64(offset + 1)))
-            exclusion = exclusion.merged(with: pending.exclusion)
-        }
-        writeBatches.countedTogether()
-        var sql = SQLBuilder()
-        Self.writeStatement(accepted, collectionID: collectionID,
-                            book: .lockedInside(exclusion: exclusion == .nobody ? "" : exclusion.encoded), now: now, to: &sql)
-        let query = sql.query
-        let row = try await standalone { connection in
-            try await connection.rows(query, as: BatchNewSQL.self).first?.decode((Int64, Int64?).self)
-        }
-        // The book is gone (no row to lock, nothing written): each write on its own says so.
-        guard let (written, base) = row, let base else { throw BatchMismatch() }
-        guard written == Int64(accepted.count) else {
-            // Unreachable: without `ON CONFLICT` every write is a row or the statement failed.
-            throw StoreError.unavailable("a batch of new cards wrote \(written) of \(accepted.count) and committed")
-        }
-        return accepted.map { .success(PutResult(etag: $0.write.etag, created: true, seq: base + $0.seq)) }
-    }
-
-    /// How a batch's statement has its book: locked by its transaction already, its seqs
-    /// chosen; or locked by the statement itself, its seqs following the book's (`putNewTogether`).
-    private enum BookTurn {
-        case locked(lastSeq: Int64)
-        /// The accepted writes' seqs are their places (1…); `exclusion` is what the trigger on
-        /// `collections` tells the other processes ("" for nobody).
-        case lockedInside(exclusion: String)
-    }
-
-    /// A write the rules accepted: an update of `existingID`, or a new resource.
+    /// A write the rules accepted: an update of `existingID`, which the look-up found at
+    /// `foundSeq`, or a new resource; its seq is the book's before the statement plus `place`.
     private struct AcceptedWrite {
         let write: ResourceWrite
         let existingID: Int64?
-        let seq: Int64
+        let foundSeq: Int64
+        let place: Int64
     }
 
-    /// The batch's statements did not find or write a row per write (a new card's name or UID
-    /// was taken): answered by writing each on its own, judged.
+    /// The batch's statement did not find a card as the look-up left it, or its book: answered
+    /// by writing each on its own, judged.
     struct BatchMismatch: Error {}
 
-    /// What each write finds, in the batch's order: its name's resource (id, ETag, UID) and the
-    /// name of the resource holding its UID ("" for none: a UID is never empty).
+    /// What each write finds, in the batch's order: its name's resource (id, ETag, UID, seq)
+    /// and the name of the resource holding its UID ("" for none: a UID is never empty).
     enum BatchTargetsSQL: PreparedSQL {
         static let sql = """
-            SELECT e.id, e.etag, e.uid,
+            SELECT e.id, e.etag, e.uid, e.seq,
                    (SELECT name FROM resources WHERE collection_id = $1 AND md5(uid) = md5(w.uid) AND uid = w.uid LIMIT 1)
             FROM unnest($2::TEXT[], $3::TEXT[]) WITH ORDINALITY AS w(name, uid, k)
             LEFT JOIN resources e ON e.collection_id = $1 AND e.name = w.name
@@ -165,16 +131,28 @@ extension PostgresStore {
 
     /// The batch's one statement, the same text for any batch (every value an array, a
     /// write's rows tied to it by its place `k`): prepared once per connection.
+    ///
+    /// Two forms, one for batches that replace cards and one for new cards alone, which reads
+    /// none of the tables an update reads. A prepared statement keeps the plan it made at its
+    /// sixth run until the planner's statistics of its tables change (an ANALYZE): with one
+    /// form, the plan made as an import began, the tables a few pages, scanned `resources`,
+    /// `card_index` and `card_listings` whole in every update after it (14 ms a batch where
+    /// it takes 1-2, until the tidying's ANALYZE, `BurstTidying`). The transaction this
+    /// replaced set `enable_seqscan` off first; a statement that is its own transaction
+    /// cannot, so the update form is planned when the first updates come.
     enum BatchWriteSQL: AssembledSQL {}
 
-    /// `BatchWriteSQL`'s form for new cards alone, with the book's turn inside (`putNewTogether`).
+    /// `BatchWriteSQL`'s form for batches of new cards alone.
     enum BatchNewSQL: AssembledSQL {}
 
     /// Writes `accepted` as `insert` and `replace` write one card each, with the same rows:
     /// the resource, its index, member and list rows, its version's body and part references,
-    /// the parts its old body held that the new one does not, and its change row; and makes
-    /// `lastSeq` the book's. Answers the number of resources written.
-    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, book: BookTurn, now: Double,
+    /// the parts its old body held that the new one does not, and its change row; each its
+    /// seq after the book's, the last made the book's, which the statement takes first (every
+    /// seq reads it), its notification carrying `exclusion` ("" for nobody). Answers the
+    /// number of resources written and the book's seq before, or fails when a card is not as
+    /// the look-up found it.
+    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, exclusion: String, now: Double,
                                        to sql: inout SQLBuilder) {
         let collection = sql.bind(collectionID)
         let time = sql.bind(now)
@@ -188,7 +166,8 @@ extension PostgresStore {
         let contentTypes = sql.bind(writes.map(\.contentType))
         let etags = sql.bind(writes.map(\.etag))
         let sizes = sql.bind(writes.map { Int64($0.data.count) })
-        let seqs = sql.bind(accepted.map(\.seq))
+        let places = sql.bind(accepted.map(\.place))
+        let foundSeqs = sql.bind(accepted.map(\.foundSeq))
         // Every write is a card (`putTogether`).
         let uids = sql.bind(writes.map { $0.card?.uid.withoutNUL ?? "" })
         let kinds = sql.bind(writes.map { $0.card?.kind ?? "" })
@@ -225,82 +204,76 @@ extension PostgresStore {
         let partK = sql.bind(partRows.map(\.k)), partHashes = sql.bind(partRows.map(\.part.hash))
         let partStarts = sql.bind(partRows.map { Int64($0.part.start) })
         let partLengths = sql.bind(partRows.map { Int64($0.part.data.count) })
-        // What differs with the book's turn inside: the seqs follow the book's, the lock is the
-        // book's update (which every seq reads, so it comes first), and with no card there to
-        // replace the update's parts go; a taken name or UID fails the statement.
-        let seq: String, bookSQL: String, replacing: String, replaced: String, written: String, onConflict: String, answer: String
-        switch book {
-        case .locked(let lastSeq):
-            seq = "w.seq"
-            bookSQL = "book AS (UPDATE collections SET sync_seq = \(sql.bind(lastSeq)), modified = \(time) WHERE id = \(collection)),"
-            replacing = """
-                kept_parts AS (
-                    INSERT INTO card_version_parts (hash, data)
-                    SELECT DISTINCT ON (p.hash) p.hash, substring(old.data FROM (p.start + 1)::INTEGER FOR p.length::INTEGER)
-                    FROM w JOIN resources old ON old.id = w.id JOIN card_version_part_refs p ON p.etag = old.etag
-                    WHERE w.id <> 0 AND p.start IS NOT NULL AND old.etag IS DISTINCT FROM w.etag
-                          AND NOT EXISTS (SELECT 1 FROM parts n WHERE n.k = w.k AND n.hash = p.hash)
-                    ON CONFLICT (hash) DO NOTHING),
-                updated AS (
-                    UPDATE resources r SET content_type = w.content_type, etag = w.etag, size = w.size, modified = \(time),
-                        seq = w.seq, uid = w.uid, kind = w.kind, data = w.data
-                    FROM w WHERE w.id <> 0 AND r.id = w.id
-                    RETURNING r.id, w.k),
-                """
-            replaced = """
-                old_entries AS (
-                    DELETE FROM card_index c WHERE c.resource_id = ANY(\(ids)::BIGINT[])
-                    AND NOT EXISTS (SELECT 1 FROM new_entries e JOIN w ON w.k = e.k WHERE w.id = c.resource_id AND \(sameIndexEntry))),
-                old_members AS (DELETE FROM group_members WHERE resource_id = ANY(\(ids)::BIGINT[])),
-                old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
-                """
-            written = """
-                SELECT id, k, TRUE AS replaced FROM updated
-                UNION ALL
-                SELECT i.id, w.k, FALSE FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name
-                """
-            onConflict = "ON CONFLICT DO NOTHING"
-            answer = "SELECT count(*) FROM written"
-        case .lockedInside(let exclusion):
-            let count = sql.bind(Int64(accepted.count))
-            seq = "(SELECT base FROM book) + w.seq"
-            // The exclusion is set as the row is chosen, before its trigger runs.
-            bookSQL = """
-                book AS (
-                    UPDATE collections SET sync_seq = sync_seq + \(count), modified = \(time)
-                    WHERE id = \(collection) AND set_config('rolo.push_exclusion', \(sql.bind(exclusion)), true) IS NOT NULL
-                    RETURNING sync_seq - \(count) AS base),
-                """
-            replacing = ""
-            replaced = ""
-            written = "SELECT i.id, w.k, FALSE AS replaced FROM inserted i JOIN w ON w.name = i.name"
-            onConflict = ""
-            answer = "SELECT count(*), (SELECT base FROM book) FROM written"
-        }
-
+        let count = sql.bind(Int64(accepted.count))
+        // Every seq is the book's before plus the write's place: the book's row is the first
+        // thing the statement takes, and its lock is the book's turn.
+        let seq = "(SELECT base FROM book) + w.place"
+        // An update's parts: its old body's parts the history keeps, its row, its old rows.
+        let replaces = accepted.contains { $0.existingID != nil }
+        let replacing = !replaces ? "" : """
+            kept_parts AS (
+                INSERT INTO card_version_parts (hash, data)
+                SELECT DISTINCT ON (p.hash) p.hash, substring(old.data FROM (p.start + 1)::INTEGER FOR p.length::INTEGER)
+                FROM w JOIN resources old ON old.id = w.id JOIN card_version_part_refs p ON p.etag = old.etag
+                WHERE w.id <> 0 AND p.start IS NOT NULL AND old.etag IS DISTINCT FROM w.etag
+                      AND NOT EXISTS (SELECT 1 FROM parts n WHERE n.k = w.k AND n.hash = p.hash)
+                ON CONFLICT (hash) DO NOTHING),
+            -- Only the card as the look-up found it (its seq): a write since fails the statement.
+            updated AS (
+                UPDATE resources r SET content_type = w.content_type, etag = w.etag, size = w.size, modified = \(time),
+                    seq = \(seq), uid = w.uid, kind = w.kind, data = w.data
+                FROM w WHERE w.id <> 0 AND r.id = w.id AND r.seq = w.found_seq
+                RETURNING r.id, w.k),
+            """
+        let written = replaces ? """
+            SELECT id, k, TRUE AS replaced FROM updated
+            UNION ALL
+            SELECT i.id, w.k, FALSE FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name
+            """ : "SELECT i.id, w.k, FALSE AS replaced FROM inserted i JOIN w ON w.name = i.name"
+        let replaced = !replaces ? "" : """
+            old_entries AS (
+                DELETE FROM card_index c WHERE c.resource_id = ANY(\(ids)::BIGINT[])
+                AND NOT EXISTS (SELECT 1 FROM new_entries e JOIN w ON w.k = e.k WHERE w.id = c.resource_id AND \(sameIndexEntry))),
+            old_members AS (DELETE FROM group_members WHERE resource_id = ANY(\(ids)::BIGINT[])),
+            old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
+            -- The new entries a replaced card has already: its rows read by their card's key
+            -- first (OFFSET 0 keeps the planner from reaching into the subquery), then
+            -- compared. As a NOT EXISTS beside "or the card is new" the planner hashed all of
+            -- card_index for every batch, and as a join it went from each new entry through
+            -- the index on values (72 ms a batch), once no transaction set enable_seqscan off.
+            kept_entries AS (
+                SELECT e.k, e.position
+                FROM (SELECT * FROM card_index WHERE resource_id = ANY(\(ids)::BIGINT[]) OFFSET 0) c
+                JOIN w ON w.id = c.resource_id JOIN new_entries e ON e.k = w.k AND \(sameIndexEntry)),
+            """
         sql.append("""
             WITH w AS (
                 SELECT * FROM unnest(\(ids)::BIGINT[], \(names)::TEXT[], \(contentTypes)::TEXT[], \(etags)::TEXT[],
-                                     \(sizes)::BIGINT[], \(seqs)::BIGINT[], \(uids)::TEXT[], \(kinds)::TEXT[], \(bodies)::BYTEA[], \(skeletons)::BYTEA[],
+                                     \(sizes)::BIGINT[], \(places)::BIGINT[], \(foundSeqs)::BIGINT[], \(uids)::TEXT[], \(kinds)::TEXT[],
+                                     \(bodies)::BYTEA[], \(skeletons)::BYTEA[],
                                      \(users)::TEXT[], \(hasUser)::BOOLEAN[], \(credentials)::BIGINT[],
                                      \(listed)::BOOLEAN[], \(isGroup)::BOOLEAN[], \(sortKeys)::TEXT[], \(displayNames)::TEXT[],
                                      \(organizations)::TEXT[], \(hasOrganization)::BOOLEAN[], \(emails)::TEXT[],
                                      \(hasEmail)::BOOLEAN[], \(phones)::TEXT[], \(hasPhone)::BOOLEAN[], \(hasPhoto)::BOOLEAN[],
                                      \(searchTexts)::TEXT[])
-                    WITH ORDINALITY AS w(id, name, content_type, etag, size, seq, uid, kind, data, skeleton,
+                    WITH ORDINALITY AS w(id, name, content_type, etag, size, place, found_seq, uid, kind, data, skeleton,
                                          actor_user, has_user, actor_credential, listed, is_group, sort_key, display_name,
                                          organization, has_organization, email, has_email, phone, has_phone, has_photo,
                                          search_text, k)),
             parts AS (
                 SELECT * FROM unnest(\(partK)::INTEGER[], \(partHashes)::TEXT[], \(partStarts)::BIGINT[],
                                      \(partLengths)::BIGINT[]) AS p(k, hash, start, length)),
-            \(bookSQL)
+            -- The book's turn. The exclusion is set as the row is chosen, before its trigger runs.
+            book AS (
+                UPDATE collections SET sync_seq = sync_seq + \(count), modified = \(time)
+                WHERE id = \(collection) AND set_config('rolo.push_exclusion', \(sql.bind(exclusion)), true) IS NOT NULL
+                RETURNING sync_seq - \(count) AS base),
             \(replacing)
+            -- No ON CONFLICT: a name or UID taken since the look-up fails the statement.
             inserted AS (
                 INSERT INTO resources (collection_id, name, content_type, etag, size, modified, seq, uid, kind, data)
                 SELECT \(collection), w.name, w.content_type, w.etag, w.size, \(time), \(seq), w.uid, w.kind, w.data
                 FROM w WHERE w.id = 0 ORDER BY w.k
-                \(onConflict)
                 RETURNING id, name),
             written AS (
                 \(written)),
@@ -320,9 +293,7 @@ extension PostgresStore {
                 INSERT INTO card_index (resource_id, position, collection_id, property, value, value_ascii, value_unicode)
                 SELECT x.id, e.position, \(collection), e.property, e.value, e.ascii, e.unicode
                 FROM new_entries e JOIN written x ON x.k = e.k
-                -- Per row, and for a replaced card only: as an anti-join the planner may scan the
-                -- whole index table for a batch of new cards.
-                WHERE NOT x.replaced OR NOT EXISTS (SELECT 1 FROM card_index c WHERE c.resource_id = x.id AND \(sameIndexEntry))),
+                \(replaces ? "WHERE NOT EXISTS (SELECT 1 FROM kept_entries kept WHERE kept.k = e.k AND kept.position = e.position)" : "")),
             members AS (
                 INSERT INTO group_members (resource_id, position, collection_id, member_uid)
                 SELECT x.id, m.position, \(collection), m.uid
@@ -343,7 +314,7 @@ extension PostgresStore {
                 FROM w JOIN written x ON x.k = w.k ORDER BY w.k
                 ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at,
                     actor_user = excluded.actor_user, actor_credential = excluded.actor_credential)
-            \(answer)
+            SELECT rolo_all_written(count(*), \(count)), (SELECT base FROM book) FROM written
             """)
     }
 }

@@ -609,7 +609,27 @@ extension PostgresStore {
                 FOR EACH ROW EXECUTE FUNCTION rolo_resources_delete_rows()
             """,
         ]),
+        // A batch of PUTs is one statement that is its own transaction (`putTogether`): it
+        // writes each card only if the card is as its look-up found it, and must then write
+        // all or nothing. This fails the statement (so its transaction) when it wrote fewer
+        // rows than it has writes; the batch then goes write by write.
+        Migration(version: "v12-batch-all-or-nothing", statements: [
+            """
+            CREATE FUNCTION rolo_all_written(written BIGINT, writes BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+            BEGIN
+                IF written <> writes THEN
+                    RAISE EXCEPTION 'a batch found % of its % cards as its look-up left them', written, writes
+                        USING ERRCODE = '\(batchMismatchState)';
+                END IF;
+                RETURN written;
+            END
+            $$
+            """,
+        ]),
     ]
+
+    /// The SQLSTATE of `rolo_all_written`'s error (class RL: Rolo's own).
+    static let batchMismatchState = "RL001"
 
     /// Drops each history part that every version naming it can read from its card's current
     /// body (`VersionBody`), as SQLite's `dropPartsCardsHold`.

@@ -62,7 +62,7 @@ final class WriteBatches: Sendable {
     /// Counts a batch's transaction (`batchCount`).
     func counted() { state.withLock { $0.batches += 1 } }
 
-    /// Batches whose writes were judged and written each by one statement (`putTogether`).
+    /// Batches of several writes that went to one statement together (`putTogether`).
     var togetherCount: Int { state.withLock { $0.together } }
 
     /// Counts a batch written by one statement (`togetherCount`).
@@ -128,7 +128,6 @@ extension PostgresStore {
         do {
             results = try await putBatch(collectionID: collectionID, batch)
         } catch let error where batch.count > 1 && !(error is StoreError) && !(error is CancellationError) {
-            logger.debug("a batch goes again write by write", metadata: ["reason": "\(Self.describe(error))"])
             for pending in batch { await commit([pending], collectionID: collectionID) }
             return
         } catch {
@@ -147,27 +146,26 @@ extension PostgresStore {
         }
     }
 
-    /// The writes of a batch, in order, in one transaction: each write's result, or its own
-    /// error when its precondition or UID check failed (it wrote nothing). Throws, and
-    /// nothing is written, when a statement or the commit failed.
+    /// The writes of a batch, in order: together in one statement when they can go so
+    /// (`putTogether`), else one by one in a transaction holding the book's row. Each write's
+    /// result, or its own error when its precondition or UID check failed (it wrote nothing).
+    /// Throws, and nothing is written, when a statement or the commit failed.
     func putBatch(collectionID: Int64, _ batch: [WriteBatches.Pending]) async throws -> [Result<PutResult, any Error>] {
         let now = self.now
         writeBatches.counted()
-        if let together = try await putNewTogether(batch, collectionID: collectionID, now: now) { return together }
+        do {
+            if let together = try await putTogether(batch, collectionID: collectionID, now: now) { return together }
+        } catch let error where !(error is StoreError) && !(error is CancellationError) {
+            // A card was not as the look-up found it, or the server refused a write: each
+            // write is judged again in the book's turn, below.
+            logger.debug("a batch goes write by write", metadata: ["reason": "\(Self.describe(error))"])
+        }
         do {
             return try await transaction { connection in
                 // The book's row, locked until the commit: the batch's turn.
                 guard let row = try await connection.first(LockBookSQL.self, collectionID) else { throw StoreError.notFound }
                 let first = try row.decode(Int64.self)
                 var announced = PushExclusion.nobody
-                if batch.count > 1,
-                   let together = try await self.putTogether(connection, batch, collectionID: collectionID, firstSeq: first, now: now,
-                                                             announce: { try await Self.announce($0, over: &announced, connection) }) {
-                    guard together.contains(where: { if case .success = $0 { true } else { false } }) else {
-                        throw NothingWritten(results: together)
-                    }
-                    return together
-                }
                 var seq = first
                 var results: [Result<PutResult, any Error>] = []
                 results.reserveCapacity(batch.count)

@@ -448,8 +448,9 @@ private final class BookRowHold: Sendable {
         await #expect(throws: StoreError.preconditionFailed) { try await takenName.value }
         await #expect(throws: StoreError.uidConflict(existingName: "b.vcf")) { try await takenUID.value }
         #expect(store.writeBatches.togetherCount == 1)
-        // The first write, the batch of three given up at its statement, each of the three alone.
-        #expect(store.writeBatches.batchCount - batchesBefore == 5)
+        // The first write; the batch of three, given up at its statement, then judged write by
+        // write in the book's turn.
+        #expect(store.writeBatches.batchCount - batchesBefore == 2)
         #expect(try await store.collection(id: book)?.syncSeq == 4)
         #expect(try await store.resourceInfo(collectionID: book, name: "a.vcf")?.etag == a.etag)
         #expect(try await store.resourceInfo(collectionID: book, name: "e.vcf") == nil)
@@ -529,6 +530,48 @@ private final class BookRowHold: Sendable {
         }
     }
 
+    /// A batch's look-up runs before the book's turn; a card written between the two, even
+    /// back to the same bytes (here by another process, with its index rows written anew),
+    /// fails the batch's statement, and the batch goes write by write in the book's turn: the
+    /// card's index then holds the new e-mail alone, not the rows the other write made.
+    @Test func anUpdateBatchWhoseCardIsWrittenAfterItsLookUpGoesWriteByWrite() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        @Sendable func pending(_ name: String, email: String, ifMatch etag: String) throws -> WriteBatches.Pending {
+            let data = Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:\(name)\r\nFN:\(name)\r\nEMAIL:\(email)\r\nEND:VCARD\r\n".utf8)
+            let card = try VCardParser.parse(Array(data), mode: .lenient).first.map(CardMetadata.init(card:))
+            return WriteBatches.Pending(write: ResourceWrite(name: name, data: data, contentType: "text/vcard", card: card),
+                                        precondition: .ifMatch([etag]), exclusion: .nobody, answer: { _ in })
+        }
+        var etags: [String] = []
+        for name in ["a.vcf", "b.vcf"] {
+            let data = Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:\(name)\r\nFN:\(name)\r\nEMAIL:old@example.com\r\nEND:VCARD\r\n".utf8)
+            let card = try VCardParser.parse(Array(data), mode: .lenient).first.map(CardMetadata.init(card:))
+            etags.append(try await store.putResource(collectionID: book, name: name, data: data, contentType: "text/vcard",
+                                                     card: card, precondition: .none).etag)
+        }
+        let hold = try await BookRowHold(store, bookID: book, beforeCommit: """
+            WITH rewritten AS (UPDATE resources SET seq = seq + 100 WHERE collection_id = \(book) AND name = 'a.vcf' RETURNING id),
+                 old AS (DELETE FROM card_index WHERE resource_id IN (SELECT id FROM rewritten) RETURNING *)
+            INSERT INTO card_index SELECT * FROM old
+            """)
+        let batch = [try pending("a.vcf", email: "new@example.com", ifMatch: etags[0]),
+                     try pending("b.vcf", email: "new@example.com", ifMatch: etags[1])]
+        let written = Task { try await store.putBatch(collectionID: book, batch) }
+        try await Self.waitForALockWait(store)
+        try await hold.release()
+        let seqs = try await written.value.map { try $0.get().seq }
+        #expect(seqs == [3, 4])
+        #expect(store.writeBatches.togetherCount == 1, "the batch went to its statement")
+        #expect(try await fixture.texts("""
+            SELECT i.value FROM card_index i JOIN resources r ON r.id = i.resource_id
+            WHERE r.name = 'a.vcf' AND i.property = 'EMAIL' ORDER BY 1
+            """) == ["new@example.com"])
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
     /// A batch of new cards whose connection ends while its statement runs (here the server
     /// ends it, as a restart does, while the statement waits for the book's row): every write
     /// is answered unavailable and the statement is not run again (a lost connection cannot
@@ -562,6 +605,50 @@ private final class BookRowHold: Sendable {
         #expect(try await store.resourceInfo(collectionID: book, name: "n1.vcf") == nil)
         #expect(try await fixture.put("after.vcf", fn: "After").seq == 1)
         #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// A database from before `v12-batch-all-or-nothing` gets the check its batches need,
+    /// keeping its cards, ETags and sync tokens; a batch of two updates then goes to one
+    /// statement and a batch whose card changed after its look-up goes write by write.
+    @Test func aVersion11DatabaseGetsTheBatchCheckKeepingCardsETagsAndSyncTokens() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let card = try await AccountSourceTests.putCard(store, book: book)
+        try await store.autocommit { connection in
+            for statement in [
+                "DROP FUNCTION rolo_all_written(BIGINT, BIGINT)",
+                "DELETE FROM schema_migrations WHERE version = 'v12-batch-all-or-nothing'",
+            ] { try await connection.execute(PostgresQuery(unsafeSQL: statement)) }
+        }
+        let upgraded = try await PostgresStore.open(store.configuration)
+        StoreCleanups.schedule { await upgraded.close() }
+        #expect(try await upgraded.appliedMigrations() == PostgresStore.migrations.map(\.version))
+        let listed = try await upgraded.listResources(collectionID: book, after: nil, limit: 10)
+        #expect(listed.map(\.name) == ["kept.vcf"] && listed.first?.etag == card.etag)
+        let changes = try await upgraded.changes(collectionID: book, since: 0, limit: nil)
+        #expect(changes.newSeq == card.seq && changes.changes.map(\.name) == ["kept.vcf"])
+
+        let batch = ["kept.vcf", "new.vcf"].map { name in
+            let (data, metadata) = Self.card(name == "kept.vcf" ? "kept" : name, fn: "Written \(name)")
+            return WriteBatches.Pending(write: ResourceWrite(name: name, data: data, contentType: "text/vcard", card: metadata),
+                                        precondition: name == "kept.vcf" ? .ifMatch([card.etag]) : .ifNoneMatchAny,
+                                        exclusion: .nobody, answer: { _ in })
+        }
+        let seqs = try await upgraded.putBatch(collectionID: book, batch).map { try $0.get().seq }
+        #expect(seqs == [card.seq + 1, card.seq + 2])
+        #expect(upgraded.writeBatches.togetherCount == 1)
+        // Fewer rows written than writes: the check fails the statement with its own state.
+        do {
+            _ = try await upgraded.autocommit { try await $0.rows(PostgresQuery(unsafeSQL: "SELECT rolo_all_written(1, 2)")).count }
+            Issue.record("rolo_all_written(1, 2) did not fail")
+        } catch {
+            #expect(PostgresStore.sqlState(error) == PostgresStore.batchMismatchState)
+        }
+        #expect(try await upgraded.autocommit {
+            try await $0.rows(PostgresQuery(unsafeSQL: "SELECT rolo_all_written(2, 2)")).first?.decode(Int64.self)
+        } == 2)
     }
 
     /// Until a statement of the test's database waits for a lock (a batch waiting for the book's row).
