@@ -246,15 +246,18 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
 
     /// Runs `body`, one statement that is its own transaction (a write of several rows that
     /// must commit together), on one pooled connection. A deadlock or serialization failure
-    /// runs it again (nothing was written); a connection lost while it ran does not: whether
-    /// it committed nobody can tell, so the caller answers unavailable, as a lost COMMIT is.
+    /// runs it again (nothing was written), and so does a statement never sent (its pooled
+    /// connection had closed, `ClosedConnection`); a connection lost while it ran does not:
+    /// whether it committed nobody can tell, so the caller answers unavailable, as a lost
+    /// COMMIT is.
     func standalone<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await leased(body)
-            } catch where attempt < 4 && Self.isRetryable(error) {
+            } catch where attempt < 4 && (Self.isRetryable(error) || error is ClosedConnection) {
+                if error is ClosedConnection { try? await Task.sleep(for: .milliseconds(10)) }
                 continue
             } catch where Self.isConnectionLost(error) {
                 throw unavailable(StoreError.unavailable("the connection was lost during a write: \(Self.describe(error))"))
