@@ -55,7 +55,8 @@ extension PostgresStore {
             targets = try found.map { try $0.decode((Int64?, String?, String?, Int64?, String?).self) }
         }
         var results: [Result<PutResult, any Error>] = []
-        var accepted: [(write: AcceptedWrite, result: Int)] = []
+        // Each accepted write with its slot in `results`.
+        var accepted: [(write: AcceptedWrite, slot: Int)] = []
         var exclusion: PushExclusion?
         for (pending, (id, etag, storedUID, seq, holder)) in zip(batch, targets) {
             var existing: ExistingResource?
@@ -77,17 +78,19 @@ extension PostgresStore {
         guard !accepted.isEmpty else { return results }
         var sql = SQLBuilder()
         let encoded = exclusion.map { $0 == .nobody ? "" : $0.encoded } ?? ""
-        Self.writeStatement(accepted.map(\.write), collectionID: collectionID, exclusion: encoded, now: now, to: &sql)
-        let query = sql.query
+        // Which of the two forms: the text and the prepared statement must agree.
         let replaces = accepted.contains { $0.write.existingID != nil }
+        Self.writeStatement(accepted.map(\.write), collectionID: collectionID, replaces: replaces, exclusion: encoded,
+                            now: now, to: &sql)
+        let query = sql.query
         let row = try await standalone { connection in
             try await (replaces ? connection.rows(query, as: BatchWriteSQL.self) : connection.rows(query, as: BatchNewSQL.self))
                 .first?.decode((Int64, Int64?).self)
         }
         // No book row to take (the book is gone, nothing written): each write on its own says so.
         guard let (written, base) = row, let base, written == Int64(accepted.count) else { throw BatchMismatch() }
-        for (write, place) in accepted {
-            results[place] = .success(PutResult(etag: write.write.etag, created: write.existingID == nil, seq: base + write.place))
+        for (write, slot) in accepted {
+            results[slot] = .success(PutResult(etag: write.write.etag, created: write.existingID == nil, seq: base + write.place))
         }
         return results
     }
@@ -152,7 +155,7 @@ extension PostgresStore {
     /// seq reads it), its notification carrying `exclusion` ("" for nobody). Answers the
     /// number of resources written and the book's seq before, or fails when a card is not as
     /// the look-up found it.
-    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, exclusion: String, now: Double,
+    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, replaces: Bool, exclusion: String, now: Double,
                                        to sql: inout SQLBuilder) {
         let collection = sql.bind(collectionID)
         let time = sql.bind(now)
@@ -208,8 +211,8 @@ extension PostgresStore {
         // Every seq is the book's before plus the write's place: the book's row is the first
         // thing the statement takes, and its lock is the book's turn.
         let seq = "(SELECT base FROM book) + w.place"
-        // An update's parts: its old body's parts the history keeps, its row, its old rows.
-        let replaces = accepted.contains { $0.existingID != nil }
+        // An update's parts (when `replaces`: some write has a card to replace): its old body's
+        // parts the history keeps, its row, its old rows.
         let replacing = !replaces ? "" : """
             kept_parts AS (
                 INSERT INTO card_version_parts (hash, data)
