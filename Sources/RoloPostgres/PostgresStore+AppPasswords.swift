@@ -165,8 +165,8 @@ extension PostgresStore {
                   let found = try? Self.appPasswordRow(Columns(legacyPrepared: row)) else { return nil }
             var rest = Columns(legacyPrepared: row)
             rest.skip(Self.appPasswordColumnCount)
-            if let (member, homeHasLocks) = try? Self.memberAndHomeLocks(rest) {
-                ahead.fill(LookupAhead.Found(member: member), homeHasLocks: homeHasLocks)
+            if let (found, homeHasLocks) = try? Self.memberAndHomeLocks(rest) {
+                ahead.fill(found, homeHasLocks: homeHasLocks)
             }
             return .some(found)
         }

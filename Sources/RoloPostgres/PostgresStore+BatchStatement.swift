@@ -8,14 +8,15 @@ import RoloStore
 /// inside the book's turn; then a transaction of BEGIN, the book's lock, one look-up, one
 /// write and COMMIT, whose round trips the turn still waited for (a batch of four new cards
 /// took 5.2 ms from start to answers with the machine 38 % idle). Now a batch is its look-up
-/// (none for new cards only, If-None-Match: *, how clients upload cards and an import goes)
-/// and its write. The cluster's time a card barely moved with any of it (about 0.7 ms): that
+/// (none for new cards only, If-None-Match: *, how clients upload cards and an import goes;
+/// none either for updates whose requests read their cards with the sign-in,
+/// `targetsReadAhead`, how a client edits cards) and its write. The cluster's time a card barely moved with any of it (about 0.7 ms): that
 /// is the rows (index, list row, history trigger), so an update also rewrites only the index
 /// rows that changed (`sameIndexEntry`) and a list row only when it did
 /// (`listingConflictSQL`). Docs/performance.md has the figures (issue 34).
 ///
-/// The look-up runs before the book's turn, so the write checks that each card is as the
-/// look-up found it: an update's card still has the seq it had (every write of a card gives
+/// The look-up runs before the book's turn (or was made by the request, earlier still), so
+/// the write checks that each card is as the look-up found it: an update's card still has the seq it had (every write of a card gives
 /// it a new one, so a card written and written back to the same bytes is caught too, which
 /// its ETag would not catch), and a new card's name and UID are still free (the unique
 /// indexes). One that is not fails the whole statement (`rolo_all_written`, the unique
@@ -46,6 +47,8 @@ extension PostgresStore {
         if batch.allSatisfy({ $0.precondition == .ifNoneMatchAny }) {
             // New cards only: nothing to find; a name or UID taken fails the statement.
             targets = Array(repeating: (nil, nil, nil, nil, nil), count: writes.count)
+        } else if let read = Self.targetsReadAhead(batch) {
+            targets = read
         } else {
             let names = writes.map(\.name), uids = writes.map { $0.card?.uid.withoutNUL ?? "" }
             let found = try await autocommit { connection in
@@ -93,6 +96,28 @@ extension PostgresStore {
             results[slot] = .success(PutResult(etag: write.write.etag, created: write.existingID == nil, seq: base + write.place))
         }
         return results
+    }
+
+    /// What each write finds, from what the requests' lookups read (`Pending.found`), when
+    /// that is all the look-up would read: every write is a new card (If-None-Match: *) or
+    /// an update whose lookup found its card and keeps the card's UID, the UID's holder then
+    /// being the card itself. Nil when any write needs the look-up. What a lookup read is a
+    /// moment older than the look-up would be, which the statement's check of each card's
+    /// seq covers as it covers the look-up's own age.
+    static func targetsReadAhead(_ batch: [WriteBatches.Pending]) -> [(Int64?, String?, String?, Int64?, String?)]? {
+        var targets: [(Int64?, String?, String?, Int64?, String?)] = []
+        targets.reserveCapacity(batch.count)
+        for pending in batch {
+            if pending.precondition == .ifNoneMatchAny {
+                targets.append((nil, nil, nil, nil, nil))
+                continue
+            }
+            // Bytes, as `WriteRules` compares UIDs.
+            guard let found = pending.found, let uid = found.uid, let card = pending.write.card,
+                  uid.hasSameUTF8(as: card.uid.withoutNUL) else { return nil }
+            targets.append((found.id, found.etag, uid, found.seq, pending.write.name))
+        }
+        return targets
     }
 
     /// Whether a batch's writes can be judged together: all cards, no two sharing a name or a

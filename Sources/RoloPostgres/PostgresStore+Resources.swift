@@ -153,7 +153,7 @@ extension PostgresStore {
     /// A write's lookup: the collection by owner and path, and its member by name.
     enum CollectionMemberSQL: PreparedSQL {
         static let sql = """
-            SELECT \(collectionColumns), \(infoColumns)
+            SELECT \(collectionColumns), \(infoColumns), r.id, r.uid
             FROM users u JOIN collections c ON c.owner_id = u.id
             LEFT JOIN resources r ON r.collection_id = c.id AND r.name = $3
             WHERE u.name = $1 AND c.path = $2
@@ -196,7 +196,7 @@ extension PostgresStore {
     static let homeHasLocks = "EXISTS (SELECT 1 FROM locks WHERE home = $1)"
 
     /// The columns of `CollectionMemberSQL`.
-    static let collectionMemberColumnCount = collectionColumnCount + 6
+    static let collectionMemberColumnCount = collectionColumnCount + 8
 
     /// `StampAndMemberSQL` on the calling event loop's own connection: the stamp, with what
     /// was found for `ahead`. Nil when the loop has no connection or the read failed (the
@@ -205,32 +205,47 @@ extension PostgresStore {
         let binds = [PostgresData(string: ahead.owner), PostgresData(string: Self.joined(ahead.path)),
                      PostgresData(string: ahead.name ?? ""), PostgresData(string: user)]
         guard let rows = await rowsOnLoop(StampAndMemberSQL.self, binds), let row = rows.first,
-              let (stamp, member, locks) = try? Self.stampAndMember(Columns(legacyPrepared: row)) else { return nil }
-        ahead.fill(LookupAhead.Found(member: member), homeHasLocks: locks)
+              let (stamp, found, locks) = try? Self.stampAndMember(Columns(legacyPrepared: row)) else { return nil }
+        ahead.fill(found, homeHasLocks: locks)
         return .some(stamp)
     }
 
-    private static func stampAndMember(_ row: Columns) throws -> (String?, CollectionMember?, Bool) {
+    private static func stampAndMember(_ row: Columns) throws -> (String?, LookupAhead.Found, Bool) {
         var columns = row
         let stamp = try columns.next(String?.self)
-        let (member, locks) = try memberAndHomeLocks(columns)
-        return (stamp, member, locks)
+        let (found, locks) = try memberAndHomeLocks(columns)
+        return (stamp, found, locks)
     }
 
     /// `CollectionMemberSQL`'s columns (NULLs: no such collection) then `homeHasLocks`, from
     /// where `columns` stands.
-    static func memberAndHomeLocks(_ row: Columns) throws -> (CollectionMember?, Bool) {
+    static func memberAndHomeLocks(_ row: Columns) throws -> (LookupAhead.Found, Bool) {
         var columns = row
-        let member = columns.nextIsNull ? nil : try collectionMember(columns)
+        var found = LookupAhead.Found(member: nil)
+        if !columns.nextIsNull {
+            let (member, memberRow) = try collectionMemberAndRow(columns)
+            found = LookupAhead.Found(member: member, memberRow: memberRow)
+        }
         columns.skip(collectionMemberColumnCount)
-        return (member, try columns.next(Bool.self))
+        return (found, try columns.next(Bool.self))
     }
 
     /// `CollectionMemberSQL`'s row.
     static func collectionMember(_ row: Columns) throws -> CollectionMember {
+        try collectionMemberAndRow(row).member
+    }
+
+    /// `CollectionMemberSQL`'s row, with the member's key and UID for the request's write
+    /// (`LookupAhead.takeMemberRow`).
+    static func collectionMemberAndRow(_ row: Columns) throws -> (member: CollectionMember, row: LookupAhead.MemberRow?) {
         var columns = row
         let collection = try collectionInfo(&columns)
-        return CollectionMember(collection: collection, resource: columns.nextIsNull ? nil : try resourceInfo(&columns))
+        guard !columns.nextIsNull else { return (CollectionMember(collection: collection, resource: nil), nil) }
+        let info = try resourceInfo(&columns)
+        let id = try columns.next(Int64.self)
+        let uid = try columns.next(String?.self)
+        return (CollectionMember(collection: collection, resource: info),
+                LookupAhead.MemberRow(collectionID: collection.id, id: id, name: info.name, etag: info.etag, uid: uid, seq: info.seq))
     }
 
     public func resourceName(collectionID: Int64, uid: String) async throws -> String? {

@@ -12,8 +12,9 @@ import Synchronization
 /// the commit is back.
 ///
 /// - A batch of cards goes to one statement that is its own transaction and takes the
-///   book's row itself (`PostgresStore.putTogether`): its look-up runs before, and the
-///   statement writes only on the cards as the look-up found them, else fails whole.
+///   book's row itself (`PostgresStore.putTogether`): its look-up runs before (or is what
+///   the requests read with their sign-in), and the statement writes only on the cards as
+///   the look-up found them, else fails whole.
 /// - Otherwise, or when that statement failed, the batch is one transaction that locks the
 ///   book's row first and writes one write at a time; a write takes the next seq only when
 ///   it writes. The book's row is updated once, by the last write's statement (by one of its
@@ -44,6 +45,9 @@ final class WriteBatches: Sendable {
     struct Pending: Sendable {
         let write: ResourceWrite
         let precondition: WritePrecondition
+        /// The card as the request's lookup found it, when it read its row
+        /// (`LookupAhead.takeMemberRow`): the batch's look-up then need not read it again.
+        var found: LookupAhead.MemberRow? = nil
         let exclusion: PushExclusion
         let answer: @Sendable (Result<PutResult, any Error>) -> Void
     }
@@ -112,8 +116,9 @@ extension PostgresStore {
     /// Queues the PUT in its book's batch and returns its result once the batch committed.
     func putBatched(collectionID: Int64, write: ResourceWrite, precondition: WritePrecondition) async throws -> PutResult {
         let exclusion = PushExclusion.current ?? .nobody
+        let found = LookupAhead.current?.takeMemberRow(collectionID: collectionID, name: write.name)
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PutResult, any Error>) in
-            let pending = WriteBatches.Pending(write: write, precondition: precondition, exclusion: exclusion,
+            let pending = WriteBatches.Pending(write: write, precondition: precondition, found: found, exclusion: exclusion,
                                                answer: { continuation.resume(with: $0) })
             guard writeBatches.enqueue(pending, collectionID: collectionID) else { return }
             // Detached: the batch is no one request's, and must not carry the first one's

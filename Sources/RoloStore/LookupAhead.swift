@@ -23,7 +23,28 @@ public final class LookupAhead: Sendable {
     /// nil for no such collection.
     public struct Found: Sendable, Hashable {
         public var member: CollectionMember?
-        public init(member: CollectionMember?) { self.member = member }
+        /// The member's row, when the store read its key too (`takeMemberRow`).
+        public var memberRow: MemberRow?
+        public init(member: CollectionMember?, memberRow: MemberRow? = nil) {
+            self.member = member; self.memberRow = memberRow
+        }
+    }
+
+    /// The named member's row as the store read it with the lookup: its key, UID and seq. A
+    /// store whose writes are checked against what a look-up found before the book's turn
+    /// (PostgreSQL's batches, which check that the card still has `seq`) takes it for the
+    /// request's write instead of reading the card again; a card written since is caught by
+    /// that check like one written after any look-up.
+    public struct MemberRow: Sendable, Hashable {
+        public var collectionID: Int64
+        public var id: Int64
+        public var name: String
+        public var etag: String
+        public var uid: String?
+        public var seq: Int64
+        public init(collectionID: Int64, id: Int64, name: String, etag: String, uid: String?, seq: Int64) {
+            self.collectionID = collectionID; self.id = id; self.name = name; self.etag = etag; self.uid = uid; self.seq = seq
+        }
     }
 
     /// What the store read, and what of it is still to be answered.
@@ -33,6 +54,8 @@ public final class LookupAhead: Sendable {
         var found: Found?
         /// Whether the owner's home held lock rows; nil: not read, or told already.
         var homeHasLocks: Bool?
+        /// Nil once taken (`takeMemberRow`), apart from `found`.
+        var memberRow: MemberRow?
     }
 
     private let state = Mutex(State())
@@ -52,7 +75,7 @@ public final class LookupAhead: Sendable {
     public func fill(_ found: Found, homeHasLocks: Bool? = nil) {
         state.withLock { state in
             guard !state.read else { return }
-            state = State(read: true, found: found, homeHasLocks: homeHasLocks)
+            state = State(read: true, found: found, homeHasLocks: homeHasLocks, memberRow: found.memberRow)
         }
     }
 
@@ -75,6 +98,17 @@ public final class LookupAhead: Sendable {
         return state.withLock { state in
             defer { state.found = nil }
             return state.found
+        }
+    }
+
+    /// The member's row read with the lookup, once, for the request's write to
+    /// `name` in the book `collectionID`; nil when none was read (no such member, or a store
+    /// that reads none) or it was taken already.
+    public func takeMemberRow(collectionID: Int64, name: String) -> MemberRow? {
+        state.withLock { state in
+            guard let row = state.memberRow, row.collectionID == collectionID, row.name == name else { return nil }
+            state.memberRow = nil
+            return row
         }
     }
 }

@@ -32,6 +32,20 @@ import Testing
         #expect(missing.take(owner: "alice", path: ["gone"], name: nil) == LookupAhead.Found(member: nil), "no such book is an answer")
     }
 
+    /// The member's row read with the lookup goes to the request's write of that member, once,
+    /// whether or not the lookup was answered from it first.
+    @Test func theMembersRowGoesOnceToAWriteOfThatMember() {
+        let row = LookupAhead.MemberRow(collectionID: 7, id: 3, name: "a.vcf", etag: "\"e\"", uid: "u", seq: 9)
+        let ahead = LookupAhead(owner: "alice", path: ["default"], name: "a.vcf")
+        #expect(ahead.takeMemberRow(collectionID: 7, name: "a.vcf") == nil, "nothing read yet")
+        ahead.fill(LookupAhead.Found(member: nil, memberRow: row))
+        #expect(ahead.take(owner: "alice", path: ["default"], name: "a.vcf") != nil)
+        #expect(ahead.takeMemberRow(collectionID: 8, name: "a.vcf") == nil, "another book")
+        #expect(ahead.takeMemberRow(collectionID: 7, name: "b.vcf") == nil, "another member")
+        #expect(ahead.takeMemberRow(collectionID: 7, name: "a.vcf") == row)
+        #expect(ahead.takeMemberRow(collectionID: 7, name: "a.vcf") == nil, "once")
+    }
+
     /// "The home held no locks" answers the first check of the owner's home, and only when
     /// the store read it so.
     @Test func aHomeWithoutLocksSkipsOneCheckOfItsOwnersHome() {

@@ -572,6 +572,80 @@ private final class BookRowHold: Sendable {
         #expect(try await fixture.integrityCheck() == [])
     }
 
+    /// An update batch takes what its requests' lookups read of their cards
+    /// (`LookupAhead.MemberRow`) instead of a look-up of its own when that covers every write,
+    /// and still writes only on the cards as found:
+    /// - rows for both cards: no look-up (a row whose ETag the test changed decides the
+    ///   If-Match, which a look-up would have read from the card), one statement;
+    /// - a row read before its card was written again (an older seq): write by write, each
+    ///   judged on the card as it is, so the If-Match of the older ETag is refused and the
+    ///   other write commits;
+    /// - a write that changes its card's UID, or has no row, is looked up.
+    @Test func anUpdateBatchTakesTheRowsItsRequestsLookupsReadAndChecksThem() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        @Sendable func data(_ name: String, _ email: String, uid: String? = nil) -> Data {
+            Data("BEGIN:VCARD\r\nVERSION:4.0\r\nUID:\(uid ?? name)\r\nFN:\(name)\r\nEMAIL:\(email)\r\nEND:VCARD\r\n".utf8)
+        }
+        @Sendable func pending(_ name: String, email: String, uid: String? = nil, ifMatch etag: String,
+                               found: LookupAhead.MemberRow?) throws -> WriteBatches.Pending {
+            let body = data(name, email, uid: uid)
+            let card = try VCardParser.parse(Array(body), mode: .lenient).first.map(CardMetadata.init(card:))
+            return WriteBatches.Pending(write: ResourceWrite(name: name, data: body, contentType: "text/vcard", card: card),
+                                        precondition: .ifMatch([etag]), found: found, exclusion: .nobody, answer: { _ in })
+        }
+        /// The card's row as a request's lookup reads it.
+        func row(_ name: String) async throws -> LookupAhead.MemberRow {
+            let found = try await store.autocommit { connection in
+                try await connection.rows(PostgresQuery(unsafeSQL: """
+                    SELECT id, etag, uid, seq FROM resources WHERE collection_id = \(book) AND name = '\(name)'
+                    """)).first?.decode((Int64, String, String, Int64).self)
+            }
+            let (id, etag, uid, seq) = try #require(found)
+            return LookupAhead.MemberRow(collectionID: book, id: id, name: name, etag: etag, uid: uid, seq: seq)
+        }
+        for name in ["a.vcf", "b.vcf"] {
+            let body = data(name, "old@example.com")
+            let card = try VCardParser.parse(Array(body), mode: .lenient).first.map(CardMetadata.init(card:))
+            _ = try await store.putResource(collectionID: book, name: name, data: body, contentType: "text/vcard",
+                                            card: card, precondition: .none)
+        }
+        let a1 = try await row("a.vcf"), b1 = try await row("b.vcf")
+        var altered = a1
+        altered.etag = "\"read-ahead\""
+        let first = [try pending("a.vcf", email: "new@example.com", ifMatch: altered.etag, found: altered),
+                     try pending("b.vcf", email: "new@example.com", ifMatch: b1.etag, found: b1)]
+        #expect(PostgresStore.targetsReadAhead(first) != nil)
+        let seqs = try await store.putBatch(collectionID: book, first).map { try $0.get().seq }
+        #expect(seqs == [3, 4])
+        #expect(store.writeBatches.togetherCount == 1, "the batch went to its statement")
+
+        // a.vcf's row as read before that batch: its seq is an older one.
+        let b2 = try await row("b.vcf")
+        let second = [try pending("a.vcf", email: "newer@example.com", ifMatch: a1.etag, found: a1),
+                      try pending("b.vcf", email: "newer@example.com", ifMatch: b2.etag, found: b2)]
+        let outcomes = try await store.putBatch(collectionID: book, second)
+        guard case .failure(StoreError.preconditionFailed) = outcomes[0] else {
+            Issue.record("the write on the older row was answered \(outcomes[0])")
+            return
+        }
+        #expect(try outcomes[1].get().seq == 5)
+        #expect(store.writeBatches.togetherCount == 2, "the second batch went to its statement first")
+        #expect(try await fixture.texts("""
+            SELECT r.name || ' ' || i.value FROM card_index i JOIN resources r ON r.id = i.resource_id
+            WHERE i.property = 'EMAIL' ORDER BY 1
+            """) == ["a.vcf new@example.com", "b.vcf newer@example.com"])
+
+        let a3 = try await row("a.vcf")
+        #expect(PostgresStore.targetsReadAhead([try pending("a.vcf", email: "x@example.com", uid: "other", ifMatch: a3.etag,
+                                                            found: a3)]) == nil, "a changed UID is looked up")
+        #expect(PostgresStore.targetsReadAhead([try pending("a.vcf", email: "x@example.com", ifMatch: a3.etag,
+                                                            found: nil)]) == nil, "a write without a row is looked up")
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
     /// A batch of new cards whose connection ends while its statement runs (here the server
     /// ends it, as a restart does, while the statement waits for the book's row): every write
     /// is answered unavailable and the statement is not run again (a lost connection cannot
