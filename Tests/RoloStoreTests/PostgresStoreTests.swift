@@ -1,4 +1,7 @@
 import Foundation
+import Logging
+import NIOCore
+import NIOPosix
 import PostgresNIO
 import PostgresTestSupport
 @testable import RoloPostgres
@@ -529,5 +532,52 @@ import Testing
                 try await Task.sleep(for: .seconds(1))
             }
         }
+    }
+}
+
+/// The GETs' gathered reads on an event loop's own connection (`LoopReadConnections`).
+@Suite(.closesStores) struct LoopReadConnectionsTests {
+    /// Reads asked for in one turn of the loop (as a wake-up that finds several GETs asks
+    /// them) go out as one statement, though none was out when the first was asked for (the
+    /// first went alone before). The statement answers each read with the size of its batch.
+    @Test func readsAskedInOneTurnOfTheLoopGoTogether() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let reads = LoopReadConnections(sql: "SELECT x, cardinality($1::TEXT[])::TEXT FROM unnest($1::TEXT[]) x",
+                                        columns: 1, statements: [], logger: Logger(label: "test"))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { Task { await reads.close(); try? await group.shutdownGracefully() } }
+        let loop = group.next()
+        let open: @Sendable () throws -> PostgresConnection.Configuration = { try store.connectionConfiguration() }
+        let answers = Mutex<[String: Int]>([:])
+        /// Asks for `values` in one turn of the loop; false when the loop had no connection yet.
+        func ask(_ values: [String]) async throws -> Bool {
+            try await loop.submit {
+                values.allSatisfy { value in
+                    reads.read(on: loop, server: store.primary.currentIndex, bound: .seconds(10), open: open, values: [value]) {
+                        switch $0 {
+                        case .success(let row?):
+                            do {
+                                let (x, size) = try row.decode((String, String).self)
+                                answers.withLock { $0[x] = Int(size) }
+                            } catch { Issue.record("undecodable: \(String(reflecting: error))") }
+                        default: Issue.record("\(value) answered \($0)")
+                        }
+                    }
+                }
+            }.get()
+        }
+        var opened = false
+        for _ in 0..<500 where !opened {
+            opened = try await ask(["first"])
+            if !opened { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(opened, "the loop's connection opened")
+        // Nothing out when the three are asked for: each would otherwise go at once.
+        for _ in 0..<500 where answers.withLock({ $0["first"] }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(try await ask(["a", "b", "c"]))
+        for _ in 0..<500 where answers.withLock({ $0.count }) < 4 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(answers.withLock { $0 } == ["first": 1, "a": 3, "b": 3, "c": 3])
     }
 }
