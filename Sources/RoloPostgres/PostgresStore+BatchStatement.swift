@@ -10,13 +10,15 @@ import RoloStore
 /// took 5.2 ms from start to answers with the machine 38 % idle). Now a batch is its look-up
 /// (none for new cards only, If-None-Match: *, how clients upload cards and an import goes;
 /// none either for updates whose requests read their cards with the sign-in,
-/// `targetsReadAhead`, how a client edits cards) and its write. The cluster's time a card barely moved with any of it (about 0.7 ms): that
-/// is the rows (index, list row, history trigger), so an update also rewrites only the index
-/// rows that changed (`sameIndexEntry`) and a list row only when it did
-/// (`listingConflictSQL`). Docs/performance.md has the figures (issue 34).
+/// `targetsReadAhead`, how a client edits cards) and its write. The cluster's time a card
+/// barely moved with any of it (about 0.7 ms): that is the rows (index, list row, history
+/// trigger), so an update also rewrites only the index rows that changed
+/// (`sameIndexEntry`) and a list row only when it did (`listingConflictSQL`).
+/// Docs/performance.md has the figures (issue 34).
 ///
 /// The look-up runs before the book's turn (or was made by the request, earlier still), so
-/// the write checks that each card is as the look-up found it: an update's card still has the seq it had (every write of a card gives
+/// the write checks that each card is as the look-up found it: an update's card still has
+/// the seq it had (every write of a card gives
 /// it a new one, so a card written and written back to the same bytes is caught too, which
 /// its ETag would not catch), and a new card's name and UID are still free (the unique
 /// indexes). One that is not fails the whole statement (`rolo_all_written`, the unique
