@@ -44,8 +44,7 @@ extension PostgresStore {
         let writes = batch.map(\.write)
         guard Self.canGoTogether(writes) else { return nil }
         if batch.count > 1 { writeBatches.countedTogether() }
-        // Each name's resource (id, ETag, UID, seq) and its UID's holder.
-        let targets: [(Int64?, String?, String?, Int64?, String?)]
+        let targets: [BatchTarget]
         if batch.allSatisfy({ $0.precondition == .ifNoneMatchAny }) {
             // New cards only: nothing to find; a name or UID taken fails the statement.
             targets = Array(repeating: (nil, nil, nil, nil, nil), count: writes.count)
@@ -57,7 +56,7 @@ extension PostgresStore {
                 try await connection.rows(BatchTargetsSQL.self, collectionID, names, uids)
             }
             guard found.count == writes.count else { throw BatchMismatch() }
-            targets = try found.map { try $0.decode((Int64?, String?, String?, Int64?, String?).self) }
+            targets = try found.map { try $0.decode(BatchTarget.self) }
         }
         var results: [Result<PutResult, any Error>] = []
         // Each accepted write with its slot in `results`.
@@ -100,14 +99,18 @@ extension PostgresStore {
         return results
     }
 
+    /// What a write finds: its name's resource (id, ETag, UID, seq; all nil for none) and the
+    /// name of the resource holding its UID (`BatchTargetsSQL`'s row).
+    typealias BatchTarget = (Int64?, String?, String?, Int64?, String?)
+
     /// What each write finds, from what the requests' lookups read (`Pending.found`), when
     /// that is all the look-up would read: every write is a new card (If-None-Match: *) or
     /// an update whose lookup found its card and keeps the card's UID, the UID's holder then
     /// being the card itself. Nil when any write needs the look-up. What a lookup read is a
     /// moment older than the look-up would be, which the statement's check of each card's
     /// seq covers as it covers the look-up's own age.
-    static func targetsReadAhead(_ batch: [WriteBatches.Pending]) -> [(Int64?, String?, String?, Int64?, String?)]? {
-        var targets: [(Int64?, String?, String?, Int64?, String?)] = []
+    static func targetsReadAhead(_ batch: [WriteBatches.Pending]) -> [BatchTarget]? {
+        var targets: [BatchTarget] = []
         targets.reserveCapacity(batch.count)
         for pending in batch {
             if pending.precondition == .ifNoneMatchAny {
@@ -261,9 +264,6 @@ extension PostgresStore {
             SELECT i.id, w.k, FALSE FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name
             """ : "SELECT i.id, w.k, FALSE AS replaced FROM inserted i JOIN w ON w.name = i.name"
         let replaced = !replaces ? "" : """
-            old_entries AS (
-                DELETE FROM card_index c WHERE c.resource_id = ANY(\(ids)::BIGINT[])
-                AND NOT EXISTS (SELECT 1 FROM new_entries e JOIN w ON w.k = e.k WHERE w.id = c.resource_id AND \(sameIndexEntry))),
             old_members AS (DELETE FROM group_members WHERE resource_id = ANY(\(ids)::BIGINT[])),
             old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
             -- The new entries a replaced card has already: its rows read by their card's key
@@ -271,10 +271,16 @@ extension PostgresStore {
             -- compared. As a NOT EXISTS beside "or the card is new" the planner hashed all of
             -- card_index for every batch, and as a join it went from each new entry through
             -- the index on values (72 ms a batch), once no transaction set enable_seqscan off.
+            -- Decided once here, for the rows deleted and those written (a position is one
+            -- row of a card).
             kept_entries AS (
-                SELECT e.k, e.position
+                SELECT w.id, e.k, e.position
                 FROM (SELECT * FROM card_index WHERE resource_id = ANY(\(ids)::BIGINT[]) OFFSET 0) c
                 JOIN w ON w.id = c.resource_id JOIN new_entries e ON e.k = w.k AND \(sameIndexEntry)),
+            -- A replaced card's rows but those it keeps.
+            old_entries AS (
+                DELETE FROM card_index c WHERE c.resource_id = ANY(\(ids)::BIGINT[])
+                AND NOT EXISTS (SELECT 1 FROM kept_entries kept WHERE kept.id = c.resource_id AND kept.position = c.position)),
             """
         sql.append("""
             WITH w AS (
