@@ -17,10 +17,11 @@ import Synchronization
 /// where SQLite's whole GET takes 90. Here the statement is written and its rows read on the
 /// loop that asks, through postgres-nio's future interface, one statement for a batch.
 ///
-/// The statement takes `columns` text arrays, the batch's values column by column, and
-/// answers one row per element in their order. Each event loop gets one connection, opened
-/// at its first GET (that GET and any while it opens take the pool's way) to the current
-/// primary, with the statement prepared on it. A failed or late read answers an error, and
+/// A gathered statement (`GatheredSQL`) takes `columns` text arrays, the batch's values
+/// column by column, and answers one row per element in their order; each gathers its own
+/// reads (the GETs', and the other requests' sign-in with their first lookup). Each event
+/// loop gets one connection, opened at its first GET (that GET and any while it opens take
+/// the pool's way) to the current primary, with the statements prepared on it. A failed or late read answers an error, and
 /// the server's full path answers those GETs (and its 503 when the database is away); the
 /// connection is then dropped, and a new one is tried at the next GET, at most once a second.
 /// One more connection per event loop than `pool_size`, then (Docs/configuration.md).
@@ -44,17 +45,33 @@ final class LoopReadConnections: Sendable {
         let done: CallOnce<Result<PostgresRow?, any Error>>
     }
 
-    /// A loop's connection and the reads on it.
-    private struct Reader: Sendable {
-        let connection: PostgresConnection
-        /// The gathered statement.
+    /// A gathered statement on a loop's connection and the reads waiting for it.
+    private struct Gathering: Sendable {
         let prepared: PreparedQuery
-        /// The single statements (`run`), by type.
-        let statements: [ObjectIdentifier: PreparedQuery]
-        let server: Int
+        let columns: Int
         /// A batch is out; new reads wait in `queue` for its answer.
         var sending = false
         var queue: [Pending] = []
+    }
+
+    /// A loop's connection and the reads on it.
+    private struct Reader: Sendable {
+        let connection: PostgresConnection
+        /// The gathered statements, by type.
+        var gatherings: [ObjectIdentifier: Gathering]
+        /// The single statements (`run`), by type.
+        let statements: [ObjectIdentifier: PreparedQuery]
+        let server: Int
+
+        /// Every read waiting in a queue, taken out of them.
+        mutating func takeQueued() -> [Pending] {
+            var taken: [Pending] = []
+            for key in gatherings.keys {
+                taken += gatherings[key]!.queue
+                gatherings[key]!.queue = []
+            }
+            return taken
+        }
     }
 
     private enum Slot: Sendable {
@@ -66,34 +83,39 @@ final class LoopReadConnections: Sendable {
 
     private let slots = Mutex<[ObjectIdentifier: Slot]>([:])
     private let closed = Mutex(false)
-    private let sql: String
-    private let columns: Int
+    /// The gathered statements' texts and column counts, by their type.
+    private let gathered: [(key: ObjectIdentifier, sql: String, columns: Int)]
     /// The single statements' texts, by their type.
     private let statements: [(key: ObjectIdentifier, sql: String)]
     private let logger: Logger
 
-    /// `sql` is the gathered statement (`read`), taking `columns` arrays; `statements` those
-    /// run one by one (`run`).
-    init(sql: String, columns: Int, statements: [any PreparedSQL.Type], logger: Logger) {
-        self.sql = sql
-        self.columns = columns
+    /// `gathered` are the statements `read` gathers reads for; `statements` those run one by
+    /// one (`run`).
+    init(gathered: [any GatheredSQL.Type], statements: [any PreparedSQL.Type], logger: Logger) {
+        self.gathered = gathered.map { (key: ObjectIdentifier($0), sql: $0.sql, columns: $0.columns) }
         self.statements = statements.map { (key: ObjectIdentifier($0), sql: $0.sql) }
         self.logger = logger
     }
 
-    /// Reads `values` (one per column of the statement) on `loop`'s connection, calling `done`
-    /// once on `loop` with its row, or with an error when the read failed or its batch took
-    /// longer than `bound`. False when this loop has no connection ready: `done` is then never
-    /// called and the caller reads another way.
-    func read(on loop: any EventLoop, server: Int, bound: TimeAmount,
+    /// Reads `values` (one per column of `statement`, one of the `gathered` these connections
+    /// were made with) on `loop`'s connection, calling `done` once on `loop` with its row, or
+    /// with an error when the read failed or its batch took longer than `bound`. False when
+    /// this loop has no connection ready: `done` is then never called and the caller reads
+    /// another way.
+    func read(_ statement: any GatheredSQL.Type, on loop: any EventLoop, server: Int, bound: TimeAmount,
               open: @escaping @Sendable () throws -> PostgresConnection.Configuration,
               values: [String], done: @escaping Done) -> Bool {
-        precondition(values.count == columns)
+        precondition(values.count == statement.columns)
         let pending = Pending(values: values, done: CallOnce(done))
+        let kind = ObjectIdentifier(statement)
         let starts = withReader(on: loop, server: server, open: open) { reader -> PostgresConnection? in
-            reader.queue.append(pending)
-            if reader.sending { return nil }
-            reader.sending = true
+            guard var gathering = reader.gatherings[kind] else {
+                preconditionFailure("\(statement) is not one of the loop's gathered statements")
+            }
+            defer { reader.gatherings[kind] = gathering }
+            gathering.queue.append(pending)
+            if gathering.sending { return nil }
+            gathering.sending = true
             return reader.connection
         }
         guard let starts else { return false }
@@ -103,7 +125,7 @@ final class LoopReadConnections: Sendable {
         // `get-bench`'s eight connections).
         if let connection = starts {
             loop.execute { [weak self] in
-                self?.sendQueued(after: connection, key: ObjectIdentifier(loop), loop: loop, bound: bound)
+                self?.sendQueued(kind, after: connection, key: ObjectIdentifier(loop), loop: loop, bound: bound)
             }
         }
         return true
@@ -184,11 +206,13 @@ final class LoopReadConnections: Sendable {
         }
     }
 
-    /// Sends `batch` as one statement; answers each read when its rows come, then sends what
-    /// queued meanwhile.
-    private func send(_ batch: [Pending], on reader: Reader, key: ObjectIdentifier, loop: any EventLoop, bound: TimeAmount) {
+    /// Sends `batch` as one `kind` statement; answers each read when its rows come, then
+    /// sends what queued meanwhile.
+    private func send(_ batch: [Pending], _ kind: ObjectIdentifier, on reader: Reader, key: ObjectIdentifier,
+                      loop: any EventLoop, bound: TimeAmount) {
         let connection = reader.connection
-        let binds = (0..<columns).map { column in
+        let gathering = reader.gatherings[kind]!
+        let binds = (0..<gathering.columns).map { column in
             PostgresData(array: batch.map { PostgresData(string: $0.values[column]) }, elementType: .text)
         }
         let rows = Mutex<[PostgresRow]>([])
@@ -196,7 +220,7 @@ final class LoopReadConnections: Sendable {
         let timer = loop.scheduleTask(in: bound) { [weak self] in
             self?.fail(connection, key: key, StoreError.unavailable("no answer from the database within \(bound)"))
         }
-        reader.prepared.execute(binds) { row in rows.withLock { $0.append(row) } }
+        gathering.prepared.execute(binds) { row in rows.withLock { $0.append(row) } }
             .whenComplete { [weak self] result in
                 timer.cancel()
                 guard let self else { return }
@@ -204,7 +228,7 @@ final class LoopReadConnections: Sendable {
                 switch result {
                 case .success where rows.count == batch.count:
                     for (pending, row) in zip(batch, rows) { pending.done.call(.success(row)) }
-                    sendQueued(after: connection, key: key, loop: loop, bound: bound)
+                    sendQueued(kind, after: connection, key: key, loop: loop, bound: bound)
                 case .success:
                     fail(connection, key: key, StoreError.unavailable("\(rows.count) rows for \(batch.count) reads"), batch: batch)
                 case .failure(let error):
@@ -213,20 +237,24 @@ final class LoopReadConnections: Sendable {
             }
     }
 
-    private func sendQueued(after connection: PostgresConnection, key: ObjectIdentifier, loop: any EventLoop, bound: TimeAmount) {
+    private func sendQueued(_ kind: ObjectIdentifier, after connection: PostgresConnection, key: ObjectIdentifier,
+                            loop: any EventLoop, bound: TimeAmount) {
         let next: (Reader, [Pending])? = slots.withLock { slots in
-            guard case .ready(var reader)? = slots[key], reader.connection === connection else { return nil }
-            guard !reader.queue.isEmpty else {
-                reader.sending = false
+            guard case .ready(var reader)? = slots[key], reader.connection === connection,
+                  var gathering = reader.gatherings[kind] else { return nil }
+            defer {
+                reader.gatherings[kind] = gathering
                 slots[key] = .ready(reader)
+            }
+            guard !gathering.queue.isEmpty else {
+                gathering.sending = false
                 return nil
             }
-            let batch = Array(reader.queue.prefix(Self.largestBatch))
-            reader.queue.removeFirst(batch.count)
-            slots[key] = .ready(reader)
+            let batch = Array(gathering.queue.prefix(Self.largestBatch))
+            gathering.queue.removeFirst(batch.count)
             return (reader, batch)
         }
-        if let (reader, batch) = next { send(batch, on: reader, key: key, loop: loop, bound: bound) }
+        if let (reader, batch) = next { send(batch, kind, on: reader, key: key, loop: loop, bound: bound) }
     }
 
     /// `connection` failed (or was late): its reads answer `error`, and it is closed and
@@ -244,7 +272,8 @@ final class LoopReadConnections: Sendable {
 
     /// Closes a connection no longer in its slot; the reads queued on it answer an error.
     private func end(_ reader: Reader, _ error: any Error = StoreError.unavailable("the read connection was replaced")) {
-        for pending in reader.queue { pending.done.call(.failure(error)) }
+        var reader = reader
+        for pending in reader.takeQueued() { pending.done.call(.failure(error)) }
         reader.connection.close().whenComplete { _ in }
     }
 
@@ -258,7 +287,8 @@ final class LoopReadConnections: Sendable {
         configuration.options.additionalStartupParameters = configuration.options.additionalStartupParameters.filter {
             $0.0 != "application_name"
         } + [("application_name", Self.applicationName), ("plan_cache_mode", "force_generic_plan")]
-        let texts = [sql] + statements.map { $0.sql }
+        let gathered = self.gathered
+        let texts = gathered.map { $0.sql } + statements.map { $0.sql }
         let keys = statements.map { $0.key }
         PostgresConnection.connect(on: loop, configuration: configuration, id: 3, logger: logger)
             .flatMap { connection in
@@ -277,8 +307,12 @@ final class LoopReadConnections: Sendable {
                 }
                 switch result {
                 case .success(let (connection, prepared)):
-                    let reader = Reader(connection: connection, prepared: prepared[0],
-                                        statements: Dictionary(uniqueKeysWithValues: zip(keys, prepared.dropFirst())), server: server)
+                    let gatherings = Dictionary(uniqueKeysWithValues: zip(gathered, prepared).map { statement, prepared in
+                        (statement.key, Gathering(prepared: prepared, columns: statement.columns))
+                    })
+                    let reader = Reader(connection: connection, gatherings: gatherings,
+                                        statements: Dictionary(uniqueKeysWithValues: zip(keys, prepared.dropFirst(gathered.count))),
+                                        server: server)
                     // Under the slots' lock, as `close()` sets `closed`: a connection that
                     // came up as the store closed is closed here, never left in a slot that
                     // `close()` has already emptied.
@@ -308,8 +342,8 @@ final class LoopReadConnections: Sendable {
                 if case .ready(let reader) = slot { reader } else { nil }
             }
         }
-        for reader in readers {
-            for pending in reader.queue { pending.done.call(.failure(StoreError.unavailable("closed"))) }
+        for var reader in readers {
+            for pending in reader.takeQueued() { pending.done.call(.failure(StoreError.unavailable("closed"))) }
             try? await reader.connection.close()
         }
     }

@@ -65,15 +65,18 @@ extension PostgresStore {
     /// user names, a user's paths and a book's names are unique). The `LIMIT 1` keeps the
     /// lateral read a probe of the three unique indexes per element: without it, the generic
     /// plan joined the whole of `resources` by hash (10 ms at 1,000 cards, against 0.1).
-    static let inlineReadBatchSQL = """
-        SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), x.*
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(owner, path, name, login, i)
-        LEFT JOIN LATERAL (
-            SELECT \(collectionColumns), \(infoColumns), r.data
-            FROM users u JOIN collections c ON c.owner_id = u.id JOIN resources r ON r.collection_id = c.id
-            WHERE u.name = q.owner AND c.path = q.path AND r.name = q.name LIMIT 1) x ON true
-        ORDER BY q.i
-        """
+    enum InlineReadBatchSQL: GatheredSQL {
+        static let columns = 4
+        static let sql = """
+            SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), x.*
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(owner, path, name, login, i)
+            LEFT JOIN LATERAL (
+                SELECT \(collectionColumns), \(infoColumns), r.data
+                FROM users u JOIN collections c ON c.owner_id = u.id JOIN resources r ON r.collection_id = c.id
+                WHERE u.name = q.owner AND c.path = q.path AND r.name = q.name LIMIT 1) x ON true
+            ORDER BY q.i
+            """
+    }
 
     public func readInline(owner: String, collectionPath: [String], name: String, stampOf user: String,
                            done: @escaping @Sendable (InlineRead?) -> Void) {
@@ -96,7 +99,7 @@ extension PostgresStore {
                     done: @escaping @Sendable (Result<InlineRead, any Error>) -> Void) -> Bool {
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return false }
         return loopReads.read(
-            on: loop, server: primary.currentIndex, bound: loopReadBound,
+            InlineReadBatchSQL.self, on: loop, server: primary.currentIndex, bound: loopReadBound,
             open: { [self] in try connectionConfiguration() }, values: [owner, path, name, user]
         ) { result in
             done(Result {
@@ -178,19 +181,31 @@ extension PostgresStore {
     }
 
     /// The login's password stamp (as `PasswordStampSQL`) beside `CollectionMemberSQL`'s row
-    /// (NULLs when there is no such collection): a request's stamp with its `LookupAhead`, one
-    /// round trip where they took two. Not gathered with the GETs' reads, whose statement
-    /// stays as it is: a lateral read more in it cost the cluster 12 µs a GET (`get-bench`).
-    enum StampAndMemberSQL: PreparedSQL {
+    /// (NULLs when there is no such collection) and `homeHasLocks`: a request's stamp with its
+    /// `LookupAhead`, one round trip where they took two. Gathered (`LoopReadConnections`):
+    /// the requests that arrive in one turn of an event loop (the PUTs of clients whose last
+    /// PUTs one batch acknowledged) sign in together. Owners, paths, names and logins as four
+    /// arrays, a row for each element in their order; `LIMIT 1` keeps the lateral read a probe
+    /// of the unique indexes under the generic plan, as in `InlineReadBatchSQL`. A statement
+    /// of its own, not the GETs' with columns more: a lateral read more in theirs cost the
+    /// cluster 12 µs a GET (`get-bench`).
+    enum StampAndMemberSQL: GatheredSQL {
+        static let columns = 4
         static let sql = """
-            SELECT (SELECT password_hash FROM users WHERE name = $4 AND NOT disabled AND NOT app_passwords_only), m.*,
-                   \(homeHasLocks)
-            FROM (SELECT 1) one LEFT JOIN LATERAL (\(CollectionMemberSQL.sql)) m ON true
+            SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), m.*,
+                   EXISTS (SELECT 1 FROM locks WHERE home = q.owner)
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(owner, path, name, login, i)
+            LEFT JOIN LATERAL (
+                SELECT \(collectionColumns), \(infoColumns), r.id, r.uid
+                FROM users u JOIN collections c ON c.owner_id = u.id
+                LEFT JOIN resources r ON r.collection_id = c.id AND r.name = q.name
+                WHERE u.name = q.owner AND c.path = q.path LIMIT 1) m ON true
+            ORDER BY q.i
             """
     }
 
-    /// The last column of `StampAndMemberSQL` and `AppPasswordAndMemberSQL`: whether the
-    /// owner's home (`$1`) holds any lock rows, expired ones included. Locks are rare, so a
+    /// The last column of `AppPasswordAndMemberSQL` (and, for each owner, of
+    /// `StampAndMemberSQL`): whether the owner's home (`$1`) holds any lock rows, expired ones included. Locks are rare, so a
     /// write's check of them (`writeLocks`) mostly needs no read of its own
     /// (`LookupAhead.homeHeldNoLocks`).
     static let homeHasLocks = "EXISTS (SELECT 1 FROM locks WHERE home = $1)"
@@ -198,19 +213,25 @@ extension PostgresStore {
     /// The columns of `CollectionMemberSQL`.
     static let collectionMemberColumnCount = collectionColumnCount + 8
 
-    /// `StampAndMemberSQL` on the calling event loop's own connection: the stamp, with what
+    /// `StampAndMemberSQL` on the calling event loop's own connection, gathered: the stamp, with what
     /// was found for `ahead`. Nil when the loop has no connection or the read failed (the
     /// caller then reads the stamp alone, and the lookup is made when the request asks it).
     func stampReadingAhead(_ ahead: LookupAhead, user: String) async -> String?? {
-        let binds = [PostgresData(string: ahead.owner), PostgresData(string: Self.joined(ahead.path)),
-                     PostgresData(string: ahead.name ?? ""), PostgresData(string: user)]
-        guard let rows = await rowsOnLoop(StampAndMemberSQL.self, binds), let row = rows.first,
+        let values = [ahead.owner, Self.joined(ahead.path), ahead.name ?? "", user]
+        let read: PostgresRow?? = await withCheckedContinuation { continuation in
+            guard let loop = MultiThreadedEventLoopGroup.currentEventLoop,
+                  loopReads.read(StampAndMemberSQL.self, on: loop, server: primary.currentIndex, bound: loopReadBound,
+                                 open: { [self] in try connectionConfiguration() }, values: values,
+                                 done: { continuation.resume(returning: try? $0.get()) })
+            else { return continuation.resume(returning: nil) }
+        }
+        guard let row = read ?? nil,
               let (stamp, found, locks) = try? Self.stampAndMember(Columns(legacyPrepared: row)) else { return nil }
         ahead.fill(found, homeHasLocks: locks)
         return .some(stamp)
     }
 
-    private static func stampAndMember(_ row: Columns) throws -> (String?, LookupAhead.Found, Bool) {
+    static func stampAndMember(_ row: Columns) throws -> (String?, LookupAhead.Found, Bool) {
         var columns = row
         let stamp = try columns.next(String?.self)
         let (found, locks) = try memberAndHomeLocks(columns)

@@ -13,6 +13,13 @@ protocol PreparedSQL {
     static var sql: String { get }
 }
 
+/// A statement that reads for several requests in one round trip (`LoopReadConnections.read`):
+/// its parameters are `columns` text arrays, the requests' values column by column, and it
+/// answers one row per request in their order.
+protocol GatheredSQL: PreparedSQL {
+    static var columns: Int { get }
+}
+
 /// postgres-nio's prepared statement for a `PreparedSQL`: named after the type (short:
 /// PostgreSQL cuts statement names at 63 bytes, and a fully qualified generic name is
 /// longer, so two would share one), its rows coming back undecoded for the store's own

@@ -13,6 +13,14 @@ import Testing
 /// processes, several processes writing one book, a server that goes away and comes back.
 /// Its semantics are the shared suites' (`StoreBackend.postgres`).
 @Suite(.closesStores) struct PostgresStoreTests {
+    /// Text PostgreSQL keeps (index values, UIDs) has each NUL replaced, and nothing else.
+    @Test func textWithoutNULsKeepsEveryOtherCharacter() {
+        #expect("a\0b\0".withoutNUL == "a\u{FFFD}b\u{FFFD}")
+        #expect("\0".withoutNUL == "\u{FFFD}")
+        #expect("Σοφία 株式会社 🙂".withoutNUL == "Σοφία 株式会社 🙂")
+        #expect("".withoutNUL == "")
+    }
+
     @Test func urlsSayHostPortUserPasswordDatabaseAndTLS() throws {
         let full = try PostgresStore.Configuration(url: "postgresql://ro%40lo:p%3Ass@db.example:6432/rolo%20data?sslmode=verify-full&sslrootcert=/etc/ca.pem")
         #expect(full.host == "db.example" && full.port == 6432 && full.username == "ro@lo" && full.password == "p:ss")
@@ -537,6 +545,12 @@ import Testing
 
 /// The GETs' gathered reads on an event loop's own connection (`LoopReadConnections`).
 @Suite(.closesStores) struct LoopReadConnectionsTests {
+    /// Answers each value with the size of its batch.
+    enum EachWithItsBatchSize: GatheredSQL {
+        static let columns = 1
+        static let sql = "SELECT x, cardinality($1::TEXT[])::TEXT FROM unnest($1::TEXT[]) x"
+    }
+
     /// Reads asked for in one turn of the loop (as a wake-up that finds several GETs asks
     /// them) go out as one statement, though none was out when the first was asked for (the
     /// first went alone before). The statement answers each read with the size of its batch.
@@ -544,8 +558,7 @@ import Testing
         let fixture = try await StoreFixture.make(.postgres)
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
-        let reads = LoopReadConnections(sql: "SELECT x, cardinality($1::TEXT[])::TEXT FROM unnest($1::TEXT[]) x",
-                                        columns: 1, statements: [], logger: Logger(label: "test"))
+        let reads = LoopReadConnections(gathered: [EachWithItsBatchSize.self], statements: [], logger: Logger(label: "test"))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { Task { await reads.close(); try? await group.shutdownGracefully() } }
         let loop = group.next()
@@ -555,7 +568,7 @@ import Testing
         func ask(_ values: [String]) async throws -> Bool {
             try await loop.submit {
                 values.allSatisfy { value in
-                    reads.read(on: loop, server: store.primary.currentIndex, bound: .seconds(10), open: open, values: [value]) {
+                    reads.read(EachWithItsBatchSize.self, on: loop, server: store.primary.currentIndex, bound: .seconds(10), open: open, values: [value]) {
                         switch $0 {
                         case .success(let row?):
                             do {
@@ -579,5 +592,74 @@ import Testing
         #expect(try await ask(["a", "b", "c"]))
         for _ in 0..<500 where answers.withLock({ $0.count }) < 4 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(answers.withLock { $0 } == ["first": 1, "a": 3, "b": 3, "c": 3])
+    }
+
+    /// Requests' sign-ins asked for in one turn of a loop (`StampAndMemberSQL`, gathered) each
+    /// answer what that request's stamp and first lookup read alone answer: a card, a book
+    /// without the card, no book, a login that cannot sign in, and the home's locks. Another
+    /// gathered statement (the GETs') out meanwhile holds none of them back.
+    @Test func signInsReadInOneTurnAnswerAsTheirLookupsAlone() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let card = try await fixture.put("a.vcf")
+        let stamp = try #require(try await store.accountPasswordStamp(user: "alice"))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { Task { try? await group.shutdownGracefully() } }
+        let loop = group.next()
+        let open: @Sendable () throws -> PostgresConnection.Configuration = { try store.connectionConfiguration() }
+        typealias Answer = (stamp: String?, found: LookupAhead.Found, locks: Bool)
+        /// `lookups` (owner, path, name, login) asked for in one turn; nil when the loop had no connection yet.
+        func signIn(_ lookups: [[String]], withAGet: Bool = false) async throws -> [Answer]? {
+            let answers = Mutex<[Int: Result<Answer, any Error>]>([:])
+            let asked = try await loop.submit {
+                if withAGet {
+                    guard store.loopReads.read(PostgresStore.InlineReadBatchSQL.self, on: loop, server: store.primary.currentIndex,
+                                               bound: .seconds(10), open: open, values: ["alice", "default", "a.vcf", "alice"],
+                                               done: { _ in }) else { return false }
+                }
+                return lookups.enumerated().allSatisfy { index, values in
+                    store.loopReads.read(PostgresStore.StampAndMemberSQL.self, on: loop, server: store.primary.currentIndex,
+                                         bound: .seconds(10), open: open, values: values) { result in
+                        answers.withLock {
+                            $0[index] = Result {
+                                guard let row = try result.get() else { throw StoreError.notFound }
+                                return try PostgresStore.stampAndMember(Columns(legacyPrepared: row))
+                            }
+                        }
+                    }
+                }
+            }.get()
+            guard asked else { return nil }
+            for _ in 0..<1000 where answers.withLock({ $0.count }) < lookups.count { try await Task.sleep(for: .milliseconds(10)) }
+            return try answers.withLock { answers in try lookups.indices.map { try #require(answers[$0]).get() } }
+        }
+        var first: [Answer]?
+        for _ in 0..<500 where first == nil {
+            first = try await signIn([["alice", "default", "a.vcf", "alice"]])
+            if first == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(first != nil, "the loop's connection opened")
+
+        let member = try #require(try await store.collectionMember(owner: "alice", path: ["default"], name: "a.vcf"))
+        let withoutCard = try #require(try await store.collectionMember(owner: "alice", path: ["default"], name: "b.vcf"))
+        #expect(member.resource?.etag == card.etag)
+        let answers = try #require(try await signIn([
+            ["alice", "default", "a.vcf", "alice"], ["alice", "default", "b.vcf", "alice"], ["alice", "nothing", "a.vcf", "alice"],
+            ["alice", "default", "", "nobody"],
+        ], withAGet: true))
+        #expect(answers.map(\.stamp) == [stamp, stamp, stamp, nil])
+        #expect(answers[0].found.member == member)
+        #expect(answers[0].found.memberRow?.etag == card.etag && answers[0].found.memberRow?.uid == "a.vcf")
+        #expect(answers[1].found.member == withoutCard && answers[1].found.memberRow == nil)
+        #expect(answers[2].found.member == nil)
+        #expect(answers[3].found.member?.collection == member.collection && answers[3].found.member?.resource == nil)
+        #expect(answers.map(\.locks) == [false, false, false, false])
+
+        let lock = WriteLock(token: "t1", user: "alice", root: "alice/default/z.vcf", rootHref: "/dav/alice/default/z.vcf",
+                             scope: .exclusive, infinite: false, ownerXML: "", timeout: 600, expires: Date().addingTimeInterval(600))
+        #expect(try await store.grantWriteLock(lock, maxPerUser: 10, now: Date()) == nil)
+        let locked = try #require(try await signIn([["alice", "default", "a.vcf", "alice"], ["nobody", "default", "a.vcf", "alice"]]))
+        #expect(locked.map(\.locks) == [true, false])
     }
 }
