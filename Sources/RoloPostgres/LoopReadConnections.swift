@@ -45,30 +45,45 @@ final class LoopReadConnections: Sendable {
         let done: CallOnce<Result<PostgresRow?, any Error>>
     }
 
-    /// A gathered statement on a loop's connection and the reads waiting for it.
-    private struct Gathering: Sendable {
+    /// A gathered statement on a loop's connection and the reads waiting for it. A class, its
+    /// state changed in place under `slots`' lock only (as a value copied out of the slot and
+    /// back, each read copied the queue it appended to; `get-bench` showed no difference).
+    private final class Gathering: @unchecked Sendable {
         let prepared: PreparedQuery
         let columns: Int
         /// A batch is out; new reads wait in `queue` for its answer.
         var sending = false
         var queue: [Pending] = []
+
+        init(prepared: PreparedQuery, columns: Int) {
+            self.prepared = prepared
+            self.columns = columns
+        }
     }
 
     /// A loop's connection and the reads on it.
-    private struct Reader: Sendable {
+    private final class Reader: Sendable {
         let connection: PostgresConnection
         /// The gathered statements, by type.
-        var gatherings: [ObjectIdentifier: Gathering]
+        let gatherings: [ObjectIdentifier: Gathering]
         /// The single statements (`run`), by type.
         let statements: [ObjectIdentifier: PreparedQuery]
         let server: Int
 
-        /// Every read waiting in a queue, taken out of them.
-        mutating func takeQueued() -> [Pending] {
+        init(connection: PostgresConnection, gatherings: [ObjectIdentifier: Gathering],
+             statements: [ObjectIdentifier: PreparedQuery], server: Int) {
+            self.connection = connection
+            self.gatherings = gatherings
+            self.statements = statements
+            self.server = server
+        }
+
+        /// Every read waiting in a queue, taken out of them (under `slots`' lock).
+        func takeQueued() -> [Pending] {
             var taken: [Pending] = []
-            for key in gatherings.keys {
-                taken += gatherings[key]!.queue
-                gatherings[key]!.queue = []
+            for gathering in gatherings.values {
+                taken += gathering.queue
+                gathering.queue = []
             }
             return taken
         }
@@ -109,10 +124,9 @@ final class LoopReadConnections: Sendable {
         let pending = Pending(values: values, done: CallOnce(done))
         let kind = ObjectIdentifier(statement)
         let starts = withReader(on: loop, server: server, open: open) { reader -> PostgresConnection? in
-            guard var gathering = reader.gatherings[kind] else {
+            guard let gathering = reader.gatherings[kind] else {
                 preconditionFailure("\(statement) is not one of the loop's gathered statements")
             }
-            defer { reader.gatherings[kind] = gathering }
             gathering.queue.append(pending)
             if gathering.sending { return nil }
             gathering.sending = true
@@ -162,16 +176,17 @@ final class LoopReadConnections: Sendable {
     /// What `withReader` found for a loop.
     private enum Lookup<Value: Sendable>: Sendable {
         case ready(Value)
-        case opens(stale: Reader?)
+        /// A connection replaced, with the reads that were queued on it.
+        case opens(stale: (Reader, [Pending])?)
         case elsewhere
     }
 
-    /// `body`'s value with the loop's ready connection, under the lock (what it changes in the
-    /// reader is kept); nil when the loop has none ready, and then one opens unless one is
-    /// opening or the last try failed less than a second ago.
+    /// `body`'s value with the loop's ready connection, under the lock; nil when the loop has
+    /// none ready, and then one opens unless one is opening or the last try failed less than
+    /// a second ago.
     private func withReader<Value: Sendable>(on loop: any EventLoop, server: Int,
                                              open: @escaping @Sendable () throws -> PostgresConnection.Configuration,
-                                             _ body: (inout Reader) -> Value) -> Value? {
+                                             _ body: (Reader) -> Value) -> Value? {
         let key = ObjectIdentifier(loop)
         let lookup: Lookup<Value> = slots.withLock { slots in
             switch slots[key] {
@@ -183,22 +198,20 @@ final class LoopReadConnections: Sendable {
                 return .opens(stale: nil)
             case .opening?, .resting?:
                 return .elsewhere
-            case .ready(var reader)?:
+            case .ready(let reader)?:
                 // Closed by the server, or the primary moved (`PrimaryChoice`).
                 if reader.connection.isClosed || reader.server != server {
                     slots[key] = .opening
-                    return .opens(stale: reader)
+                    return .opens(stale: (reader, reader.takeQueued()))
                 }
-                let value = body(&reader)
-                slots[key] = .ready(reader)
-                return .ready(value)
+                return .ready(body(reader))
             }
         }
         switch lookup {
         case .ready(let value):
             return value
         case .opens(let stale):
-            if let stale { end(stale) }
+            if let (reader, queued) = stale { end(reader, queued) }
             if !closed.withLock({ $0 }) { connect(on: loop, key: key, server: server, open: open) }
             return nil
         case .elsewhere:
@@ -240,12 +253,8 @@ final class LoopReadConnections: Sendable {
     private func sendQueued(_ kind: ObjectIdentifier, after connection: PostgresConnection, key: ObjectIdentifier,
                             loop: any EventLoop, bound: TimeAmount) {
         let next: (Reader, [Pending])? = slots.withLock { slots in
-            guard case .ready(var reader)? = slots[key], reader.connection === connection,
-                  var gathering = reader.gatherings[kind] else { return nil }
-            defer {
-                reader.gatherings[kind] = gathering
-                slots[key] = .ready(reader)
-            }
+            guard case .ready(let reader)? = slots[key], reader.connection === connection,
+                  let gathering = reader.gatherings[kind] else { return nil }
             guard !gathering.queue.isEmpty else {
                 gathering.sending = false
                 return nil
@@ -260,20 +269,20 @@ final class LoopReadConnections: Sendable {
     /// `connection` failed (or was late): its reads answer `error`, and it is closed and
     /// forgotten (a new one at the next GET).
     private func fail(_ connection: PostgresConnection, key: ObjectIdentifier, _ error: any Error, batch: [Pending] = []) {
-        let reader: Reader? = slots.withLock { slots in
+        let queued: [Pending]? = slots.withLock { slots in
             guard case .ready(let reader)? = slots[key], reader.connection === connection else { return nil }
             slots[key] = .resting(until: .now())
-            return reader
+            return reader.takeQueued()
         }
         for pending in batch { pending.done.call(.failure(error)) }
-        if let reader { end(reader, error) }
-        else { connection.close().whenComplete { _ in } }
+        for pending in queued ?? [] { pending.done.call(.failure(error)) }
+        connection.close().whenComplete { _ in }
     }
 
-    /// Closes a connection no longer in its slot; the reads queued on it answer an error.
-    private func end(_ reader: Reader, _ error: any Error = StoreError.unavailable("the read connection was replaced")) {
-        var reader = reader
-        for pending in reader.takeQueued() { pending.done.call(.failure(error)) }
+    /// Closes a connection taken out of its slot; the reads that were queued on it answer an error.
+    private func end(_ reader: Reader, _ queued: [Pending],
+                     _ error: any Error = StoreError.unavailable("the read connection was replaced")) {
+        for pending in queued { pending.done.call(.failure(error)) }
         reader.connection.close().whenComplete { _ in }
     }
 
@@ -338,12 +347,12 @@ final class LoopReadConnections: Sendable {
         let readers = slots.withLock { slots in
             closed.withLock { $0 = true }
             defer { slots.removeAll() }
-            return slots.values.compactMap { slot -> Reader? in
-                if case .ready(let reader) = slot { reader } else { nil }
+            return slots.values.compactMap { slot -> (Reader, [Pending])? in
+                if case .ready(let reader) = slot { (reader, reader.takeQueued()) } else { nil }
             }
         }
-        for var reader in readers {
-            for pending in reader.takeQueued() { pending.done.call(.failure(StoreError.unavailable("closed"))) }
+        for (reader, queued) in readers {
+            for pending in queued { pending.done.call(.failure(StoreError.unavailable("closed"))) }
             try? await reader.connection.close()
         }
     }
