@@ -6,9 +6,10 @@ import PostgresNIO
 import RoloStore
 import Synchronization
 
-/// The inline GET's reads on a connection of the calling event loop's own, outside the
-/// pool, gathered: a GET on PostgreSQL runs on one thread from the request's bytes to the
-/// answer's, and the GETs that arrive while a read is out go together in the next one.
+/// The inline GET's reads, and the other requests' sign-ins, on a connection of the calling
+/// event loop's own, outside the pool, gathered: a GET on PostgreSQL runs on one thread from
+/// the request's bytes to the answer's, and the GETs that arrive while a read is out go
+/// together in the next one.
 ///
 /// Through the pool a GET hopped between threads four times (a task for the lease, the
 /// pool's event loop, the connection's, the continuation back, the answer to the request's
@@ -18,18 +19,19 @@ import Synchronization
 /// loop that asks, through postgres-nio's future interface, one statement for a batch.
 ///
 /// A gathered statement (`GatheredSQL`) takes `columns` text arrays, the batch's values
-/// column by column, and answers one row per element in their order; each gathers its own
-/// reads (the GETs', and the other requests' sign-in with their first lookup). Each event
-/// loop gets one connection, opened at its first GET (that GET and any while it opens take
-/// the pool's way) to the current primary, with the statements prepared on it. A failed or late read answers an error, and
-/// the server's full path answers those GETs (and its 503 when the database is away); the
-/// connection is then dropped, and a new one is tried at the next GET, at most once a second.
+/// column by column, and answers one row per element in their order; each kind gathers its
+/// own reads (the GETs', and the other requests' sign-ins with their first lookup). Each
+/// event loop gets one connection, opened at its first GET (that GET and any while it opens
+/// take the pool's way) to the current primary, with the statements prepared on it. A
+/// failed or late read answers an error, and the server's full path answers those GETs (and
+/// its 503 when the database is away); the connection is then dropped, and a new one is
+/// tried at the next GET, at most once a second.
 /// One more connection per event loop than `pool_size`, then (Docs/configuration.md).
 ///
 /// Other short reads that every request of a kind makes take the same connection one by one
 /// (`run`: a request's book, a multiget's count of it, a PUT's book and member and its
 /// home's locks, a sync's changes when they are few, a listing's pages, a multiget's cards
-/// probed by name), prepared on it beside the gathered statement: a request's reads before
+/// probed by name), prepared on it beside the gathered statements: a request's reads before
 /// its write, and most reads of a listing or a multiget, then cost no hop through the pool.
 final class LoopReadConnections: Sendable {
     /// How these connections show in `pg_stat_activity`, beside the pool's "rolo".
