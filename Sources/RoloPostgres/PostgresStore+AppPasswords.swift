@@ -137,7 +137,7 @@ extension PostgresStore {
     /// credential with its request's `LookupAhead`, in one round trip (NULLs for what is not there).
     enum AppPasswordAndMemberSQL: PreparedSQL {
         static let sql = """
-            SELECT p.*, m.*, \(homeHasLocks) FROM (SELECT 1) one
+            SELECT p.*, m.*, \(homeHasLocks(home: "$1")) FROM (SELECT 1) one
             LEFT JOIN LATERAL (\(appPasswordSQL(parameter: 4))) p ON true
             LEFT JOIN LATERAL (\(CollectionMemberSQL.sql)) m ON true
             """

@@ -18,10 +18,9 @@ import RoloStore
 ///
 /// The look-up runs before the book's turn (or was made by the request, earlier still), so
 /// the write checks that each card is as the look-up found it: an update's card still has
-/// the seq it had (every write of a card gives
-/// it a new one, so a card written and written back to the same bytes is caught too, which
-/// its ETag would not catch), and a new card's name and UID are still free (the unique
-/// indexes). One that is not fails the whole statement (`rolo_all_written`, the unique
+/// the seq it had (every write of a card gives it a new one, so a card written and written
+/// back to the same bytes is caught too, which its ETag would not catch), and a new card's
+/// name and UID are still free (the unique indexes). One that is not fails the whole statement (`rolo_all_written`, the unique
 /// indexes), and the batch then goes write by write in a transaction holding the book's
 /// row, each write judged there (`PostgresStore.put`). So whatever the statement writes, it
 /// writes on the state the rules judged.

@@ -155,12 +155,18 @@ extension PostgresStore {
 
     /// A write's lookup: the collection by owner and path, and its member by name.
     enum CollectionMemberSQL: PreparedSQL {
-        static let sql = """
-            SELECT \(collectionColumns), \(infoColumns), r.id, r.uid
-            FROM users u JOIN collections c ON c.owner_id = u.id
-            LEFT JOIN resources r ON r.collection_id = c.id AND r.name = $3
-            WHERE u.name = $1 AND c.path = $2
-            """
+        static let sql = collectionMemberSQL(owner: "$1", path: "$2", name: "$3")
+    }
+
+    /// `CollectionMemberSQL` for the owner, path and name the expressions give (parameters,
+    /// or a gathered statement's columns).
+    static func collectionMemberSQL(owner: String, path: String, name: String) -> String {
+        """
+        SELECT \(collectionColumns), \(infoColumns), r.id, r.uid
+        FROM users u JOIN collections c ON c.owner_id = u.id
+        LEFT JOIN resources r ON r.collection_id = c.id AND r.name = \(name)
+        WHERE u.name = \(owner) AND c.path = \(path)
+        """
     }
 
     /// The collection and, when present, its member `name`, in one statement. Every PUT and
@@ -193,22 +199,19 @@ extension PostgresStore {
         static let columns = 4
         static let sql = """
             SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), m.*,
-                   EXISTS (SELECT 1 FROM locks WHERE home = q.owner)
+                   \(homeHasLocks(home: "q.owner"))
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(owner, path, name, login, i)
             LEFT JOIN LATERAL (
-                SELECT \(collectionColumns), \(infoColumns), r.id, r.uid
-                FROM users u JOIN collections c ON c.owner_id = u.id
-                LEFT JOIN resources r ON r.collection_id = c.id AND r.name = q.name
-                WHERE u.name = q.owner AND c.path = q.path LIMIT 1) m ON true
+                \(collectionMemberSQL(owner: "q.owner", path: "q.path", name: "q.name")) LIMIT 1) m ON true
             ORDER BY q.i
             """
     }
 
-    /// The last column of `AppPasswordAndMemberSQL` (and, for each owner, of
-    /// `StampAndMemberSQL`): whether the owner's home (`$1`) holds any lock rows, expired ones included. Locks are rare, so a
-    /// write's check of them (`writeLocks`) mostly needs no read of its own
-    /// (`LookupAhead.homeHeldNoLocks`).
-    static let homeHasLocks = "EXISTS (SELECT 1 FROM locks WHERE home = $1)"
+    /// The last column of `StampAndMemberSQL` and `AppPasswordAndMemberSQL`: whether the
+    /// owner's home (`home`, the owner's parameter or column) holds any lock rows, expired
+    /// ones included. Locks are rare, so a write's check of them (`writeLocks`) mostly needs
+    /// no read of its own (`LookupAhead.homeHeldNoLocks`).
+    static func homeHasLocks(home: String) -> String { "EXISTS (SELECT 1 FROM locks WHERE home = \(home))" }
 
     /// The columns of `CollectionMemberSQL`.
     static let collectionMemberColumnCount = collectionColumnCount + 8
