@@ -157,7 +157,7 @@ struct ResourceStatements {
         try writeVersionBody(of: write)
         try recordChange.run { row in
             row.add(collectionID); row.add(seq); row.add(write.name); row.add(false); row.add(now)
-            row.add(write.author?.user); row.add(write.author?.credentialID)
+            row.add(write.author?.user); row.add(write.author?.credentialID); row.add(write.etag); row.add(write.contentType)
         }
     }
 

@@ -51,17 +51,22 @@ extension SQLiteStore {
         }
     }
 
-    /// Makes `seq` the latest change of `name`, replacing the previous one.
-    static func recordChange(_ db: Database, collectionID: Int64, name: String, deleted: Bool, seq: Int64, now: Double,
-                             author: ChangeAuthor?) throws {
+    /// Makes `seq` the latest change of `name`, replacing the previous one: a deletion
+    /// (no ETag), or the version `etag` of type `contentType`. The row is the card's current
+    /// version (schema v18); the one it replaces moves into the history by trigger.
+    static func recordDeletion(_ db: Database, collectionID: Int64, name: String, seq: Int64, now: Double,
+                               author: ChangeAuthor?) throws {
         try db.cachedStatement(sql: recordChangeSQL)
-            .bound([collectionID, seq, name, deleted, now, author?.user, author?.credentialID]).execute()
+            .bound([collectionID, seq, name, true, now, author?.user, author?.credentialID, nil, nil]).execute()
     }
 
-    /// Arguments: collection id, seq, name, deleted, time, author's user and credential.
+    /// Arguments: collection id, seq, name, deleted, time, author's user and credential,
+    /// ETag and content type (nil for a deletion).
     static let recordChangeSQL = """
-        INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential) VALUES (?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential, etag, content_type)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at,
-            actor_user = excluded.actor_user, actor_credential = excluded.actor_credential
+            actor_user = excluded.actor_user, actor_credential = excluded.actor_credential, etag = excluded.etag,
+            content_type = excluded.content_type
         """
 }

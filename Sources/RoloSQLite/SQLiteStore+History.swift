@@ -2,8 +2,18 @@ import Foundation
 import RoloStore
 import GRDB
 
-/// Card versions (schema v14): written by triggers on `changes`, read and pruned here.
+/// Card versions (schema v14): each card's current one is its change row (v18), the ones
+/// before it rows of `card_versions` that triggers on `changes` write; read and pruned here.
 extension SQLiteStore: CardHistoryStore {
+    /// Every version, as one table: the replaced ones and each card's current one (a
+    /// tombstone's is its deletion). Readers filter by book and name, or book and time,
+    /// which SQLite pushes into both halves.
+    static let allVersions = """
+        (SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM card_versions
+         UNION ALL
+         SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM changes)
+        """
+
     /// A version's text: the history's skeleton, or for the card's current version (schema
     /// v17) the card's own body, whole (the last column says which).
     static let versionColumns = """
@@ -16,7 +26,7 @@ extension SQLiteStore: CardHistoryStore {
     public func cardVersions(collectionID: Int64, name: String) async throws -> [CardVersion] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT \(Self.versionColumns) FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                SELECT \(Self.versionColumns) FROM \(Self.allVersions) v LEFT JOIN card_version_bodies b ON b.etag = v.etag
                 WHERE v.collection_id = ? AND v.name = ? ORDER BY v.seq
                 """, arguments: [collectionID, name]).map { try Self.cardVersion(from: $0, collectionID: collectionID, db) }
         }
@@ -25,11 +35,12 @@ extension SQLiteStore: CardHistoryStore {
     public func bookVersions(collectionID: Int64, since date: Date) async throws -> [CardVersion] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                WITH changed AS (SELECT DISTINCT name FROM card_versions WHERE collection_id = ?1 AND at > ?2),
+                WITH versions AS \(Self.allVersions),
+                changed AS (SELECT DISTINCT name FROM versions WHERE collection_id = ?1 AND at > ?2),
                 baseline AS (
-                    SELECT v.name, MAX(v.seq) AS seq FROM card_versions v JOIN changed USING (name)
+                    SELECT v.name, MAX(v.seq) AS seq FROM versions v JOIN changed USING (name)
                     WHERE v.collection_id = ?1 AND v.at <= ?2 GROUP BY v.name)
-                SELECT \(Self.versionColumns) FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                SELECT \(Self.versionColumns) FROM versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
                 WHERE v.collection_id = ?1 AND (v.at > ?2 OR (v.name, v.seq) IN (SELECT name, seq FROM baseline))
                 ORDER BY v.seq
                 """, arguments: [collectionID, date.timeIntervalSince1970]).map {
@@ -47,7 +58,7 @@ extension SQLiteStore: CardHistoryStore {
                         SELECT collection_id, seq, at,
                                ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer,
                                ROW_NUMBER() OVER (PARTITION BY collection_id, name, at < ?1 ORDER BY seq DESC) AS older
-                        FROM card_versions
+                        FROM \(Self.allVersions)
                         WHERE (collection_id, name) IN (\(Self.cardsWithManyVersions)))
                     WHERE newer > ?2 AND at < ?1 AND older > 1)
                 """, arguments: [cutoff, retention.versions])
@@ -60,7 +71,8 @@ extension SQLiteStore: CardHistoryStore {
                 DELETE FROM card_version_bodies
                 WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = card_version_bodies.etag);
                 DELETE FROM card_version_part_refs
-                WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = card_version_part_refs.etag);
+                WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = card_version_part_refs.etag)
+                  AND etag NOT IN (SELECT etag FROM changes WHERE etag IS NOT NULL);
                 DELETE FROM card_version_parts
                 WHERE NOT EXISTS (SELECT 1 FROM card_version_part_refs r WHERE r.hash = card_version_parts.hash);
                 """)
@@ -68,12 +80,15 @@ extension SQLiteStore: CardHistoryStore {
         }
     }
 
-    /// The cards (book and name) with more versions than the retention keeps (`?2`): only
-    /// these can lose one, and the window functions rank only their versions. Ranking every
-    /// version took 3.5 s and 100 MB of memory (a sort in `temp_store = MEMORY`) at each
-    /// start and every hour with 1,000,000 cards; this reads the name index in 0.3 s.
+    /// The cards (book and name) that may have more versions than the retention keeps
+    /// (`?2`): only these can lose one, and the window functions rank only their versions.
+    /// Ranking every version took 3.5 s and 100 MB of memory (a sort in `temp_store =
+    /// MEMORY`) at each start and every hour with 1,000,000 cards; this reads the name index
+    /// in 0.3 s. Counted in `card_versions` alone, so `?2` replaced versions (with the current
+    /// one, `?2` + 1) is enough: a card whose tombstone was compacted has one fewer, and
+    /// ranking it drops nothing.
     static let cardsWithManyVersions = """
-        SELECT collection_id, name FROM card_versions GROUP BY collection_id, name HAVING count(*) > ?2
+        SELECT collection_id, name FROM card_versions GROUP BY collection_id, name HAVING count(*) >= ?2
         """
 
     public func historyCompleteSince() async throws -> Date? {
@@ -89,6 +104,8 @@ extension SQLiteStore: CardHistoryStore {
     static func historyTime(_ data: Data) -> Double? { Double(String(decoding: data, as: UTF8.self)) }
     static func historyTimeData(_ seconds: Double) -> Data { Data(String(Int64(seconds.rounded(.down))).utf8) }
 
+    /// The replaced versions' rows and texts: a card's current version is its change row
+    /// and its card, which the book holds anyway (v17, v18).
     public func historyBytes() async throws -> Int64 {
         try await pool.read { db in
             let bodies = try Int64.fetchOne(db, sql: """
@@ -110,8 +127,8 @@ extension SQLiteStore: CardHistoryStore {
     package func keepNoVersionsForBenchmark() async throws {
         try await pool.write { db in
             try db.execute(sql: """
-                DROP TRIGGER changes_keep_version_insert;
-                DROP TRIGGER changes_keep_version_update;
+                DROP TRIGGER changes_keep_replaced_version;
+                DROP TRIGGER changes_keep_compacted_version;
                 CREATE TRIGGER bench_no_version_bodies BEFORE INSERT ON card_version_bodies BEGIN SELECT RAISE(IGNORE); END;
                 CREATE TRIGGER bench_no_version_parts BEFORE INSERT ON card_version_parts BEGIN SELECT RAISE(IGNORE); END;
                 CREATE TRIGGER bench_no_version_part_refs BEFORE INSERT ON card_version_part_refs BEGIN SELECT RAISE(IGNORE); END;

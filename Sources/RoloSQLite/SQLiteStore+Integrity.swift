@@ -28,6 +28,13 @@ extension SQLiteStore {
                     WHERE ch.deleted = 0 AND NOT EXISTS (
                         SELECT 1 FROM resources r WHERE r.collection_id = ch.collection_id AND r.name = ch.name)
                     """),
+                // The change row is the card's current version (schema v18).
+                ("change row with another version than its resource's", """
+                    SELECT ch.collection_id || '/' || ch.name FROM changes ch
+                    LEFT JOIN resources r ON r.collection_id = ch.collection_id AND r.name = ch.name
+                    WHERE CASE WHEN ch.deleted THEN ch.etag IS NOT NULL OR ch.content_type IS NOT NULL
+                          ELSE ch.etag IS NOT r.etag OR ch.content_type IS NOT r.content_type END
+                    """),
                 ("seq beyond its collection's", """
                     SELECT ch.collection_id || '/' || ch.name FROM changes ch JOIN collections c ON c.id = ch.collection_id
                     WHERE ch.seq > c.sync_seq

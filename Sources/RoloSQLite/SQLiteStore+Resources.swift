@@ -125,7 +125,7 @@ extension SQLiteStore {
         try db.cachedStatement(sql: "DELETE FROM resources WHERE id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM dead_properties WHERE collection_id = ? AND resource = ?")
             .execute(arguments: [collectionID, name])
-        try recordChange(db, collectionID: collectionID, name: name, deleted: true, seq: seq, now: now, author: author)
+        try recordDeletion(db, collectionID: collectionID, name: name, seq: seq, now: now, author: author)
     }
 
     /// Before the card `resourceID` is replaced by `newETag`'s body (or deleted: nil), its

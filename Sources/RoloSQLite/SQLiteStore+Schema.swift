@@ -574,8 +574,46 @@ extension SQLiteStore {
                         WHERE cur.collection_id = v.collection_id AND cur.name = v.name AND cur.etag = v.etag));
                 """)
         }
+        migrator.registerMigration("v18-current-version-in-changes") { db in
+            // A card's current version is its change row (issue 34): the row already holds
+            // its seq, time and author, and now its ETag and content type too. card_versions
+            // keeps only the versions a write replaced, deleted or moved, which the triggers
+            // copy out of the change row it replaces (or, for a tombstone compacted away,
+            // deletes). A new card writes no version row and none of its three index
+            // entries: an import wrote 14 pages a card where the build before the history
+            // wrote 8. Readers see both tables as one (`SQLiteStore.allVersions`).
+            try db.execute(sql: """
+                ALTER TABLE changes ADD COLUMN etag TEXT;
+                ALTER TABLE changes ADD COLUMN content_type TEXT;
+                UPDATE changes SET (etag, content_type) = (
+                    SELECT r.etag, r.content_type FROM resources r WHERE r.collection_id = changes.collection_id AND r.name = changes.name)
+                WHERE NOT deleted;
+                DROP TRIGGER changes_keep_version_insert;
+                DROP TRIGGER changes_keep_version_update;
+                \(Self.keepReplacedVersionTriggers)
+                DELETE FROM card_versions WHERE (collection_id, seq) IN (SELECT collection_id, seq FROM changes);
+                """)
+        }
         return migrator
     }
+
+    /// The triggers since v18: the version a change row held moves into `card_versions` when
+    /// a newer change replaces it, or when a tombstone is compacted (`compactChanges`) while
+    /// its book lives; a deleted book's rows all go.
+    static let keepReplacedVersionTriggers = """
+        CREATE TRIGGER changes_keep_replaced_version AFTER UPDATE ON changes WHEN OLD.seq IS NOT NEW.seq BEGIN
+            \(keepOldVersion)
+        END;
+        CREATE TRIGGER changes_keep_compacted_version AFTER DELETE ON changes
+        WHEN EXISTS (SELECT 1 FROM collections WHERE id = OLD.collection_id) BEGIN
+            \(keepOldVersion)
+        END;
+        """
+
+    private static let keepOldVersion = """
+        INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+            VALUES (OLD.collection_id, OLD.seq, OLD.name, OLD.at, OLD.etag, OLD.content_type, OLD.actor_user, OLD.actor_credential);
+        """
 
     /// The v14 triggers' body: the card as the change left it, its body once per ETag (the
     /// triggers kept a whole body only where no write path had put one). Kept for the
@@ -588,7 +626,8 @@ extension SQLiteStore {
         \(keepVersion)
         """
 
-    /// The triggers' body since v17: the version row only; its text is the card's body.
+    /// The triggers' body in v17: the version row only; its text is the card's body. Kept for
+    /// the migration tests, which rebuild a v17 database.
     static let keepVersion = """
             INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
                 SELECT NEW.collection_id, NEW.seq, NEW.name, NEW.at, r.etag, r.content_type, NEW.actor_user, NEW.actor_credential

@@ -47,6 +47,9 @@ extension SQLiteStore: StoreSnapshotting {
                                     key: ["r.id"], of: table)
         case .collections:
             return source.replacing(columns: ["push_topic": "coalesce(push_topic, lower(hex(randomblob(16))))"], of: table)
+        case .cardVersions:
+            // Each card's current version too, which SQLite keeps as its change row (v18).
+            return source.replacing(table: "\(allVersions) AS card_versions", of: table)
         default:
             return source
         }
@@ -159,8 +162,11 @@ extension SQLiteStore: StoreSnapshotting {
         case .resource(let r):
             try restoreResource(r, db)
         case .change(let c):
+            // The card's version (v18) as the resources, copied before, hold it.
             try db.execute(sql: """
-                INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential, etag, content_type)
+                SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, r.etag, r.content_type
+                FROM (SELECT 1) LEFT JOIN resources r ON NOT ?4 AND r.collection_id = ?1 AND r.name = ?3
                 """, arguments: [c.collectionID, c.seq, c.name, c.deleted, c.at, c.actorUser, c.actorCredential])
         case .deadProperty(let p):
             try db.execute(sql: """
@@ -210,12 +216,13 @@ extension SQLiteStore: StoreSnapshotting {
                 """, arguments: [f.id, f.userID, f.kind, f.secretHash, f.books, f.created, f.lastRead])
         case .directoryEntry(let userID, let entry):
             try db.execute(sql: "INSERT INTO directory_entries (user_id, entry) VALUES (?, ?)", arguments: [userID, entry])
-        // Replacing: each card's newest version was made by the trigger when its change row
-        // was copied; the copy puts it back as the source holds it. Its text is the card's.
+        // Each card's current version is its change row, copied before (v18): only the
+        // versions before it are rows here.
         case .cardVersion(let v):
             try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
+                WHERE NOT EXISTS (SELECT 1 FROM changes WHERE collection_id = ?1 AND seq = ?2)
                 """).execute(arguments: [v.collectionID, v.seq, v.name, v.at, v.etag, v.contentType, v.actorUser, v.actorCredential])
         case .cardVersionBody(let etag, let data):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO card_version_bodies (etag, data) VALUES (?, ?)")

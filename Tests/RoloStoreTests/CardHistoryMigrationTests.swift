@@ -16,6 +16,7 @@ import Testing
         try await Self.writeOldCards(fixture)
         // Back to the schema before v14: what it added is dropped, as if never applied.
         try await store.pool.write { db in
+            try Self.backToV17(db)
             try db.execute(sql: """
                 DROP TRIGGER changes_keep_version_insert; DROP TRIGGER changes_keep_version_update;
                 DROP TABLE card_versions; DROP TABLE card_version_bodies; DROP TABLE card_version_parts;
@@ -142,6 +143,73 @@ import Testing
                                     written: written, before: before)
     }
 
+    /// Back to the schema before v18: each card's current version a row of `card_versions`
+    /// too, written by the v17 triggers, and the change rows without their version.
+    static func backToV17(_ db: Database) throws {
+        try db.execute(sql: """
+            DROP TRIGGER changes_keep_replaced_version; DROP TRIGGER changes_keep_compacted_version;
+            INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM changes;
+            CREATE TRIGGER changes_keep_version_insert AFTER INSERT ON changes BEGIN \(SQLiteStore.keepVersion) END;
+            CREATE TRIGGER changes_keep_version_update AFTER UPDATE ON changes BEGIN \(SQLiteStore.keepVersion) END;
+            ALTER TABLE changes DROP COLUMN etag; ALTER TABLE changes DROP COLUMN content_type;
+            DELETE FROM grdb_migrations WHERE identifier = 'v18-current-version-in-changes';
+            """)
+    }
+
+    // MARK: v18: the current version is the change row (SQLite)
+
+    @Test func anSQLiteHistoryFromV17KeepsEveryVersionWithoutARowForTheCurrentOnes() async throws {
+        let (folder, path, store, fixture) = try await Self.sqliteFile()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let written = try await Self.writePhotoCards(fixture)
+        // Carl written and deleted, his tombstone compacted: his versions are rows alone.
+        // Dora deleted, her tombstone kept. Erik edited once, by another device.
+        try await CardHistoryTests.put(fixture, "c", CardHistoryTests.card("c", "Carl"), as: CardHistoryTests.phone)
+        try await CardHistoryTests.delete(fixture, "c", as: CardHistoryTests.phone)
+        try await store.compactChanges(olderThan: Date().addingTimeInterval(60))
+        try await CardHistoryTests.put(fixture, "d", CardHistoryTests.card("d", "Dora"), as: CardHistoryTests.phone)
+        try await CardHistoryTests.delete(fixture, "d", as: nil)
+        try await CardHistoryTests.put(fixture, "e", CardHistoryTests.card("e", "Erik"), as: CardHistoryTests.phone)
+        try await CardHistoryTests.put(fixture, "e", CardHistoryTests.card("e", "Erik 2"), as: ChangeAuthor(user: "alice", credentialID: 9))
+        let names = ["a", "b", "c", "d", "e"]
+        var versions: [String: [CardVersion]] = [:]
+        for name in names { versions[name] = try await store.cardVersions(collectionID: fixture.book.id, name: name) }
+        let since = try await store.bookVersions(collectionID: fixture.book.id, since: .distantPast)
+        // Two versions of Anna, Bert and Erik, Carl's and Dora's written and deleted: each a
+        // row, and at v18 the current ones (Anna's, Bert's, Erik's, Dora's deletion) are not.
+        #expect(try await fixture.integer("SELECT count(*) FROM card_versions") == 6)
+        try await store.pool.write { db in try Self.backToV17(db) }
+        #expect(try await fixture.integer("SELECT count(*) FROM card_versions") == 10)
+        let before = try await Self.state(of: store, book: fixture.book.id)
+        let changesBefore = try await store.changes(collectionID: fixture.book.id, since: 0, limit: nil)
+        try store.close()
+
+        let upgraded = try SQLiteStore(path: path, bcryptCost: 4)
+        defer { try? upgraded.close() }
+        let upgradedFixture = StoreFixture(sqlite: upgraded, book: fixture.book)
+        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_versions") == 6)
+        #expect(try await Self.state(of: upgraded, book: fixture.book.id) == before)
+        #expect(try await upgraded.changes(collectionID: fixture.book.id, since: 0, limit: nil) == changesBefore)
+        for name in names {
+            #expect(try await upgraded.cardVersions(collectionID: fixture.book.id, name: name) == versions[name], "\(name)")
+        }
+        #expect(try await upgraded.bookVersions(collectionID: fixture.book.id, since: .distantPast) == since)
+        #expect(try await upgraded.integrityCheck() == [])
+        // A new card writes no version row; an edit writes the one it replaces.
+        try await CardHistoryTests.put(upgradedFixture, "f", CardHistoryTests.card("f", "Finn"), as: CardHistoryTests.phone)
+        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_versions") == 6)
+        let erik3 = CardHistoryTests.card("e", "Erik 3")
+        try await CardHistoryTests.put(upgradedFixture, "e", erik3, as: CardHistoryTests.phone)
+        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_versions") == 7)
+        #expect(try await upgraded.cardVersions(collectionID: fixture.book.id, name: "e").map(\.data)
+                == versions["e"]!.map(\.data) + [erik3])
+        #expect(try await upgraded.cardVersions(collectionID: fixture.book.id, name: "f").map(\.data)
+                == [CardHistoryTests.card("f", "Finn")])
+        #expect(try await upgraded.integrityCheck() == [])
+        try await Self.checkPhotos(upgradedFixture, written: written, before: try await Self.state(of: upgraded, book: fixture.book.id))
+    }
+
     // MARK: v17: the current version's text in the card alone (SQLite)
 
     @Test func anSQLiteHistoryFromV16DropsTheTextItsCardsHoldAndKeepsEveryVersion() async throws {
@@ -163,6 +231,7 @@ import Testing
         // Back to v16: every card's current text in the history too (its skeleton, as the
         // write path kept it), and the triggers that copied it.
         try await store.pool.write { db in
+            try Self.backToV17(db)
             for row in try Row.fetchAll(db, sql: "SELECT r.etag, b.data FROM resources r JOIN resource_bodies b ON b.resource_id = r.id") {
                 try db.execute(sql: "INSERT OR IGNORE INTO card_version_bodies (etag, data) VALUES (?, ?)",
                                arguments: [row[0] as String, VersionBody(row[1] as Data).skeleton])

@@ -48,7 +48,8 @@ import Testing
                                                     "v5-pending-index", "v6-sharing", "v7-substring-index", "v8-push", "v9-web",
                                                     "v10-coordination", "v11-dead-property-language", "v12-feeds",
                                                     "v13-account-source", "v14-card-versions", "v15-parts-from-current-cards",
-                                                    "v16-directory", "v17-current-version-body"])
+                                                    "v16-directory", "v17-current-version-body",
+                                                    "v18-current-version-in-changes"])
         #expect(try await store.resource(collectionID: 1, name: "elodie.vcf")?.data == data)
         let hits: [(String, String, IndexPredicate.Collation, IndexPredicate.MatchType)] = [
             ("FN", "ÉLODIE DURAND", .asciiCasemap, .equals),
