@@ -38,7 +38,7 @@ extension SQLiteStore {
     /// Returns the book's sync position after the batch.
     private static func importBatch(_ db: Database, writes: PreparedWrites, collectionID: Int64, now: Double) throws -> Int64 {
         var seq = try collectionRow(db, id: collectionID).syncSeq
-        let statements = try ResourceStatements(db)
+        let statements = ResourceStatements(db)
         for write in (0..<writes.chunkCount).lazy.flatMap(writes.take) {
             seq += 1
             // Most imported cards are new: the insert finds that out by itself, sparing two

@@ -16,7 +16,7 @@ extension SQLiteStore {
             let existing = try Self.checkWrite(db, collectionID: collectionID, name: name, card: card, precondition: precondition)
             let seq = collection.syncSeq + 1
             let now = self.now
-            let statements = try ResourceStatements(db)
+            let statements = ResourceStatements(db)
             var pendingEntries = write.entries.count
             if let existing {
                 pendingEntries = try statements.replace(id: existing.id, with: write, collectionID: collectionID, seq: seq, now: now)

@@ -36,7 +36,7 @@ extension SQLiteStore {
             let existing = try Self.checkWrite(db, collectionID: targetCollectionID, name: targetName, card: card,
                                                precondition: .none)
             let seq = try nextSeq(targetCollectionID)
-            let statements = try ResourceStatements(db)
+            let statements = ResourceStatements(db)
             if let existing {
                 try statements.replace(id: existing.id, with: write, collectionID: targetCollectionID, seq: seq, now: now)
             } else if try !statements.insert(write, collectionID: targetCollectionID, seq: seq, now: now) {

@@ -15,7 +15,7 @@ extension SQLiteStore {
             var seq = try Self.collectionRow(db, id: collectionID).syncSeq
             let start = seq
             let now = self.now
-            let statements = try ResourceStatements(db)
+            let statements = ResourceStatements(db)
             var etags: [String: String] = [:]
             var trashed: [String: Int64] = [:]
             for write in prepared {

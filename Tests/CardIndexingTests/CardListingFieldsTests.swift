@@ -89,6 +89,33 @@ import VCard
         }
     }
 
+    /// The row's sort key, read from its folded search text, is the display name's own.
+    @Test func theRowsSortKeyIsItsDisplayNamesOwnWhereverTheNameComesFrom() throws {
+        let names = ["ΟΔΥΣΣΕΥΣ", "Σοφία", "ΑΣ'", "\u{301}Émile", "İstanbul", "STRASSE ß", "ﬁne", "김민준", "サトウ",
+                     "'Bob", "Zoë", "", "+1 555"]
+        for name in names {
+            for (other, fold) in [("", "x"), ("ΣΑΣ", "y"), ("two\\nlines", "z")] {
+                // Each property the name can come from, after lines from other properties
+                // (one folded by Foundation, one with a line break in it).
+                let cards = [
+                    "NICKNAME:\(other)\nFN:\(name)\nEMAIL:\(fold)@example.com",
+                    "NICKNAME:\(other)\nN:\(name);;;;\nTEL:\(fold)",
+                    "NICKNAME:\(other)\nFN:\nORG:\(name)",
+                    "NICKNAME:\(other)\nEMAIL:\(name)\nTEL:1",
+                    "NICKNAME:\(other)\nTEL:\(name)",
+                    "FN:\(other)\nFN:\(name)",
+                ]
+                for card in cards {
+                    let fields = try Self.fields("BEGIN:VCARD\nVERSION:3.0\n\(card)\nEND:VCARD\n")
+                    #expect(fields.sortKey == CardListingFields.sortKey(fields.displayName), "\(card)")
+                }
+            }
+        }
+        #expect(CardListingFields.foldedLine("b", of: ["a", "b"], in: "a\nb") == "b")
+        #expect(CardListingFields.foldedLine("b", of: ["a\nc", "b"], in: "a\nc\nb") == nil)
+        #expect(CardListingFields.foldedLine("c", of: ["a", "b"], in: "a\nb") == nil)
+    }
+
     /// The fast paths of the sort key and the phone digits give what Character by Character does.
     @Test func theSortKeyAndThePhoneDigitsReadByByteAgreeWithCharacters() {
         func generalSortKey(_ name: String) -> String {
