@@ -99,14 +99,14 @@ import Testing
         // Polled once more after the deadline (a loaded machine may wake this task late).
         while true {
             let rows = try await server.store.accessHistory(user: user, since: Date(timeIntervalSince1970: 0))
-            found = rows.first { matches($0) && $0.requests >= requests }
+            found = rows.hourlyTotal(where: matches).flatMap { $0.requests >= requests ? $0 : nil }
             if found != nil || ContinuousClock.now >= deadline { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         let row = try #require(found, "no history row for the \(reader)")
         if reader == .sharee {
             let alices = try await server.store.accessHistory(user: "alice", since: Date(timeIntervalSince1970: 0))
-            let seen = try #require(alices.first { $0.user == "bob" })
+            let seen = try #require(alices.hourlyTotal { $0.user == "bob" })
             #expect(seen.fullDownload == row.fullDownload)
         }
         return row

@@ -117,7 +117,7 @@ import Testing
             // Polled once more after the deadline (a loaded machine may wake this task late).
             while true {
                 let rows = try await server.store.accessHistory(user: "alice", since: Date(timeIntervalSince1970: 0))
-                shared = rows.first { $0.user == "bob" }
+                shared = rows.hourlyTotal { $0.user == "bob" }
                 // Every read flushed: the list's two, the contact's one and the list beside it.
                 if let shared, shared.cardsRead >= 2 + 1 + 2, shared.requests >= 2 { break }
                 if ContinuousClock.now >= deadline { break }
