@@ -20,10 +20,11 @@ import RoloStore
 /// the write checks that each card is as the look-up found it: an update's card still has
 /// the seq it had (every write of a card gives it a new one, so a card written and written
 /// back to the same bytes is caught too, which its ETag would not catch), and a new card's
-/// name and UID are still free (the unique indexes). One that is not fails the whole statement (`rolo_all_written`, the unique
-/// indexes), and the batch then goes write by write in a transaction holding the book's
-/// row, each write judged there (`PostgresStore.put`). So whatever the statement writes, it
-/// writes on the state the rules judged.
+/// name and UID are still free (the unique indexes). One that is not fails the whole
+/// statement (`rolo_all_written`, the unique indexes), and the batch then goes write by
+/// write in a transaction holding the book's row, each write judged there
+/// (`PostgresStore.put`). So whatever the statement writes, it writes on the state the rules
+/// judged.
 ///
 /// Judged together only when every write is a card and no two share a name or a UID: then what
 /// each write finds (its name's resource, its UID's holder) is what it would find after the

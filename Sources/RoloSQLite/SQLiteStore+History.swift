@@ -84,9 +84,9 @@ extension SQLiteStore: CardHistoryStore {
     /// (`?2`): only these can lose one, and the window functions rank only their versions.
     /// Ranking every version took 3.5 s and 100 MB of memory (a sort in `temp_store =
     /// MEMORY`) at each start and every hour with 1,000,000 cards; this reads the name index
-    /// in 0.3 s. Counted in `card_versions` alone, so `?2` replaced versions (with the current
-    /// one, `?2` + 1) is enough: a card whose tombstone was compacted has one fewer, and
-    /// ranking it drops nothing.
+    /// in 0.3 s. Counted in `card_versions`, which holds all of a card's versions but its
+    /// current one (v18): `?2` there is `?2` + 1 in all. A card whose tombstone was compacted
+    /// has all of its versions there, so it may be ranked one version early and lose none.
     static let cardsWithManyVersions = """
         SELECT collection_id, name FROM card_versions GROUP BY collection_id, name HAVING count(*) >= ?2
         """

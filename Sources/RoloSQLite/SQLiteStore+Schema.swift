@@ -577,11 +577,11 @@ extension SQLiteStore {
         migrator.registerMigration("v18-current-version-in-changes") { db in
             // A card's current version is its change row (issue 34): the row already holds
             // its seq, time and author, and now its ETag and content type too. card_versions
-            // keeps only the versions a write replaced, deleted or moved, which the triggers
-            // copy out of the change row it replaces (or, for a tombstone compacted away,
-            // deletes). A new card writes no version row and none of its three index
-            // entries: an import wrote 14 pages a card where the build before the history
-            // wrote 8. Readers see both tables as one (`SQLiteStore.allVersions`).
+            // keeps only the versions a later change replaced: a trigger copies the change
+            // row out when a newer change replaces it, another when `compactChanges` drops a
+            // tombstone. A new card writes no version row and none of its three index
+            // entries (an import wrote 14 pages a card, b58cfd7 before the history 8).
+            // Readers see both tables as one (`SQLiteStore.allVersions`).
             try db.execute(sql: """
                 ALTER TABLE changes ADD COLUMN etag TEXT;
                 ALTER TABLE changes ADD COLUMN content_type TEXT;
