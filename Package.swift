@@ -64,7 +64,8 @@ let package = Package(
         .target(name: "ContactFeeds", dependencies: ["Contacts", "VCard"]),
         // Google and Outlook contacts CSV, both ways (issue 33): encodings, RFC 4180, their headers.
         .target(name: "ContactsCSV", dependencies: ["Contacts", "VCard"]),
-        // SQLite's process-wide settings (sqlite3_config is variadic: not callable from Swift).
+        // SQLite's process-wide settings (sqlite3_config is variadic: not callable from Swift)
+        // and the VFS that writes a commit's WAL frames in one call (WALWriteCombining.c).
         .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The store core: the storage protocols by role, their value types and the domain
         // rules every back end applies (preconditions, UID conflicts, names, shares,

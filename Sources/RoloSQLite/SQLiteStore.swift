@@ -45,9 +45,14 @@ public final class SQLiteStore: RoloStore, InlineResourceReads, Sendable {
     }
 
     /// SQLite's process-wide settings, applied once, before this process's first
-    /// connection: memory statistics off (`CSQLiteConfig`). Had another part of the process
-    /// opened a connection first, SQLite keeps its defaults.
-    static let processSettings: Int32 = rolo_sqlite_disable_memory_statistics()
+    /// connection: memory statistics off, then the VFS that writes a commit's WAL frames in
+    /// one call (both `CSQLiteConfig`). Had another part of the process opened a connection
+    /// first, SQLite keeps its default memory statistics.
+    static let processSettings: Int32 = {
+        let statistics = rolo_sqlite_disable_memory_statistics()
+        _ = rolo_sqlite_register_wal_combining_vfs()
+        return statistics
+    }()
 
     private init(path: String, bcryptCost: UInt8, clock: StoreClock, tuning: Tuning, temporaryFolder: URL?) throws {
         _ = Self.processSettings

@@ -9,4 +9,10 @@
 /// SQLite's result code (SQLITE_MISUSE when it came too late).
 int rolo_sqlite_disable_memory_statistics(void);
 
+/// Makes SQLite's default VFS one that writes a transaction's WAL frames with one write each
+/// run instead of two calls a frame (WALWriteCombining.c says when they reach the file). Call
+/// after `rolo_sqlite_disable_memory_statistics` (registering a VFS initializes SQLite); once
+/// is enough, later calls do nothing. Returns SQLite's result code.
+int rolo_sqlite_register_wal_combining_vfs(void);
+
 #endif
