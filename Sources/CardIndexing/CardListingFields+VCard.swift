@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Contacts
 import RoloStore
 import VCard
@@ -6,65 +11,69 @@ extension CardListingFields {
     /// A card's list row: written with the card by every write path (PUT, import, the web
     /// UI), so lists and searches never parse cards.
     public init(card: VCard) {
-        var name: String?
-        var structuredName: String?
-        var organization: String?
-        var email: String?
-        var phone: String?
+        // Each candidate for the display name with the index of its line in `lines`, which
+        // holds the non-empty searched texts in card order.
+        var name: (text: String, line: Int)?
+        var structuredName: (text: String, line: Int)?
+        var organization: (text: String, line: Int)?
+        var email: (text: String, line: Int)?
+        var phone: (text: String, line: Int)?
         var hasPhoto = false
-        var searched: [String] = []
+        var lines: [String] = []
+        func search(_ text: String) {
+            if !text.isEmpty { lines.append(text) }
+        }
         for property in card.properties {
             switch property.name {
             case "FN":
                 let text = Self.trimmed(property.text)
-                if name == nil, !text.isEmpty { name = text }
-                searched.append(text)
+                if name == nil, !text.isEmpty { name = (text, lines.count) }
+                search(text)
             case "N":
                 // Given and additional names first, the way a person says the name.
                 let parts = property.components
                 let ordered = [1, 2, 0, 3, 4].compactMap { parts.indices.contains($0) ? parts[$0] : nil }
                 let text = ordered.filter { !$0.isEmpty }.joined(separator: " ")
-                if structuredName == nil, !text.isEmpty { structuredName = text }
-                searched.append(text)
+                if structuredName == nil, !text.isEmpty { structuredName = (text, lines.count) }
+                search(text)
             case "ORG":
                 let text = property.components.filter { !$0.isEmpty }.joined(separator: " ")
-                if organization == nil, !text.isEmpty { organization = text }
-                searched.append(text)
+                if organization == nil, !text.isEmpty { organization = (text, lines.count) }
+                search(text)
             case "EMAIL":
                 let text = property.text
-                if email == nil, !text.isEmpty { email = text }
-                searched.append(text)
+                if email == nil, !text.isEmpty { email = (text, lines.count) }
+                search(text)
             case "TEL":
                 let value = property.text
                 let text = value.hasPrefix("tel:") ? String(value.dropFirst(4)) : value
-                if phone == nil, !text.isEmpty { phone = text }
-                searched.append(text)
-                searched.append(Self.digits(text))
+                if phone == nil, !text.isEmpty { phone = (text, lines.count) }
+                search(text)
+                search(Self.digits(text))
             case "NICKNAME":
-                searched.append(contentsOf: property.listValues)
+                for nickname in property.listValues { search(nickname) }
             case "CATEGORIES":
-                searched.append(contentsOf: property.listValues.filter { !$0.isEmpty }.map { String(Self.categoryMark) + $0 })
+                for category in property.listValues where !category.isEmpty { search(String(Self.categoryMark) + category) }
             case "PHOTO":
                 hasPhoto = hasPhoto || Self.isInlineImage(property)
             default:
                 break
             }
         }
-        let displayName = name ?? structuredName ?? organization ?? email ?? phone ?? ""
-        let lines = searched.filter { !$0.isEmpty }
+        let display = name ?? structuredName ?? organization ?? email ?? phone
+        let displayName = display?.text ?? ""
         let searchText = Self.searchText(lines)
-        let foldedName = Self.foldedLine(displayName, of: lines, in: searchText) ?? CaseFolding.search(displayName)
-        self.init(displayName: displayName, sortKey: Self.sortKey(folded: foldedName), organization: organization,
-                  email: email, phone: phone, hasPhoto: hasPhoto, searchText: searchText)
+        let foldedName = display.flatMap { Self.foldedLine($0.line, of: lines, in: searchText) } ?? CaseFolding.search(displayName)
+        self.init(displayName: displayName, sortKey: Self.sortKey(folded: foldedName), organization: organization?.text,
+                  email: email?.text, phone: phone?.text, hasPhoto: hasPhoto, searchText: searchText)
     }
 
-    /// The fold of `line` read out of `searchText` (the fold of `lines`, one per line) when it
-    /// is one of them, as the display name always is: each line folds alone, so these are the
-    /// bytes `CaseFolding.search(line)` gives, without folding the name twice (a seventh of
-    /// the row, issue 34). nil when a line break inside an earlier line would shift the count.
-    static func foldedLine(_ line: String, of lines: [String], in searchText: String) -> String? {
-        guard let index = lines.firstIndex(of: line),
-              !lines[...index].contains(where: { $0.utf8.contains(0x0A) }) else { return nil }
+    /// The fold of `lines[index]` read out of `searchText` (the fold of `lines`, one per
+    /// line): each line folds alone, so these are the bytes `CaseFolding.search` gives that
+    /// line, without folding the display name twice (a seventh of the row, issue 34). nil when
+    /// a line break inside that line or an earlier one would shift the count.
+    static func foldedLine(_ index: Int, of lines: [String], in searchText: String) -> String? {
+        guard lines.indices.contains(index), !lines[...index].contains(where: Self.hasLineBreak) else { return nil }
         let text = searchText.utf8
         var start = text.startIndex
         for _ in 0..<index {
@@ -73,6 +82,14 @@ extension CardListingFields {
         }
         let end = text[start...].firstIndex(of: 0x0A) ?? text.endIndex
         return String(searchText[start..<end])
+    }
+
+    /// Whether `text` holds a line feed, by `memchr` where its bytes are contiguous.
+    static func hasLineBreak(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+            return memchr(base, 0x0A, bytes.count) != nil
+        } ?? text.utf8.contains(0x0A)
     }
 
     /// The lines folded and joined. Folded as one text by the table when it folds them all: the

@@ -111,9 +111,10 @@ import VCard
                 }
             }
         }
-        #expect(CardListingFields.foldedLine("b", of: ["a", "b"], in: "a\nb") == "b")
-        #expect(CardListingFields.foldedLine("b", of: ["a\nc", "b"], in: "a\nc\nb") == nil)
-        #expect(CardListingFields.foldedLine("c", of: ["a", "b"], in: "a\nb") == nil)
+        #expect(CardListingFields.foldedLine(1, of: ["a", "b"], in: "a\nb") == "b")
+        #expect(CardListingFields.foldedLine(0, of: ["a", "b"], in: "a\nb") == "a")
+        #expect(CardListingFields.foldedLine(1, of: ["a\nc", "b"], in: "a\nc\nb") == nil)
+        #expect(CardListingFields.foldedLine(2, of: ["a", "b"], in: "a\nb") == nil)
     }
 
     /// The fast paths of the sort key and the phone digits give what Character by Character does.

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Text escaping of vCard values (RFC 6350 §3.4, RFC 2426 §4): `\n` `\N` newline,
 /// `\,` `\;` `\\` `\:` literal; any other `\x` is kept as written.
 public enum VCardEscaping {
@@ -36,7 +42,7 @@ public enum VCardEscaping {
 
     /// Reverses `escape`: `\n`/`\N` become a newline, `\,` `\;` `\\` `\:` their character.
     public static func unescape(_ raw: Substring) -> String {
-        guard raw.utf8.contains(Byte.backslash) else { return String(raw) }
+        guard containsBackslash(raw) else { return String(raw) }
         var out: [UInt8] = []
         out.reserveCapacity(raw.utf8.count)
         var iterator = raw.utf8.makeIterator()
@@ -58,6 +64,19 @@ public enum VCardEscaping {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Whether `raw` has a backslash, by `memchr` over its bytes where they are contiguous
+    /// (a native string's always are): most values have none, and the generic
+    /// `utf8.contains` walked them one index at a time, a tenth of the list row's cost.
+    static func containsBackslash(_ raw: Substring) -> Bool {
+        if let found = raw.utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+            return memchr(base, Int32(Byte.backslash), bytes.count) != nil
+        }) {
+            return found
+        }
+        return raw.utf8.contains(Byte.backslash)
     }
 
     /// Splits escaped text on every `separator` not preceded by an escaping backslash;
