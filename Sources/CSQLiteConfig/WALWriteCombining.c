@@ -142,6 +142,10 @@ static int walRead(sqlite3_file *pFile, void *buffer, int amount, sqlite3_int64 
 static int walWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_int64 offset) {
     RoloWALFile *file = (RoloWALFile *)pFile;
     int completesCommit = file->commitFrameStarted;
+    const unsigned char *bytes = data;
+    // A frame header's bytes 4-7: the database's size in pages after a commit, zero in
+    // every frame but the one that commits.
+    int startsCommitFrame = amount == ROLO_WAL_FRAME_HEADER && (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
     int rc;
     if (file->pendingLength > 0 && offset != file->pendingOffset + file->pendingLength) {
         rc = flushWAL(file);
@@ -158,9 +162,12 @@ static int walWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_i
         while (capacity < file->pendingLength + amount) capacity *= 2;
         unsigned char *grown = realloc(file->pending, (size_t)capacity);
         if (!grown) {
+            // No memory for it: write it as SQLite would have, the commit's page included.
             rc = flushWAL(file);
             if (rc != SQLITE_OK) return rc;
-            return file->real->pMethods->xWrite(file->real, data, amount, offset);
+            rc = file->real->pMethods->xWrite(file->real, data, amount, offset);
+            file->commitFrameStarted = rc == SQLITE_OK && startsCommitFrame;
+            return rc;
         }
         file->pending = grown;
         file->pendingCapacity = capacity;
@@ -169,10 +176,7 @@ static int walWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_i
     memcpy(file->pending + file->pendingLength, data, (size_t)amount);
     file->pendingLength += amount;
     markWaiting(file);
-    const unsigned char *bytes = data;
-    // A frame header's bytes 4-7: the database's size in pages after a commit, zero in
-    // every frame but the one that commits.
-    file->commitFrameStarted = amount == ROLO_WAL_FRAME_HEADER && (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
+    file->commitFrameStarted = startsCommitFrame;
     if (completesCommit) return flushWAL(file);
     return SQLITE_OK;
 }
