@@ -147,24 +147,24 @@ private let carddav = XMLNamespace.carddav
         #expect(text.contains("<d:href"))
     }
 
-    @Test func writesALargeMultistatusQuickly() throws {
-        let clock = ContinuousClock()
-        var size = 0
-        let elapsed = clock.measure {
-            let bytes = XMLWriter.multistatus { writer in
-                for index in 0..<10_000 {
-                    writer.response(href: "/dav/alice/default/card-\(index).vcf") { writer in
-                        writer.propstat(status: 200) { writer in
-                            writer.element(dav, "getetag", text: "\"etag-\(index)\"")
-                            writer.element(carddav, "address-data", text: "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Person \(index) <p@example.com>\r\nEND:VCARD\r\n")
-                        }
+    /// A multistatus of 10,000 responses comes out whole and well formed. (Its speed is
+    /// `RoloBench xml`'s to measure: a wall-clock bound here failed a loaded CI run.)
+    @Test func writesALargeMultistatusWhole() throws {
+        let bytes = XMLWriter.multistatus { writer in
+            for index in 0..<10_000 {
+                writer.response(href: "/dav/alice/default/card-\(index).vcf") { writer in
+                    writer.propstat(status: 200) { writer in
+                        writer.element(dav, "getetag", text: "\"etag-\(index)\"")
+                        writer.element(carddav, "address-data", text: "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Person \(index) <p@example.com>\r\nEND:VCARD\r\n")
                     }
                 }
             }
-            size = bytes.count
         }
-        #expect(size > 1_000_000)
-        #expect(elapsed < .seconds(3))
+        #expect(bytes.count > 1_000_000)
+        let parsed = try XMLDocumentParser.parse(Array(bytes))
+        #expect(parsed.name == "multistatus")
+        #expect(parsed.children.count == 10_000)
+        #expect(parsed.children.last?.children.first?.text == "/dav/alice/default/card-9999.vcf")
     }
 
     // MARK: text(utf8:), the one-pass writer of stored card bytes
