@@ -39,11 +39,18 @@
 /// The longest write the default VFS takes whole (`seekAndWriteFd` keeps 17 bits of it).
 #define ROLO_WAL_WRITE_LIMIT 0x1ffff
 
-/// A WAL file: the default VFS's file after it, writes waiting in `pending`.
-typedef struct RoloWALFile RoloWALFile;
-struct RoloWALFile {
+/// What both kinds of file start with: SQLite's header, then the default VFS's own file
+/// (which sits after ours in the slot SQLite allocates), so one set of forwarding methods
+/// serves both.
+typedef struct {
     sqlite3_file base;
     sqlite3_file *real;
+} RoloFile;
+
+/// A WAL file: writes waiting in `pending`.
+typedef struct RoloWALFile RoloWALFile;
+struct RoloWALFile {
+    RoloFile file;
     /// The name of the connection's database file, as SQLite gave it to that file's xOpen:
     /// the same pointer (`sqlite3_filename_database` walks back to the start of the pager's
     /// names), so it tells this connection's database file from another connection's.
@@ -59,10 +66,9 @@ struct RoloWALFile {
     int isWaiting;
 };
 
-/// A database file: the default VFS's file after it.
+/// A database file.
 typedef struct {
-    sqlite3_file base;
-    sqlite3_file *real;
+    RoloFile file;
     /// The name SQLite gave xOpen (the pager's own; compared by address, never copied).
     const char *name;
 } RoloDatabaseFile;
@@ -115,29 +121,77 @@ static int flushWAL(RoloWALFile *file) {
     unmarkWaiting(file);
     for (int done = 0; done < length;) {
         int chunk = length - done < ROLO_WAL_WRITE_LIMIT ? length - done : ROLO_WAL_WRITE_LIMIT;
-        int rc = file->real->pMethods->xWrite(file->real, file->pending + done, chunk, file->pendingOffset + done);
+        int rc = file->file.real->pMethods->xWrite(file->file.real, file->pending + done, chunk, file->pendingOffset + done);
         if (rc != SQLITE_OK) return rc;
         done += chunk;
     }
     return SQLITE_OK;
 }
 
+// Every method the default VFS's file has, passed on to it.
+
+#define REAL(pFile) (((RoloFile *)(pFile))->real)
+
+static int forwardClose(sqlite3_file *pFile) { return REAL(pFile)->pMethods->xClose(REAL(pFile)); }
+static int forwardRead(sqlite3_file *pFile, void *buffer, int amount, sqlite3_int64 offset) {
+    return REAL(pFile)->pMethods->xRead(REAL(pFile), buffer, amount, offset);
+}
+static int forwardWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_int64 offset) {
+    return REAL(pFile)->pMethods->xWrite(REAL(pFile), data, amount, offset);
+}
+static int forwardTruncate(sqlite3_file *pFile, sqlite3_int64 size) { return REAL(pFile)->pMethods->xTruncate(REAL(pFile), size); }
+static int forwardSync(sqlite3_file *pFile, int flags) { return REAL(pFile)->pMethods->xSync(REAL(pFile), flags); }
+static int forwardFileSize(sqlite3_file *pFile, sqlite3_int64 *size) { return REAL(pFile)->pMethods->xFileSize(REAL(pFile), size); }
+static int forwardLock(sqlite3_file *pFile, int lock) { return REAL(pFile)->pMethods->xLock(REAL(pFile), lock); }
+static int forwardUnlock(sqlite3_file *pFile, int lock) { return REAL(pFile)->pMethods->xUnlock(REAL(pFile), lock); }
+static int forwardCheckReservedLock(sqlite3_file *pFile, int *result) {
+    return REAL(pFile)->pMethods->xCheckReservedLock(REAL(pFile), result);
+}
+static int forwardFileControl(sqlite3_file *pFile, int op, void *arg) { return REAL(pFile)->pMethods->xFileControl(REAL(pFile), op, arg); }
+static int forwardSectorSize(sqlite3_file *pFile) { return REAL(pFile)->pMethods->xSectorSize(REAL(pFile)); }
+static int forwardDeviceCharacteristics(sqlite3_file *pFile) { return REAL(pFile)->pMethods->xDeviceCharacteristics(REAL(pFile)); }
+static int forwardShmMap(sqlite3_file *pFile, int page, int pageSize, int extend, void volatile **memory) {
+    return REAL(pFile)->pMethods->xShmMap(REAL(pFile), page, pageSize, extend, memory);
+}
+static int forwardShmLock(sqlite3_file *pFile, int offset, int n, int flags) {
+    return REAL(pFile)->pMethods->xShmLock(REAL(pFile), offset, n, flags);
+}
+static void forwardShmBarrier(sqlite3_file *pFile) { REAL(pFile)->pMethods->xShmBarrier(REAL(pFile)); }
+static int forwardShmUnmap(sqlite3_file *pFile, int deleteFlag) { return REAL(pFile)->pMethods->xShmUnmap(REAL(pFile), deleteFlag); }
+static int forwardFetch(sqlite3_file *pFile, sqlite3_int64 offset, int amount, void **pointer) {
+    return REAL(pFile)->pMethods->xFetch(REAL(pFile), offset, amount, pointer);
+}
+static int forwardUnfetch(sqlite3_file *pFile, sqlite3_int64 offset, void *pointer) {
+    return REAL(pFile)->pMethods->xUnfetch(REAL(pFile), offset, pointer);
+}
+
+// The WAL file: what waits is written out before anything else uses the file.
+
 static int walClose(sqlite3_file *pFile) {
     RoloWALFile *file = (RoloWALFile *)pFile;
     int flushed = flushWAL(file);
-    int closed = file->real->pMethods->xClose(file->real);
+    int closed = forwardClose(pFile);
     free(file->pending);
     file->pending = NULL;
     file->databaseName = NULL;
     return flushed != SQLITE_OK ? flushed : closed;
 }
 
-static int walRead(sqlite3_file *pFile, void *buffer, int amount, sqlite3_int64 offset) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    int rc = flushWAL(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xRead(file->real, buffer, amount, offset);
-}
+/// Defines a WAL method that writes out what waits, then forwards.
+#define FLUSHING(name, forward, parameters, arguments) \
+    static int name parameters { \
+        int rc = flushWAL((RoloWALFile *)pFile); \
+        return rc != SQLITE_OK ? rc : forward arguments; \
+    }
+
+FLUSHING(walRead, forwardRead, (sqlite3_file *pFile, void *buffer, int amount, sqlite3_int64 offset),
+         (pFile, buffer, amount, offset))
+FLUSHING(walTruncate, forwardTruncate, (sqlite3_file *pFile, sqlite3_int64 size), (pFile, size))
+FLUSHING(walSync, forwardSync, (sqlite3_file *pFile, int flags), (pFile, flags))
+FLUSHING(walFileSize, forwardFileSize, (sqlite3_file *pFile, sqlite3_int64 *size), (pFile, size))
+FLUSHING(walFileControl, forwardFileControl, (sqlite3_file *pFile, int op, void *arg), (pFile, op, arg))
+FLUSHING(walFetch, forwardFetch, (sqlite3_file *pFile, sqlite3_int64 offset, int amount, void **pointer),
+         (pFile, offset, amount, pointer))
 
 static int walWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_int64 offset) {
     RoloWALFile *file = (RoloWALFile *)pFile;
@@ -155,7 +209,7 @@ static int walWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_i
         rc = flushWAL(file);
         if (rc != SQLITE_OK) return rc;
         // Longer than the buffer: SQLite's own write, which it keeps under 128 KiB.
-        if (amount > ROLO_WAL_BUFFER_LIMIT) return file->real->pMethods->xWrite(file->real, data, amount, offset);
+        if (amount > ROLO_WAL_BUFFER_LIMIT) return forwardWrite(pFile, data, amount, offset);
     }
     if (file->pendingLength + amount > file->pendingCapacity) {
         int capacity = file->pendingCapacity ? file->pendingCapacity : 64 << 10;
@@ -165,7 +219,7 @@ static int walWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_i
             // No memory for it: write it as SQLite would have, the commit's page included.
             rc = flushWAL(file);
             if (rc != SQLITE_OK) return rc;
-            rc = file->real->pMethods->xWrite(file->real, data, amount, offset);
+            rc = forwardWrite(pFile, data, amount, offset);
             file->commitFrameStarted = rc == SQLITE_OK && startsCommitFrame;
             return rc;
         }
@@ -181,125 +235,8 @@ static int walWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_i
     return SQLITE_OK;
 }
 
-static int walTruncate(sqlite3_file *pFile, sqlite3_int64 size) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    int rc = flushWAL(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xTruncate(file->real, size);
-}
-
-static int walSync(sqlite3_file *pFile, int flags) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    int rc = flushWAL(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xSync(file->real, flags);
-}
-
-static int walFileSize(sqlite3_file *pFile, sqlite3_int64 *size) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    int rc = flushWAL(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xFileSize(file->real, size);
-}
-
-static int walLock(sqlite3_file *pFile, int lock) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xLock(file->real, lock);
-}
-
-static int walUnlock(sqlite3_file *pFile, int lock) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xUnlock(file->real, lock);
-}
-
-static int walCheckReservedLock(sqlite3_file *pFile, int *result) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xCheckReservedLock(file->real, result);
-}
-
-static int walFileControl(sqlite3_file *pFile, int op, void *arg) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    int rc = flushWAL(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xFileControl(file->real, op, arg);
-}
-
-static int walSectorSize(sqlite3_file *pFile) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xSectorSize(file->real);
-}
-
-static int walDeviceCharacteristics(sqlite3_file *pFile) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xDeviceCharacteristics(file->real);
-}
-
-static int walShmMap(sqlite3_file *pFile, int page, int pageSize, int extend, void volatile **memory) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xShmMap(file->real, page, pageSize, extend, memory);
-}
-
-static int walShmLock(sqlite3_file *pFile, int offset, int n, int flags) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xShmLock(file->real, offset, n, flags);
-}
-
-static void walShmBarrier(sqlite3_file *pFile) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    file->real->pMethods->xShmBarrier(file->real);
-}
-
-static int walShmUnmap(sqlite3_file *pFile, int deleteFlag) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xShmUnmap(file->real, deleteFlag);
-}
-
-static int walFetch(sqlite3_file *pFile, sqlite3_int64 offset, int amount, void **pointer) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    int rc = flushWAL(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xFetch(file->real, offset, amount, pointer);
-}
-
-static int walUnfetch(sqlite3_file *pFile, sqlite3_int64 offset, void *pointer) {
-    RoloWALFile *file = (RoloWALFile *)pFile;
-    return file->real->pMethods->xUnfetch(file->real, offset, pointer);
-}
-
-// The database file: every method the default's, but giving up the WAL's write lock writes
-// out what the connection's WAL holds first.
-
-#define DATABASE_REAL(pFile) (((RoloDatabaseFile *)(pFile))->real)
-
-static int databaseClose(sqlite3_file *pFile) { return DATABASE_REAL(pFile)->pMethods->xClose(DATABASE_REAL(pFile)); }
-static int databaseRead(sqlite3_file *pFile, void *buffer, int amount, sqlite3_int64 offset) {
-    return DATABASE_REAL(pFile)->pMethods->xRead(DATABASE_REAL(pFile), buffer, amount, offset);
-}
-static int databaseWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_int64 offset) {
-    return DATABASE_REAL(pFile)->pMethods->xWrite(DATABASE_REAL(pFile), data, amount, offset);
-}
-static int databaseTruncate(sqlite3_file *pFile, sqlite3_int64 size) {
-    return DATABASE_REAL(pFile)->pMethods->xTruncate(DATABASE_REAL(pFile), size);
-}
-static int databaseSync(sqlite3_file *pFile, int flags) { return DATABASE_REAL(pFile)->pMethods->xSync(DATABASE_REAL(pFile), flags); }
-static int databaseFileSize(sqlite3_file *pFile, sqlite3_int64 *size) {
-    return DATABASE_REAL(pFile)->pMethods->xFileSize(DATABASE_REAL(pFile), size);
-}
-static int databaseLock(sqlite3_file *pFile, int lock) { return DATABASE_REAL(pFile)->pMethods->xLock(DATABASE_REAL(pFile), lock); }
-static int databaseUnlock(sqlite3_file *pFile, int lock) { return DATABASE_REAL(pFile)->pMethods->xUnlock(DATABASE_REAL(pFile), lock); }
-static int databaseCheckReservedLock(sqlite3_file *pFile, int *result) {
-    return DATABASE_REAL(pFile)->pMethods->xCheckReservedLock(DATABASE_REAL(pFile), result);
-}
-static int databaseFileControl(sqlite3_file *pFile, int op, void *arg) {
-    return DATABASE_REAL(pFile)->pMethods->xFileControl(DATABASE_REAL(pFile), op, arg);
-}
-static int databaseSectorSize(sqlite3_file *pFile) { return DATABASE_REAL(pFile)->pMethods->xSectorSize(DATABASE_REAL(pFile)); }
-static int databaseDeviceCharacteristics(sqlite3_file *pFile) {
-    return DATABASE_REAL(pFile)->pMethods->xDeviceCharacteristics(DATABASE_REAL(pFile));
-}
-static int databaseShmMap(sqlite3_file *pFile, int page, int pageSize, int extend, void volatile **memory) {
-    return DATABASE_REAL(pFile)->pMethods->xShmMap(DATABASE_REAL(pFile), page, pageSize, extend, memory);
-}
+// The database file: giving up the WAL's write lock, or publishing a commit, writes out what
+// the connection's WAL holds first.
 
 /// Writes out what this connection's WAL holds. Other connections' barriers (every reader
 /// calls one reading the wal-index header) must not touch it: a WAL file is the database
@@ -320,12 +257,11 @@ static int flushWALOf(RoloDatabaseFile *database) {
 
 /// Slot 0 of the wal-index's locks is the WAL's write lock (WAL_WRITE_LOCK in wal.c).
 static int databaseShmLock(sqlite3_file *pFile, int offset, int n, int flags) {
-    RoloDatabaseFile *database = (RoloDatabaseFile *)pFile;
     if ((flags & SQLITE_SHM_UNLOCK) && offset == 0 && n >= 1) {
-        int rc = flushWALOf(database);
+        int rc = flushWALOf((RoloDatabaseFile *)pFile);
         if (rc != SQLITE_OK) return rc;
     }
-    return database->real->pMethods->xShmLock(database->real, offset, n, flags);
+    return forwardShmLock(pFile, offset, n, flags);
 }
 
 /// SQLite calls the barrier between writing a commit's wal-index header copies, before
@@ -333,16 +269,7 @@ static int databaseShmLock(sqlite3_file *pFile, int offset, int n, int flags) {
 /// rewritten after the commit frame (a page written twice in one transaction) still wait.
 static void databaseShmBarrier(sqlite3_file *pFile) {
     (void)flushWALOf((RoloDatabaseFile *)pFile);
-    DATABASE_REAL(pFile)->pMethods->xShmBarrier(DATABASE_REAL(pFile));
-}
-static int databaseShmUnmap(sqlite3_file *pFile, int deleteFlag) {
-    return DATABASE_REAL(pFile)->pMethods->xShmUnmap(DATABASE_REAL(pFile), deleteFlag);
-}
-static int databaseFetch(sqlite3_file *pFile, sqlite3_int64 offset, int amount, void **pointer) {
-    return DATABASE_REAL(pFile)->pMethods->xFetch(DATABASE_REAL(pFile), offset, amount, pointer);
-}
-static int databaseUnfetch(sqlite3_file *pFile, sqlite3_int64 offset, void *pointer) {
-    return DATABASE_REAL(pFile)->pMethods->xUnfetch(DATABASE_REAL(pFile), offset, pointer);
+    forwardShmBarrier(pFile);
 }
 
 static int combiningOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *pFile, int flags, int *outFlags) {
@@ -363,79 +290,15 @@ static int combiningOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *
         pFile->pMethods = NULL;
         return rc;
     }
+    ((RoloFile *)pFile)->real = real;
     if (isWAL) {
-        RoloWALFile *file = (RoloWALFile *)pFile;
-        file->real = real;
-        file->databaseName = sqlite3_filename_database(name);
+        ((RoloWALFile *)pFile)->databaseName = sqlite3_filename_database(name);
         pFile->pMethods = &walMethods;
     } else {
-        RoloDatabaseFile *file = (RoloDatabaseFile *)pFile;
-        file->real = real;
-        file->name = sqlite3_filename_database(name);
+        ((RoloDatabaseFile *)pFile)->name = sqlite3_filename_database(name);
         pFile->pMethods = &databaseMethods;
     }
     return SQLITE_OK;
-}
-
-static int combiningDelete(sqlite3_vfs *vfs, const char *name, int syncDirectory) {
-    (void)vfs;
-    return defaultVFS->xDelete(defaultVFS, name, syncDirectory);
-}
-static int combiningAccess(sqlite3_vfs *vfs, const char *name, int flags, int *result) {
-    (void)vfs;
-    return defaultVFS->xAccess(defaultVFS, name, flags, result);
-}
-static int combiningFullPathname(sqlite3_vfs *vfs, const char *name, int size, char *out) {
-    (void)vfs;
-    return defaultVFS->xFullPathname(defaultVFS, name, size, out);
-}
-static void *combiningDlOpen(sqlite3_vfs *vfs, const char *name) {
-    (void)vfs;
-    return defaultVFS->xDlOpen(defaultVFS, name);
-}
-static void combiningDlError(sqlite3_vfs *vfs, int size, char *message) {
-    (void)vfs;
-    defaultVFS->xDlError(defaultVFS, size, message);
-}
-static void (*combiningDlSym(sqlite3_vfs *vfs, void *handle, const char *symbol))(void) {
-    (void)vfs;
-    return defaultVFS->xDlSym(defaultVFS, handle, symbol);
-}
-static void combiningDlClose(sqlite3_vfs *vfs, void *handle) {
-    (void)vfs;
-    defaultVFS->xDlClose(defaultVFS, handle);
-}
-static int combiningRandomness(sqlite3_vfs *vfs, int size, char *out) {
-    (void)vfs;
-    return defaultVFS->xRandomness(defaultVFS, size, out);
-}
-static int combiningSleep(sqlite3_vfs *vfs, int microseconds) {
-    (void)vfs;
-    return defaultVFS->xSleep(defaultVFS, microseconds);
-}
-static int combiningCurrentTime(sqlite3_vfs *vfs, double *now) {
-    (void)vfs;
-    return defaultVFS->xCurrentTime(defaultVFS, now);
-}
-static int combiningGetLastError(sqlite3_vfs *vfs, int size, char *out) {
-    (void)vfs;
-    return defaultVFS->xGetLastError ? defaultVFS->xGetLastError(defaultVFS, size, out) : 0;
-}
-static int combiningCurrentTimeInt64(sqlite3_vfs *vfs, sqlite3_int64 *now) {
-    (void)vfs;
-    return defaultVFS->xCurrentTimeInt64(defaultVFS, now);
-}
-static int combiningSetSystemCall(sqlite3_vfs *vfs, const char *name, sqlite3_syscall_ptr call) {
-    (void)vfs;
-    return defaultVFS->xSetSystemCall(defaultVFS, name, call);
-}
-static sqlite3_syscall_ptr combiningGetSystemCall(sqlite3_vfs *vfs, const char *name) {
-    (void)vfs;
-    return defaultVFS->xGetSystemCall(defaultVFS, name);
-}
-static const char *combiningNextSystemCall(sqlite3_vfs *vfs, const char *name) {
-    (void)vfs;
-    return defaultVFS->xNextSystemCall(defaultVFS, name);
 }
 
 int rolo_sqlite_register_wal_combining_vfs(void) {
@@ -445,33 +308,36 @@ int rolo_sqlite_register_wal_combining_vfs(void) {
     if (found->iVersion < 3) return SQLITE_MISUSE;
     defaultVFS = found;
 
-    walMethods = (sqlite3_io_methods){
-        .iVersion = 3, .xClose = walClose, .xRead = walRead, .xWrite = walWrite, .xTruncate = walTruncate,
-        .xSync = walSync, .xFileSize = walFileSize, .xLock = walLock, .xUnlock = walUnlock,
-        .xCheckReservedLock = walCheckReservedLock, .xFileControl = walFileControl, .xSectorSize = walSectorSize,
-        .xDeviceCharacteristics = walDeviceCharacteristics, .xShmMap = walShmMap, .xShmLock = walShmLock,
-        .xShmBarrier = walShmBarrier, .xShmUnmap = walShmUnmap, .xFetch = walFetch, .xUnfetch = walUnfetch,
+    sqlite3_io_methods forwarding = {
+        .iVersion = 3, .xClose = forwardClose, .xRead = forwardRead, .xWrite = forwardWrite,
+        .xTruncate = forwardTruncate, .xSync = forwardSync, .xFileSize = forwardFileSize, .xLock = forwardLock,
+        .xUnlock = forwardUnlock, .xCheckReservedLock = forwardCheckReservedLock, .xFileControl = forwardFileControl,
+        .xSectorSize = forwardSectorSize, .xDeviceCharacteristics = forwardDeviceCharacteristics,
+        .xShmMap = forwardShmMap, .xShmLock = forwardShmLock, .xShmBarrier = forwardShmBarrier,
+        .xShmUnmap = forwardShmUnmap, .xFetch = forwardFetch, .xUnfetch = forwardUnfetch,
     };
-    databaseMethods = (sqlite3_io_methods){
-        .iVersion = 3, .xClose = databaseClose, .xRead = databaseRead, .xWrite = databaseWrite,
-        .xTruncate = databaseTruncate, .xSync = databaseSync, .xFileSize = databaseFileSize, .xLock = databaseLock,
-        .xUnlock = databaseUnlock, .xCheckReservedLock = databaseCheckReservedLock,
-        .xFileControl = databaseFileControl, .xSectorSize = databaseSectorSize,
-        .xDeviceCharacteristics = databaseDeviceCharacteristics, .xShmMap = databaseShmMap,
-        .xShmLock = databaseShmLock, .xShmBarrier = databaseShmBarrier, .xShmUnmap = databaseShmUnmap,
-        .xFetch = databaseFetch, .xUnfetch = databaseUnfetch,
-    };
+    walMethods = forwarding;
+    walMethods.xClose = walClose;
+    walMethods.xRead = walRead;
+    walMethods.xWrite = walWrite;
+    walMethods.xTruncate = walTruncate;
+    walMethods.xSync = walSync;
+    walMethods.xFileSize = walFileSize;
+    walMethods.xFileControl = walFileControl;
+    walMethods.xFetch = walFetch;
+    databaseMethods = forwarding;
+    databaseMethods.xShmLock = databaseShmLock;
+    databaseMethods.xShmBarrier = databaseShmBarrier;
+
+    // The default VFS as it is but for opening files (and a larger slot for them): its other
+    // methods take the VFS only for fields copied here (the unix VFS's xOpen reads pAppData,
+    // and is called with the default VFS itself).
     size_t header = sizeof(RoloWALFile) > sizeof(RoloDatabaseFile) ? sizeof(RoloWALFile) : sizeof(RoloDatabaseFile);
     header = (header + 7) & ~(size_t)7;
-    combiningVFS = (sqlite3_vfs){
-        .iVersion = 3, .szOsFile = (int)header + found->szOsFile, .mxPathname = found->mxPathname,
-        .zName = "rolo-wal-combining", .xOpen = combiningOpen, .xDelete = combiningDelete,
-        .xAccess = combiningAccess, .xFullPathname = combiningFullPathname, .xDlOpen = combiningDlOpen,
-        .xDlError = combiningDlError, .xDlSym = combiningDlSym, .xDlClose = combiningDlClose,
-        .xRandomness = combiningRandomness, .xSleep = combiningSleep, .xCurrentTime = combiningCurrentTime,
-        .xGetLastError = combiningGetLastError, .xCurrentTimeInt64 = combiningCurrentTimeInt64,
-        .xSetSystemCall = combiningSetSystemCall, .xGetSystemCall = combiningGetSystemCall,
-        .xNextSystemCall = combiningNextSystemCall,
-    };
+    combiningVFS = *found;
+    combiningVFS.pNext = NULL;
+    combiningVFS.szOsFile = (int)header + found->szOsFile;
+    combiningVFS.zName = "rolo-wal-combining";
+    combiningVFS.xOpen = combiningOpen;
     return sqlite3_vfs_register(&combiningVFS, 1);
 }

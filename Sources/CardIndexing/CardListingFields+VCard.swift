@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Contacts
 import RoloStore
 import VCard
@@ -73,7 +68,7 @@ extension CardListingFields {
     /// line, without folding the display name twice (a seventh of the row, issue 34). nil when
     /// a line break inside that line or an earlier one would shift the count.
     static func foldedLine(_ index: Int, of lines: [String], in searchText: String) -> String? {
-        guard lines.indices.contains(index), !lines[...index].contains(where: Self.hasLineBreak) else { return nil }
+        guard lines.indices.contains(index), !lines[...index].contains(where: { $0.utf8Contains(0x0A) }) else { return nil }
         let text = searchText.utf8
         var start = text.startIndex
         for _ in 0..<index {
@@ -82,14 +77,6 @@ extension CardListingFields {
         }
         let end = text[start...].firstIndex(of: 0x0A) ?? text.endIndex
         return String(searchText[start..<end])
-    }
-
-    /// Whether `text` holds a line feed, by `memchr` where its bytes are contiguous.
-    static func hasLineBreak(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { bytes in
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
-            return memchr(base, 0x0A, bytes.count) != nil
-        } ?? text.utf8.contains(0x0A)
     }
 
     /// The lines folded and joined. Folded as one text by the table when it folds them all: the

@@ -42,7 +42,7 @@ public enum VCardEscaping {
 
     /// Reverses `escape`: `\n`/`\N` become a newline, `\,` `\;` `\\` `\:` their character.
     public static func unescape(_ raw: Substring) -> String {
-        guard containsBackslash(raw) else { return String(raw) }
+        guard raw.utf8Contains(Byte.backslash) else { return String(raw) }
         var out: [UInt8] = []
         out.reserveCapacity(raw.utf8.count)
         var iterator = raw.utf8.makeIterator()
@@ -64,19 +64,6 @@ public enum VCardEscaping {
             }
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Whether `raw` has a backslash, by `memchr` over its bytes where they are contiguous
-    /// (a native string's always are): most values have none, and the generic
-    /// `utf8.contains` walked them one index at a time, a tenth of the list row's cost.
-    static func containsBackslash(_ raw: Substring) -> Bool {
-        if let found = raw.utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
-            return memchr(base, Int32(Byte.backslash), bytes.count) != nil
-        }) {
-            return found
-        }
-        return raw.utf8.contains(Byte.backslash)
     }
 
     /// Splits escaped text on every `separator` not preceded by an escaping backslash;
@@ -103,5 +90,18 @@ public enum VCardEscaping {
         }
         parts.append(raw[partStart..<utf8.endIndex])
         return parts
+    }
+}
+
+extension StringProtocol {
+    /// Whether the text's UTF-8 holds `byte`, by `memchr` over its bytes where they are
+    /// contiguous (a native string's always are). Most values hold no backslash or line
+    /// feed, and the generic `utf8.contains` walked them one index at a time: a tenth of a
+    /// card's list row (issue 34).
+    package func utf8Contains(_ byte: UInt8) -> Bool {
+        utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+            return memchr(base, Int32(byte), bytes.count) != nil
+        } ?? utf8.contains(byte)
     }
 }
