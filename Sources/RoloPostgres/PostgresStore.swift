@@ -501,8 +501,25 @@ struct SQLBuilder {
     private(set) var data: [PostgresData]?
     /// The values bound so far, the last one's placeholder number.
     private(set) var count = 0
+    /// Whether placeholders come out as `(SELECT $n)` (`opaque`).
+    private var hidesValues = false
 
     init(_ text: String = "") { self.text = text }
+
+    /// A builder whose placeholders are sub-selects, `(SELECT $n)`, whose values the planner
+    /// does not see (each is an init plan, run once). For a prepared statement that
+    /// PostgreSQL would otherwise plan again at every run: when its plans for the values
+    /// (custom plans) look cheaper than its plan for any values (the generic plan), it keeps
+    /// making custom plans, and hiding the values makes the two alike, so it keeps the
+    /// generic one (`BatchWriteSQL`).
+    static func opaque() -> SQLBuilder {
+        var builder = SQLBuilder()
+        builder.hidesValues = true
+        return builder
+    }
+
+    /// `$n`, or `(SELECT $n)` when the builder hides its values.
+    private func placeholder() -> String { hidesValues ? "(SELECT $\(count))" : "$\(count)" }
 
     /// A builder that keeps its values as `data`, for `ShapedStatements`, rather than as a
     /// `PostgresQuery`'s bindings.
@@ -522,7 +539,7 @@ struct SQLBuilder {
             binds.append(value)
         }
         count += 1
-        return "$\(count)"
+        return placeholder()
     }
 
     mutating func bind<Value: PostgresThrowingDynamicTypeEncodable>(_ value: Value) throws -> String {
@@ -534,7 +551,7 @@ struct SQLBuilder {
             try binds.append(value)
         }
         count += 1
-        return "$\(count)"
+        return placeholder()
     }
 
     /// Binds NULL and returns its placeholder.
