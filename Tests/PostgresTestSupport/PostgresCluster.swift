@@ -218,27 +218,48 @@ public struct TestPostgresError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// A counting semaphore for tasks.
+/// A counting semaphore for tasks that only throttles: a wait for a permit lasts at most
+/// `patience`, then goes on without one (the permit is taken all the same, so the count goes
+/// below zero and later releases pay it back). Test databases are its permits, and a test
+/// that holds one may ask for another (a copy or a backup from one database to a second):
+/// with every permit held by such tests, each waiting for its second, the suite waited for
+/// ever, idle (twice in five local runs).
 public final class AsyncSemaphore: Sendable {
     private struct State {
         var permits: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [(id: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextID = 0
     }
     private let state: Mutex<State>
+    private let patience: Duration
 
-    public init(permits: Int) { state = Mutex(State(permits: permits)) }
+    public init(permits: Int, patience: Duration = .seconds(10)) {
+        state = Mutex(State(permits: permits))
+        self.patience = patience
+    }
 
     public func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
+            let waiting = state.withLock { state -> Int? in
                 if state.permits > 0 {
                     state.permits -= 1
-                    return true
+                    return nil
                 }
-                state.waiters.append(continuation)
-                return false
+                let id = state.nextID
+                state.nextID += 1
+                state.waiters.append((id, continuation))
+                return id
             }
-            if ready { continuation.resume() }
+            guard let waiting else { return continuation.resume() }
+            Task { [self] in
+                try? await Task.sleep(for: patience)
+                let late = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == waiting }) else { return nil }
+                    state.permits -= 1
+                    return state.waiters.remove(at: index).continuation
+                }
+                late?.resume()
+            }
         }
     }
 
@@ -248,7 +269,7 @@ public final class AsyncSemaphore: Sendable {
                 state.permits += 1
                 return nil
             }
-            return state.waiters.removeFirst()
+            return state.waiters.removeFirst().continuation
         }
         next?.resume()
     }
