@@ -238,6 +238,9 @@ public final class AsyncSemaphore: Sendable {
         self.patience = patience
     }
 
+    /// Permits free now; below zero while more are held than there are.
+    public var available: Int { state.withLock { $0.permits } }
+
     public func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiting = state.withLock { state -> Int? in
