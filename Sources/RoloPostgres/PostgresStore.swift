@@ -554,7 +554,8 @@ struct SQLBuilder {
         return placeholder()
     }
 
-    /// Binds NULL and returns its placeholder.
+    /// Binds NULL and returns its placeholder, `$n` even in an `opaque` builder: a NULL bound
+    /// without a type takes it from where it stands, which a sub-select would hide.
     mutating func bindNull() -> String {
         if data != nil { data!.append(.null) } else { binds.appendNull() }
         count += 1
