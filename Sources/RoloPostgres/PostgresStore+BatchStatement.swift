@@ -350,12 +350,11 @@ extension PostgresStore {
                 FROM w JOIN written x ON x.k = w.k WHERE w.listed
                 \(listingConflictSQL)),
             change_rows AS (
-                INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential)
+                INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential, etag, content_type)
                 SELECT \(collection), \(seq), w.name, FALSE, \(time), CASE WHEN w.has_user THEN w.actor_user END,
-                       CASE WHEN w.has_user THEN w.actor_credential END
+                       CASE WHEN w.has_user THEN w.actor_credential END, w.etag, w.content_type
                 FROM w JOIN written x ON x.k = w.k ORDER BY w.k
-                ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at,
-                    actor_user = excluded.actor_user, actor_credential = excluded.actor_credential)
+                ON CONFLICT (collection_id, name) DO UPDATE SET \(changeUpdateSQL))
             SELECT rolo_all_written(count(*), \(count)), (SELECT base FROM book) FROM written
             """)
     }

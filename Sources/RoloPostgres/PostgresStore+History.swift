@@ -2,14 +2,15 @@ import Foundation
 import PostgresNIO
 import RoloStore
 
-/// Card versions (migration v7-card-versions): written by a trigger on `changes`, read and
-/// pruned here.
+/// Card versions (migration v7-card-versions): each card's current one is its change row
+/// (v13), the ones before it rows of `card_versions` that triggers on `changes` write; read
+/// and pruned here.
 extension PostgresStore: CardHistoryStore {
     public func cardVersions(collectionID: Int64, name: String) async throws -> [CardVersion] {
         let versions = try await autocommit { connection in
             try await connection.rows("""
                 SELECT v.name, v.seq, v.at, v.etag, v.content_type, b.data, v.actor_user, v.actor_credential
-                FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                FROM \(unescaped: Self.allVersions) v LEFT JOIN card_version_bodies b ON b.etag = v.etag
                 WHERE v.collection_id = \(collectionID) AND v.name = \(name) ORDER BY v.seq
                 """).map(Self.cardVersion(from:))
         }
@@ -20,12 +21,13 @@ extension PostgresStore: CardHistoryStore {
         let at = date.timeIntervalSince1970
         let versions = try await autocommit { connection in
             try await connection.rows("""
-                WITH changed AS (SELECT DISTINCT name FROM card_versions WHERE collection_id = \(collectionID) AND at > \(at)),
+                WITH versions AS \(unescaped: Self.allVersions),
+                changed AS (SELECT DISTINCT name FROM versions WHERE collection_id = \(collectionID) AND at > \(at)),
                 baseline AS (
-                    SELECT v.name, MAX(v.seq) AS seq FROM card_versions v JOIN changed USING (name)
+                    SELECT v.name, MAX(v.seq) AS seq FROM versions v JOIN changed USING (name)
                     WHERE v.collection_id = \(collectionID) AND v.at <= \(at) GROUP BY v.name)
                 SELECT v.name, v.seq, v.at, v.etag, v.content_type, b.data, v.actor_user, v.actor_credential
-                FROM card_versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                FROM versions v LEFT JOIN card_version_bodies b ON b.etag = v.etag
                 WHERE v.collection_id = \(collectionID) AND (v.at > \(at) OR (v.name, v.seq) IN (SELECT name, seq FROM baseline))
                 ORDER BY v.seq
                 """).map(Self.cardVersion(from:))
@@ -54,11 +56,12 @@ extension PostgresStore: CardHistoryStore {
                     SELECT collection_id, seq, at,
                            ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer,
                            ROW_NUMBER() OVER (PARTITION BY collection_id, name, at < \(cutoff) ORDER BY seq DESC) AS older
-                    FROM card_versions
+                    FROM \(unescaped: Self.allVersions) AS versions
                     -- Only cards with more versions than are kept can lose one: rank only theirs
-                    -- (`SQLiteStore.cardsWithManyVersions`).
+                    -- (`SQLiteStore.cardsWithManyVersions`), counted in card_versions, which
+                    -- holds all of a card's versions but its current one (v13).
                     WHERE (collection_id, name) IN (
-                        SELECT collection_id, name FROM card_versions GROUP BY collection_id, name HAVING count(*) > \(keep))),
+                        SELECT collection_id, name FROM card_versions GROUP BY collection_id, name HAVING count(*) >= \(keep))),
                 gone AS (
                     DELETE FROM card_versions v USING ranked r
                     WHERE v.collection_id = r.collection_id AND v.seq = r.seq AND r.newer > \(keep) AND r.at < \(cutoff)
@@ -72,8 +75,10 @@ extension PostgresStore: CardHistoryStore {
                 INSERT INTO settings (key, value) VALUES (\(Self.historyCompleteKey), \(Self.historyTimeData(max(recorded, cutoff))))
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """)
+            // A body stays while a version names it: a replaced one, or a card's current one.
             try await connection.execute("""
                 DELETE FROM card_version_bodies b WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.etag = b.etag)
+                    AND NOT EXISTS (SELECT 1 FROM changes c WHERE c.etag = b.etag)
                 """)
             try await connection.execute("""
                 DELETE FROM card_version_part_refs r WHERE NOT EXISTS (SELECT 1 FROM card_version_bodies b WHERE b.etag = r.etag)

@@ -4,10 +4,10 @@ import RoloStore
 
 extension PostgresStore {
     /// Problems found, empty when the database keeps Rolo's invariants: every resource has
-    /// its latest change row, every live change row its resource, no seq beyond its
-    /// collection's, index, member and list rows belong to a resource (index and member rows
-    /// in its collection), sizes and
-    /// ETags match the stored bytes, every migration is applied. (The server checks its own
+    /// its latest change row, every live change row its resource and that resource's version,
+    /// no seq beyond its collection's, index, member and list rows belong to a resource (index
+    /// and member rows in its collection), sizes and ETags match the stored bytes, every
+    /// migration is applied. (The server checks its own
     /// pages and constraints; `amcheck` and `pg_dump` are the tools for those.)
     public func integrityCheck() async throws -> [String] {
         let invariants: [(String, String)] = [
@@ -20,6 +20,13 @@ extension PostgresStore {
                 SELECT ch.collection_id || '/' || ch.name FROM changes ch
                 WHERE NOT ch.deleted AND NOT EXISTS (
                     SELECT 1 FROM resources r WHERE r.collection_id = ch.collection_id AND r.name = ch.name)
+                """),
+            // The change row is the card's current version (v13).
+            ("change row with another version than its resource's", """
+                SELECT ch.collection_id || '/' || ch.name FROM changes ch
+                LEFT JOIN resources r ON r.collection_id = ch.collection_id AND r.name = ch.name
+                WHERE CASE WHEN ch.deleted THEN ch.etag IS NOT NULL OR ch.content_type IS NOT NULL
+                      ELSE ch.etag IS DISTINCT FROM r.etag OR ch.content_type IS DISTINCT FROM r.content_type END
                 """),
             ("seq beyond its collection's", """
                 SELECT ch.collection_id || '/' || ch.name FROM changes ch JOIN collections c ON c.id = ch.collection_id

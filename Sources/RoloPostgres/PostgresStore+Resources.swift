@@ -485,7 +485,8 @@ extension PostgresStore {
                 FROM \(from), unnest(\(memberPositions)::INTEGER[], \(memberUIDs)::TEXT[]) AS m(position, uid)),
             \(listingSQL(of: write, resourceID: resourceID, from: from, collection: collection, sql: &sql))
             change AS (
-                \(recordChangeSQL(&sql, collection: collection, seq: seq, name: write.name, deleted: false, now: now,
+                \(recordChangeSQL(&sql, collection: collection, seq: seq, name: write.name,
+                                  version: (etag: write.etag, contentType: write.contentType), now: now,
                                   author: write.author, from: from)))
             """)
     }
@@ -544,7 +545,7 @@ extension PostgresStore {
             WITH gone AS (DELETE FROM resources WHERE id = \(idPlaceholder)),
             \(keptPartsSQL(&sql, id: idPlaceholder, newETag: nil, newParts: [])),
             properties AS (DELETE FROM dead_properties WHERE collection_id = \(collection) AND resource = \(sql.bind(name)))
-            \(recordChangeSQL(&sql, collection: collection, seq: seq, name: name, deleted: true, now: now, author: author, from: nil))
+            \(recordChangeSQL(&sql, collection: collection, seq: seq, name: name, version: nil, now: now, author: author, from: nil))
             """)
         try await connection.execute(sql.query)
     }
@@ -566,23 +567,32 @@ extension PostgresStore {
         """
     }
 
-    /// Makes `seq` the latest change of `name`, replacing the previous one; selected from
-    /// `from` (a CTE: no row, no change) when given.
-    static func recordChangeSQL(_ sql: inout SQLBuilder, collection: String, seq: Int64, name: String, deleted: Bool, now: Double,
+    /// Makes `seq` the latest change of `name`, replacing the previous one (whose version the
+    /// trigger keeps): the card's new version (`version`), or its deletion (nil). Selected
+    /// from `from` (a CTE: no row, no change) when given.
+    static func recordChangeSQL(_ sql: inout SQLBuilder, collection: String, seq: Int64, name: String,
+                                version: (etag: String, contentType: String)?, now: Double,
                                 author: ChangeAuthor?, from: String?) -> String {
         // Typed: a NULL's type is not known from a select list.
         let values = """
-            \(collection)::BIGINT, \(sql.bind(seq))::BIGINT, \(sql.bind(name))::TEXT, \(sql.bind(deleted))::BOOLEAN,
+            \(collection)::BIGINT, \(sql.bind(seq))::BIGINT, \(sql.bind(name))::TEXT, \(sql.bind(version == nil))::BOOLEAN,
             \(sql.bind(now))::DOUBLE PRECISION, \(bindOptional(&sql, author?.user))::TEXT,
-            \(bindOptional(&sql, author?.credentialID))::BIGINT
+            \(bindOptional(&sql, author?.credentialID))::BIGINT, \(bindOptional(&sql, version?.etag))::TEXT,
+            \(bindOptional(&sql, version?.contentType))::TEXT
             """
         return """
-            INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential)
+            INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential, etag, content_type)
             \(from.map { "SELECT \(values) FROM \($0)" } ?? "VALUES (\(values))")
-            ON CONFLICT (collection_id, name) DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted, at = excluded.at,
-                actor_user = excluded.actor_user, actor_credential = excluded.actor_credential
+            ON CONFLICT (collection_id, name) DO UPDATE SET \(changeUpdateSQL)
             """
     }
+
+    /// What an upsert of a change row sets: every column but the key. A new seq moves the
+    /// version the row held into `card_versions` (the trigger).
+    static let changeUpdateSQL = """
+        seq = excluded.seq, deleted = excluded.deleted, at = excluded.at, actor_user = excluded.actor_user, \
+        actor_credential = excluded.actor_credential, etag = excluded.etag, content_type = excluded.content_type
+        """
 
     /// Reads the columns in the order of `infoColumns`.
     static func resourceInfo(_ columns: inout Columns) throws -> ResourceInfo {

@@ -626,7 +626,71 @@ extension PostgresStore {
             $$
             """,
         ]),
+        // A card's current version is its change row (issue 34), as SQLite's v18: the row
+        // already holds its seq, time and author, and now its ETag and content type too.
+        // card_versions keeps only the versions a later change replaced: a trigger copies the
+        // change row out when a newer change replaces it, or when `compactChanges` drops a
+        // tombstone while its book lives. A new card then writes no version row (a heap row
+        // and four index entries) and runs no trigger: the old trigger ran two statements
+        // for every change row. Readers see both tables as one (`allVersions`). The bodies
+        // stay as they were: each version's, the current one's too.
+        Migration(version: "v13-current-version-in-changes", statements: [
+            "ALTER TABLE changes ADD COLUMN etag TEXT, ADD COLUMN content_type TEXT",
+            """
+            UPDATE changes c SET etag = v.etag, content_type = v.content_type FROM card_versions v
+            WHERE NOT c.deleted AND v.collection_id = c.collection_id AND v.seq = c.seq
+            """,
+            // A change row without its version (none should be): the card as it is.
+            """
+            UPDATE changes c SET etag = r.etag, content_type = r.content_type FROM resources r
+            WHERE NOT c.deleted AND c.etag IS NULL AND r.collection_id = c.collection_id AND r.name = c.name
+            """,
+            "DROP TRIGGER changes_keep_version ON changes",
+            "DROP FUNCTION changes_keep_version()",
+        ] + keepReplacedVersionTriggers + [
+            "DELETE FROM card_versions v USING changes c WHERE v.collection_id = c.collection_id AND v.seq = c.seq",
+        ]),
     ]
+
+    /// The triggers since v13: the version a change row held moves into `card_versions` when
+    /// a newer change replaces it, or when a tombstone is compacted (`compactChanges`) while
+    /// its book lives (a deleted book's change rows go with it, and so do its versions).
+    static let keepReplacedVersionTriggers = [
+        """
+        CREATE FUNCTION changes_keep_replaced_version() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'DELETE' AND NOT EXISTS (SELECT 1 FROM collections WHERE id = OLD.collection_id) THEN
+                RETURN NULL;
+            END IF;
+            INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+            VALUES (OLD.collection_id, OLD.seq, OLD.name, OLD.at, OLD.etag, OLD.content_type, OLD.actor_user,
+                    OLD.actor_credential)
+            ON CONFLICT (collection_id, seq) DO UPDATE SET name = excluded.name, at = excluded.at, etag = excluded.etag,
+                content_type = excluded.content_type, actor_user = excluded.actor_user,
+                actor_credential = excluded.actor_credential;
+            RETURN NULL;
+        END
+        $$
+        """,
+        // WHEN: a change rewritten with its own seq replaced nothing, and runs no function.
+        """
+        CREATE TRIGGER changes_keep_replaced_version AFTER UPDATE ON changes
+        FOR EACH ROW WHEN (OLD.seq IS DISTINCT FROM NEW.seq) EXECUTE FUNCTION changes_keep_replaced_version()
+        """,
+        """
+        CREATE TRIGGER changes_keep_compacted_version AFTER DELETE ON changes
+        FOR EACH ROW EXECUTE FUNCTION changes_keep_replaced_version()
+        """,
+    ]
+
+    /// Every version, as one table: the replaced ones and each card's current one, its change
+    /// row (v13; a tombstone's is its deletion, without an ETag). Readers filter by book and
+    /// name, or book and time, which PostgreSQL pushes into both halves.
+    static let allVersions = """
+        (SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM card_versions
+         UNION ALL
+         SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM changes)
+        """
 
     /// The SQLSTATE of `rolo_all_written`'s error (class RL: Rolo's own).
     static let batchMismatchState = "RL001"

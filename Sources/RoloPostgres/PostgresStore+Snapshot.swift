@@ -146,7 +146,15 @@ extension PostgresStore: StoreSnapshotting {
     /// The core's column lists (`SnapshotTable.columns`); `user` is a reserved word here.
     private static func snapshotSource(_ table: SnapshotTable) -> SnapshotSource {
         let source = SnapshotSource(table)
-        return table == .trash ? source.replacing(columns: ["user": "\"user\""], of: table) : source
+        switch table {
+        case .trash:
+            return source.replacing(columns: ["user": "\"user\""], of: table)
+        case .cardVersions:
+            // Each card's current version too, which is its change row (v13).
+            return source.replacing(table: "\(allVersions) AS card_versions", of: table)
+        default:
+            return source
+        }
     }
 
     private enum KeyValue { case int(Int64), text(String) }
@@ -336,26 +344,28 @@ extension PostgresStore: StoreSnapshotting {
         }
     }
 
-    /// Card versions, bodies, parts or part references (one kind), many to a statement. A
-    /// version and a body replace what is there: each card's newest version and its whole
-    /// body were made by the trigger when its change row was copied; the copy puts them back
-    /// as the source holds them.
+    /// Card versions, bodies, parts or part references (one kind), many to a statement. Each
+    /// card's current version is its change row, copied before (v13): only the versions
+    /// before it are rows here. A body replaces what is there.
     private static func restoreHistory(_ records: ArraySlice<SnapshotRecord>, _ connection: Connection) async throws {
         guard let first = records.first else { return }
         var sql = SQLBuilder()
         var rows: [String] = []
         switch first {
         case .cardVersion:
+            // Typed: a column of NULLs in a VALUES list outside an INSERT would be text.
             for case .cardVersion(let v) in records {
                 rows.append("""
-                    (\(sql.bind(v.collectionID)), \(sql.bind(v.seq)), \(sql.bind(v.name)), \(sql.bind(v.at)),
-                     \(bindOptional(&sql, v.etag)), \(bindOptional(&sql, v.contentType)), \(bindOptional(&sql, v.actorUser)),
-                     \(bindOptional(&sql, v.actorCredential)))
+                    (\(sql.bind(v.collectionID))::BIGINT, \(sql.bind(v.seq))::BIGINT, \(sql.bind(v.name))::TEXT,
+                     \(sql.bind(v.at))::DOUBLE PRECISION, \(bindOptional(&sql, v.etag))::TEXT,
+                     \(bindOptional(&sql, v.contentType))::TEXT, \(bindOptional(&sql, v.actorUser))::TEXT,
+                     \(bindOptional(&sql, v.actorCredential))::BIGINT)
                     """)
             }
             sql.append("""
                 INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
-                VALUES \(rows.joined(separator: ", "))
+                SELECT * FROM (VALUES \(rows.joined(separator: ", "))) AS v
+                WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.collection_id = v.column1 AND c.seq = v.column2)
                 ON CONFLICT (collection_id, seq) DO UPDATE SET name = excluded.name, at = excluded.at, etag = excluded.etag,
                     content_type = excluded.content_type, actor_user = excluded.actor_user,
                     actor_credential = excluded.actor_credential
@@ -380,16 +390,33 @@ extension PostgresStore: StoreSnapshotting {
         try await connection.execute(sql.query)
     }
 
-    /// The change rows as stored, in one statement.
+    /// The change rows as stored, in one statement, each with its card's version (v13) as the
+    /// resources, copied before, hold it, and that version's body where the history has none
+    /// yet (an SQLite source keeps no body for a current version, v17): the copy's own bodies
+    /// replace it when they come.
     private static func restoreChanges(_ changes: [SnapshotChange], _ connection: Connection) async throws {
-        var sql = SQLBuilder("INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential) VALUES ")
+        var sql = SQLBuilder("WITH c (collection_id, seq, name, deleted, at, actor_user, actor_credential) AS (VALUES")
+        // Typed: a column of NULLs in a VALUES list outside an INSERT would be text.
         for (index, c) in changes.enumerated() {
             let values = """
-                (\(sql.bind(c.collectionID)), \(sql.bind(c.seq)), \(sql.bind(c.name)), \(sql.bind(c.deleted)), \(sql.bind(c.at)),
-                 \(bindOptional(&sql, c.actorUser)), \(bindOptional(&sql, c.actorCredential)))
+                (\(sql.bind(c.collectionID))::BIGINT, \(sql.bind(c.seq))::BIGINT, \(sql.bind(c.name))::TEXT,
+                 \(sql.bind(c.deleted))::BOOLEAN, \(sql.bind(c.at))::DOUBLE PRECISION, \(bindOptional(&sql, c.actorUser))::TEXT,
+                 \(bindOptional(&sql, c.actorCredential))::BIGINT)
                 """
-            sql.append((index == 0 ? "" : ", ") + values)
+            sql.append((index == 0 ? " " : ", ") + values)
         }
+        sql.append("""
+            ),
+            versions AS (
+                SELECT c.*, r.etag, r.content_type, r.data
+                FROM c LEFT JOIN resources r ON NOT c.deleted AND r.collection_id = c.collection_id AND r.name = c.name),
+            inserted AS (
+                INSERT INTO changes (collection_id, seq, name, deleted, at, actor_user, actor_credential, etag, content_type)
+                SELECT collection_id, seq, name, deleted, at, actor_user, actor_credential, etag, content_type FROM versions)
+            INSERT INTO card_version_bodies (etag, data)
+            SELECT DISTINCT ON (etag) etag, data FROM versions WHERE etag IS NOT NULL
+            ON CONFLICT (etag) DO NOTHING
+            """)
         try await connection.execute(sql.query)
     }
 

@@ -16,9 +16,8 @@ public enum SnapshotTable: String, Sendable, CaseIterable {
     // In an order that writes every row after the rows it refers to.
     case settings, users, collections, resources, changes, deadProperties, shares, appPasswords,
          accessHourly, accessDaily, pushRegistrations, trash, feeds,
-         // After `changes`: a copied change row is its card's newest version (SQLite) or
-         // makes it by the target's trigger (PostgreSQL), which the copied version then
-         // replaces with the same values.
+         // After `changes`: a copied change row is its card's newest version (both back
+         // ends keep it there), which the copy of that version then leaves alone.
          cardVersions, cardVersionBodies, cardVersionParts, cardVersionPartRefs,
          directoryEntries
 }

@@ -39,6 +39,7 @@ import Testing
         let store = try #require(fixture.store as? PostgresStore)
         try await Self.writeOldCards(fixture)
         // Back to the schema before v7: what it added is dropped, as if never applied.
+        try await Self.backToV12(store)
         try await store.autocommit { connection in
             for statement in [
                 "DROP TRIGGER changes_keep_version ON changes", "DROP FUNCTION changes_keep_version()",
@@ -123,6 +124,7 @@ import Testing
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         let written = try await Self.writePhotoCards(fixture)
+        try await Self.backToV12(store)
         try await store.autocommit { connection in
             for part in Self.heldParts(written) {
                 try await connection.execute("""
@@ -157,14 +159,34 @@ import Testing
             """)
     }
 
-    // MARK: v18: the current version is the change row (SQLite)
+    /// Back to PostgreSQL's schema before v13: each card's current version a row of
+    /// `card_versions` too, written by the v7 trigger, and the change rows without their version.
+    static func backToV12(_ store: PostgresStore) async throws {
+        let v7 = try #require(PostgresStore.migrations.first { $0.version == "v7-card-versions" })
+        let trigger = v7.statements.filter { $0.contains("changes_keep_version()") }
+        #expect(trigger.count == 2) // the function and the trigger
+        try await store.autocommit { connection in
+            for statement in [
+                "DROP TRIGGER changes_keep_replaced_version ON changes", "DROP TRIGGER changes_keep_compacted_version ON changes",
+                "DROP FUNCTION changes_keep_replaced_version()",
+                """
+                INSERT INTO card_versions (collection_id, seq, name, at, etag, content_type, actor_user, actor_credential)
+                SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM changes
+                """,
+            ] + trigger + [
+                "ALTER TABLE changes DROP COLUMN etag, DROP COLUMN content_type",
+                "DELETE FROM schema_migrations WHERE version = 'v13-current-version-in-changes'",
+            ] { try await connection.execute(PostgresQuery(unsafeSQL: statement)) }
+        }
+    }
 
-    @Test func anSQLiteHistoryFromV17KeepsEveryVersionWithoutARowForTheCurrentOnes() async throws {
-        let (folder, path, store, fixture) = try await Self.sqliteFile()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let written = try await Self.writePhotoCards(fixture)
-        // Carl written and deleted, his tombstone compacted: his versions are rows alone.
-        // Dora deleted, her tombstone kept. Erik edited once, by another device.
+    // MARK: v18 / v13: the current version is the change row
+
+    /// Carl written and deleted, his tombstone compacted (his versions are rows alone); Dora
+    /// deleted, her tombstone kept; Erik edited once, by another device. Each card's versions
+    /// and the book's, as `store` reads them.
+    static func writeTombstonesAndEdits(_ fixture: StoreFixture, compacting store: any RoloStore)
+        async throws -> (cards: [String: [CardVersion]], book: [CardVersion]) {
         try await CardHistoryTests.put(fixture, "c", CardHistoryTests.card("c", "Carl"), as: CardHistoryTests.phone)
         try await CardHistoryTests.delete(fixture, "c", as: CardHistoryTests.phone)
         try await store.compactChanges(olderThan: Date().addingTimeInterval(60))
@@ -172,10 +194,65 @@ import Testing
         try await CardHistoryTests.delete(fixture, "d", as: nil)
         try await CardHistoryTests.put(fixture, "e", CardHistoryTests.card("e", "Erik"), as: CardHistoryTests.phone)
         try await CardHistoryTests.put(fixture, "e", CardHistoryTests.card("e", "Erik 2"), as: ChangeAuthor(user: "alice", credentialID: 9))
-        let names = ["a", "b", "c", "d", "e"]
+        let history = try #require(fixture.store as? any CardHistoryStore)
         var versions: [String: [CardVersion]] = [:]
-        for name in names { versions[name] = try await store.cardVersions(collectionID: fixture.book.id, name: name) }
-        let since = try await store.bookVersions(collectionID: fixture.book.id, since: .distantPast)
+        for name in ["a", "b", "c", "d", "e"] { versions[name] = try await history.cardVersions(collectionID: fixture.book.id, name: name) }
+        return (versions, try await history.bookVersions(collectionID: fixture.book.id, since: .distantPast))
+    }
+
+    /// After the upgrade: `upgraded` reads what was read before it, a new card writes no
+    /// version row and an edit writes the one it replaces (`rows`: card_versions' rows now).
+    static func checkCurrentVersionsInChanges(_ fixture: StoreFixture, rows: Int64, before: ([StoredResource], Int64),
+                                              changesBefore: ChangeSet, read: (cards: [String: [CardVersion]], book: [CardVersion]),
+                                              written: [String: [Data]]) async throws {
+        let store = fixture.store, book = fixture.book.id
+        let history = try #require(store as? any CardHistoryStore)
+        #expect(try await fixture.integer("SELECT count(*) FROM card_versions") == rows)
+        #expect(try await Self.state(of: store, book: book) == before)
+        #expect(try await store.changes(collectionID: book, since: 0, limit: nil) == changesBefore)
+        for (name, versions) in read.cards {
+            #expect(try await history.cardVersions(collectionID: book, name: name) == versions, "\(name)")
+        }
+        #expect(try await history.bookVersions(collectionID: book, since: .distantPast) == read.book)
+        #expect(try await fixture.integrityCheck() == [])
+        try await CardHistoryTests.put(fixture, "f", CardHistoryTests.card("f", "Finn"), as: CardHistoryTests.phone)
+        #expect(try await fixture.integer("SELECT count(*) FROM card_versions") == rows)
+        let erik3 = CardHistoryTests.card("e", "Erik 3")
+        try await CardHistoryTests.put(fixture, "e", erik3, as: CardHistoryTests.phone)
+        #expect(try await fixture.integer("SELECT count(*) FROM card_versions") == rows + 1)
+        #expect(try await history.cardVersions(collectionID: book, name: "e").map(\.data) == read.cards["e"]!.map(\.data) + [erik3])
+        #expect(try await history.cardVersions(collectionID: book, name: "f").map(\.data) == [CardHistoryTests.card("f", "Finn")])
+        #expect(try await fixture.integrityCheck() == [])
+        try await Self.checkPhotos(fixture, written: written, before: try await Self.state(of: store, book: book))
+    }
+
+    @Test func aPostgresHistoryFromV12KeepsEveryVersionWithoutARowForTheCurrentOnes() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let written = try await Self.writePhotoCards(fixture)
+        let read = try await Self.writeTombstonesAndEdits(fixture, compacting: store)
+        // Two versions of Anna, Bert and Erik, Carl's and Dora's written and deleted: each a
+        // row, and at v13 the current ones (Anna's, Bert's, Erik's, Dora's deletion) are not.
+        #expect(try await fixture.integer("SELECT count(*) FROM card_versions") == 6)
+        try await Self.backToV12(store)
+        #expect(try await fixture.integer("SELECT count(*) FROM card_versions") == 10)
+        let before = try await Self.state(of: store, book: fixture.book.id)
+        let changesBefore = try await store.changes(collectionID: fixture.book.id, since: 0, limit: nil)
+
+        let upgraded = try await PostgresStore.open(store.configuration)
+        StoreCleanups.schedule { await upgraded.close() }
+        #expect(try await upgraded.appliedMigrations() == PostgresStore.migrations.map(\.version))
+        try await Self.checkCurrentVersionsInChanges(StoreFixture(backend: .postgres, store: upgraded, book: fixture.book, cleanup: {}),
+                                                     rows: 6, before: before, changesBefore: changesBefore, read: read,
+                                                     written: written)
+    }
+
+    @Test func anSQLiteHistoryFromV17KeepsEveryVersionWithoutARowForTheCurrentOnes() async throws {
+        let (folder, path, store, fixture) = try await Self.sqliteFile()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let written = try await Self.writePhotoCards(fixture)
+        let read = try await Self.writeTombstonesAndEdits(fixture, compacting: store)
         // Two versions of Anna, Bert and Erik, Carl's and Dora's written and deleted: each a
         // row, and at v18 the current ones (Anna's, Bert's, Erik's, Dora's deletion) are not.
         #expect(try await fixture.integer("SELECT count(*) FROM card_versions") == 6)
@@ -187,27 +264,8 @@ import Testing
 
         let upgraded = try SQLiteStore(path: path, bcryptCost: 4)
         defer { try? upgraded.close() }
-        let upgradedFixture = StoreFixture(sqlite: upgraded, book: fixture.book)
-        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_versions") == 6)
-        #expect(try await Self.state(of: upgraded, book: fixture.book.id) == before)
-        #expect(try await upgraded.changes(collectionID: fixture.book.id, since: 0, limit: nil) == changesBefore)
-        for name in names {
-            #expect(try await upgraded.cardVersions(collectionID: fixture.book.id, name: name) == versions[name], "\(name)")
-        }
-        #expect(try await upgraded.bookVersions(collectionID: fixture.book.id, since: .distantPast) == since)
-        #expect(try await upgraded.integrityCheck() == [])
-        // A new card writes no version row; an edit writes the one it replaces.
-        try await CardHistoryTests.put(upgradedFixture, "f", CardHistoryTests.card("f", "Finn"), as: CardHistoryTests.phone)
-        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_versions") == 6)
-        let erik3 = CardHistoryTests.card("e", "Erik 3")
-        try await CardHistoryTests.put(upgradedFixture, "e", erik3, as: CardHistoryTests.phone)
-        #expect(try await upgradedFixture.integer("SELECT count(*) FROM card_versions") == 7)
-        #expect(try await upgraded.cardVersions(collectionID: fixture.book.id, name: "e").map(\.data)
-                == versions["e"]!.map(\.data) + [erik3])
-        #expect(try await upgraded.cardVersions(collectionID: fixture.book.id, name: "f").map(\.data)
-                == [CardHistoryTests.card("f", "Finn")])
-        #expect(try await upgraded.integrityCheck() == [])
-        try await Self.checkPhotos(upgradedFixture, written: written, before: try await Self.state(of: upgraded, book: fixture.book.id))
+        try await Self.checkCurrentVersionsInChanges(StoreFixture(sqlite: upgraded, book: fixture.book), rows: 6, before: before,
+                                                     changesBefore: changesBefore, read: read, written: written)
     }
 
     // MARK: v17: the current version's text in the card alone (SQLite)
