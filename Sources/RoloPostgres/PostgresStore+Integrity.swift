@@ -7,8 +7,8 @@ extension PostgresStore {
     /// its latest change row, every live change row its resource and that resource's version,
     /// no seq beyond its collection's, index, member and list rows belong to a resource (index
     /// and member rows in its collection), sizes and ETags match the stored bytes, every
-    /// migration is applied. (The server checks its own
-    /// pages and constraints; `amcheck` and `pg_dump` are the tools for those.)
+    /// migration is applied. (The server checks its own pages and constraints; `amcheck` and
+    /// `pg_dump` are the tools for those.)
     public func integrityCheck() async throws -> [String] {
         let invariants: [(String, String)] = [
             ("resource without its change row", """
