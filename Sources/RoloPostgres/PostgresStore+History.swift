@@ -10,7 +10,7 @@ extension PostgresStore: CardHistoryStore {
         let versions = try await autocommit { connection in
             try await connection.rows("""
                 SELECT v.name, v.seq, v.at, v.etag, v.content_type, b.data, v.actor_user, v.actor_credential
-                FROM \(unescaped: Self.allVersions) v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                FROM \(unescaped: SnapshotTable.allCardVersions) v LEFT JOIN card_version_bodies b ON b.etag = v.etag
                 WHERE v.collection_id = \(collectionID) AND v.name = \(name) ORDER BY v.seq
                 """).map(Self.cardVersion(from:))
         }
@@ -21,7 +21,7 @@ extension PostgresStore: CardHistoryStore {
         let at = date.timeIntervalSince1970
         let versions = try await autocommit { connection in
             try await connection.rows("""
-                WITH versions AS \(unescaped: Self.allVersions),
+                WITH versions AS \(unescaped: SnapshotTable.allCardVersions),
                 changed AS (SELECT DISTINCT name FROM versions WHERE collection_id = \(collectionID) AND at > \(at)),
                 baseline AS (
                     SELECT v.name, MAX(v.seq) AS seq FROM versions v JOIN changed USING (name)
@@ -56,7 +56,7 @@ extension PostgresStore: CardHistoryStore {
                     SELECT collection_id, seq, at,
                            ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer,
                            ROW_NUMBER() OVER (PARTITION BY collection_id, name, at < \(cutoff) ORDER BY seq DESC) AS older
-                    FROM \(unescaped: Self.allVersions) AS versions
+                    FROM \(unescaped: SnapshotTable.allCardVersions) AS versions
                     -- Only cards with more versions than are kept can lose one: rank only theirs
                     -- (`SQLiteStore.cardsWithManyVersions`), counted in card_versions, which
                     -- holds all of a card's versions but its current one (v13).

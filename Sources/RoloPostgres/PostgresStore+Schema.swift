@@ -632,8 +632,9 @@ extension PostgresStore {
         // change row out when a newer change replaces it, or when `compactChanges` drops a
         // tombstone while its book lives. A new card then writes no version row (a heap row
         // and four index entries) and runs no trigger: the old trigger ran two statements
-        // for every change row. Readers see both tables as one (`allVersions`). The bodies
-        // stay as they were: each version's, the current one's too.
+        // for every change row. Readers see both tables as one
+        // (`SnapshotTable.allCardVersions`). The bodies stay as they were: each version's,
+        // the current one's too.
         Migration(version: "v13-current-version-in-changes", statements: [
             "ALTER TABLE changes ADD COLUMN etag TEXT, ADD COLUMN content_type TEXT",
             """
@@ -682,15 +683,6 @@ extension PostgresStore {
         FOR EACH ROW EXECUTE FUNCTION changes_keep_replaced_version()
         """,
     ]
-
-    /// Every version, as one table: the replaced ones and each card's current one, its change
-    /// row (v13; a tombstone's is its deletion, without an ETag). Readers filter by book and
-    /// name, or book and time, which PostgreSQL pushes into both halves.
-    static let allVersions = """
-        (SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM card_versions
-         UNION ALL
-         SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM changes)
-        """
 
     /// The SQLSTATE of `rolo_all_written`'s error (class RL: Rolo's own).
     static let batchMismatchState = "RL001"

@@ -151,7 +151,7 @@ extension PostgresStore: StoreSnapshotting {
             return source.replacing(columns: ["user": "\"user\""], of: table)
         case .cardVersions:
             // Each card's current version too, which is its change row (v13).
-            return source.replacing(table: "\(allVersions) AS card_versions", of: table)
+            return source.replacing(table: "\(SnapshotTable.allCardVersions) AS card_versions", of: table)
         default:
             return source
         }

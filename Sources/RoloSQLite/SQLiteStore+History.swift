@@ -5,15 +5,6 @@ import GRDB
 /// Card versions (schema v14): each card's current one is its change row (v18), the ones
 /// before it rows of `card_versions` that triggers on `changes` write; read and pruned here.
 extension SQLiteStore: CardHistoryStore {
-    /// Every version, as one table: the replaced ones and each card's current one (a
-    /// tombstone's is its deletion). Readers filter by book and name, or book and time,
-    /// which SQLite pushes into both halves.
-    static let allVersions = """
-        (SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM card_versions
-         UNION ALL
-         SELECT collection_id, seq, name, at, etag, content_type, actor_user, actor_credential FROM changes)
-        """
-
     /// A version's text: the history's skeleton, or for the card's current version (schema
     /// v17) the card's own body, whole (the last column says which).
     static let versionColumns = """
@@ -26,7 +17,7 @@ extension SQLiteStore: CardHistoryStore {
     public func cardVersions(collectionID: Int64, name: String) async throws -> [CardVersion] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT \(Self.versionColumns) FROM \(Self.allVersions) v LEFT JOIN card_version_bodies b ON b.etag = v.etag
+                SELECT \(Self.versionColumns) FROM \(SnapshotTable.allCardVersions) v LEFT JOIN card_version_bodies b ON b.etag = v.etag
                 WHERE v.collection_id = ? AND v.name = ? ORDER BY v.seq
                 """, arguments: [collectionID, name]).map { try Self.cardVersion(from: $0, collectionID: collectionID, db) }
         }
@@ -35,7 +26,7 @@ extension SQLiteStore: CardHistoryStore {
     public func bookVersions(collectionID: Int64, since date: Date) async throws -> [CardVersion] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                WITH versions AS \(Self.allVersions),
+                WITH versions AS \(SnapshotTable.allCardVersions),
                 changed AS (SELECT DISTINCT name FROM versions WHERE collection_id = ?1 AND at > ?2),
                 baseline AS (
                     SELECT v.name, MAX(v.seq) AS seq FROM versions v JOIN changed USING (name)
@@ -58,7 +49,7 @@ extension SQLiteStore: CardHistoryStore {
                         SELECT collection_id, seq, at,
                                ROW_NUMBER() OVER (PARTITION BY collection_id, name ORDER BY seq DESC) AS newer,
                                ROW_NUMBER() OVER (PARTITION BY collection_id, name, at < ?1 ORDER BY seq DESC) AS older
-                        FROM \(Self.allVersions)
+                        FROM \(SnapshotTable.allCardVersions)
                         WHERE (collection_id, name) IN (\(Self.cardsWithManyVersions)))
                     WHERE newer > ?2 AND at < ?1 AND older > 1)
                 """, arguments: [cutoff, retention.versions])

@@ -581,7 +581,7 @@ extension SQLiteStore {
             // row out when a newer change replaces it, another when `compactChanges` drops a
             // tombstone. A new card writes no version row and none of its three index
             // entries (an import wrote 14 pages a card, b58cfd7 before the history 8).
-            // Readers see both tables as one (`SQLiteStore.allVersions`).
+            // Readers see both tables as one (`SnapshotTable.allCardVersions`).
             try db.execute(sql: """
                 ALTER TABLE changes ADD COLUMN etag TEXT;
                 ALTER TABLE changes ADD COLUMN content_type TEXT;

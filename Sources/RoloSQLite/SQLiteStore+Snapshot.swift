@@ -49,7 +49,7 @@ extension SQLiteStore: StoreSnapshotting {
             return source.replacing(columns: ["push_topic": "coalesce(push_topic, lower(hex(randomblob(16))))"], of: table)
         case .cardVersions:
             // Each card's current version too, which SQLite keeps as its change row (v18).
-            return source.replacing(table: "\(allVersions) AS card_versions", of: table)
+            return source.replacing(table: "\(SnapshotTable.allCardVersions) AS card_versions", of: table)
         default:
             return source
         }

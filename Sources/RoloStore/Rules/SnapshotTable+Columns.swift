@@ -73,6 +73,15 @@ extension SnapshotTable {
         default: ["id"]
         }
     }
+
+    /// Every card version as one table, in both stores: the versions a later change replaced
+    /// (`card_versions`) and each card's current one, its change row (SQLite v18, PostgreSQL
+    /// v13; a tombstone's is its deletion). Readers filter by book and name, or book and time,
+    /// which both databases push into the two halves.
+    package static let allCardVersions: String = {
+        let columns = SnapshotTable.cardVersions.columns.joined(separator: ", ")
+        return "(SELECT \(columns) FROM card_versions UNION ALL SELECT \(columns) FROM changes)"
+    }()
 }
 
 /// A table's snapshot read as one back end's SQL spells it.
