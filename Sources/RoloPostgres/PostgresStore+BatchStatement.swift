@@ -249,13 +249,21 @@ extension PostgresStore {
         let seq = "(SELECT base FROM book) + w.place"
         // An update's parts (when `replaces`: some write has a card to replace): its old body's
         // parts the history keeps, its row, its old rows.
+        //
+        // The replaced bodies' ETags are found first (`replaced_etags`, materialized) and their
+        // parts by ETag after: a plan the planner may not reorder. Left to itself, on a small book
+        // whose statistics counted few parts, it paired every write with every part first (an
+        // anti join it took for one row) and read the old card once per pair: at 1,000 cards,
+        // 0.72 ms of a 1.36 ms batch of two updates, growing with the history.
         let replacing = !replaces ? "" : """
+            replaced_etags AS MATERIALIZED (
+                SELECT w.k, old.id, old.etag FROM w JOIN resources old ON old.id = w.id
+                WHERE w.id <> 0 AND old.etag IS DISTINCT FROM w.etag),
             kept_parts AS (
                 INSERT INTO card_version_parts (hash, data)
                 SELECT DISTINCT ON (p.hash) p.hash, substring(old.data FROM (p.start + 1)::INTEGER FOR p.length::INTEGER)
-                FROM w JOIN resources old ON old.id = w.id JOIN card_version_part_refs p ON p.etag = old.etag
-                WHERE w.id <> 0 AND p.start IS NOT NULL AND old.etag IS DISTINCT FROM w.etag
-                      AND NOT EXISTS (SELECT 1 FROM parts n WHERE n.k = w.k AND n.hash = p.hash)
+                FROM replaced_etags o JOIN card_version_part_refs p ON p.etag = o.etag JOIN resources old ON old.id = o.id
+                WHERE p.start IS NOT NULL AND NOT EXISTS (SELECT 1 FROM parts n WHERE n.k = o.k AND n.hash = p.hash)
                 ON CONFLICT (hash) DO NOTHING),
             -- Only the card as the look-up found it (its seq): a write since fails the statement.
             updated AS (
