@@ -78,8 +78,13 @@ extension PostgresStore {
         return Int(try row?.decode(Int64.self) ?? 0)
     }
 
+    /// A book's cards counted up to a cap, in name order like every such count here (the
+    /// multigets' and the queries' too): the order is the `(collection_id, name)` index's, so
+    /// the count reads that index alone. Without it, on a database where one book holds most
+    /// cards (one user's server), the planner read the table instead, photos' pages and all:
+    /// 0.86 against 0.41 ms for 1,001 of 10,000 cards.
     enum ResourceCountSQL: PreparedSQL {
-        static let sql = "SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = $1 LIMIT $2) AS counted"
+        static let sql = "SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = $1 ORDER BY name LIMIT $2) AS counted"
     }
 
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
@@ -282,7 +287,7 @@ extension PostgresStore {
     private static func cardArrays(of rows: String) -> String {
         """
         SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), array_agg(seq),
-               array_agg(body), (SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = $1 LIMIT $4) AS counted)
+               array_agg(body), (SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = $1 ORDER BY name LIMIT $4) AS counted)
         FROM (\(rows)) listed
         """
     }

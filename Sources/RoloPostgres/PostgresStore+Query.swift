@@ -69,7 +69,7 @@ extension PostgresStore {
                            columns: "r.id, \(infoColumns)", sql: &sql)
         let count = countingBook ? """
             (SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = \(sql.bind(collectionID)) \
-            LIMIT (SELECT count(*) + 1 FROM hits)) AS counted)
+            ORDER BY name LIMIT (SELECT count(*) + 1 FROM hits)) AS counted)
             """ : "NULL::BIGINT"
         let page = "SELECT * FROM hits ORDER BY name LIMIT \(sql.bind(Int64(firstPage)))"
         let pageRows = bodyLimit.map { limit in
