@@ -19,6 +19,18 @@ import Testing
         #expect("\0".withoutNUL == "\u{FFFD}")
         #expect("Σοφία 株式会社 🙂".withoutNUL == "Σοφία 株式会社 🙂")
         #expect("".withoutNUL == "")
+        #expect("Søren\0".withoutNUL == "Søren\u{FFFD}")
+        #expect(String(repeating: "x", count: 100).withoutNUL == String(repeating: "x", count: 100))
+    }
+
+    /// A page's rows are sorted only when their names do not already ascend by bytes, the
+    /// order the next page's `name > $2` follows ("Z" before "a", "z" before "é").
+    @Test func aPagesOrderIsJudgedByTheBytesOfItsNames() {
+        #expect(PostgresStore.inByteOrder([]) && PostgresStore.inByteOrder(["a"]))
+        #expect(PostgresStore.inByteOrder(["Z.vcf", "a.vcf", "z.vcf", "é.vcf"]))
+        #expect(!PostgresStore.inByteOrder(["a.vcf", "Z.vcf"]))
+        #expect(!PostgresStore.inByteOrder(["é.vcf", "z.vcf"]))
+        #expect(!PostgresStore.inByteOrder(["a", "a"]))
     }
 
     @Test func urlsSayHostPortUserPasswordDatabaseAndTLS() throws {
