@@ -296,8 +296,8 @@ import WebPush
             #expect(try await Self.put(server, "ann").status == 201)
             _ = await service.waitForRequests(count: 3)
             // The outcomes are recorded just after the answers: wait for the last of them.
-            try await Self.eventually { try await server.store.pushRegistrations(user: "alice").count == 2 }
-            try await Self.eventually {
+            try await eventually { try await server.store.pushRegistrations(user: "alice").count == 2 }
+            try await eventually {
                 try await server.request("GET", "/metrics", user: nil).text.contains("rolo_push_messages_total{outcome=\"failed\"} 1")
             }
             let left = try await server.store.pushRegistrations(user: "alice").sorted { $0.pushResource < $1.pushResource }
@@ -368,14 +368,6 @@ import WebPush
 
     static func imfDate(_ text: String) -> Date? { HTTPDateText.parse(text) }
 
-    /// Polls `condition` until it holds or 15 s pass (then the caller's expectations fail).
-    static func eventually(_ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
 }
 
 /// The system clock moved forward by hand (registrations expire without waiting).
