@@ -67,10 +67,8 @@ extension PostgresStore {
         var sql = SQLBuilder.keepingData()
         let hits = hitsSQL(collectionID: collectionID, predicate: predicate, limit: limit, trigrams: trigrams,
                            columns: "r.id, \(infoColumns)", sql: &sql)
-        let count = countingBook ? """
-            (SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = \(sql.bind(collectionID)) \
-            ORDER BY name LIMIT (SELECT count(*) + 1 FROM hits)) AS counted)
-            """ : "NULL::BIGINT"
+        let count = countingBook ? bookCount(collection: sql.bind(collectionID), cap: "(SELECT count(*) + 1 FROM hits)")
+            : "NULL::BIGINT"
         let page = "SELECT * FROM hits ORDER BY name LIMIT \(sql.bind(Int64(firstPage)))"
         let pageRows = bodyLimit.map { limit in
             """
