@@ -67,6 +67,7 @@ extension PostgresStore {
     /// plan joined the whole of `resources` by hash (10 ms at 1,000 cards, against 0.1).
     enum InlineReadBatchSQL: GatheredSQL {
         static let columns = 4
+        static let waitsForItsReaders = true
         static let sql = """
             SELECT (SELECT password_hash FROM users WHERE name = q.login AND NOT disabled AND NOT app_passwords_only), x.*
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(owner, path, name, login, i)

@@ -18,6 +18,13 @@ protocol PreparedSQL {
 /// answers one row per request in their order.
 protocol GatheredSQL: PreparedSQL {
     static var columns: Int { get }
+    /// Whether the reads queued when a batch is answered wait for the answered readers' next
+    /// reads (`LoopReadConnections.sendQueued`): true where a reader asks again at once.
+    static var waitsForItsReaders: Bool { get }
+}
+
+extension GatheredSQL {
+    static var waitsForItsReaders: Bool { false }
 }
 
 /// postgres-nio's prepared statement for a `PreparedSQL`: named after the type (short:

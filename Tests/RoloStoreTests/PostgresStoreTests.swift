@@ -606,6 +606,79 @@ import Testing
         #expect(answers.withLock { $0 } == ["first": 1, "a": 3, "b": 3, "c": 3])
     }
 
+    /// Answers each value with the size of its batch, a tenth of a second late (so reads
+    /// queue behind a batch), and its queue waits for the readers a batch answered.
+    enum SlowWaitingForItsReaders: GatheredSQL {
+        static let columns = 1
+        static let waitsForItsReaders = true
+        static let sql = "SELECT x, cardinality($1::TEXT[])::TEXT FROM unnest($1::TEXT[]) x, pg_sleep(0.1)"
+    }
+
+    /// The reads queued behind a batch wait, when it is answered, for as many more as it
+    /// answered (its readers asking again), and go with them in one statement; when nobody
+    /// asks, they go alone once `readersReturnWithin` passed. Without the wait, "c" went
+    /// alone as soon as "a" and "b" were answered, and "d" and "e" after it.
+    @Test func theQueueWaitsForTheReadersABatchAnswered() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let window = TimeAmount.seconds(3)
+        let reads = LoopReadConnections(gathered: [SlowWaitingForItsReaders.self], statements: [], logger: Logger(label: "test"),
+                                        readersReturnWithin: window)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { Task { await reads.close(); try? await group.shutdownGracefully() } }
+        let loop = group.next()
+        let open: @Sendable () throws -> PostgresConnection.Configuration = { try store.connectionConfiguration() }
+        let answers = Mutex<[String: (size: Int, at: ContinuousClock.Instant)]>([:])
+        @Sendable func read(_ value: String) -> Bool {
+            reads.read(SlowWaitingForItsReaders.self, on: loop, server: store.primary.currentIndex, bound: .seconds(30),
+                       open: open, values: [value]) {
+                switch $0 {
+                case .success(let row?):
+                    do {
+                        let (x, size) = try row.decode((String, String).self)
+                        answers.withLock { $0[x] = (Int(size) ?? 0, .now) }
+                    } catch { Issue.record("undecodable: \(String(reflecting: error))") }
+                default: Issue.record("\(value) answered \($0)")
+                }
+            }
+        }
+        /// Asks for `values` in one turn of the loop, then for `behind` in a later turn, once
+        /// the batch of `values` is out (its sending was queued first).
+        func ask(_ values: [String], then behind: [String] = []) async throws -> Bool {
+            try await loop.submit {
+                let asked = values.allSatisfy(read)
+                if asked && !behind.isEmpty { loop.execute { _ = behind.allSatisfy(read) } }
+                return asked
+            }.get()
+        }
+        func waitFor(_ value: String) async throws {
+            for _ in 0..<3000 where answers.withLock({ $0[value] }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        var opened = false
+        for _ in 0..<500 where !opened {
+            opened = try await ask(["first"])
+            if !opened { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(opened, "the loop's connection opened")
+        try await waitFor("first")
+
+        // "c" queues behind "a" and "b"; when they are answered it waits for two more reads.
+        #expect(try await ask(["a", "b"], then: ["c"]))
+        try await waitFor("a")
+        #expect(try await ask(["d", "e"]))
+        try await waitFor("e")
+        let sizes = answers.withLock { $0.mapValues(\.size) }
+        #expect(sizes == ["first": 1, "a": 2, "b": 2, "c": 3, "d": 3, "e": 3])
+
+        // Nobody asks again: "h" goes alone once the window passed.
+        #expect(try await ask(["f", "g"], then: ["h"]))
+        try await waitFor("h")
+        let (f, h) = try answers.withLock { (try #require($0["f"]), try #require($0["h"])) }
+        #expect(h.size == 1)
+        #expect(h.at - f.at >= .seconds(3), "h waited for the readers f and g: \(h.at - f.at)")
+    }
+
     /// Requests' sign-ins asked for in one turn of a loop (`StampAndMemberSQL`, gathered) each
     /// answer what that request's stamp and first lookup read alone answer: a card, a book
     /// without the card, no book, a login that cannot sign in, and the home's locks. Another
