@@ -267,7 +267,7 @@ extension PostgresStore {
     /// (an `Array` of them per name, hashed byte by byte, was 3 % of a multiget of 1,000).
     private struct UTF8Key: Hashable {
         let string: String
-        static func == (lhs: UTF8Key, rhs: UTF8Key) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+        static func == (lhs: UTF8Key, rhs: UTF8Key) -> Bool { lhs.string.isExactly(rhs.string) }
         func hash(into hasher: inout Hasher) {
             var string = string
             string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
@@ -330,7 +330,7 @@ extension PostgresStore {
             cards.append(sizes[index] <= bodyLimit ? StoredResource(info: info, data: Data(bodies[index].readableBytesView))
                                                    : StoredResource(info: info, data: Data(), bodyLeftOut: true))
         }
-        if !inByteOrder(names) { cards.sort { precedesInBytes($0.info.name, $1.info.name) } }
+        if !inByteOrder(names) { cards.sort { $0.info.name.precedesInBytes($1.info.name) } }
         return cards
     }
 
@@ -345,7 +345,7 @@ extension PostgresStore {
             infos.append(ResourceInfo(name: names[index], contentType: types[index], etag: etags[index], size: Int(sizes[index]),
                                       modified: Date(timeIntervalSince1970: modified[index]), seq: seqs[index]))
         }
-        if !inByteOrder(names) { infos.sort { precedesInBytes($0.name, $1.name) } }
+        if !inByteOrder(names) { infos.sort { $0.name.precedesInBytes($1.name) } }
         return infos
     }
 
@@ -353,9 +353,6 @@ extension PostgresStore {
     /// names alone: pairing the rows made them (checking 1,000 rows of a sync
     /// was 4 % of the request's CPU in retains and releases of the pairs' strings).
     static func inByteOrder(_ names: [String]) -> Bool {
-        names.indices.dropFirst().allSatisfy { precedesInBytes(names[$0 - 1], names[$0]) }
+        names.indices.dropFirst().allSatisfy { names[$0 - 1].precedesInBytes(names[$0]) }
     }
-
-    /// The "C" collation's order: by UTF-8 bytes.
-    static func precedesInBytes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
 }

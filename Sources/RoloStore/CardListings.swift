@@ -168,6 +168,6 @@ public enum DuplicateCandidates {
         var groups: [String: [String]] = [:]
         for name in parent.keys { groups[root(name), default: []].append(name) }
         return groups.values.filter { $0.count > 1 }.map { $0.sorted() }
-            .sorted { $0[0].utf8.lexicographicallyPrecedes($1[0].utf8) }.prefix(max(limit, 0)).map { $0 }
+            .sorted { $0[0].precedesInBytes($1[0]) }.prefix(max(limit, 0)).map { $0 }
     }
 }

@@ -58,8 +58,8 @@ extension CardStore {
     /// The `limit` rows whose names follow `cursor` in UTF-8 byte order.
     private static func page<Row>(of rows: [Row], name: (Row) -> String, after cursor: String?,
                                   limit: Int) -> [Row] {
-        let following = rows.filter { row in cursor.map { $0.utf8.lexicographicallyPrecedes(name(row).utf8) } ?? true }
-        return Array(following.sorted { name($0).utf8.lexicographicallyPrecedes(name($1).utf8) }.prefix(limit))
+        let following = rows.filter { row in cursor.map { $0.precedesInBytes(name(row)) } ?? true }
+        return Array(following.sorted { name($0).precedesInBytes(name($1)) }.prefix(limit))
     }
 
     public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {

@@ -15,14 +15,6 @@ struct Exact: Hashable {
     }
 }
 
-extension String {
-    /// Byte equality, what SQL's `=` on text is.
-    func isExactly(_ other: String) -> Bool { utf8.elementsEqual(other.utf8) }
-
-    /// Byte order, what SQL's `ORDER BY` on text (binary collation) is.
-    func precedesInBytes(_ other: String) -> Bool { utf8.lexicographicallyPrecedes(other.utf8) }
-}
-
 /// A dictionary keyed by names compared as `Exact`, read and written with plain strings.
 struct ByName<Value>: Sequence {
     private var storage: [Exact: Value] = [:]

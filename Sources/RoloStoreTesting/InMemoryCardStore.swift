@@ -285,6 +285,6 @@ extension InMemoryCardStore {
 /// Whether (a.0, a.1) sorts before (b.0, b.1) by their strings' UTF-8 bytes, as SQL's
 /// `ORDER BY` on two text columns does.
 private func utf8Precedes(_ a: (String, String), _ b: (String, String)) -> Bool {
-    if !a.0.utf8.elementsEqual(b.0.utf8) { return a.0.utf8.lexicographicallyPrecedes(b.0.utf8) }
-    return a.1.utf8.lexicographicallyPrecedes(b.1.utf8)
+    if !a.0.isExactly(b.0) { return a.0.precedesInBytes(b.0) }
+    return a.1.precedesInBytes(b.1)
 }
