@@ -2,10 +2,10 @@ import Foundation
 import RoloStore
 import GRDB
 
-/// Lists for the web UI from `card_listings` (schema v9): pages in (sort key, name) order
-/// over the table's own clustering, searches as `instr` on the folded search text read in
-/// that order, so a common word fills its page after a few hundred rows and a rare one
-/// costs one pass over the book's rows, never a card.
+/// Lists for the web UI from `card_listings` (schema v9, kept by resource id since v19):
+/// pages in (sort key, name) order from `card_listings_order`, searches as `instr` on the
+/// folded search text of the rows read in that order, so a common word fills its page after
+/// a few hundred rows and a rare one costs one pass over the book's rows, never a card.
 extension SQLiteStore {
     static let listingColumns = """
         l.name, r.uid, r.kind, r.etag, l.display_name, l.sort_key, l.organization, l.email, l.phone, l.has_photo, l.search_text

@@ -370,12 +370,7 @@ extension SQLiteStore {
                 CREATE VIRTUAL TABLE card_listing_trigrams USING fts5(
                     text, tokenize = 'trigram case_sensitive 1', detail = none, columnsize = 0);
                 DROP TRIGGER resources_delete_index;
-                CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
-                    DELETE FROM card_index WHERE resource_id = OLD.id;
-                    DELETE FROM card_index_pending WHERE resource_id = OLD.id;
-                    INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (OLD.id);
-                    DELETE FROM card_listings WHERE resource_id = OLD.id;
-                END;
+                \(Self.resourcesDeleteIndexTrigger)
                 CREATE TABLE trash (
                     id INTEGER PRIMARY KEY,
                     collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
@@ -594,8 +589,56 @@ extension SQLiteStore {
                 DELETE FROM card_versions WHERE (collection_id, seq) IN (SELECT collection_id, seq FROM changes);
                 """)
         }
+        migrator.registerMigration("v19-card-listings-by-resource") { db in
+            // card_listings kept by resource id, in the order cards are written, with the list
+            // order in an index of small entries (issue 34). Clustered by sort key, each new
+            // card's row of some 330 bytes went to a random leaf of ten rows, which split
+            // every few cards: an import wrote 8.5 pages a commit to the table and its
+            // resource-id index, of the commit's 36. Now a commit's rows share the last leaf
+            // and the index takes a random leaf a card: 5.4 pages. The web UI's list reads
+            // the index and then each row by id; a search read in list order pays a lookup
+            // a row (Docs/performance.md). The trigger that deletes a card's row is dropped
+            // first: SQLite's rename checks every trigger that names a table.
+            try db.execute(sql: """
+                DROP TRIGGER resources_delete_index;
+                ALTER TABLE card_listings RENAME TO card_listings_v18;
+                CREATE TABLE card_listings (
+                    resource_id INTEGER PRIMARY KEY,
+                    collection_id INTEGER NOT NULL,
+                    is_group INTEGER NOT NULL,
+                    sort_key TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    display_name TEXT NOT NULL,
+                    organization TEXT,
+                    email TEXT,
+                    phone TEXT,
+                    has_photo INTEGER NOT NULL,
+                    search_text TEXT NOT NULL
+                );
+                INSERT INTO card_listings (resource_id, collection_id, is_group, sort_key, name, display_name, organization,
+                                           email, phone, has_photo, search_text)
+                    SELECT resource_id, collection_id, is_group, sort_key, name, display_name, organization,
+                           email, phone, has_photo, search_text
+                    FROM card_listings_v18 ORDER BY resource_id;
+                DROP TABLE card_listings_v18;
+                CREATE UNIQUE INDEX card_listings_order ON card_listings(collection_id, is_group, sort_key, name);
+                \(Self.resourcesDeleteIndexTrigger)
+                """)
+        }
         return migrator
     }
+
+    /// What deleting a resource deletes beside it, as v9 made it and v19 remade it (after
+    /// rebuilding `card_listings`): its index entries, merged or pending, its list row, and a
+    /// mark that its trigram rows go at the next merge.
+    static let resourcesDeleteIndexTrigger = """
+        CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+            DELETE FROM card_index WHERE resource_id = OLD.id;
+            DELETE FROM card_index_pending WHERE resource_id = OLD.id;
+            INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (OLD.id);
+            DELETE FROM card_listings WHERE resource_id = OLD.id;
+        END;
+        """
 
     /// The triggers since v18: the version a change row held moves into `card_versions` when
     /// a newer change replaces it, or when a tombstone is compacted (`compactChanges`) while

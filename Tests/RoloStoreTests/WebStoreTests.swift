@@ -381,4 +381,64 @@ import Testing
         #expect(page.rows.map(\.fields.displayName) == ["Anna", "Zoë"])
         #expect(page.rows.map(\.etag) == [ETag.of(Data(vcard(uid: "u2", fn: "Anna").utf8)), stored.info.etag])
     }
+
+    /// A v18 database, its list rows clustered by sort key, upgrades in place (v19): the rows
+    /// kept by resource id with the list order in a unique index, every card, ETag, list row
+    /// and sync token as it was, and a card's row still going with the card.
+    @Test func aVersion18DatabaseKeepsItsListingsByResource() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v19-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("v18.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteStore.migrator.migrate(queue, upTo: "v18-current-version-in-changes")
+        try await queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO users (id, name, password_hash, created) VALUES (1, 'alice', 'x', 0);
+                INSERT INTO collections (id, owner_id, parent_id, path, kind, sync_seq, created, modified)
+                    VALUES (1, 1, NULL, 'default', 'addressbook', 2, 0, 0);
+                """)
+            for (id, fn) in [(1, "Zoë"), (2, "Anna")] {
+                let body = Data(vcard(uid: "u\(id)", fn: fn).utf8)
+                let fields = Self.fields(fn, email: "\(fn.lowercased())@example.com")
+                try db.execute(sql: """
+                    INSERT INTO resources (id, collection_id, name, content_type, etag, size, modified, seq, uid, kind)
+                    VALUES (?, 1, ?, 'text/vcard', ?, ?, 0, ?, ?, 'individual')
+                    """, arguments: [id, "c\(id).vcf", ETag.of(body), body.count, id, "u\(id)"])
+                try db.execute(sql: "INSERT INTO resource_bodies (resource_id, data) VALUES (?, ?)", arguments: [id, body])
+                try db.execute(sql: """
+                    INSERT INTO changes (collection_id, seq, name, deleted, at, etag, content_type)
+                    VALUES (1, ?, ?, 0, 0, ?, 'text/vcard')
+                    """, arguments: [id, "c\(id).vcf", ETag.of(body)])
+                try db.execute(sql: """
+                    INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name,
+                        organization, email, phone, has_photo, search_text)
+                    VALUES (1, 0, ?, ?, ?, ?, NULL, ?, NULL, 0, ?)
+                    """, arguments: [fields.sortKey, "c\(id).vcf", id, fields.displayName, fields.email, fields.searchText])
+            }
+        }
+        try queue.close()
+
+        let store = try SQLiteStore(path: path, bcryptCost: 4)
+        defer { try? store.close() }
+        let layout = try await store.pool.read { db in
+            (try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info('card_listings') WHERE pk > 0").map { $0[0] as String },
+             try Row.fetchAll(db, sql: "SELECT name, \"unique\" FROM pragma_index_list('card_listings')").map { "\($0[0] as String) \($0[1] as Int)" })
+        }
+        #expect(layout.0 == ["resource_id"])
+        #expect(layout.1 == ["card_listings_order 1"])
+        let anna = ETag.of(Data(vcard(uid: "u2", fn: "Anna").utf8)), zoe = ETag.of(Data(vcard(uid: "u1", fn: "Zoë").utf8))
+        let page = try await store.cardListings(collectionID: 1, filter: .contacts, search: [], from: .first, limit: 10)
+        #expect(page.rows.map(\.fields.displayName) == ["Anna", "Zoë"])
+        #expect(page.rows.map(\.etag) == [anna, zoe])
+        #expect(page.rows.map(\.fields.email) == ["anna@example.com", "zoë@example.com"])
+        let found = try await store.cardListings(collectionID: 1, filter: .contacts, search: ["zoe"], from: .first, limit: 10)
+        #expect(found.rows.map(\.name) == ["c1.vcf"])
+        #expect(try await store.changes(collectionID: 1, since: 1, limit: nil).changes.map(\.name) == ["c2.vcf"])
+        // The trigger remade after the rebuild still takes a deleted card's row with it.
+        try await store.deleteResource(collectionID: 1, name: "c2.vcf", precondition: .none)
+        let after = try await store.cardListings(collectionID: 1, filter: .contacts, search: [], from: .first, limit: 10)
+        #expect(after.rows.map(\.fields.displayName) == ["Zoë"])
+        #expect(try await store.integrityCheck() == [])
+    }
 }
