@@ -40,16 +40,17 @@ final class ResourceStatements {
             case .insertBody: "INSERT INTO resource_bodies (resource_id, data) VALUES (?, ?)"
             case .updateBody: "UPDATE resource_bodies SET data = ? WHERE resource_id = ?"
             case .deleteEntries: "DELETE FROM card_index WHERE resource_id = ?"
-            case .deletePendingEntries: "DELETE FROM card_index_pending WHERE resource_id = ?"
+            case .deletePendingEntries: "DELETE FROM card_index_pending WHERE \(SQLiteStore.pendingEntries(of: "?1"))"
             case .deleteMembers: "DELETE FROM group_members WHERE resource_id = ?"
             // A card's trigram row changes at the next merge, not here: writing the FTS index
             // writes a segment per commit, the cost the pending entries avoid (schema v7).
             case .markTrigramsStale: "INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (?)"
             // One row per statement: a multi-row VALUES measured 30% slower on import. Into the
-            // pending entries, which the writer merges into card_index later (schema v5).
+            // pending entries, which the writer merges into card_index later (schema v5),
+            // keyed by `SQLiteStore.pendingEntryID` (v19).
             case .insertEntry: """
-                INSERT INTO card_index_pending (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO card_index_pending (id, collection_id, property, value_unicode, value_ascii, value)
+                VALUES (?, ?, ?, ?, ?, ?)
                 """
             case .insertMember: "INSERT INTO group_members (resource_id, collection_id, member_uid) VALUES (?, ?, ?)"
             case .recordChange: SQLiteStore.recordChangeSQL
@@ -69,7 +70,8 @@ final class ResourceStatements {
             case .selectEntries: """
                 SELECT position, property, value_unicode, value_ascii, value FROM card_index WHERE resource_id = ?1
                 UNION ALL
-                SELECT position, property, value_unicode, value_ascii, value FROM card_index_pending WHERE resource_id = ?1
+                SELECT position, property, value_unicode, value_ascii, value FROM card_index_pending
+                WHERE \(SQLiteStore.pendingEntries(of: "?1"))
                 ORDER BY 1
                 """
             case .selectSearchText: "SELECT search_text FROM card_listings WHERE resource_id = ?"
@@ -142,8 +144,9 @@ final class ResourceStatements {
         if entries, !write.entries.isEmpty {
             let insertEntry = try statement(.insertEntry)
             for (position, entry) in write.entries.enumerated() {
+                let id = try SQLiteStore.pendingEntryID(resource: resourceID, position: position)
                 try insertEntry.run { row in
-                    row.add(resourceID); row.add(position); row.add(collectionID); row.add(entry.property)
+                    row.add(id); row.add(collectionID); row.add(entry.property)
                     row.add(entry.unicode); row.add(entry.ascii); row.add(entry.verbatim)
                 }
             }

@@ -57,12 +57,12 @@ extension SQLiteStore {
                 ("merged index row missing from the trigram index", """
                     SELECT DISTINCT c.resource_id FROM card_index c LEFT JOIN card_trigrams t ON t.rowid = c.resource_id
                     WHERE (t.rowid IS NULL OR instr(t.text, c.value_unicode) = 0 OR instr(t.text, coalesce(c.value_ascii, '')) = 0)
-                    AND NOT EXISTS (SELECT 1 FROM card_index_pending p WHERE p.resource_id = c.resource_id)
+                    AND NOT EXISTS (SELECT 1 FROM card_index_pending p WHERE \(Self.pendingEntries(of: "c.resource_id", in: "p")))
                     """),
                 ("trigram row of a card without merged entries, not marked stale", """
                     SELECT t.rowid FROM card_trigrams t
                     WHERE NOT EXISTS (SELECT 1 FROM card_index c WHERE c.resource_id = t.rowid)
-                    AND NOT EXISTS (SELECT 1 FROM card_index_pending p WHERE p.resource_id = t.rowid)
+                    AND NOT EXISTS (SELECT 1 FROM card_index_pending p WHERE \(Self.pendingEntries(of: "t.rowid", in: "p")))
                     AND NOT EXISTS (SELECT 1 FROM card_trigram_stale s WHERE s.resource_id = t.rowid)
                     """),
                 ("member row outside its group's collection", """

@@ -9,6 +9,28 @@ import GRDB
 /// idle checkpoint, and whenever `Tuning.pendingIndexEntries` are waiting (`GroupCommit.Upkeep`).
 /// Queries read both tables (`SQLiteStore+Query.swift`).
 extension SQLiteStore {
+    /// The bits of a pending entry's `id` below its resource's id, which hold its position
+    /// (schema v19): room for 16,777,216 entries a card, where a 10 MB card has at most some
+    /// 1,700,000 (`TEL:` and a line break each).
+    static let pendingPositionBits = 24
+    static let pendingPositionLimit = 1 << pendingPositionBits
+
+    /// A pending entry's key: its resource's id above its position, so a new card's entries
+    /// append to the table's last page and a resource's entries are one range of keys.
+    static func pendingEntryID(resource: Int64, position: Int) throws -> Int64 {
+        guard position >= 0, position < pendingPositionLimit, resource >= 0, resource < Int64(1) << (63 - pendingPositionBits)
+        else { throw StoreError.invalid("a card with more than \(pendingPositionLimit) indexed values") }
+        return (resource << pendingPositionBits) + Int64(position)
+    }
+
+    /// The SQL test that a `card_index_pending` row (of `table`, an alias or the table's name)
+    /// is an entry of the resource `resource` (an SQL expression): a range of its key, which
+    /// SQLite reads as a range where a test of the generated `resource_id` reads every row.
+    /// `resource` appears twice: a parameter must be numbered (`?1`), not `?`.
+    static func pendingEntries(of resource: String, in table: String = "card_index_pending") -> String {
+        "\(table).id BETWEEN ((\(resource)) << \(pendingPositionBits)) AND (((\(resource)) << \(pendingPositionBits)) + \(pendingPositionLimit - 1))"
+    }
+
     /// The `resource_id` and `collection_id` of every index entry, merged or pending, for
     /// checks that look at all of them.
     static let allIndexEntries = """

@@ -370,7 +370,7 @@ extension SQLiteStore {
                 CREATE VIRTUAL TABLE card_listing_trigrams USING fts5(
                     text, tokenize = 'trigram case_sensitive 1', detail = none, columnsize = 0);
                 DROP TRIGGER resources_delete_index;
-                \(Self.resourcesDeleteIndexTrigger)
+                \(Self.resourcesDeleteIndexTriggerV9)
                 CREATE TABLE trash (
                     id INTEGER PRIMARY KEY,
                     collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
@@ -589,16 +589,23 @@ extension SQLiteStore {
                 DELETE FROM card_versions WHERE (collection_id, seq) IN (SELECT collection_id, seq FROM changes);
                 """)
         }
-        migrator.registerMigration("v19-card-listings-by-resource") { db in
-            // card_listings kept by resource id, in the order cards are written, with the list
-            // order in an index of small entries (issue 34). Clustered by sort key, each new
-            // card's row of some 330 bytes went to a random leaf of ten rows, which split
-            // every few cards: an import wrote 8.5 pages a commit to the table and its
-            // resource-id index, of the commit's 36. Now a commit's rows share the last leaf
-            // and the index takes a random leaf a card: 5.4 pages. The web UI's list reads
-            // the index and then each row by id; a search read in list order pays a lookup
-            // a row (Docs/performance.md). The trigger that deletes a card's row is dropped
-            // first: SQLite's rename checks every trigger that names a table.
+        migrator.registerMigration("v19-rows-in-write-order") { db in
+            // Two tables every new card writes, kept in the order cards are written (issue
+            // 34), so a commit's rows share the last page, where SQLite splits by moving a
+            // row to a new page: a one-card commit writes 15.7 pages, where it wrote 18.6 and
+            // b58cfd7 13.7 (Docs/performance.md).
+            // - card_listings by resource id, the list order in an index of small entries.
+            //   Clustered by sort key, each new card's row of some 330 bytes went to a random
+            //   leaf of ten rows, which split every few cards: 2.8 pages a card, with its
+            //   resource-id index 4.1, now 2.7. The web UI's list reads the index and then
+            //   each row by id.
+            // - card_index_pending by `id`, the resource's id above its entry's position
+            //   (`SQLiteStore.pendingEntryID`), with the two as generated columns: 2.45 pages
+            //   a card as a WITHOUT ROWID table, whose split at the last page rebalances it
+            //   with its neighbours, 1.2 now. A resource's entries are a range of ids
+            //   (`pendingEntries(of:)`).
+            // The trigger that deletes a card's rows is dropped first (SQLite's rename
+            // checks every trigger that names a table) and made again with the new test.
             try db.execute(sql: """
                 DROP TRIGGER resources_delete_index;
                 ALTER TABLE card_listings RENAME TO card_listings_v18;
@@ -622,19 +629,45 @@ extension SQLiteStore {
                     FROM card_listings_v18 ORDER BY resource_id;
                 DROP TABLE card_listings_v18;
                 CREATE UNIQUE INDEX card_listings_order ON card_listings(collection_id, is_group, sort_key, name);
+                ALTER TABLE card_index_pending RENAME TO card_index_pending_v18;
+                CREATE TABLE card_index_pending (
+                    id INTEGER PRIMARY KEY,
+                    collection_id INTEGER NOT NULL,
+                    property TEXT NOT NULL,
+                    value_unicode TEXT NOT NULL,
+                    value_ascii TEXT,
+                    value TEXT,
+                    resource_id INTEGER GENERATED ALWAYS AS (id >> \(Self.pendingPositionBits)) VIRTUAL,
+                    position INTEGER GENERATED ALWAYS AS (id & \(Self.pendingPositionLimit - 1)) VIRTUAL
+                );
+                INSERT INTO card_index_pending (id, collection_id, property, value_unicode, value_ascii, value)
+                    SELECT (resource_id << \(Self.pendingPositionBits)) + position, collection_id, property, value_unicode,
+                           value_ascii, value
+                    FROM card_index_pending_v18 ORDER BY resource_id, position;
+                DROP TABLE card_index_pending_v18;
                 \(Self.resourcesDeleteIndexTrigger)
                 """)
         }
         return migrator
     }
 
-    /// What deleting a resource deletes beside it, as v9 made it and v19 remade it (after
-    /// rebuilding `card_listings`): its index entries, merged or pending, its list row, and a
-    /// mark that its trigram rows go at the next merge.
-    static let resourcesDeleteIndexTrigger = """
+    /// What deleting a resource deletes beside it, as v9 made it: its index entries, merged
+    /// or pending, its list row, and a mark that its trigram rows go at the next merge.
+    static let resourcesDeleteIndexTriggerV9 = """
         CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
             DELETE FROM card_index WHERE resource_id = OLD.id;
             DELETE FROM card_index_pending WHERE resource_id = OLD.id;
+            INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (OLD.id);
+            DELETE FROM card_listings WHERE resource_id = OLD.id;
+        END;
+        """
+
+    /// The same since v19, which keys the pending entries by `id`: a range of it, not a test
+    /// of the generated `resource_id`, which would read the whole table.
+    static let resourcesDeleteIndexTrigger = """
+        CREATE TRIGGER resources_delete_index AFTER DELETE ON resources BEGIN
+            DELETE FROM card_index WHERE resource_id = OLD.id;
+            DELETE FROM card_index_pending WHERE \(pendingEntries(of: "OLD.id"));
             INSERT OR IGNORE INTO card_trigram_stale (resource_id) VALUES (OLD.id);
             DELETE FROM card_listings WHERE resource_id = OLD.id;
         END;

@@ -247,12 +247,12 @@ extension SQLiteStore: StoreSnapshotting {
             .execute(arguments: [r.id, r.data])
         guard let card = r.card else { return }
         let insertEntry = try db.cachedStatement(sql: """
-            INSERT INTO card_index_pending (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO card_index_pending (id, collection_id, property, value_unicode, value_ascii, value)
+            VALUES (?, ?, ?, ?, ?, ?)
             """)
         for (position, entry) in card.indexEntries.map(FoldedIndexEntry.init).enumerated() {
-            try insertEntry.execute(arguments: [r.id, position, r.collectionID, entry.property, entry.unicode, entry.ascii,
-                                                entry.verbatim])
+            try insertEntry.execute(arguments: [try pendingEntryID(resource: r.id, position: position), r.collectionID,
+                                                entry.property, entry.unicode, entry.ascii, entry.verbatim])
         }
         let insertMember = try db.cachedStatement(sql: "INSERT INTO group_members (resource_id, collection_id, member_uid) VALUES (?, ?, ?)")
         for member in card.members {

@@ -39,11 +39,12 @@ import Testing
         #expect(try await fixture.sqlite.integrityCheck() == [])
         // Orphans in either table of entries (merged and pending).
         try await fixture.sqlite.pool.write { db in
-            for (table, resource) in [("card_index", 999), ("card_index_pending", 998)] {
-                try db.execute(sql: """
-                    INSERT INTO \(table) (resource_id, position, collection_id, property, value_unicode) VALUES (?, 0, ?, 'FN', 'x')
-                    """, arguments: [resource, fixture.book.id])
-            }
+            try db.execute(sql: """
+                INSERT INTO card_index (resource_id, position, collection_id, property, value_unicode) VALUES (999, 0, ?, 'FN', 'x')
+                """, arguments: [fixture.book.id])
+            // A pending entry's key holds its resource (schema v19).
+            try db.execute(sql: "INSERT INTO card_index_pending (id, collection_id, property, value_unicode) VALUES (?, ?, 'FN', 'x')",
+                           arguments: [try SQLiteStore.pendingEntryID(resource: 998, position: 0), fixture.book.id])
         }
         // The merged orphan has no trigram row either (schema v7).
         #expect(Set(try await fixture.sqlite.integrityCheck())

@@ -49,7 +49,7 @@ import Testing
                                                     "v10-coordination", "v11-dead-property-language", "v12-feeds",
                                                     "v13-account-source", "v14-card-versions", "v15-parts-from-current-cards",
                                                     "v16-directory", "v17-current-version-body",
-                                                    "v18-current-version-in-changes", "v19-card-listings-by-resource"])
+                                                    "v18-current-version-in-changes", "v19-rows-in-write-order"])
         #expect(try await store.resource(collectionID: 1, name: "elodie.vcf")?.data == data)
         let hits: [(String, String, IndexPredicate.Collation, IndexPredicate.MatchType)] = [
             ("FN", "ÉLODIE DURAND", .asciiCasemap, .equals),

@@ -163,7 +163,12 @@ import Testing
         try await fixture.sqlite.mergePendingIndex()
         #expect(try await fixture.sqlite.integrityCheck().isEmpty)
         try await fixture.sqlite.pool.write { db in
-            try db.execute(sql: "INSERT INTO card_index_pending SELECT * FROM card_index")
+            try db.execute(sql: """
+                INSERT INTO card_index_pending (id, collection_id, property, value_unicode, value_ascii, value)
+                SELECT (resource_id << \(SQLiteStore.pendingPositionBits)) + position, collection_id, property, value_unicode,
+                       value_ascii, value
+                FROM card_index
+                """)
         }
         #expect(try await fixture.sqlite.integrityCheck().contains { $0.hasPrefix("index rows both merged and pending") })
         #expect(try await fixture.sqlite.query(collectionID: fixture.book.id, predicate: Self.fn("ann"), limit: nil) == ["a.vcf"])

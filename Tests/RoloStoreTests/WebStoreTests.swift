@@ -382,10 +382,12 @@ import Testing
         #expect(page.rows.map(\.etag) == [ETag.of(Data(vcard(uid: "u2", fn: "Anna").utf8)), stored.info.etag])
     }
 
-    /// A v18 database, its list rows clustered by sort key, upgrades in place (v19): the rows
-    /// kept by resource id with the list order in a unique index, every card, ETag, list row
-    /// and sync token as it was, and a card's row still going with the card.
-    @Test func aVersion18DatabaseKeepsItsListingsByResource() async throws {
+    /// A v18 database, its list rows clustered by sort key and its pending index entries by
+    /// (resource, position), upgrades in place (v19): list rows kept by resource id with the
+    /// list order in a unique index, pending entries keyed by `pendingEntryID`; every card,
+    /// ETag, list row, index entry and sync token as it was, and a card's rows still going
+    /// with the card.
+    @Test func aVersion18DatabaseKeepsItsListingsAndPendingEntriesInWriteOrder() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v19-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -415,6 +417,13 @@ import Testing
                         organization, email, phone, has_photo, search_text)
                     VALUES (1, 0, ?, ?, ?, ?, NULL, ?, NULL, 0, ?)
                     """, arguments: [fields.sortKey, "c\(id).vcf", id, fields.displayName, fields.email, fields.searchText])
+                for (position, (property, value)) in [("UID", "u\(id)"), ("FN", fn)].enumerated() {
+                    let entry = FoldedIndexEntry(IndexEntry(property: property, value: value))
+                    try db.execute(sql: """
+                        INSERT INTO card_index_pending (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
+                        VALUES (?, ?, 1, ?, ?, ?, ?)
+                        """, arguments: [id, position, property, entry.unicode, entry.ascii, entry.verbatim])
+                }
             }
         }
         try queue.close()
@@ -427,6 +436,14 @@ import Testing
         }
         #expect(layout.0 == ["resource_id"])
         #expect(layout.1 == ["card_listings_order 1"])
+        // Opening the store merged the entries the upgrade kept, read through the generated columns.
+        let merged = try await store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT resource_id, position, property FROM card_index ORDER BY resource_id, position")
+                .map { "\($0[0] as Int64) \($0[1] as Int) \($0[2] as String)" }
+        }
+        #expect(merged == ["1 0 UID", "1 1 FN", "2 0 UID", "2 1 FN"])
+        let byName = IndexPredicate.textMatch(property: "FN", text: "zoë", collation: .unicodeCasemap, match: .equals, negate: false)
+        #expect(try await store.query(collectionID: 1, predicate: byName, limit: nil) == ["c1.vcf"])
         let anna = ETag.of(Data(vcard(uid: "u2", fn: "Anna").utf8)), zoe = ETag.of(Data(vcard(uid: "u1", fn: "Zoë").utf8))
         let page = try await store.cardListings(collectionID: 1, filter: .contacts, search: [], from: .first, limit: 10)
         #expect(page.rows.map(\.fields.displayName) == ["Anna", "Zoë"])
@@ -435,10 +452,26 @@ import Testing
         let found = try await store.cardListings(collectionID: 1, filter: .contacts, search: ["zoe"], from: .first, limit: 10)
         #expect(found.rows.map(\.name) == ["c1.vcf"])
         #expect(try await store.changes(collectionID: 1, since: 1, limit: nil).changes.map(\.name) == ["c2.vcf"])
-        // The trigger remade after the rebuild still takes a deleted card's row with it.
+        // A new card's entries wait under its key, and are found.
+        let written = try await store.putResource(collectionID: 1, name: "c3.vcf", data: Data(vcard(uid: "u3", fn: "Maja").utf8),
+                                                  contentType: "text/vcard", card: Self.metadata(uid: "u3", name: "Maja"),
+                                                  precondition: .none)
+        let pending = try await store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, resource_id, position, property FROM card_index_pending ORDER BY id")
+                .map { "\($0[1] as Int64) \($0[2] as Int) \($0[3] as String)" + (($0[0] as Int64) == (($0[1] as Int64) << 24) + ($0[2] as Int64) ? "" : " (key?)") }
+        }
+        #expect(pending == ["3 0 UID", "3 1 FN"])
+        let maja = IndexPredicate.textMatch(property: "FN", text: "MAJA", collation: .asciiCasemap, match: .equals, negate: false)
+        #expect(try await store.query(collectionID: 1, predicate: maja, limit: nil) == ["c3.vcf"])
+        #expect(written.created)
+        // The trigger remade after the rebuild still takes a deleted card's rows with it,
+        // pending entries included.
         try await store.deleteResource(collectionID: 1, name: "c2.vcf", precondition: .none)
+        try await store.deleteResource(collectionID: 1, name: "c3.vcf", precondition: .none)
+        #expect(try await store.pendingIndexEntryCount() == 0)
         let after = try await store.cardListings(collectionID: 1, filter: .contacts, search: [], from: .first, limit: 10)
         #expect(after.rows.map(\.fields.displayName) == ["Zoë"])
+        #expect(try await store.query(collectionID: 1, predicate: maja, limit: nil).isEmpty)
         #expect(try await store.integrityCheck() == [])
     }
 }
