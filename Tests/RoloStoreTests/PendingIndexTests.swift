@@ -176,4 +176,13 @@ import Testing
         #expect(try await Self.counts(fixture.sqlite) == (merged: 2, pending: 0))
         #expect(try await fixture.sqlite.integrityCheck().isEmpty)
     }
+
+    /// A pending entry's key is its resource's id above its position (schema v19); a
+    /// position the key has no room for is refused, never folded into the next resource's.
+    @Test func aPendingEntrysKeyHoldsItsResourceAndPosition() throws {
+        #expect(try SQLiteStore.pendingEntryID(resource: 5, position: 3) == 5 << 24 + 3)
+        #expect(try SQLiteStore.pendingEntryID(resource: 5, position: SQLiteStore.pendingPositionLimit - 1) < 6 << 24)
+        #expect(throws: StoreError.self) { try SQLiteStore.pendingEntryID(resource: 5, position: SQLiteStore.pendingPositionLimit) }
+        #expect(throws: StoreError.self) { try SQLiteStore.pendingEntryID(resource: 1 << 40, position: 0) }
+    }
 }
