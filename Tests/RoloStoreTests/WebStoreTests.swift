@@ -335,33 +335,44 @@ import Testing
         #expect(try await names() == ["Anna", "Zoë"])
     }
 
-    /// A v8 database (the schema before the web UI) upgrades in place: cards, ETags and
-    /// sync tokens as they were, and lists once the backfill gave the cards their rows.
-    @Test func aVersion8DatabaseUpgradesAndBackfillsItsListings() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v9-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
+    /// A folder (the caller removes it) holding `rolo.sqlite` at `migration`: alice, her book 1
+    /// at sync seq 2, and two cards, Zoë (id 1, seq 1) and Anna (id 2, seq 2), each resource
+    /// and body written here and the rows of that schema's other tables by `write`.
+    static func olderDatabase(upTo migration: String,
+                              _ write: @escaping @Sendable (Database, Int64, String, Data) throws -> Void) async throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-\(migration)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("v8.sqlite").path
-        let queue = try DatabaseQueue(path: path)
-        try SQLiteStore.migrator.migrate(queue, upTo: "v8-push")
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("rolo.sqlite").path)
+        try SQLiteStore.migrator.migrate(queue, upTo: migration)
         try await queue.write { db in
             try db.execute(sql: """
                 INSERT INTO users (id, name, password_hash, created) VALUES (1, 'alice', 'x', 0);
                 INSERT INTO collections (id, owner_id, parent_id, path, kind, sync_seq, created, modified)
                     VALUES (1, 1, NULL, 'default', 'addressbook', 2, 0, 0);
                 """)
-            for (id, fn) in [(1, "Zoë"), (2, "Anna")] {
+            for (id, fn) in [(Int64(1), "Zoë"), (2, "Anna")] {
                 let body = Data(vcard(uid: "u\(id)", fn: fn).utf8)
                 try db.execute(sql: """
                     INSERT INTO resources (id, collection_id, name, content_type, etag, size, modified, seq, uid, kind)
                     VALUES (?, 1, ?, 'text/vcard', ?, ?, 0, ?, ?, 'individual')
                     """, arguments: [id, "c\(id).vcf", ETag.of(body), body.count, id, "u\(id)"])
                 try db.execute(sql: "INSERT INTO resource_bodies (resource_id, data) VALUES (?, ?)", arguments: [id, body])
-                try db.execute(sql: "INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (1, ?, ?, 0, 0)",
-                               arguments: [id, "c\(id).vcf"])
+                try write(db, id, fn, body)
             }
         }
         try queue.close()
+        return folder
+    }
+
+    /// A v8 database (the schema before the web UI) upgrades in place: cards, ETags and
+    /// sync tokens as they were, and lists once the backfill gave the cards their rows.
+    @Test func aVersion8DatabaseUpgradesAndBackfillsItsListings() async throws {
+        let folder = try await Self.olderDatabase(upTo: "v8-push") { db, id, fn, body in
+            try db.execute(sql: "INSERT INTO changes (collection_id, seq, name, deleted, at) VALUES (1, ?, ?, 0, 0)",
+                           arguments: [id, "c\(id).vcf"])
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("rolo.sqlite").path
 
         let store = try SQLiteStore(path: path, bcryptCost: 4)
         defer { try? store.close() }
@@ -388,45 +399,27 @@ import Testing
     /// ETag, list row, index entry and sync token as it was, and a card's rows still going
     /// with the card.
     @Test func aVersion18DatabaseKeepsItsListingsAndPendingEntriesInWriteOrder() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-v19-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("v18.sqlite").path
-        let queue = try DatabaseQueue(path: path)
-        try SQLiteStore.migrator.migrate(queue, upTo: "v18-current-version-in-changes")
-        try await queue.write { db in
+        let folder = try await Self.olderDatabase(upTo: "v18-current-version-in-changes") { db, id, fn, body in
+            let fields = Self.fields(fn, email: "\(fn.lowercased())@example.com")
             try db.execute(sql: """
-                INSERT INTO users (id, name, password_hash, created) VALUES (1, 'alice', 'x', 0);
-                INSERT INTO collections (id, owner_id, parent_id, path, kind, sync_seq, created, modified)
-                    VALUES (1, 1, NULL, 'default', 'addressbook', 2, 0, 0);
-                """)
-            for (id, fn) in [(1, "Zoë"), (2, "Anna")] {
-                let body = Data(vcard(uid: "u\(id)", fn: fn).utf8)
-                let fields = Self.fields(fn, email: "\(fn.lowercased())@example.com")
+                INSERT INTO changes (collection_id, seq, name, deleted, at, etag, content_type)
+                VALUES (1, ?, ?, 0, 0, ?, 'text/vcard')
+                """, arguments: [id, "c\(id).vcf", ETag.of(body)])
+            try db.execute(sql: """
+                INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name,
+                    organization, email, phone, has_photo, search_text)
+                VALUES (1, 0, ?, ?, ?, ?, NULL, ?, NULL, 0, ?)
+                """, arguments: [fields.sortKey, "c\(id).vcf", id, fields.displayName, fields.email, fields.searchText])
+            for (position, (property, value)) in [("UID", "u\(id)"), ("FN", fn)].enumerated() {
+                let entry = FoldedIndexEntry(IndexEntry(property: property, value: value))
                 try db.execute(sql: """
-                    INSERT INTO resources (id, collection_id, name, content_type, etag, size, modified, seq, uid, kind)
-                    VALUES (?, 1, ?, 'text/vcard', ?, ?, 0, ?, ?, 'individual')
-                    """, arguments: [id, "c\(id).vcf", ETag.of(body), body.count, id, "u\(id)"])
-                try db.execute(sql: "INSERT INTO resource_bodies (resource_id, data) VALUES (?, ?)", arguments: [id, body])
-                try db.execute(sql: """
-                    INSERT INTO changes (collection_id, seq, name, deleted, at, etag, content_type)
-                    VALUES (1, ?, ?, 0, 0, ?, 'text/vcard')
-                    """, arguments: [id, "c\(id).vcf", ETag.of(body)])
-                try db.execute(sql: """
-                    INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name,
-                        organization, email, phone, has_photo, search_text)
-                    VALUES (1, 0, ?, ?, ?, ?, NULL, ?, NULL, 0, ?)
-                    """, arguments: [fields.sortKey, "c\(id).vcf", id, fields.displayName, fields.email, fields.searchText])
-                for (position, (property, value)) in [("UID", "u\(id)"), ("FN", fn)].enumerated() {
-                    let entry = FoldedIndexEntry(IndexEntry(property: property, value: value))
-                    try db.execute(sql: """
-                        INSERT INTO card_index_pending (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
-                        VALUES (?, ?, 1, ?, ?, ?, ?)
-                        """, arguments: [id, position, property, entry.unicode, entry.ascii, entry.verbatim])
-                }
+                    INSERT INTO card_index_pending (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
+                    VALUES (?, ?, 1, ?, ?, ?, ?)
+                    """, arguments: [id, position, property, entry.unicode, entry.ascii, entry.verbatim])
             }
         }
-        try queue.close()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("rolo.sqlite").path
 
         let store = try SQLiteStore(path: path, bcryptCost: 4)
         defer { try? store.close() }
