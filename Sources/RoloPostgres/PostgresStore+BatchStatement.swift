@@ -119,7 +119,7 @@ extension PostgresStore {
             }
             // Bytes, as `WriteRules` compares UIDs.
             guard let found = pending.found, let uid = found.uid, let card = pending.write.card,
-                  uid.hasSameUTF8(as: card.uid.withoutNUL) else { return nil }
+                  uid.isExactly(card.uid.withoutNUL) else { return nil }
             targets.append((found.id, found.etag, uid, found.seq, pending.write.name))
         }
         return targets

@@ -201,15 +201,4 @@ extension String {
         var text = self
         return text.withUTF8 { bytes in bytes.contains { $0 &- 0x41 < 26 } }
     }
-
-    /// Byte for byte the same text: String equality takes canonically equivalent texts ("é",
-    /// "e\u{301}") as equal, SQLite and PostgreSQL do not.
-    package func hasSameUTF8(as other: String) -> Bool {
-        var text = self, other = other
-        return text.withUTF8 { bytes in
-            other.withUTF8 { otherBytes in
-                bytes.count == otherBytes.count && (bytes.isEmpty || memcmp(bytes.baseAddress!, otherBytes.baseAddress!, bytes.count) == 0)
-            }
-        }
-    }
 }

@@ -129,8 +129,8 @@ import Testing
         #expect("".utf8IsASCII && long.utf8IsASCII && !(long + "é").utf8IsASCII && !("é" + long).utf8IsASCII)
         #expect(!long.utf8ContainsUppercaseASCII && (long + "Z").utf8ContainsUppercaseASCII && ("A" + long).utf8ContainsUppercaseASCII)
         #expect(!"@[`{é".utf8ContainsUppercaseASCII)
-        #expect("".hasSameUTF8(as: "") && long.hasSameUTF8(as: String(repeating: "abcdefgh", count: 5)))
-        #expect(!"é".hasSameUTF8(as: "e\u{301}") && "é" == "e\u{301}")
-        #expect(!long.hasSameUTF8(as: long + "a") && !"abc".hasSameUTF8(as: "abd") && !"".hasSameUTF8(as: "a"))
+        #expect("".isExactly("") && long.isExactly(String(repeating: "abcdefgh", count: 5)))
+        #expect(!"é".isExactly("e\u{301}") && "é" == "e\u{301}")
+        #expect(!long.isExactly(long + "a") && !"abc".isExactly("abd") && !"".isExactly("a"))
     }
 }

@@ -17,8 +17,8 @@ package struct FoldedIndexEntry: Sendable {
         property = entry.property
         self.unicode = unicode
         // Bytes, not String equality: Swift calls "é" and "e\u{301}" equal, SQLite does not.
-        self.ascii = ascii.hasSameUTF8(as: unicode) ? nil : ascii
-        verbatim = entry.value.hasSameUTF8(as: ascii) ? nil : entry.value
+        self.ascii = ascii.isExactly(unicode) ? nil : ascii
+        verbatim = entry.value.isExactly(ascii) ? nil : entry.value
     }
 
     /// The `i;ascii-casemap` fold, stored or not.

@@ -27,8 +27,8 @@ package enum WriteRules {
         guard let card else { return }
         // Bytes, not String equality: Swift calls "é" and "e\u{301}" equal, the databases
         // (and so the names and UIDs they hold) do not.
-        if let uidHolder, !uidHolder.hasSameUTF8(as: name) { throw StoreError.uidConflict(existingName: uidHolder) }
-        if let previous = existing?.uid, !previous.hasSameUTF8(as: card.uid) {
+        if let uidHolder, !uidHolder.isExactly(name) { throw StoreError.uidConflict(existingName: uidHolder) }
+        if let previous = existing?.uid, !previous.isExactly(card.uid) {
             throw StoreError.uidConflict(existingName: name)
         }
     }
