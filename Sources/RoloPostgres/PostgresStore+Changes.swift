@@ -39,32 +39,40 @@ extension PostgresStore {
         if seq < 0 || seq > current { throw StoreError.invalidSyncToken }
         if seq > 0 && seq < minimumValid { throw StoreError.syncTokenTooOld }
         var changes: [ChangeSet.Change] = []
+        var cards: [String: ResourceInfo] = [:]
         for row in rows {
             var change = columns(row)
             change.skip(2)
             guard !change.nextIsNull else { continue }
             changes.append(ChangeSet.Change(name: try change.next(String.self), deleted: try change.next(Bool.self),
                                             seq: try change.next(Int64.self)))
+            if !change.nextIsNull {
+                let card = try Self.resourceInfo(&change)
+                cards[card.name] = card
+            }
         }
         if let limit, changes.count > limit {
             changes.removeLast(changes.count - limit)
-            return ChangeSet(changes: changes, newSeq: changes.last?.seq ?? seq, truncated: true)
+            return ChangeSet(changes: changes, newSeq: changes.last?.seq ?? seq, truncated: true, cards: cards)
         }
-        return ChangeSet(changes: changes, newSeq: current, truncated: false)
+        return ChangeSet(changes: changes, newSeq: current, truncated: false, cards: cards)
     }
 
     /// The most changes a sync reads on the event loop's own connection.
     static let changesOnLoop: Int64 = 500
 
-    /// Every sync-collection REPORT (and `getctag`-style checks) asks it.
+    /// Every sync-collection REPORT (and `getctag`-style checks) asks it. Each changed card
+    /// that still exists comes with its row (`infoColumns`, one probe of the book's name
+    /// index): what a sync of ETags answers with, which was a second round trip.
     enum ChangesSinceSQL: PreparedSQL {
         static let sql = """
-            SELECT c.sync_seq, c.min_valid_seq, ch.name, ch.deleted, ch.seq
+            SELECT c.sync_seq, c.min_valid_seq, ch.name, ch.deleted, ch.seq, \(infoColumns)
             FROM collections c LEFT JOIN LATERAL (
                 SELECT name, deleted, seq FROM changes
                 WHERE collection_id = c.id AND seq > $2 AND ($3 OR NOT deleted)
                 ORDER BY seq LIMIT $4
             ) ch ON true
+            LEFT JOIN resources r ON r.collection_id = c.id AND r.name = ch.name AND NOT ch.deleted
             WHERE c.id = $1
             ORDER BY ch.seq
             """

@@ -287,8 +287,12 @@ public struct ChangeSet: Sendable, Hashable {
     /// The seq to hand out as the next sync token.
     public var newSeq: Int64
     public var truncated: Bool
-    public init(changes: [Change], newSeq: Int64, truncated: Bool) {
-        self.changes = changes; self.newSeq = newSeq; self.truncated = truncated
+    /// The changed cards that still exist, by name, when the store read them with the
+    /// changes, from the same snapshot (PostgreSQL does: a sync that lists ETags then needs no
+    /// second round trip for them); nil when it did not, and the caller reads them itself.
+    public var cards: [String: ResourceInfo]?
+    public init(changes: [Change], newSeq: Int64, truncated: Bool, cards: [String: ResourceInfo]? = nil) {
+        self.changes = changes; self.newSeq = newSeq; self.truncated = truncated; self.cards = cards
     }
 }
 

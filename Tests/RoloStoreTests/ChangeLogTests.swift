@@ -28,6 +28,32 @@ import Testing
         #expect(none.changes.isEmpty && none.newSeq == 6)
     }
 
+    /// A store that reads the changed cards with the changes (`ChangeSet.cards`) gives each
+    /// one that still exists exactly as `resourceInfos` reads it, and no deleted one. PostgreSQL
+    /// must: a sync of ETags answers from them without reading the cards again.
+    @Test(arguments: StoreBackend.cardBackends)
+    func cardsReadWithTheChangesAreTheStoresRows(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let id = fixture.book.id
+        try await fixture.put("a.vcf")
+        try await fixture.put("b.vcf")
+        let token = try await fixture.cards.collection(id: id)!.syncSeq
+        try await fixture.put("a.vcf", fn: "Edited")
+        try await fixture.put("c.vcf")
+        try await fixture.cards.deleteResource(collectionID: id, name: "b.vcf", precondition: .none)
+        let since = try await fixture.cards.changes(collectionID: id, since: token, limit: nil)
+        if backend == .postgres { #expect(since.cards != nil, "PostgreSQL reads the cards with the changes") }
+        if let cards = since.cards {
+            let current = try await fixture.cards.resourceInfos(collectionID: id, names: ["a.vcf", "c.vcf"])
+            #expect(cards == Dictionary(uniqueKeysWithValues: current.map { ($0.name, $0) }))
+        }
+        let truncated = try await fixture.cards.changes(collectionID: id, since: 0, limit: 1)
+        if let cards = truncated.cards {
+            #expect(cards["b.vcf"] == nil && cards[truncated.changes[0].name] != nil)
+        }
+    }
+
     @Test(arguments: StoreBackend.cardBackends)
     func initialSyncLeavesOutDeletions(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)

@@ -50,7 +50,7 @@ extension DAVService {
         let initial = token.isEmpty
         let cards = NamedCardReader(store: store, collectionID: book.id, withBodies: properties.wantsBodies,
                                     bodyLimit: configuration.pageBodyLimit)
-        let pages = ChangePages(cards, changes: changeSet.changes, pageSize: configuration.listingPageSize)
+        let pages = ChangePages(cards, changes: changeSet, pageSize: configuration.listingPageSize)
         let syncToken = SyncToken(collectionID: book.id, seq: changeSet.newSeq).description
         let hrefs = self.hrefs
         let writer: ItemWriter<ChangedCard>

@@ -359,17 +359,29 @@ struct ChangePages: ListingPages {
     let cards: NamedCardReader
     let changes: [ChangeSet.Change]
     let pageSize: Int
+    /// The changed cards as the store read them with the changes (`ChangeSet.cards`): used
+    /// when no body is wanted, instead of reading them again.
+    let known: [String: ResourceInfo]?
     private var position = 0
     var isFinished: Bool { position >= changes.count }
 
-    init(_ cards: NamedCardReader, changes: [ChangeSet.Change], pageSize: Int) {
-        self.cards = cards; self.changes = changes; self.pageSize = pageSize
+    init(_ cards: NamedCardReader, changes: ChangeSet, pageSize: Int) {
+        self.cards = cards; self.changes = changes.changes; self.pageSize = pageSize
+        known = cards.withBodies ? nil : changes.cards
     }
 
     mutating func nextPage() async throws -> [ChangedCard] {
         let chunk = changes[position..<min(position + pageSize, changes.count)]
         position += chunk.count
-        let byName = try await cards.read(chunk.filter { !$0.deleted }.map(\.name))
+        let names = chunk.filter { !$0.deleted }.map(\.name)
+        let byName: [String: StoredResource]
+        if let known {
+            // A name without a row was deleted by then: skipped, as `read` skips it.
+            byName = Dictionary(names.compactMap { name in known[name].map { (name, StoredResource(info: $0, data: Data())) } },
+                                uniquingKeysWith: { first, _ in first })
+        } else {
+            byName = try await cards.read(names)
+        }
         return chunk.map { ChangedCard(change: $0, card: $0.deleted ? nil : byName[$0.name]) }
     }
 }
