@@ -294,6 +294,16 @@ public struct ChangeSet: Sendable, Hashable {
     public init(changes: [Change], newSeq: Int64, truncated: Bool, cards: [String: ResourceInfo]? = nil) {
         self.changes = changes; self.newSeq = newSeq; self.truncated = truncated; self.cards = cards
     }
+
+    /// Two change sets are equal when they tell the same changes: `cards` is what one store
+    /// read ahead for its caller, and another store's answer without it says the same.
+    public static func == (lhs: ChangeSet, rhs: ChangeSet) -> Bool {
+        lhs.changes == rhs.changes && lhs.newSeq == rhs.newSeq && lhs.truncated == rhs.truncated
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(changes); hasher.combine(newSeq); hasher.combine(truncated)
+    }
 }
 
 /// A property name in Clark terms: `{namespace}name`.
