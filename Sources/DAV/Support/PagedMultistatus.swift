@@ -373,15 +373,11 @@ struct ChangePages: ListingPages {
     mutating func nextPage() async throws -> [ChangedCard] {
         let chunk = changes[position..<min(position + pageSize, changes.count)]
         position += chunk.count
-        let names = chunk.filter { !$0.deleted }.map(\.name)
-        let byName: [String: StoredResource]
         if let known {
-            // A name without a row was deleted by then: skipped, as `read` skips it.
-            byName = Dictionary(names.compactMap { name in known[name].map { (name, StoredResource(info: $0, data: Data())) } },
-                                uniquingKeysWith: { first, _ in first })
-        } else {
-            byName = try await cards.read(names)
+            // A name without a row was deleted by then: no card, as `read` finds none.
+            return chunk.map { ChangedCard(change: $0, card: $0.deleted ? nil : known[$0.name].map { StoredResource(info: $0, data: Data()) }) }
         }
+        let byName = try await cards.read(chunk.filter { !$0.deleted }.map(\.name))
         return chunk.map { ChangedCard(change: $0, card: $0.deleted ? nil : byName[$0.name]) }
     }
 }
