@@ -93,6 +93,7 @@ extension PostgresStore {
     }
 
     public func updateCollection(id: Int64, displayName: String??, description: String??) async throws {
+        defer { changedSignInOrBooks() }
         let now = self.now
         try await transaction { connection in
             guard try await Self.collectionInfo(connection, id: id) != nil else { throw StoreError.notFound }
@@ -109,6 +110,7 @@ extension PostgresStore {
     }
 
     public func deleteCollection(id: Int64) async throws {
+        defer { changedSignInOrBooks() }
         try await transaction { connection in
             // The owner's home and every home that mounts it list one collection less.
             try await Self.bumpShareeHomes(connection, bookID: id)

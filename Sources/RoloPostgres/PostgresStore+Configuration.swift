@@ -67,6 +67,8 @@ extension PostgresStore {
         /// Books with fewer cards than this answer `contains` and `ends-with` without the
         /// trigram index (`SubstringIndexChoice`); 0 sends every book to it (tests).
         var substringIndexMinimumCards = SubstringIndexChoice.defaultMinimumBookCards
+        /// Most bytes of card bodies the inline GET keeps in memory (`CardCache`); 0 for none.
+        public var cardCacheBytes = 64 << 20
         /// Cards a process writes through PUT, or one import writes, before the tables are
         /// tidied (`BurstTidying`); 0 for never.
         var tidyAfterWrites = 1000

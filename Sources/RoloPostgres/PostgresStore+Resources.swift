@@ -27,7 +27,7 @@ extension PostgresStore {
                                           author: author)
             return seq
         }
-        bookChanges.publish(collectionID: collectionID, seq: seq)
+        committed(collectionID: collectionID, seq: seq)
     }
 
     public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {
@@ -83,6 +83,15 @@ extension PostgresStore {
                            done: @escaping @Sendable (InlineRead?) -> Void) {
         guard !collectionPath.isEmpty else { return done(nil) }
         let path = Self.joined(collectionPath)
+        startCardCacheOnce()
+        if let cached = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: primary.currentIndex) {
+            return done(cached)
+        }
+        let ticket = cardCache.ticket()
+        let done: @Sendable (InlineRead?) -> Void = { [cardCache] read in
+            if let read, let ticket { cardCache.keep(read, owner: owner, path: path, name: name, stampOf: user, ticket: ticket) }
+            done(read)
+        }
         // On an event loop (a server's GET), on that loop's own connection; else, or while it
         // opens, through the pool.
         if readOnLoop(owner: owner, path: path, name: name, stampOf: user, done: { done(try? $0.get()) }) { return }

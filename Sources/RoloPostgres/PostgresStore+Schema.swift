@@ -651,6 +651,29 @@ extension PostgresStore {
         ] + keepReplacedVersionTriggers + [
             "DELETE FROM card_versions v USING changes c WHERE v.collection_id = c.collection_id AND v.seq = c.seq",
         ]),
+        // The inline GET's cache (`CardCache`): every process hears a change of what a cached
+        // answer depends on besides its card (whose book's seq already has its notice). Once
+        // a statement, whatever the rows; NOTIFY folds repeats within a transaction.
+        Migration(version: "v14-card-cache-notices", statements: [
+            """
+            CREATE FUNCTION rolo_notify_sign_in_change() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('rolo_sign_in_changes', '');
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER users_notify_sign_in_change
+            AFTER UPDATE OF name, password_hash, disabled, app_passwords_only OR DELETE OR TRUNCATE ON users
+            FOR EACH STATEMENT EXECUTE FUNCTION rolo_notify_sign_in_change()
+            """,
+            """
+            CREATE TRIGGER collections_notify_sign_in_change
+            AFTER UPDATE OF owner_id, path, kind, display_name, description OR DELETE OR TRUNCATE ON collections
+            FOR EACH STATEMENT EXECUTE FUNCTION rolo_notify_sign_in_change()
+            """,
+        ]),
     ]
 
     /// The triggers since v13: the version a change row held moves into `card_versions` when

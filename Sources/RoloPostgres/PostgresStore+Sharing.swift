@@ -21,6 +21,7 @@ extension PostgresStore {
     }
 
     public func updateAccount(name: String, _ update: UserAccountUpdate) async throws {
+        defer { changedSignInOrBooks() }
         try await transaction { connection in
             guard try await Self.userID(connection, name: name) != nil else { throw StoreError.noSuchUser }
             if let displayName = update.displayName {

@@ -78,6 +78,7 @@ extension PostgresStore: StoreSnapshotting {
     }
 
     public func restore(_ records: [SnapshotRecord]) async throws {
+        defer { changedSignInOrBooks() }
         try await transaction { connection in
             // A batch of big cards may take longer than a request's statement is allowed.
             let connection = connection.unbounded

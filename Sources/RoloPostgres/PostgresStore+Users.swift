@@ -28,6 +28,7 @@ extension PostgresStore {
     }
 
     public func setPassword(user: String, password: String) async throws {
+        defer { changedSignInOrBooks() }
         let hash = Bcrypt.hash(password, cost: bcryptCost)
         try await transaction { connection in
             if try await connection.rows("UPDATE users SET password_hash = \(hash) WHERE name = \(user) RETURNING 1").isEmpty {
@@ -84,6 +85,7 @@ extension PostgresStore {
     }
 
     public func deleteUser(name: String) async throws {
+        defer { changedSignInOrBooks() }
         try await transaction { connection in
             // The homes that mount this user's books list one collection less.
             try await connection.execute("""

@@ -151,7 +151,7 @@ extension PostgresStore {
         for (pending, result) in zip(batch, results) {
             if case .success(let put) = result {
                 written += 1
-                bookChanges.publish(BookChange(collectionID: collectionID, seq: put.seq, exclusion: pending.exclusion))
+                committed(BookChange(collectionID: collectionID, seq: put.seq, exclusion: pending.exclusion))
                 if put.created { substringIndex.cardCreated(in: collectionID) }
             }
             pending.answer(result)

@@ -54,6 +54,12 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let tidying: BurstTidying
     /// The addressbook-queries' statements, prepared per connection by their shape.
     let shapedStatements = ShapedStatements()
+    /// The inline GET's answers kept in memory, true by the database's notices.
+    let cardCache: CardCache
+    /// Whether `followCacheNotices` was started (by the first inline GET).
+    let cacheNoticesStarted = Atomic<Bool>(false)
+    /// `followCacheNotices`, until `close()`.
+    let cacheNotices = Mutex<Task<Void, Never>?>(nil)
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
         self.configuration = configuration
@@ -66,6 +72,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
                                         logger: logger)
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         tidying = BurstTidying(threshold: max(configuration.tidyAfterWrites, 0))
+        cardCache = CardCache(capacity: configuration.cardCacheBytes)
         let clients = try configuration.servers.map {
             PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)
         }
@@ -198,6 +205,14 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
             }
         }
         primary.stop()
+        let notices = cacheNotices.withLock { task in
+            cacheNoticesStarted.store(true, ordering: .relaxed)
+            return task
+        }
+        if let notices {
+            notices.cancel()
+            _ = await withTimeout(.seconds(5)) { await notices.value }
+        }
         await loopReads.close()
         watchdog.cancel()
         running.cancel()

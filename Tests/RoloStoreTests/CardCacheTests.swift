@@ -1,0 +1,191 @@
+import Foundation
+import PostgresNIO
+import PostgresTestSupport
+@testable import RoloPostgres
+import RoloStore
+import Testing
+
+/// PostgreSQL's inline GET cache (`CardCache`): a card read once is answered from memory,
+/// and never after a change this process made, nor, once its notice came, one another
+/// process made; without its notices the cache is off.
+@Suite(.closesStores) struct CardCacheTests {
+    /// `readInline` awaited.
+    private static func read(_ store: PostgresStore, _ name: String = "a.vcf", owner: String = "alice",
+                             as user: String = "alice") async -> InlineRead? {
+        await withCheckedContinuation { continuation in
+            store.readInline(owner: owner, collectionPath: ["default"], name: name, stampOf: user) { continuation.resume(returning: $0) }
+        }
+    }
+
+    private static func body(_ read: InlineRead?) -> String? {
+        read?.found.map { String(decoding: $0.resource.data, as: UTF8.self) }
+    }
+
+    /// Waits (at most 10 s) until `condition` holds.
+    private static func eventually(_ what: Comment, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("never: \(what)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// A first read starts the notices; returns once they are heard.
+    private static func listening(_ store: PostgresStore) async throws {
+        _ = await read(store)
+        try await eventually("the cache listens") { store.cardCache.isListening }
+    }
+
+    /// Changes a card's body behind every process's back (no seq moved, no notice): a read
+    /// that still answers the old body was answered from memory.
+    private static func rewriteSilently(_ store: PostgresStore, book: Int64, _ name: String, to body: String) async throws {
+        try await store.autocommit { connection in
+            try await connection.execute("UPDATE resources SET data = \(Data(body.utf8)) WHERE collection_id = \(book) AND name = \(name)")
+        }
+    }
+
+    @Test func aCardReadOnceIsAnsweredFromMemoryAndAnOwnWriteIsSeenAtOnce() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        try await fixture.put("a.vcf", fn: "First")
+        try await Self.listening(store)
+        let first = try #require(Self.body(await Self.read(store)))
+        #expect(first.contains("FN:First"))
+        #expect(store.cardCache.counts.cards == 1)
+
+        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "changed behind its back")
+        #expect(Self.body(await Self.read(store)) == first)
+
+        // This process's own write: the next read, with no wait, is the new card.
+        let written = try await fixture.put("a.vcf", fn: "Second")
+        let after = try #require(await Self.read(store)?.found)
+        #expect(after.resource.info.etag == written.etag)
+        #expect(String(decoding: after.resource.data, as: UTF8.self).contains("FN:Second"))
+        // That read was kept in turn.
+        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "changed behind its back again")
+        #expect(Self.body(await Self.read(store)) == String(decoding: after.resource.data, as: UTF8.self))
+    }
+
+    @Test func anotherProcesssWritesAndRemovalsAreHeard() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        try await fixture.put("a.vcf", fn: "First")
+        try await Self.listening(store)
+        #expect(Self.body(await Self.read(store))?.contains("FN:First") == true)
+
+        let (data, card) = (Data(vcard(uid: "a.vcf", fn: "Second").utf8),
+                            CardMetadata(uid: "a.vcf", kind: "individual", indexEntries: [], members: []))
+        let written = try await other.putResource(collectionID: fixture.book.id, name: "a.vcf", data: data,
+                                                  contentType: "text/vcard", card: card, precondition: .none)
+        try await Self.eventually("the other process's write is read") {
+            await Self.read(store)?.found?.resource.info.etag == written.etag
+        }
+        try await other.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
+        try await Self.eventually("the other process's delete is read") { await Self.read(store).map { $0.found == nil } == true }
+    }
+
+    @Test func anotherProcesssPasswordAndBookChangesForgetEverything() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        try await fixture.put("a.vcf", fn: "First")
+        try await Self.listening(store)
+        let stamp = try #require(await Self.read(store)?.stamp)
+        #expect(await Self.read(store)?.stamp == stamp)
+        #expect(store.cardCache.counts == (1, 1))
+
+        try await other.setPassword(user: "alice", password: "another secret")
+        try await Self.eventually("the new password's stamp is read") {
+            guard let now = await Self.read(store)?.stamp else { return false }
+            return now != stamp
+        }
+        try await other.updateAccount(name: "alice", UserAccountUpdate(disabled: true))
+        try await Self.eventually("a disabled user has no stamp") { await Self.read(store).map { $0.stamp == nil } == true }
+
+        #expect(await Self.read(store)?.found != nil)
+        try await other.deleteCollection(id: fixture.book.id)
+        try await Self.eventually("a removed book's card is gone") { await Self.read(store).map { $0.found == nil } == true }
+    }
+
+    @Test func withoutItsNoticesTheCacheIsOffUntilTheyAreHeardAgain() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        try await fixture.put("a.vcf", fn: "First")
+        try await Self.listening(store)
+        _ = await Self.read(store)
+        #expect(store.cardCache.counts.cards == 1)
+
+        // The listening connection lost (as in a restart or a network cut).
+        try await store.autocommit { connection in
+            try await connection.execute("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND query LIKE 'LISTEN %'
+                """)
+        }
+        try await Self.eventually("the cache stops") { !store.cardCache.isListening }
+        #expect(store.cardCache.counts.cards == 0)
+        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "read from the database")
+        #expect(Self.body(await Self.read(store)) == "read from the database")
+
+        try await Self.eventually("the cache listens again") { store.cardCache.isListening }
+        _ = await Self.read(store)
+        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "behind its back again")
+        #expect(Self.body(await Self.read(store)) == "read from the database")
+    }
+
+    @Test func aCacheOfNoBytesKeepsNothing() async throws {
+        let database = try await TestDatabase.create()
+        var configuration = try database.configuration()
+        configuration.cardCacheBytes = 0
+        let store = try await PostgresStore.open(configuration)
+        StoreCleanups.schedule {
+            await store.close()
+            await database.drop()
+        }
+        try await store.createUser(name: "alice", password: "secret")
+        let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
+        let fixture = StoreFixture(backend: .postgres, store: store, book: book, cleanup: {})
+        try await fixture.put("a.vcf", fn: "First")
+        _ = await Self.read(store)
+        try await Self.rewriteSilently(store, book: book.id, "a.vcf", to: "read from the database")
+        #expect(Self.body(await Self.read(store)) == "read from the database")
+        #expect(!store.cardCache.isListening && store.cardCache.counts == (0, 0))
+    }
+
+    /// A database from before v14 gets the triggers, keeping every card, ETag and sync token.
+    @Test func aV13DatabaseUpgradesInPlaceAndItsSignInChangesAreHeard() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let written = try await fixture.put("a.vcf", fn: "First")
+        try await store.autocommit { connection in
+            for statement in [
+                "DROP TRIGGER users_notify_sign_in_change ON users",
+                "DROP TRIGGER collections_notify_sign_in_change ON collections",
+                "DROP FUNCTION rolo_notify_sign_in_change()",
+                "DELETE FROM schema_migrations WHERE version = 'v14-card-cache-notices'",
+            ] { try await connection.execute(PostgresQuery(unsafeSQL: statement)) }
+        }
+        let upgraded = try await PostgresStore.open(store.configuration)
+        StoreCleanups.schedule { await upgraded.close() }
+        #expect(try await upgraded.appliedMigrations() == PostgresStore.migrations.map(\.version))
+        let stored = try #require(try await upgraded.resource(collectionID: fixture.book.id, name: "a.vcf"))
+        #expect(stored.info.etag == written.etag)
+        let changes = try await upgraded.changes(collectionID: fixture.book.id, since: 0, limit: nil)
+        #expect(changes.newSeq == written.seq && changes.changes.map(\.name) == ["a.vcf"])
+
+        try await Self.listening(upgraded)
+        let stamp = try #require(await Self.read(upgraded)?.stamp)
+        try await store.setPassword(user: "alice", password: "another secret")
+        try await Self.eventually("the upgraded database announces the new password") {
+            guard let now = await Self.read(upgraded)?.stamp else { return false }
+            return now != stamp
+        }
+    }
+}
