@@ -18,7 +18,8 @@ import Synchronization
 /// call that finds the database unavailable starts the search for it again (`PrimaryChoice`),
 /// so a promoted replica is served without a restart. Every read is a round trip; the inline
 /// GET's (`InlineResourceReads`) is one, on a connection of the asking event loop's own
-/// (`LoopReadConnections`).
+/// (`LoopReadConnections`), or none when the card is in memory (`CardCache`, kept current by
+/// the database's notices).
 ///
 /// Open with `open(_:)`, which runs the migrations (once, under an advisory lock, whatever
 /// the number of processes starting), and `close()` when done.

@@ -12,7 +12,9 @@ import Synchronization
 /// (`AccountStore.accountPasswordStamp`) as it was before the password was checked, and a hit
 /// counts only while the store still gives the same one: a read of one row instead of
 /// bcrypt, so that deleting or disabling the user, a new password or "app passwords only",
-/// made by any process on the database, ends the login on its next request. App passwords
+/// made by any process on the database, ends the login on its next request (on PostgreSQL,
+/// a GET answered from the card cache has the stamp from there: current once the change's
+/// notice arrived, `CardCache`). App passwords
 /// are not cached: they are checked on every request (a keyed hash and one row), so that
 /// revoking one takes effect on its next request.
 final class CredentialCache: Sendable {

@@ -14,6 +14,7 @@ struct ConfigFile {
     static let keys: [String: Kind] = [
         "host": .string, "port": .integer, "database": .string, "base_path": .string,
         "database_pool_size": .integer, "database_statement_timeout": .integer, "database_connection_timeout": .integer,
+        "database_card_cache_mb": .integer,
         "proxy_prefix": .string, "public_url": .string, "trusted_proxies": .stringList,
         "log_level": .string, "log_format": .string,
         "max_resource_size": .integer, "max_request_size": .integer, "quota_bytes": .integer,

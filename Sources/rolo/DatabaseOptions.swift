@@ -27,6 +27,10 @@ struct DatabaseOptions: ParsableArguments {
             help: "PostgreSQL: seconds a request waits for a database connection before it is answered 503 (env ROLO_DATABASE_CONNECTION_TIMEOUT, default 10).")
     var databaseConnectionTimeout: Int?
 
+    @Option(name: .customLong("database-card-cache-mb"),
+            help: "PostgreSQL: MiB of cards a serving process keeps in memory for GETs, kept current by the database's notices; 0 for none (env ROLO_DATABASE_CARD_CACHE_MB, default 64).")
+    var databaseCardCacheMB: Int?
+
     var resolvedPath: String { resolvedPath(configured: nil) }
 
     /// Flag, then `ROLO_DATABASE`, then `configured` (the serve config file), then the default.
@@ -73,6 +77,14 @@ struct DatabaseOptions: ParsableArguments {
                                        env: "ROLO_DATABASE_CONNECTION_TIMEOUT", "must be at least 1 (got \(seconds)).")
             }
             configuration.connectionTimeout = .seconds(seconds)
+        }
+        if let megabytes = try settings.integer(databaseCardCacheMB, env: "ROLO_DATABASE_CARD_CACHE_MB",
+                                                key: "database_card_cache_mb") {
+            guard (0...65_536).contains(megabytes) else {
+                throw settings.invalid("database_card_cache_mb", flagGiven: databaseCardCacheMB != nil,
+                                       env: "ROLO_DATABASE_CARD_CACHE_MB", "must be 0 to 65536 (got \(megabytes)).")
+            }
+            configuration.cardCacheBytes = megabytes << 20
         }
         configuration.bcryptCost = bcryptCost
         return configuration

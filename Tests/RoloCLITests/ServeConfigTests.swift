@@ -168,6 +168,7 @@ import RoloStore
             database_pool_size = 6
             database_statement_timeout = 12
             database_connection_timeout = 3
+            database_card_cache_mb = 16
             base_path = "/dav"
             proxy_prefix = "/carddav"
             public_url = "https://example.org/carddav"
@@ -200,7 +201,8 @@ import RoloStore
         #expect(file.integer("quota_bytes") == 1_048_576)
         #expect(file.list("auth_sources") == ["proxy", "local"])
         #expect(file.string("proxy_user_header") == "Remote-User")
-        #expect(Set(ConfigFile.keys.keys).count == 72)
+        #expect(file.integer("database_card_cache_mb") == 16)
+        #expect(Set(ConfigFile.keys.keys).count == 73)
     }
 
     /// The PostgreSQL settings come from the flag, else the variable, else the config file.
@@ -213,14 +215,21 @@ import RoloStore
             database_pool_size = 6
             database_statement_timeout = 0
             database_connection_timeout = 3
+            database_card_cache_mb = 16
             """, in: folder)))
         let url = try #require(settings.file.string("database"))
         let fromFile = try DatabaseOptions.parse([]).postgresConfiguration(url: url, settings: settings)
         #expect(fromFile.host == "db.example" && fromFile.port == 6543 && fromFile.password == "s@cret" && fromFile.tls == .require)
         #expect(fromFile.poolSize == 6 && fromFile.statementTimeout == nil && fromFile.connectionTimeout == .seconds(3))
-        let fromFlags = try DatabaseOptions.parse(["--database-pool-size", "2", "--database-statement-timeout", "5"])
+        #expect(fromFile.cardCacheBytes == 16 << 20)
+        let fromFlags = try DatabaseOptions.parse(["--database-pool-size", "2", "--database-statement-timeout", "5",
+                                                   "--database-card-cache-mb", "0"])
             .postgresConfiguration(url: url, settings: settings)
-        #expect(fromFlags.poolSize == 2 && fromFlags.statementTimeout == .seconds(5))
+        #expect(fromFlags.poolSize == 2 && fromFlags.statementTimeout == .seconds(5) && fromFlags.cardCacheBytes == 0)
+        #expect(try DatabaseOptions.parse([]).postgresConfiguration(url: url).cardCacheBytes == 64 << 20)
+        #expect(throws: CLIError.self) {
+            try DatabaseOptions.parse(["--database-card-cache-mb=-1"]).postgresConfiguration(url: url)
+        }
         #expect(throws: CLIError.self) { try DatabaseOptions.parse(["--database-pool-size", "0"]).postgresConfiguration(url: url) }
         #expect(throws: CLIError.self) { try DatabaseOptions.parse([]).postgresConfiguration(url: "postgresql://db.example/rolo") }
         #expect(DatabaseOptions.displayed("postgresql://rolo:secret@db/rolo") == "postgresql://rolo:***@db/rolo")
