@@ -114,7 +114,7 @@ start_cluster() {
         rm -rf "$dir"
         exit 1
     fi
-    settings="-c listen_addresses=127.0.0.1 -c max_connections=300"
+    settings="-c listen_addresses=127.0.0.1 -c max_connections=500"
     [ -n "$durable" ] || settings="$settings -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     if [ -n "$ssl" ]; then
         openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \

@@ -19,12 +19,15 @@ import Synchronization
 /// - A read only fills the cache if nothing was forgotten between its start and its answer
 ///   (`Ticket`), so a read that raced a change never stores the older state.
 ///
-/// What remains is the moment between another process's commit and its notice arriving
-/// here (well under a millisecond on a quiet machine; longer under load), in which a GET
-/// could answer the card as it was. Writes never use the cache: an `If-Match` decided on
-/// such a read is still decided by the database, and answers 412. Losing the notices'
-/// connection stops the cache (and forgets it) until they are heard again; after a failover
-/// the notices come from the new primary or the cache stays off.
+/// **Only while alone.** Between another process's commit and its notice arriving here, a
+/// GET would answer the card as it was: measured with two processes, a GET sent to one right
+/// after a PUT through the other answered the old card 15 times in 2,000. So the cache
+/// serves only while this is the only Rolo process on the database (`setAlone`): every
+/// process, `rolo` commands included, announces itself when it starts and is counted every
+/// second. A process's own writes note their seq before they are answered, so alone it never
+/// answers older than what it acknowledged. Losing the notices' connection stops the cache
+/// (and forgets it) until they are heard again; after a failover the notices come from the
+/// new primary or the cache stays off. Writes never use the cache.
 final class CardCache: Sendable {
     /// Taken when a read starts: its answer may be kept only if still current when it comes.
     struct Ticket: Sendable {
@@ -40,6 +43,8 @@ final class CardCache: Sendable {
     private struct State: Sendable {
         /// Which server's notices are heard (`PrimaryChoice` index), or nil while none are.
         var listeningTo: Int?
+        /// Whether this is the only Rolo process on the database (`PostgresStore.followCacheNotices`).
+        var alone = false
         /// Moves at every `forgetAll`, so that reads started before it keep nothing.
         var generation: UInt64 = 0
         var cards: [Key: LocatedResource] = [:]
@@ -66,7 +71,7 @@ final class CardCache: Sendable {
     func read(owner: String, path: String, name: String, stampOf user: String, server: Int) -> InlineRead? {
         guard isEnabled else { return nil }
         return state.withLock { state -> InlineRead? in
-            guard state.listeningTo == server, let found = state.cards[Key(owner: owner, path: path, name: name)],
+            guard state.listeningTo == server, state.alone, let found = state.cards[Key(owner: owner, path: path, name: name)],
                   let stamp = state.stamps[user],
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min]
             else { return nil }
@@ -78,7 +83,7 @@ final class CardCache: Sendable {
     /// listening, or no cache).
     func ticket() -> Ticket? {
         guard isEnabled else { return nil }
-        return state.withLock { $0.listeningTo == nil ? nil : Ticket(generation: $0.generation) }
+        return state.withLock { $0.listeningTo == nil || !$0.alone ? nil : Ticket(generation: $0.generation) }
     }
 
     /// Keeps what a read started with `ticket` answered, unless something was forgotten or
@@ -86,7 +91,7 @@ final class CardCache: Sendable {
     func keep(_ read: InlineRead, owner: String, path: String, name: String, stampOf user: String, ticket: Ticket) {
         let size = read.found?.resource.data.count ?? 0
         state.withLock { state in
-            guard state.listeningTo != nil, state.generation == ticket.generation else { return }
+            guard state.listeningTo != nil, state.alone, state.generation == ticket.generation else { return }
             state.stamps[user] = .some(read.stamp)
             guard let found = read.found, size <= capacity / 8,
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min] else { return }
@@ -134,6 +139,20 @@ final class CardCache: Sendable {
         state.withLock { state in
             Self.forget(&state)
             state.listeningTo = nil
+            state.alone = false
+        }
+    }
+
+    /// Whether another Rolo process uses the database now. With one, the cache is off (and
+    /// forgotten): between that process's commit and its notice, this one would answer the
+    /// card as it was, and a client that wrote through one process and reads through the
+    /// other (a round-robin balancer) would see its write undone for that moment.
+    func setAlone(_ alone: Bool) {
+        guard isEnabled else { return }
+        state.withLock { state in
+            guard state.alone != alone else { return }
+            Self.forget(&state)
+            state.alone = alone
         }
     }
 
@@ -143,6 +162,9 @@ final class CardCache: Sendable {
     }
 
     var isListening: Bool { state.withLock { $0.listeningTo != nil } }
+
+    /// Whether cached answers are served (listening, and alone on the database).
+    var isServing: Bool { state.withLock { $0.listeningTo != nil && $0.alone } }
 
     private static func forget(_ state: inout State) {
         state.generation &+= 1

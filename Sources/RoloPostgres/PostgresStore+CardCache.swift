@@ -1,14 +1,20 @@
 import Foundation
 import PostgresNIO
 import RoloStore
+import Synchronization
 
 /// The inline GET's cache (`CardCache`): what keeps it true, heard from the database and
-/// noted at this process's own commits.
+/// noted at this process's own commits, and whether this process is alone on the database.
 extension PostgresStore {
     /// Where the triggers announce a change that every cached answer may depend on: a user's
     /// sign-in (password, disabled, app passwords only, name, removal) or a book's path,
     /// kind, name, description or removal (v14-card-cache-notices).
     static let signInChangesChannel = "rolo_sign_in_changes"
+    /// Where each process announces itself when it starts (the payload: its own id).
+    static let processesChannel = "rolo_processes"
+    /// The `application_name` of each process's notices connection: counted to tell whether
+    /// a process is alone on the database.
+    static let noticesApplicationName = "rolo notices"
 
     /// A write to a book committed: the cache stops serving the book's cards as read before,
     /// then push hears of it. Every write that moves a book's seq calls it after its commit
@@ -29,52 +35,42 @@ extension PostgresStore {
         cardCache.forgetAll()
     }
 
-    /// Starts hearing the notices the first time a GET asks (a server; the CLI never does).
-    func startCardCacheOnce() {
-        guard cardCache.isEnabled, !cacheNoticesStarted.load(ordering: .relaxed) else { return }
-        cacheNotices.withLock { task in
-            // Under the lock, so that `close()` either sees the task or keeps it from starting.
-            guard !cacheNoticesStarted.load(ordering: .relaxed) else { return }
-            cacheNoticesStarted.store(true, ordering: .relaxed)
-            task = Task { [self] in await followCacheNotices() }
-        }
+    /// Starts `followCacheNotices` and waits (at most `announcing`) until this process has
+    /// announced itself, so that a process already serving stops its cache before this one
+    /// writes anything.
+    func startNotices(announcing: Duration = .seconds(2)) async {
+        let announced = Announcement()
+        let task = Task { [self] in await followCacheNotices(announced: announced) }
+        cacheNotices.withLock { $0 = task }
+        _ = await withTimeout(announcing) { await announced.wait() }
     }
 
-    /// Listens for both channels on a connection of its own to the current primary, and feeds
-    /// the cache; the cache serves only while this listens. A lost connection turns it off
-    /// and tries again each second.
-    func followCacheNotices() async {
+    /// Listens on a connection of its own to the current primary: book changes and sign-in
+    /// changes feed the cache, other processes' announcements and a count each second of the
+    /// processes listening tell it whether it is alone. It runs whether or not this process
+    /// keeps a cache, so that the others know it is there. A lost connection turns the cache
+    /// off, and it tries again each second.
+    private func followCacheNotices(announced: Announcement) async {
+        let me = UUID().uuidString
         var attempt = 0
         while !Task.isCancelled {
             let server = primary.currentIndex
             do {
-                let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(),
-                                                                      id: 2, logger: logger)
+                var configuration = try connectionConfiguration()
+                configuration.options.additionalStartupParameters = configuration.options.additionalStartupParameters.filter {
+                    $0.0 != "application_name"
+                } + [("application_name", Self.noticesApplicationName)]
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
                 do {
                     try await connection.listen(on: Self.bookChangesChannel) { books in
-                        try await connection.listen(on: Self.signInChangesChannel) { others in
-                            attempt = 0
-                            cardCache.startedListening(to: server)
-                            try await withThrowingTaskGroup(of: Void.self) { group in
-                                group.addTask { [cardCache] in
-                                    for try await notice in books {
-                                        if let change = Self.bookChange(fromPayload: notice.payload) {
-                                            cardCache.bookChanged(change.collectionID, seq: change.seq)
-                                        } else {
-                                            cardCache.forgetAll()
-                                        }
-                                    }
-                                }
-                                group.addTask { [cardCache] in
-                                    for try await _ in others { cardCache.forgetAll() }
-                                }
-                                // Calls went to another server (a failover): listen there.
-                                group.addTask { [primary] in
-                                    while primary.currentIndex == server { try await Task.sleep(for: .seconds(1)) }
-                                }
-                                // The first two end only with the connection.
-                                try await group.next()
-                                group.cancelAll()
+                        try await connection.listen(on: Self.signInChangesChannel) { signIns in
+                            try await connection.listen(on: Self.processesChannel) { processes in
+                                attempt = 0
+                                cardCache.startedListening(to: server)
+                                try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
+                                announced.done()
+                                try await hear(books: books, signIns: signIns, processes: processes, me: me,
+                                               on: connection, server: server)
                             }
                         }
                     }
@@ -95,6 +91,66 @@ extension PostgresStore {
                 }
             }
             try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Until the connection ends, or calls go to another server (a failover: listen there).
+    private func hear(books: PostgresNotificationSequence, signIns: PostgresNotificationSequence,
+                      processes: PostgresNotificationSequence, me: String, on connection: PostgresConnection,
+                      server: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [cardCache] in
+                for try await notice in books {
+                    if let change = Self.bookChange(fromPayload: notice.payload) {
+                        cardCache.bookChanged(change.collectionID, seq: change.seq)
+                    } else {
+                        cardCache.forgetAll()
+                    }
+                }
+            }
+            group.addTask { [cardCache] in
+                for try await _ in signIns { cardCache.forgetAll() }
+            }
+            group.addTask { [cardCache] in
+                for try await notice in processes where notice.payload != me { cardCache.setAlone(false) }
+            }
+            group.addTask { [cardCache, primary, logger] in
+                while primary.currentIndex == server {
+                    let rows = try await connection.query("""
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE datname = current_database() AND application_name = \(Self.noticesApplicationName)
+                        """, logger: logger)
+                    var count: Int64 = 0
+                    for try await row in rows { count = try row.decode(Int64.self) }
+                    cardCache.setAlone(count == 1)
+                    try await Task.sleep(for: .seconds(1))
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Signals once that a process announced itself; `wait()` returns from then on.
+final class Announcement: Sendable {
+    private let state = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func done() {
+        let waiters = state.withLock { state in
+            defer { state = (true, []) }
+            return state.done ? [] : state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if now { continuation.resume() }
         }
     }
 }

@@ -83,7 +83,6 @@ extension PostgresStore {
                            done: @escaping @Sendable (InlineRead?) -> Void) {
         guard !collectionPath.isEmpty else { return done(nil) }
         let path = Self.joined(collectionPath)
-        startCardCacheOnce()
         if let cached = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: primary.currentIndex) {
             return done(cached)
         }

@@ -57,9 +57,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let shapedStatements = ShapedStatements()
     /// The inline GET's answers kept in memory, true by the database's notices.
     let cardCache: CardCache
-    /// Whether `followCacheNotices` was started (by the first inline GET).
-    let cacheNoticesStarted = Atomic<Bool>(false)
-    /// `followCacheNotices`, until `close()`.
+    /// `followCacheNotices`, from `open(_:)` until `close()`.
     let cacheNotices = Mutex<Task<Void, Never>?>(nil)
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
@@ -118,6 +116,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
             store.pepperValue.withLock { $0 = pepper }
             let trigrams = try await store.hasTrigramIndex()
             store.trigramIndex.withLock { $0 = trigrams }
+            await store.startNotices()
         } catch {
             await store.close()
             throw error
@@ -206,11 +205,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
             }
         }
         primary.stop()
-        let notices = cacheNotices.withLock { task in
-            cacheNoticesStarted.store(true, ordering: .relaxed)
-            return task
-        }
-        if let notices {
+        if let notices = cacheNotices.withLock({ $0 }) {
             notices.cancel()
             _ = await withTimeout(.seconds(5)) { await notices.value }
         }

@@ -64,7 +64,7 @@ public enum TestPostgres {
         public func restart() throws {
             let port = URLComponents(string: url)?.port ?? 5432
             try pgCtl(["start", "-w", "-t", "60", "-l", "\(folder)/server.log", "-o",
-                       "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off"])
+                       "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off"])
         }
 
         /// A streaming replica of this running cluster, on a port of its own, stopped by its

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 import PostgresTestSupport
 @testable import RoloPostgres
@@ -6,8 +7,8 @@ import RoloStore
 import Testing
 
 /// PostgreSQL's inline GET cache (`CardCache`): a card read once is answered from memory,
-/// and never after a change this process made, nor, once its notice came, one another
-/// process made; without its notices the cache is off.
+/// and never after a change this process made, nor once a change's notice came; with
+/// another process on the database, or without its notices, the cache is off.
 @Suite(.closesStores) struct CardCacheTests {
     /// `readInline` awaited.
     private static func read(_ store: PostgresStore, _ name: String = "a.vcf", owner: String = "alice",
@@ -33,10 +34,9 @@ import Testing
         }
     }
 
-    /// A first read starts the notices; returns once they are heard.
-    private static func listening(_ store: PostgresStore) async throws {
-        _ = await read(store)
-        try await eventually("the cache listens") { store.cardCache.isListening }
+    /// Returns once the cache serves (its notices heard, and the store alone on the database).
+    private static func serving(_ store: PostgresStore) async throws {
+        try await eventually("the cache serves") { store.cardCache.isServing }
     }
 
     /// Changes a card's body behind every process's back (no seq moved, no notice): a read
@@ -47,12 +47,18 @@ import Testing
         }
     }
 
+    /// Runs `sql` on one of `store`'s connections, as another writer the store does not know
+    /// of would (its triggers' notices are all the store hears of it).
+    private static func behindItsBack(_ store: PostgresStore, _ sql: String) async throws {
+        try await store.autocommit { try await $0.execute(PostgresQuery(unsafeSQL: sql)) }
+    }
+
     @Test func aCardReadOnceIsAnsweredFromMemoryAndAnOwnWriteIsSeenAtOnce() async throws {
         let fixture = try await StoreFixture.make(.postgres)
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         try await fixture.put("a.vcf", fn: "First")
-        try await Self.listening(store)
+        try await Self.serving(store)
         let first = try #require(Self.body(await Self.read(store)))
         #expect(first.contains("FN:First"))
         #expect(store.cardCache.counts.cards == 1)
@@ -70,46 +76,64 @@ import Testing
         #expect(Self.body(await Self.read(store)) == String(decoding: after.resource.data, as: UTF8.self))
     }
 
-    @Test func anotherProcesssWritesAndRemovalsAreHeard() async throws {
-        let (fixture, other) = try await CoordinationTests.twoStores()
+    @Test func aChangesNoticeMakesTheCardBeReadAgain() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
         try await fixture.put("a.vcf", fn: "First")
-        try await Self.listening(store)
-        #expect(Self.body(await Self.read(store))?.contains("FN:First") == true)
+        try await Self.serving(store)
+        _ = await Self.read(store)
+        #expect(store.cardCache.counts.cards == 1)
 
-        let (data, card) = (Data(vcard(uid: "a.vcf", fn: "Second").utf8),
-                            CardMetadata(uid: "a.vcf", kind: "individual", indexEntries: [], members: []))
-        let written = try await other.putResource(collectionID: fixture.book.id, name: "a.vcf", data: data,
-                                                  contentType: "text/vcard", card: card, precondition: .none)
-        try await Self.eventually("the other process's write is read") {
-            await Self.read(store)?.found?.resource.info.etag == written.etag
-        }
-        try await other.deleteResource(collectionID: fixture.book.id, name: "a.vcf", precondition: .none)
-        try await Self.eventually("the other process's delete is read") { await Self.read(store).map { $0.found == nil } == true }
-    }
+        // Another writer's change of the card moves the book's seq: its notice is heard.
+        try await Self.behindItsBack(store, """
+            WITH card AS (UPDATE resources SET data = 'written elsewhere' WHERE collection_id = \(book) AND name = 'a.vcf')
+            UPDATE collections SET sync_seq = sync_seq + 1 WHERE id = \(book)
+            """)
+        try await Self.eventually("the card is read again") { Self.body(await Self.read(store)) == "written elsewhere" }
 
-    @Test func anotherProcesssPasswordAndBookChangesForgetEverything() async throws {
-        let (fixture, other) = try await CoordinationTests.twoStores()
-        defer { fixture.close() }
-        let store = try #require(fixture.store as? PostgresStore)
-        try await fixture.put("a.vcf", fn: "First")
-        try await Self.listening(store)
         let stamp = try #require(await Self.read(store)?.stamp)
-        #expect(await Self.read(store)?.stamp == stamp)
-        #expect(store.cardCache.counts == (1, 1))
-
-        try await other.setPassword(user: "alice", password: "another secret")
-        try await Self.eventually("the new password's stamp is read") {
-            guard let now = await Self.read(store)?.stamp else { return false }
-            return now != stamp
-        }
-        try await other.updateAccount(name: "alice", UserAccountUpdate(disabled: true))
+        try await Self.behindItsBack(store, "UPDATE users SET password_hash = 'elsewhere' WHERE name = 'alice'")
+        try await Self.eventually("the new password's stamp is read") { await Self.read(store)?.stamp != stamp }
+        try await Self.behindItsBack(store, "UPDATE users SET disabled = true WHERE name = 'alice'")
         try await Self.eventually("a disabled user has no stamp") { await Self.read(store).map { $0.stamp == nil } == true }
 
-        #expect(await Self.read(store)?.found != nil)
-        try await other.deleteCollection(id: fixture.book.id)
+        _ = await Self.read(store)
+        #expect(store.cardCache.counts.cards == 1)
+        try await Self.behindItsBack(store, "UPDATE collections SET display_name = 'Renamed' WHERE id = \(book)")
+        try await Self.eventually("a renamed book forgets everything") { store.cardCache.counts == (0, 0) }
+        _ = await Self.read(store)
+        try await Self.behindItsBack(store, "DELETE FROM collections WHERE id = \(book)")
         try await Self.eventually("a removed book's card is gone") { await Self.read(store).map { $0.found == nil } == true }
+    }
+
+    /// Another process on the database (whether or not it keeps a cache itself) turns the
+    /// cache off at once, and its end turns it on again.
+    @Test func anotherProcessTurnsTheCacheOffWhileItRuns() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        try await fixture.put("a.vcf", fn: "First")
+        try await Self.serving(store)
+        let first = Self.body(await Self.read(store))
+        #expect(store.cardCache.counts.cards == 1)
+
+        var configuration = store.configuration
+        configuration.cardCacheBytes = 0
+        let other = try await PostgresStore.open(configuration)
+        try await Self.eventually("the cache stops when the other process announces itself") { !store.cardCache.isServing }
+        #expect(store.cardCache.counts.cards == 0)
+        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "read from the database")
+        #expect(Self.body(await Self.read(store)) == "read from the database")
+        #expect(store.cardCache.counts.cards == 0)
+        #expect(first != nil)
+
+        await other.close()
+        try await Self.serving(store)
+        _ = await Self.read(store)
+        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "behind its back")
+        #expect(Self.body(await Self.read(store)) == "read from the database")
     }
 
     @Test func withoutItsNoticesTheCacheIsOffUntilTheyAreHeardAgain() async throws {
@@ -117,7 +141,7 @@ import Testing
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         try await fixture.put("a.vcf", fn: "First")
-        try await Self.listening(store)
+        try await Self.serving(store)
         _ = await Self.read(store)
         #expect(store.cardCache.counts.cards == 1)
 
@@ -125,7 +149,7 @@ import Testing
         try await store.autocommit { connection in
             try await connection.execute("""
                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                WHERE datname = current_database() AND query LIKE 'LISTEN %'
+                WHERE datname = current_database() AND application_name = 'rolo notices'
                 """)
         }
         try await Self.eventually("the cache stops") { !store.cardCache.isListening }
@@ -133,7 +157,7 @@ import Testing
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "read from the database")
         #expect(Self.body(await Self.read(store)) == "read from the database")
 
-        try await Self.eventually("the cache listens again") { store.cardCache.isListening }
+        try await Self.serving(store)
         _ = await Self.read(store)
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "behind its back again")
         #expect(Self.body(await Self.read(store)) == "read from the database")
@@ -180,12 +204,17 @@ import Testing
         let changes = try await upgraded.changes(collectionID: fixture.book.id, since: 0, limit: nil)
         #expect(changes.newSeq == written.seq && changes.changes.map(\.name) == ["a.vcf"])
 
-        try await Self.listening(upgraded)
-        let stamp = try #require(await Self.read(upgraded)?.stamp)
-        try await store.setPassword(user: "alice", password: "another secret")
-        try await Self.eventually("the upgraded database announces the new password") {
-            guard let now = await Self.read(upgraded)?.stamp else { return false }
-            return now != stamp
+        // The triggers announce a changed password to a listener.
+        let connection = try await PostgresConnection.connect(configuration: try upgraded.connectionConfiguration(), id: 9,
+                                                              logger: Logger(label: "test"))
+        defer { Task { try? await connection.close() } }
+        try await connection.listen(on: PostgresStore.signInChangesChannel) { notices in
+            try await upgraded.setPassword(user: "alice", password: "another secret")
+            let heard = try await CoordinationTests().withTimeout {
+                var iterator = notices.makeAsyncIterator()
+                return try? await iterator.next() != nil
+            }
+            #expect(heard == true)
         }
     }
 }
