@@ -164,17 +164,10 @@ import Testing
     }
 
     @Test func aCacheOfNoBytesKeepsNothing() async throws {
-        let database = try await TestDatabase.create()
-        var configuration = try database.configuration()
-        configuration.cardCacheBytes = 0
-        let store = try await PostgresStore.open(configuration)
-        StoreCleanups.schedule {
-            await store.close()
-            await database.drop()
-        }
-        try await store.createUser(name: "alice", password: "secret")
-        let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
-        let fixture = StoreFixture(backend: .postgres, store: store, book: book, cleanup: {})
+        let fixture = try await StoreFixture.postgres { $0.cardCacheBytes = 0 }
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book
         try await fixture.put("a.vcf", fn: "First")
         _ = await Self.read(store)
         try await Self.rewriteSilently(store, book: book.id, "a.vcf", to: "read from the database")

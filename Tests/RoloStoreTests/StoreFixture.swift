@@ -83,6 +83,31 @@ struct StoreFixture: Sendable {
         }
     }
 
+    /// A PostgreSQL store on a database of its own, with `configure`'s settings, user alice and
+    /// her book; the database is dropped when the store is closed (`close()`).
+    static func postgres(_ configure: (inout PostgresStore.Configuration) -> Void) async throws -> StoreFixture {
+        let database = try await TestDatabase.create()
+        var configuration = try database.configuration()
+        configure(&configuration)
+        let store: PostgresStore
+        do { store = try await PostgresStore.open(configuration) } catch {
+            await database.drop()
+            throw error
+        }
+        let cleanup: @Sendable () async -> Void = {
+            await store.close()
+            await database.drop()
+        }
+        do {
+            try await store.createUser(name: "alice", password: "secret")
+            let book = try #require(try await store.collection(owner: "alice", path: ["default"]))
+            return StoreFixture(backend: .postgres, store: store, book: book, cleanup: cleanup)
+        } catch {
+            StoreCleanups.schedule(cleanup)
+            throw error
+        }
+    }
+
     /// The book `AccountStore.createUser` makes with a user, made on the double, which has
     /// no accounts.
     private static func addDefaultBook(owner: String, to store: InMemoryCardStore) async throws -> CollectionInfo {
