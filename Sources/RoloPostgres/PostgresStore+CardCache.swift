@@ -76,11 +76,11 @@ extension PostgresStore {
                     }
                 } catch {
                     cardCache.stoppedListening()
-                    try? await connection.close()
+                    _ = await withTimeout(.seconds(5)) { try? await connection.close() }
                     throw error
                 }
                 cardCache.stoppedListening()
-                try? await connection.close()
+                _ = await withTimeout(.seconds(5)) { try? await connection.close() }
             } catch {
                 cardCache.stoppedListening()
                 if Task.isCancelled { return }
@@ -116,12 +116,19 @@ extension PostgresStore {
             }
             group.addTask { [cardCache, primary, logger] in
                 while primary.currentIndex == server {
-                    let rows = try await connection.query("""
-                        SELECT count(*) FROM pg_stat_activity
-                        WHERE datname = current_database() AND application_name = \(Self.noticesApplicationName)
-                        """, logger: logger)
-                    var count: Int64 = 0
-                    for try await row in rows { count = try row.decode(Int64.self) }
+                    // Also the connection's heartbeat: a count unanswered within 5 s (a
+                    // connection silently gone, or one postgres-nio never saw end) ends it.
+                    let answer = Mutex<Int64?>(nil)
+                    let answered = await withTimeout(.seconds(5)) {
+                        guard let rows = try? await connection.query("""
+                            SELECT count(*) FROM pg_stat_activity
+                            WHERE datname = current_database() AND application_name = \(Self.noticesApplicationName)
+                            """, logger: logger) else { return }
+                        var count: Int64?
+                        do { for try await row in rows { count = try row.decode(Int64.self) } } catch { count = nil }
+                        answer.withLock { $0 = count }
+                    }
+                    guard answered, let count = answer.withLock({ $0 }) else { throw NoticesLost() }
                     cardCache.setAlone(count == 1)
                     try await Task.sleep(for: .seconds(1))
                 }
@@ -130,6 +137,11 @@ extension PostgresStore {
             group.cancelAll()
         }
     }
+}
+
+/// The notices connection stopped answering.
+struct NoticesLost: Error, CustomStringConvertible {
+    var description: String { "the notices connection did not answer within 5 s" }
 }
 
 /// Signals once that a process announced itself; `wait()` returns from then on.

@@ -22,9 +22,10 @@ import Testing
         read?.found.map { String(decoding: $0.resource.data, as: UTF8.self) }
     }
 
-    /// Waits (at most 10 s) until `condition` holds.
-    private static func eventually(_ what: Comment, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+    /// Waits (at most `limit`) until `condition` holds.
+    private static func eventually(_ what: Comment, within limit: Duration = .seconds(10),
+                                   _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
         while try await !condition() {
             guard ContinuousClock.now < deadline else {
                 Issue.record("never: \(what)")
@@ -146,13 +147,14 @@ import Testing
         #expect(store.cardCache.counts.cards == 1)
 
         // The listening connection lost (as in a restart or a network cut).
-        try await store.autocommit { connection in
-            try await connection.execute("""
-                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        let ended = try await store.autocommit { connection in
+            try await connection.first("""
+                SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
                 WHERE datname = current_database() AND application_name = 'rolo notices'
-                """)
+                """)?.decode(Int64.self)
         }
-        try await Self.eventually("the cache stops") { !store.cardCache.isListening }
+        #expect(ended == 1)
+        try await Self.eventually("the cache stops", within: .seconds(20)) { !store.cardCache.isListening }
         #expect(store.cardCache.counts.cards == 0)
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "read from the database")
         #expect(Self.body(await Self.read(store)) == "read from the database")
@@ -161,6 +163,25 @@ import Testing
         _ = await Self.read(store)
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "behind its back again")
         #expect(Self.body(await Self.read(store)) == "read from the database")
+    }
+
+    /// A notices connection that stops answering, without closing (a network cut, a stalled
+    /// server): the cache stops all the same, within its heartbeat.
+    @Test func aNoticesConnectionThatStopsAnsweringTurnsTheCacheOff() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        try await fixture.put("a.vcf", fn: "First")
+        try await Self.serving(store)
+        let pid = try #require(try await store.autocommit { connection in
+            try await connection.first("""
+                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
+                """)?.decode(Int32.self)
+        })
+        #expect(kill(pid, SIGSTOP) == 0)
+        defer { kill(pid, SIGCONT) }
+        try await Self.eventually("the cache stops", within: .seconds(20)) { !store.cardCache.isServing }
+        #expect(store.cardCache.counts == (0, 0))
     }
 
     @Test func aCacheOfNoBytesKeepsNothing() async throws {
