@@ -1,6 +1,7 @@
 import Foundation
 import LoopbackSockets
 import ProcessLaunch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -133,6 +134,9 @@ public final class TestDirectory: Sendable {
     public let tlsPort: Int?
     public let folder: String
     private let process: SpawnedProcess
+    /// The ports of a stopped server, bound (not listening) until `stop()`, so that a test
+    /// of a directory gone away finds nobody there rather than whoever took the port next.
+    private let heldPorts = Mutex<[Int32]>([])
 
     /// `ldap://127.0.0.1:<port>`.
     public var url: String { "ldap://127.0.0.1:\(port)" }
@@ -187,12 +191,25 @@ public final class TestDirectory: Sendable {
 
     /// Stops the server (SIGTERM, then SIGKILL after 5 s) and removes its folder. Idempotent.
     public func stop() {
-        stopServer()
+        endProcess()
+        heldPorts.withLock { descriptors in
+            descriptors.forEach { close($0) }
+            descriptors = []
+        }
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    /// Stops the server but keeps its folder (for a test of a directory gone away).
+    /// Stops the server but keeps its folder and holds its ports until `stop()` (for a test
+    /// of a directory gone away: a connection is refused, never answered by another test's
+    /// server that took the port, nor connected to itself).
     public func stopServer() {
+        guard process.isRunning else { return }
+        endProcess()
+        let reserved = ([port] + (tlsPort.map { [$0] } ?? [])).compactMap(LoopbackSocket.reserve(port:))
+        heldPorts.withLock { $0 += reserved }
+    }
+
+    private func endProcess() {
         guard process.isRunning else { return }
         process.terminate()
         for _ in 0..<50 where process.isRunning { usleep(100_000) }
@@ -254,7 +271,7 @@ public final class TestDirectory: Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        directory.stopServer()
+        directory.endProcess()
         throw TestDirectoryError("slapd did not listen on port \(port) within 10 s")
     }
 

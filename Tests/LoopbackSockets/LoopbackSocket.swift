@@ -53,4 +53,31 @@ extension LoopbackSocket {
         guard bound else { throw .socket }
         return Int(UInt16(bigEndian: address.sin_port))
     }
+
+    /// Binds `port` on 127.0.0.1 without listening, so that connecting to it is refused
+    /// for as long as the caller keeps the descriptor: no other process can listen there,
+    /// and the kernel never picks it as a connection's own port (which would let a connect
+    /// to it "succeed" by connecting the socket to itself). For a test of a server gone
+    /// away, whose port would otherwise be free for anyone. Nil when the port is taken.
+    public static func reserve(port: Int) -> Int32? {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { return nil }
+        // The server's own connections may linger in TIME_WAIT; they don't stop a bind.
+        var on: Int32 = 1
+        setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard bound else {
+            close(socketFD)
+            return nil
+        }
+        return socketFD
+    }
 }
