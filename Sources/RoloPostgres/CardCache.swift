@@ -1,9 +1,11 @@
 import RoloStore
 import Synchronization
 
-/// The inline GET's reads kept in memory (`PostgresStore.readInline`), so that a GET of a
-/// card read before costs no round trip: on PostgreSQL the backend's share of a GET alone
-/// took more CPU than SQLite's whole GET (Docs/performance.md).
+/// The inline GET's reads and the named reads of multigets kept in memory
+/// (`PostgresStore.readInline`, `resources(collectionID:names:…)`), so that a card read
+/// before costs no round trip: on PostgreSQL the backend's share of a GET alone took more
+/// CPU than SQLite's whole GET, and its share of a multiget of 100 about as much as SQLite's
+/// whole multiget (Docs/performance.md).
 ///
 /// **Kept true by notices.** A cached answer is served only while this process listens
 /// for the database's notices (`PostgresStore.followCacheNotices`), and only if nothing it
@@ -34,10 +36,42 @@ final class CardCache: Sendable {
         fileprivate let generation: UInt64
     }
 
+    /// Taken when a named read of a book starts.
+    struct BookTicket: Sendable {
+        fileprivate let generation: UInt64
+        fileprivate let heard: Int64
+    }
+
+    /// By bytes, as the database compares them: two card names that Swift's `==` takes for
+    /// one ("é" and "e\u{301}") are two cards.
     private struct Key: Hashable, Sendable {
-        var owner: String
-        var path: String
-        var name: String
+        var owner: ExactString
+        var path: ExactString
+        var name: ExactString
+
+        init(owner: String, path: String, name: String) {
+            self.owner = ExactString(owner)
+            self.path = ExactString(path)
+            self.name = ExactString(name)
+        }
+    }
+
+    /// What named reads of one book found, current while no newer seq is heard for it.
+    private struct BookCards: Sendable {
+        /// The newest seq heard for the book when the reads started.
+        var heard: Int64
+        /// Each name asked: its card (with its whole body), or nil when the book has none.
+        var cards: [ExactString: StoredResource?] = [:]
+        /// The book's cards counted up to `cap`, when a read counted them.
+        var count: (value: Int, cap: Int)?
+        /// Listing pages (`listResources(collectionID:after:limit:)`) by where they start.
+        var pages: [Page: [ResourceInfo]] = [:]
+        var bytes = 0
+    }
+
+    private struct Page: Hashable, Sendable {
+        var after: ExactString
+        var limit: Int
     }
 
     private struct State: Sendable {
@@ -48,12 +82,24 @@ final class CardCache: Sendable {
         /// Moves at every `forgetAll`, so that reads started before it keep nothing.
         var generation: UInt64 = 0
         var cards: [Key: LocatedResource] = [:]
+        /// Named reads, by book.
+        var books: [Int64: BookCards] = [:]
         /// Users' password stamps as `InlineRead.stamp` gives them (nil: cannot sign in).
         var stamps: [String: String?] = [:]
         /// The newest seq heard for each book since the last `forgetAll`.
         var bookSeqs: [Int64: Int64] = [:]
-        /// The cached card bodies' bytes.
+        /// The cached card bodies' bytes (both kinds).
         var bytes = 0
+
+        /// Room for `size` more bytes within `capacity`: when full, everything kept goes
+        /// rather than tracking recency on every hit. A working set larger than the cache is
+        /// read from the database as before.
+        mutating func makeRoom(for size: Int, within capacity: Int) {
+            guard bytes + size > capacity else { return }
+            cards.removeAll(keepingCapacity: true)
+            books.removeAll(keepingCapacity: true)
+            bytes = 0
+        }
     }
 
     private let state = Mutex(State())
@@ -95,15 +141,121 @@ final class CardCache: Sendable {
             state.stamps[user] = .some(read.stamp)
             guard let found = read.found, size <= capacity / 8,
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min] else { return }
-            if state.bytes + size > capacity {
-                // Full: start again rather than track recency on every hit. A working set
-                // larger than the cache is read from the database as before.
-                state.cards.removeAll(keepingCapacity: true)
-                state.bytes = 0
-            }
+            state.makeRoom(for: size, within: capacity)
             let key = Key(owner: owner, path: path, name: name)
             if let earlier = state.cards.updateValue(found, forKey: key) { state.bytes -= earlier.resource.data.count }
             state.bytes += size
+        }
+    }
+
+    /// The named cards of book `collectionID` in byte order, and its count up to `cap` (0
+    /// when `cap` is 0), when every name was read before and is current, the count too, and
+    /// the notices of `server` (the current primary) are being heard. A body over
+    /// `bodyLimit` is left out, as the database's read leaves it.
+    func cards(in collectionID: Int64, named names: [String], bodyLimit: Int, countingUpTo cap: Int,
+               server: Int) -> (cards: [StoredResource], count: Int)? {
+        guard isEnabled, !names.isEmpty else { return nil }
+        return state.withLock { state -> (cards: [StoredResource], count: Int)? in
+            guard state.listeningTo == server, state.alone, let book = state.books[collectionID],
+                  book.heard == state.bookSeqs[collectionID, default: .min] else { return nil }
+            var count = 0
+            if cap > 0 {
+                // A count below its cap is the book's size; one at its cap says "at least".
+                guard let known = book.count, known.value < known.cap || cap <= known.cap else { return nil }
+                count = min(known.value, cap)
+            }
+            var found: [StoredResource] = []
+            found.reserveCapacity(names.count)
+            for name in names {
+                guard let entry = book.cards[ExactString(name)] else { return nil }
+                if let card = entry { found.append(card.leavingOutBody(over: bodyLimit)) }
+            }
+            return (found, count)
+        }
+        .map { answer in
+            var answer = answer
+            if !PostgresStore.inByteOrder(answer.cards.map(\.info.name)) {
+                answer.cards.sort { $0.info.name.precedesInBytes($1.info.name) }
+            }
+            return answer
+        }
+    }
+
+    /// A ticket for a named read of book `collectionID` about to start; nil when its answer
+    /// could not be kept.
+    func bookTicket(_ collectionID: Int64) -> BookTicket? {
+        guard isEnabled else { return nil }
+        return state.withLock { state in
+            state.listeningTo == nil || !state.alone ? nil
+                : BookTicket(generation: state.generation, heard: state.bookSeqs[collectionID, default: .min])
+        }
+    }
+
+    /// Keeps what a named read started with `ticket` found among `names` (and the book's
+    /// count up to `cap`, when read), unless something was forgotten or a newer seq of the
+    /// book heard since it started. Cards whose body was left out are not kept.
+    func keep(_ found: [StoredResource], asked names: [String], count: Int?, cap: Int, in collectionID: Int64,
+              ticket: BookTicket) {
+        let kept = found.filter { !$0.bodyLeftOut && $0.data.count <= capacity / 8 }
+        let size = kept.reduce(0) { $0 + $1.data.count }
+        state.withLock { state in
+            guard state.listeningTo != nil, state.alone, state.generation == ticket.generation,
+                  state.bookSeqs[collectionID, default: .min] == ticket.heard else { return }
+            state.makeRoom(for: size, within: capacity)
+            var book = state.books.removeValue(forKey: collectionID) ?? BookCards(heard: ticket.heard)
+            if book.heard != ticket.heard {
+                state.bytes -= book.bytes
+                book = BookCards(heard: ticket.heard)
+            }
+            var asked = Set(names.map(ExactString.init))
+            for card in found { asked.remove(ExactString(card.info.name)) }
+            for name in asked where book.cards[name] == nil { book.cards[name] = .some(nil) }
+            for card in kept {
+                let added = card.data.count
+                if case let earlier?? = book.cards.updateValue(card, forKey: ExactString(card.info.name)) {
+                    book.bytes -= earlier.data.count
+                    state.bytes -= earlier.data.count
+                }
+                book.bytes += added
+                state.bytes += added
+            }
+            if let count, cap > 0, cap > book.count?.cap ?? 0 { book.count = (count, cap) }
+            state.books[collectionID] = book
+        }
+    }
+
+    /// The listing page of book `collectionID` after `name` (at most `limit` infos), when read
+    /// before and current, and the notices of `server` are being heard.
+    func page(in collectionID: Int64, after name: String, limit: Int, server: Int) -> [ResourceInfo]? {
+        guard isEnabled else { return nil }
+        return state.withLock { state -> [ResourceInfo]? in
+            guard state.listeningTo == server, state.alone, let book = state.books[collectionID],
+                  book.heard == state.bookSeqs[collectionID, default: .min] else { return nil }
+            return book.pages[Page(after: ExactString(name), limit: limit)]
+        }
+    }
+
+    /// Keeps a listing page read with `ticket`, unless something was forgotten or a newer seq
+    /// of the book heard since the read started.
+    func keep(page infos: [ResourceInfo], in collectionID: Int64, after name: String, limit: Int, ticket: BookTicket) {
+        // What a page's infos hold: the strings' bytes and the fixed fields, roughly.
+        let size = infos.reduce(0) { $0 + 96 + $1.name.utf8.count + $1.etag.utf8.count + $1.contentType.utf8.count }
+        guard size <= capacity / 8 else { return }
+        state.withLock { state in
+            guard state.listeningTo != nil, state.alone, state.generation == ticket.generation,
+                  state.bookSeqs[collectionID, default: .min] == ticket.heard else { return }
+            state.makeRoom(for: size, within: capacity)
+            var book = state.books.removeValue(forKey: collectionID) ?? BookCards(heard: ticket.heard)
+            if book.heard != ticket.heard {
+                state.bytes -= book.bytes
+                book = BookCards(heard: ticket.heard)
+            }
+            let key = Page(after: ExactString(name), limit: limit)
+            if book.pages.updateValue(infos, forKey: key) == nil {
+                book.bytes += size
+                state.bytes += size
+            }
+            state.books[collectionID] = book
         }
     }
 
@@ -112,7 +264,9 @@ final class CardCache: Sendable {
     func bookChanged(_ collectionID: Int64, seq: Int64) {
         guard isEnabled else { return }
         state.withLock { state in
-            if seq > state.bookSeqs[collectionID, default: .min] { state.bookSeqs[collectionID] = seq }
+            guard seq > state.bookSeqs[collectionID, default: .min] else { return }
+            state.bookSeqs[collectionID] = seq
+            if let dropped = state.books.removeValue(forKey: collectionID) { state.bytes -= dropped.bytes }
         }
     }
 
@@ -156,9 +310,11 @@ final class CardCache: Sendable {
         }
     }
 
-    /// How many cards and stamps are kept, for tests.
-    var counts: (cards: Int, stamps: Int) {
-        state.withLock { ($0.cards.count, $0.stamps.count) }
+    /// How many cards of GETs, named cards and pages, and stamps are kept, for tests.
+    var counts: (cards: Int, named: Int, stamps: Int) {
+        state.withLock { state in
+            (state.cards.count, state.books.values.reduce(0) { $0 + $1.cards.count + $1.pages.count }, state.stamps.count)
+        }
     }
 
     var isListening: Bool { state.withLock { $0.listeningTo != nil } }
@@ -169,6 +325,7 @@ final class CardCache: Sendable {
     private static func forget(_ state: inout State) {
         state.generation &+= 1
         state.cards.removeAll()
+        state.books.removeAll()
         state.stamps.removeAll()
         state.bookSeqs.removeAll()
         state.bytes = 0

@@ -22,11 +22,26 @@ extension PostgresStore {
     }
 
     /// The named cards, with the book's count up to `cap` read in the same statement (nil when
-    /// the cards were read otherwise: none asked for, or too many bytes for one row).
+    /// the cards were read otherwise: none asked for, or too many bytes for one row). From
+    /// the card cache when it holds them all, and kept there when read.
     private func cards(collectionID: Int64, names: [String], bodyLimit: Int, countingBookUpTo cap: Int) async throws
         -> (cards: [StoredResource], bookCards: Int?) {
         guard !names.isEmpty else { return ([], nil) }
         let names = Self.distinct(names)
+        if let cached = cardCache.cards(in: collectionID, named: names, bodyLimit: bodyLimit, countingUpTo: cap,
+                                        server: primary.currentIndex) {
+            return (cached.cards, cached.count)
+        }
+        let ticket = cardCache.bookTicket(collectionID)
+        let read = try await databaseCards(collectionID: collectionID, names: names, bodyLimit: bodyLimit, countingBookUpTo: cap)
+        if let ticket {
+            cardCache.keep(read.cards, asked: names, count: read.bookCards, cap: cap, in: collectionID, ticket: ticket)
+        }
+        return read
+    }
+
+    private func databaseCards(collectionID: Int64, names: [String], bodyLimit: Int, countingBookUpTo cap: Int) async throws
+        -> (cards: [StoredResource], bookCards: Int?) {
         let limit = Int64(max(bodyLimit, 0))
         let (bytes, overflow) = Int64(names.count).multipliedReportingOverflow(by: limit)
         guard !overflow, bytes <= Self.arrayBodyBytes else {
@@ -91,7 +106,19 @@ extension PostgresStore {
         "(SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = \(collection) ORDER BY name LIMIT \(cap)) AS counted)"
     }
 
+    /// A page of the book's listing: from the card cache when it holds it, and kept there
+    /// when read (PROPFIND and the initial sync page through it).
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
+        if let cached = cardCache.page(in: collectionID, after: name ?? "", limit: limit, server: primary.currentIndex) {
+            return cached
+        }
+        let ticket = cardCache.bookTicket(collectionID)
+        let infos = try await databasePage(collectionID: collectionID, after: name, limit: limit)
+        if let ticket { cardCache.keep(page: infos, in: collectionID, after: name ?? "", limit: limit, ticket: ticket) }
+        return infos
+    }
+
+    private func databasePage(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         let row = try await arraysRow(onLoop: InfoPageSQL.self, [PostgresData(int64: collectionID), PostgresData(string: name ?? ""),
                                                                  PostgresData(int64: Int64(max(limit, 0)))]) { connection in
             try await connection.first(InfoPageSQL.self, collectionID, name ?? "", Int64(max(limit, 0)))
@@ -259,19 +286,8 @@ extension PostgresStore {
     /// By bytes: Swift's `==` takes "é" and "e\u{301}" for one string, PostgreSQL's "C"
     /// collation (and a book) for two.
     static func distinct(_ names: [String]) -> [String] {
-        var seen = Set<UTF8Key>(minimumCapacity: names.count)
-        return names.filter { seen.insert(UTF8Key(string: $0)).inserted }
-    }
-
-    /// A string compared and hashed by its UTF-8 bytes, in bulk and without copying them
-    /// (an `Array` of them per name, hashed byte by byte, was 3 % of a multiget of 1,000).
-    private struct UTF8Key: Hashable {
-        let string: String
-        static func == (lhs: UTF8Key, rhs: UTF8Key) -> Bool { lhs.string.isExactly(rhs.string) }
-        func hash(into hasher: inout Hasher) {
-            var string = string
-            string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
+        var seen = Set<ExactString>(minimumCapacity: names.count)
+        return names.filter { seen.insert(ExactString($0)).inserted }
     }
 
     // A multiget's or sync's cards (`resources(collectionID:names:bodyLimit:)`) come as one row

@@ -27,3 +27,19 @@ extension String {
         }
     }
 }
+
+/// A string compared and hashed by its UTF-8 bytes, as the back ends compare names: the key
+/// for a set or dictionary of names, users or paths. Swift's `String` keys would merge two
+/// names the databases keep apart ("é" and "e\u{301}"). Hashed in bulk, without copying
+/// the bytes (hashing them one at a time was 3 % of a multiget of 1,000 on PostgreSQL).
+package struct ExactString: Hashable, Sendable {
+    package let string: String
+    package init(_ string: String) { self.string = string }
+
+    package static func == (left: ExactString, right: ExactString) -> Bool { left.string.isExactly(right.string) }
+
+    package func hash(into hasher: inout Hasher) {
+        var string = string
+        string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}

@@ -1,19 +1,7 @@
 import RoloStore
 
-/// A string compared as the back ends compare it: by its UTF-8 bytes. Swift's `String`
-/// equality is canonical equivalence ("é" == "e\u{301}"), under which two resources, UIDs or
-/// collections the databases keep apart would be one.
-struct Exact: Hashable {
-    let string: String
-    init(_ string: String) { self.string = string }
-
-    static func == (left: Exact, right: Exact) -> Bool { left.string.isExactly(right.string) }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(string.utf8.count)
-        for byte in string.utf8 { hasher.combine(byte) }
-    }
-}
+/// Names compared as the back ends compare them (`ExactString`).
+typealias Exact = ExactString
 
 /// A dictionary keyed by names compared as `Exact`, read and written with plain strings.
 struct ByName<Value>: Sequence {

@@ -6,9 +6,10 @@ import PostgresTestSupport
 import RoloStore
 import Testing
 
-/// PostgreSQL's inline GET cache (`CardCache`): a card read once is answered from memory,
-/// and never after a change this process made, nor once a change's notice came; with
-/// another process on the database, or without its notices, the cache is off.
+/// PostgreSQL's card cache (`CardCache`): a card read once by a GET or a named read is
+/// answered from memory, and never after a change this process made, nor once a change's
+/// notice came; with another process on the database, or without its notices, the cache is
+/// off.
 @Suite(.closesStores) struct CardCacheTests {
     /// `readInline` awaited.
     private static func read(_ store: PostgresStore, _ name: String = "a.vcf", owner: String = "alice",
@@ -103,7 +104,7 @@ import Testing
         _ = await Self.read(store)
         #expect(store.cardCache.counts.cards == 1)
         try await Self.behindItsBack(store, "UPDATE collections SET display_name = 'Renamed' WHERE id = \(book)")
-        try await Self.eventually("a renamed book forgets everything") { store.cardCache.counts == (0, 0) }
+        try await Self.eventually("a renamed book forgets everything") { store.cardCache.counts == (0, 0, 0) }
         _ = await Self.read(store)
         try await Self.behindItsBack(store, "DELETE FROM collections WHERE id = \(book)")
         try await Self.eventually("a removed book's card is gone") { await Self.read(store).map { $0.found == nil } == true }
@@ -135,6 +136,127 @@ import Testing
         _ = await Self.read(store)
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "behind its back")
         #expect(Self.body(await Self.read(store)) == "read from the database")
+    }
+
+    /// `resources(collectionID:names:bodyLimit:countingBookUpTo:)`, a multiget's read.
+    private static func named(_ store: PostgresStore, _ book: Int64, _ names: [String], bodyLimit: Int = 1 << 20,
+                              cap: Int = 10) async throws -> (cards: [StoredResource], bookCards: Int) {
+        try await store.resources(collectionID: book, names: names, bodyLimit: bodyLimit, countingBookUpTo: cap)
+    }
+
+    private static func bodies(_ cards: [StoredResource]) -> [String] {
+        cards.map { String(decoding: $0.data, as: UTF8.self) }
+    }
+
+    @Test func aMultigetsCardsAreAnsweredFromMemoryUntilTheirBookChanges() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        try await fixture.put("a.vcf", fn: "First A")
+        try await fixture.put("b.vcf", fn: "First B")
+        try await Self.serving(store)
+        let asked = ["b.vcf", "missing.vcf", "a.vcf"]
+        let first = try await Self.named(store, book, asked)
+        #expect(first.cards.map(\.info.name) == ["a.vcf", "b.vcf"] && first.bookCards == 2)
+        #expect(store.cardCache.counts.named == 3)
+
+        // The same read again is the same answer, from memory: a body changed behind every
+        // process's back is not seen; nor is it by a read of some of the names, or with a
+        // smaller count.
+        try await Self.rewriteSilently(store, book: book, "a.vcf", to: "changed behind its back")
+        let again = try await Self.named(store, book, asked)
+        #expect(again.cards == first.cards && again.bookCards == 2)
+        let some = try await Self.named(store, book, ["missing.vcf", "a.vcf"], cap: 1)
+        #expect(some.cards == [first.cards[0]] && some.bookCards == 1)
+        // A body over the read's limit is left out, as the database leaves it out.
+        let small = try await Self.named(store, book, ["a.vcf"], bodyLimit: 10)
+        #expect(small.cards.map(\.bodyLeftOut) == [true] && small.cards[0].info == first.cards[0].info)
+        // A larger count than any read so far is the database's.
+        try await Self.behindItsBack(store, "UPDATE resources SET data = 'counted' WHERE collection_id = \(book) AND name = 'b.vcf'")
+        #expect(try await Self.named(store, book, asked, cap: 100).bookCards == 2)
+
+        // This process's own write: the next read, with no wait, has the new card.
+        let written = try await fixture.put("b.vcf", fn: "Second B")
+        let afterOwn = try await Self.named(store, book, asked)
+        #expect(afterOwn.cards.map(\.info.etag) == [first.cards[0].info.etag, written.etag])
+        #expect(Self.bodies(afterOwn.cards) == ["changed behind its back", Self.bodies(afterOwn.cards)[1]])
+        #expect(Self.bodies(afterOwn.cards)[1].contains("FN:Second B"))
+
+        // Another writer's change moves the book's seq: once its notice is heard, the
+        // database's cards.
+        try await Self.behindItsBack(store, """
+            WITH card AS (UPDATE resources SET data = 'written elsewhere' WHERE collection_id = \(book) AND name = 'a.vcf')
+            UPDATE collections SET sync_seq = sync_seq + 1 WHERE id = \(book)
+            """)
+        try await Self.eventually("the cards are read again") {
+            try await Self.bodies(Self.named(store, book, asked).cards).first == "written elsewhere"
+        }
+        // A card added elsewhere under a name asked before, found once its notice is heard.
+        try await Self.behindItsBack(store, """
+            WITH card AS (INSERT INTO resources (collection_id, name, content_type, etag, size, modified, seq, data)
+                          SELECT \(book), 'missing.vcf', content_type, etag || 'x', size, modified, seq, data
+                          FROM resources WHERE collection_id = \(book) AND name = 'a.vcf')
+            UPDATE collections SET sync_seq = sync_seq + 1 WHERE id = \(book)
+            """)
+        try await Self.eventually("the added card is found") {
+            try await Self.named(store, book, asked).cards.map(\.info.name) == ["a.vcf", "b.vcf", "missing.vcf"]
+        }
+    }
+
+    @Test func aBooksListingPagesAreAnsweredFromMemoryUntilTheBookChanges() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        try await fixture.put("a.vcf", fn: "A")
+        try await fixture.put("b.vcf", fn: "B")
+        try await Self.serving(store)
+        let whole = try await store.listResources(collectionID: book, after: nil, limit: 10)
+        let second = try await store.listResources(collectionID: book, after: "a.vcf", limit: 1)
+        #expect(whole.map(\.name) == ["a.vcf", "b.vcf"] && second.map(\.name) == ["b.vcf"])
+        #expect(store.cardCache.counts.named == 2)
+
+        // Read again: from memory (an ETag changed behind every process's back is not seen).
+        try await Self.behindItsBack(store, "UPDATE resources SET etag = 'behind' WHERE collection_id = \(book)")
+        #expect(try await store.listResources(collectionID: book, after: nil, limit: 10) == whole)
+        #expect(try await store.listResources(collectionID: book, after: "a.vcf", limit: 1) == second)
+        // Another page of the same book is the database's.
+        #expect(try await store.listResources(collectionID: book, after: nil, limit: 1).map(\.etag) == ["behind"])
+
+        // This process's own write: the next page, with no wait, has it.
+        let written = try await fixture.put("c.vcf", fn: "C")
+        let afterOwn = try await store.listResources(collectionID: book, after: nil, limit: 10)
+        #expect(afterOwn.map(\.name) == ["a.vcf", "b.vcf", "c.vcf"] && afterOwn.last?.etag == written.etag)
+
+        // Another writer's removal, once its notice is heard.
+        try await Self.behindItsBack(store, """
+            WITH card AS (DELETE FROM resources WHERE collection_id = \(book) AND name = 'b.vcf')
+            UPDATE collections SET sync_seq = sync_seq + 1 WHERE id = \(book)
+            """)
+        try await Self.eventually("the page is read again") {
+            try await store.listResources(collectionID: book, after: nil, limit: 10).map(\.name) == ["a.vcf", "c.vcf"]
+        }
+    }
+
+    /// Two card names that differ in their bytes but that Swift's `==` takes for one (NFC and
+    /// NFD of "é") are two cards to the database, and to the cache.
+    @Test func namesEqualOnlyAsUnicodeAreTwoCardsInTheCache() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let composed = "caf\u{E9}.vcf", decomposed = "cafe\u{301}.vcf"
+        try await fixture.put(composed, fn: "Composed")
+        try await fixture.put(decomposed, fn: "Decomposed")
+        try await Self.serving(store)
+        for _ in 0..<2 {
+            #expect(Self.body(await Self.read(store, composed))?.contains("FN:Composed") == true)
+            #expect(Self.body(await Self.read(store, decomposed))?.contains("FN:Decomposed") == true)
+            let one = try await Self.named(store, fixture.book.id, [decomposed])
+            #expect(one.cards.map(\.info.name.utf8.count) == [decomposed.utf8.count])
+            #expect(Self.bodies(one.cards).first?.contains("FN:Decomposed") == true)
+        }
+        #expect(store.cardCache.counts.cards == 2)
     }
 
     @Test func withoutItsNoticesTheCacheIsOffUntilTheyAreHeardAgain() async throws {
@@ -181,7 +303,7 @@ import Testing
         #expect(kill(pid, SIGSTOP) == 0)
         defer { kill(pid, SIGCONT) }
         try await Self.eventually("the cache stops", within: .seconds(20)) { !store.cardCache.isServing }
-        #expect(store.cardCache.counts == (0, 0))
+        #expect(store.cardCache.counts == (0, 0, 0))
     }
 
     @Test func aCacheOfNoBytesKeepsNothing() async throws {
@@ -193,7 +315,7 @@ import Testing
         _ = await Self.read(store)
         try await Self.rewriteSilently(store, book: book.id, "a.vcf", to: "read from the database")
         #expect(Self.body(await Self.read(store)) == "read from the database")
-        #expect(!store.cardCache.isListening && store.cardCache.counts == (0, 0))
+        #expect(!store.cardCache.isListening && store.cardCache.counts == (0, 0, 0))
     }
 
     /// A database from before v14 gets the triggers, keeping every card, ETag and sync token.
