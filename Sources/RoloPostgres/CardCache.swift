@@ -66,7 +66,29 @@ final class CardCache: Sendable {
         var count: (value: Int, cap: Int)?
         /// Listing pages (`listResources(collectionID:after:limit:)`) by where they start.
         var pages: [Page: [ResourceInfo]] = [:]
+        /// Queries' answers (`queryHits`).
+        var queries: [QueryKey: QueryHits] = [:]
         var bytes = 0
+    }
+
+    /// A query as `PostgresStore.queryHits` is asked it; its predicate by the bytes of its
+    /// description, so that texts Swift's `==` takes for one are two queries.
+    struct QueryKey: Hashable, Sendable {
+        var predicate: ExactString
+        var limit: Int?
+        var countingBook: Bool
+        var firstPage: Int
+        var withBodies: Bool
+        var bodyLimit: Int
+
+        init(predicate: IndexPredicate, limit: Int?, countingBook: Bool, firstPage: Int, withBodies: Bool, bodyLimit: Int) {
+            self.predicate = ExactString(String(reflecting: predicate))
+            self.limit = limit
+            self.countingBook = countingBook
+            self.firstPage = firstPage
+            self.withBodies = withBodies
+            self.bodyLimit = bodyLimit
+        }
     }
 
     private struct Page: Hashable, Sendable {
@@ -154,10 +176,8 @@ final class CardCache: Sendable {
     /// `bodyLimit` is left out, as the database's read leaves it.
     func cards(in collectionID: Int64, named names: [String], bodyLimit: Int, countingUpTo cap: Int,
                server: Int) -> (cards: [StoredResource], count: Int)? {
-        guard isEnabled, !names.isEmpty else { return nil }
-        return state.withLock { state -> (cards: [StoredResource], count: Int)? in
-            guard state.listeningTo == server, state.alone, let book = state.books[collectionID],
-                  book.heard == state.bookSeqs[collectionID, default: .min] else { return nil }
+        guard !names.isEmpty else { return nil }
+        let answer = fromBook(collectionID, server: server) { book -> (cards: [StoredResource], count: Int)? in
             var count = 0
             if cap > 0 {
                 // A count below its cap is the book's size; one at its cap says "at least".
@@ -172,17 +192,61 @@ final class CardCache: Sendable {
             }
             return (found, count)
         }
-        .map { answer in
-            var answer = answer
-            if !PostgresStore.inByteOrder(answer.cards.map(\.info.name)) {
-                answer.cards.sort { $0.info.name.precedesInBytes($1.info.name) }
+        guard var answer else { return nil }
+        if !PostgresStore.inByteOrder(answer.cards.map(\.info.name)) {
+            answer.cards.sort { $0.info.name.precedesInBytes($1.info.name) }
+        }
+        return answer
+    }
+
+    /// Keeps what a named read started with `ticket` found among `names` (and the book's
+    /// count up to `cap`, when read). Cards whose body was left out are not kept.
+    func keep(_ found: [StoredResource], asked names: [String], count: Int?, cap: Int, in collectionID: Int64,
+              ticket: BookTicket) {
+        let kept = found.filter { !$0.bodyLeftOut && $0.data.count <= capacity / 8 }
+        keep(in: collectionID, ticket: ticket, bytes: kept.reduce(0) { $0 + $1.data.count }) { book in
+            var asked = Set(names.map(ExactString.init))
+            for card in found { asked.remove(ExactString(card.info.name)) }
+            for name in asked where book.cards[name] == nil { book.cards[name] = .some(nil) }
+            var replaced = 0
+            for card in kept {
+                if case let earlier?? = book.cards.updateValue(card, forKey: ExactString(card.info.name)) {
+                    replaced += earlier.data.count
+                }
             }
-            return answer
+            if let count, cap > 0, cap > book.count?.cap ?? 0 { book.count = (count, cap) }
+            return replaced
         }
     }
 
-    /// A ticket for a named read of book `collectionID` about to start; nil when its answer
-    /// could not be kept.
+    /// The listing page of book `collectionID` after `name` (at most `limit` infos), when read
+    /// before and current, and the notices of `server` are being heard.
+    func page(in collectionID: Int64, after name: String, limit: Int, server: Int) -> [ResourceInfo]? {
+        fromBook(collectionID, server: server) { $0.pages[Page(after: ExactString(name), limit: limit)] }
+    }
+
+    /// Keeps a listing page read with `ticket`.
+    func keep(page infos: [ResourceInfo], in collectionID: Int64, after name: String, limit: Int, ticket: BookTicket) {
+        keep(in: collectionID, ticket: ticket, bytes: Self.bytes(of: infos)) { book in
+            book.pages.updateValue(infos, forKey: Page(after: ExactString(name), limit: limit)).map(Self.bytes(of:)) ?? 0
+        }
+    }
+
+    /// A query's answer on book `collectionID`, when read before with the same `key` and
+    /// current, and the notices of `server` are being heard.
+    func hits(in collectionID: Int64, for key: QueryKey, server: Int) -> QueryHits? {
+        fromBook(collectionID, server: server) { $0.queries[key] }
+    }
+
+    /// Keeps a query's answer read with `ticket`.
+    func keep(hits: QueryHits, in collectionID: Int64, for key: QueryKey, ticket: BookTicket) {
+        keep(in: collectionID, ticket: ticket, bytes: Self.bytes(of: hits)) { book in
+            book.queries.updateValue(hits, forKey: key).map(Self.bytes(of:)) ?? 0
+        }
+    }
+
+    /// A ticket for a read of book `collectionID` about to start (named cards, a page, a
+    /// query); nil when its answer could not be kept.
     func bookTicket(_ collectionID: Int64) -> BookTicket? {
         guard isEnabled else { return nil }
         return state.withLock { state in
@@ -191,72 +255,42 @@ final class CardCache: Sendable {
         }
     }
 
-    /// Keeps what a named read started with `ticket` found among `names` (and the book's
-    /// count up to `cap`, when read), unless something was forgotten or a newer seq of the
-    /// book heard since it started. Cards whose body was left out are not kept.
-    func keep(_ found: [StoredResource], asked names: [String], count: Int?, cap: Int, in collectionID: Int64,
-              ticket: BookTicket) {
-        let kept = found.filter { !$0.bodyLeftOut && $0.data.count <= capacity / 8 }
-        let size = kept.reduce(0) { $0 + $1.data.count }
-        state.withLock { state in
-            guard state.listeningTo != nil, state.alone, state.generation == ticket.generation,
-                  state.bookSeqs[collectionID, default: .min] == ticket.heard else { return }
-            state.makeRoom(for: size, within: capacity)
-            var book = state.books.removeValue(forKey: collectionID) ?? BookCards(heard: ticket.heard)
-            if book.heard != ticket.heard {
-                state.bytes -= book.bytes
-                book = BookCards(heard: ticket.heard)
-            }
-            var asked = Set(names.map(ExactString.init))
-            for card in found { asked.remove(ExactString(card.info.name)) }
-            for name in asked where book.cards[name] == nil { book.cards[name] = .some(nil) }
-            for card in kept {
-                let added = card.data.count
-                if case let earlier?? = book.cards.updateValue(card, forKey: ExactString(card.info.name)) {
-                    book.bytes -= earlier.data.count
-                    state.bytes -= earlier.data.count
-                }
-                book.bytes += added
-                state.bytes += added
-            }
-            if let count, cap > 0, cap > book.count?.cap ?? 0 { book.count = (count, cap) }
-            state.books[collectionID] = book
-        }
-    }
-
-    /// The listing page of book `collectionID` after `name` (at most `limit` infos), when read
-    /// before and current, and the notices of `server` are being heard.
-    func page(in collectionID: Int64, after name: String, limit: Int, server: Int) -> [ResourceInfo]? {
+    /// `answer` from book `collectionID`'s reads, while they are current and served.
+    private func fromBook<Answer>(_ collectionID: Int64, server: Int, _ answer: (BookCards) -> Answer?) -> Answer? {
         guard isEnabled else { return nil }
-        return state.withLock { state -> [ResourceInfo]? in
+        return state.withLock { state -> Answer? in
             guard state.listeningTo == server, state.alone, let book = state.books[collectionID],
                   book.heard == state.bookSeqs[collectionID, default: .min] else { return nil }
-            return book.pages[Page(after: ExactString(name), limit: limit)]
+            return answer(book)
         }
     }
 
-    /// Keeps a listing page read with `ticket`, unless something was forgotten or a newer seq
-    /// of the book heard since the read started.
-    func keep(page infos: [ResourceInfo], in collectionID: Int64, after name: String, limit: Int, ticket: BookTicket) {
-        // What a page's infos hold: the strings' bytes and the fixed fields, roughly.
-        let size = infos.reduce(0) { $0 + 96 + $1.name.utf8.count + $1.etag.utf8.count + $1.contentType.utf8.count }
-        guard size <= capacity / 8 else { return }
+    /// Adds a read of `bytes` to book `collectionID`'s (`add` returns the bytes of what it
+    /// replaced), unless something was forgotten or a newer seq of the book was heard since
+    /// the read started with `ticket`, or it is too big for the cache.
+    private func keep(in collectionID: Int64, ticket: BookTicket, bytes: Int, _ add: (inout BookCards) -> Int) {
+        guard bytes <= capacity / 8 else { return }
         state.withLock { state in
             guard state.listeningTo != nil, state.alone, state.generation == ticket.generation,
                   state.bookSeqs[collectionID, default: .min] == ticket.heard else { return }
-            state.makeRoom(for: size, within: capacity)
+            state.makeRoom(for: bytes, within: capacity)
+            // An entry is dropped when its book's seq moves, so one still here is this seq's.
             var book = state.books.removeValue(forKey: collectionID) ?? BookCards(heard: ticket.heard)
-            if book.heard != ticket.heard {
-                state.bytes -= book.bytes
-                book = BookCards(heard: ticket.heard)
-            }
-            let key = Page(after: ExactString(name), limit: limit)
-            if book.pages.updateValue(infos, forKey: key) == nil {
-                book.bytes += size
-                state.bytes += size
-            }
+            let change = bytes - add(&book)
+            book.bytes += change
+            state.bytes += change
             state.books[collectionID] = book
         }
+    }
+
+    /// What a listing's infos hold, roughly: the strings' bytes and the fixed fields.
+    private static func bytes(of infos: [ResourceInfo]) -> Int {
+        infos.reduce(0) { $0 + 96 + $1.name.utf8.count + $1.etag.utf8.count + $1.contentType.utf8.count }
+    }
+
+    private static func bytes(of hits: QueryHits) -> Int {
+        hits.names.reduce(0) { $0 + 16 + $1.utf8.count } + bytes(of: hits.firstCards.map(\.info))
+            + hits.firstCards.reduce(0) { $0 + $1.data.count }
     }
 
     /// A book's seq moved to `seq` (a committed write, here or in another process): its
@@ -310,10 +344,10 @@ final class CardCache: Sendable {
         }
     }
 
-    /// How many cards of GETs, named cards and pages, and stamps are kept, for tests.
+    /// How many cards of GETs, named cards, pages and queries, and stamps are kept, for tests.
     var counts: (cards: Int, named: Int, stamps: Int) {
         state.withLock { state in
-            (state.cards.count, state.books.values.reduce(0) { $0 + $1.cards.count + $1.pages.count }, state.stamps.count)
+            (state.cards.count, state.books.values.reduce(0) { $0 + $1.cards.count + $1.pages.count + $1.queries.count }, state.stamps.count)
         }
     }
 

@@ -20,8 +20,26 @@ extension PostgresStore {
         }
     }
 
+    /// From the card cache when the same query was answered on the book as it is now, and
+    /// kept there when read.
     public func queryHits(collectionID: Int64, predicate: IndexPredicate, limit: Int?, countingBook: Bool,
                           firstPage: Int, withBodies: Bool, bodyLimit: Int) async throws -> QueryHits {
+        guard cardCache.isEnabled else {
+            return try await databaseHits(collectionID: collectionID, predicate: predicate, limit: limit, countingBook: countingBook,
+                                          firstPage: firstPage, withBodies: withBodies, bodyLimit: bodyLimit)
+        }
+        let key = CardCache.QueryKey(predicate: predicate, limit: limit, countingBook: countingBook, firstPage: firstPage,
+                                     withBodies: withBodies, bodyLimit: bodyLimit)
+        if let cached = cardCache.hits(in: collectionID, for: key, server: primary.currentIndex) { return cached }
+        let ticket = cardCache.bookTicket(collectionID)
+        let hits = try await databaseHits(collectionID: collectionID, predicate: predicate, limit: limit, countingBook: countingBook,
+                                          firstPage: firstPage, withBodies: withBodies, bodyLimit: bodyLimit)
+        if let ticket { cardCache.keep(hits: hits, in: collectionID, for: key, ticket: ticket) }
+        return hits
+    }
+
+    private func databaseHits(collectionID: Int64, predicate: IndexPredicate, limit: Int?, countingBook: Bool,
+                              firstPage: Int, withBodies: Bool, bodyLimit: Int) async throws -> QueryHits {
         let trigrams = predicate.hasSubstringMatch ? try await substringQueryUsesTrigramIndex(collectionID: collectionID) : false
         // The first page's bodies go in one row only within `arrayBodyBytes`, as a named read's.
         let bodyLimit = Int64(max(bodyLimit, 0))

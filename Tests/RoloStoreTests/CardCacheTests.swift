@@ -239,6 +239,51 @@ import Testing
         }
     }
 
+    private static func hits(_ store: PostgresStore, _ book: Int64, fn text: String,
+                             collation: IndexPredicate.Collation = .unicodeCasemap) async throws -> QueryHits {
+        try await store.queryHits(collectionID: book,
+                                  predicate: .textMatch(property: "FN", text: text, collation: collation, match: .contains, negate: false),
+                                  limit: nil, countingBook: true, firstPage: 10, withBodies: true, bodyLimit: 1 << 20)
+    }
+
+    @Test func aQuerysAnswerIsFromMemoryUntilTheBookChanges() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        try await fixture.put("a.vcf", fn: "Anna")
+        try await fixture.put("b.vcf", fn: "Bob")
+        try await Self.serving(store)
+        let first = try await Self.hits(store, book, fn: "ann")
+        #expect(first.names == ["a.vcf"] && first.bookCards == 2 && first.firstCards.map(\.info.name) == ["a.vcf"])
+
+        try await Self.rewriteSilently(store, book: book, "a.vcf", to: "changed behind its back")
+        #expect(try await Self.hits(store, book, fn: "ann") == first)
+        // Another query is its own.
+        #expect(try await Self.hits(store, book, fn: "bo").names == ["b.vcf"])
+
+        // This process's own write: the next answer, with no wait, has it.
+        try await fixture.put("c.vcf", fn: "Annabel")
+        let afterOwn = try await Self.hits(store, book, fn: "ann")
+        #expect(afterOwn.names == ["a.vcf", "c.vcf"] && afterOwn.bookCards == 3)
+        #expect(Self.bodies(afterOwn.firstCards).first == "changed behind its back")
+
+        // Another writer's removal, once its notice is heard.
+        try await Self.behindItsBack(store, """
+            WITH card AS (DELETE FROM resources WHERE collection_id = \(book) AND name = 'c.vcf')
+            UPDATE collections SET sync_seq = sync_seq + 1 WHERE id = \(book)
+            """)
+        try await Self.eventually("the query is answered again") { try await Self.hits(store, book, fn: "ann").names == ["a.vcf"] }
+
+        // Texts Swift's `==` takes for one are two queries, as they are to the database.
+        try await fixture.put("composed.vcf", fn: "Caf\u{E9}")
+        try await fixture.put("decomposed.vcf", fn: "Cafe\u{301}")
+        for _ in 0..<2 {
+            #expect(try await Self.hits(store, book, fn: "\u{E9}", collation: .octet).names == ["composed.vcf"])
+            #expect(try await Self.hits(store, book, fn: "e\u{301}", collation: .octet).names == ["decomposed.vcf"])
+        }
+    }
+
     /// Two card names that differ in their bytes but that Swift's `==` takes for one (NFC and
     /// NFD of "é") are two cards to the database, and to the cache.
     @Test func namesEqualOnlyAsUnicodeAreTwoCardsInTheCache() async throws {
