@@ -1,11 +1,12 @@
 import RoloStore
 import Synchronization
 
-/// The inline GET's reads and the named reads of multigets kept in memory
-/// (`PostgresStore.readInline`, `resources(collectionID:names:…)`), so that a card read
-/// before costs no round trip: on PostgreSQL the backend's share of a GET alone took more
-/// CPU than SQLite's whole GET, and its share of a multiget of 100 about as much as SQLite's
-/// whole multiget (Docs/performance.md).
+/// The inline GET's reads, and a book's repeated reads (cards by name, listing pages, query
+/// answers), kept in memory (`PostgresStore.readInline`, `resources(collectionID:names:…)`,
+/// `listResources(collectionID:after:limit:)`, `queryHits`), so that what was read before
+/// costs no round trip: on PostgreSQL the backend's share of a GET alone took more CPU than
+/// SQLite's whole GET, and its share of a multiget of 100 about as much as SQLite's whole
+/// multiget (Docs/performance.md).
 ///
 /// **Kept true by notices.** A cached answer is served only while this process listens
 /// for the database's notices (`PostgresStore.followCacheNotices`), and only if nothing it
@@ -36,7 +37,7 @@ final class CardCache: Sendable {
         fileprivate let generation: UInt64
     }
 
-    /// Taken when a named read of a book starts.
+    /// Taken when a read of a book (cards by name, a page, a query) starts.
     struct BookTicket: Sendable {
         fileprivate let generation: UInt64
         fileprivate let heard: Int64
@@ -56,7 +57,7 @@ final class CardCache: Sendable {
         }
     }
 
-    /// What named reads of one book found, current while no newer seq is heard for it.
+    /// What reads of one book found, current while no newer seq is heard for it.
     private struct BookCards: Sendable {
         /// The newest seq heard for the book when the reads started.
         var heard: Int64
@@ -104,10 +105,11 @@ final class CardCache: Sendable {
         /// Moves at every `forgetAll`, so that reads started before it keep nothing.
         var generation: UInt64 = 0
         var cards: [Key: LocatedResource] = [:]
-        /// Named reads, by book.
+        /// Reads of books (cards by name, pages, queries), by book.
         var books: [Int64: BookCards] = [:]
-        /// Users' password stamps as `InlineRead.stamp` gives them (nil: cannot sign in).
-        var stamps: [String: String?] = [:]
+        /// Users' password stamps as `InlineRead.stamp` gives them (nil: cannot sign in), by
+        /// the login's bytes: two user names equal only as Unicode are two users.
+        var stamps: [ExactString: String?] = [:]
         /// The newest seq heard for each book since the last `forgetAll`.
         var bookSeqs: [Int64: Int64] = [:]
         /// The cached card bodies' bytes (both kinds).
@@ -140,7 +142,7 @@ final class CardCache: Sendable {
         guard isEnabled else { return nil }
         return state.withLock { state -> InlineRead? in
             guard state.listeningTo == server, state.alone, let found = state.cards[Key(owner: owner, path: path, name: name)],
-                  let stamp = state.stamps[user],
+                  let stamp = state.stamps[ExactString(user)],
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min]
             else { return nil }
             return InlineRead(found: found, stamp: stamp)
@@ -160,7 +162,7 @@ final class CardCache: Sendable {
         let size = read.found?.resource.data.count ?? 0
         state.withLock { state in
             guard state.listeningTo != nil, state.alone, state.generation == ticket.generation else { return }
-            state.stamps[user] = .some(read.stamp)
+            state.stamps[ExactString(user)] = .some(read.stamp)
             guard let found = read.found, size <= capacity / 8,
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min] else { return }
             state.makeRoom(for: size, within: capacity)

@@ -285,8 +285,8 @@ import Testing
     }
 
     /// Two card names that differ in their bytes but that Swift's `==` takes for one (NFC and
-    /// NFD of "é") are two cards to the database, and to the cache.
-    @Test func namesEqualOnlyAsUnicodeAreTwoCardsInTheCache() async throws {
+    /// NFD of "é") are two cards to the database, and to the cache; so are two such users.
+    @Test func namesEqualOnlyAsUnicodeAreTwoCardsAndTwoUsersInTheCache() async throws {
         let fixture = try await StoreFixture.make(.postgres)
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
@@ -302,6 +302,23 @@ import Testing
             #expect(Self.bodies(one.cards).first?.contains("FN:Decomposed") == true)
         }
         #expect(store.cardCache.counts.cards == 2)
+
+        // Two users whose names are equal only as Unicode: each GET is signed in with its
+        // own user's password stamp.
+        let composedUser = "jos\u{E9}", decomposedUser = "jose\u{301}"
+        for (user, password) in [(composedUser, "composed secret"), (decomposedUser, "decomposed secret")] {
+            try await store.createUser(name: user, password: password)
+            let book = try #require(try await store.collection(owner: user, path: ["default"]))
+            try await StoreFixture(backend: .postgres, store: store, book: book, cleanup: {}).put("a.vcf", fn: user)
+        }
+        let stamps = try #require(await Self.read(store, owner: composedUser, as: composedUser)?.stamp)
+            != (await Self.read(store, owner: decomposedUser, as: decomposedUser)?.stamp)
+        #expect(stamps)
+        for _ in 0..<2 {
+            let composedStamp = await Self.read(store, owner: composedUser, as: composedUser)?.stamp
+            let decomposedStamp = await Self.read(store, owner: decomposedUser, as: decomposedUser)?.stamp
+            #expect(composedStamp != nil && decomposedStamp != nil && composedStamp != decomposedStamp)
+        }
     }
 
     @Test func withoutItsNoticesTheCacheIsOffUntilTheyAreHeardAgain() async throws {
