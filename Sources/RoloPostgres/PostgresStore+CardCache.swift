@@ -46,8 +46,9 @@ extension PostgresStore {
     }
 
     /// Listens on a connection of its own to the current primary: book changes and sign-in
-    /// changes feed the cache, other processes' announcements and a count each second of the
-    /// processes listening tell it whether it is alone. It runs whether or not this process
+    /// changes feed the cache (and book changes push, while it follows them), other
+    /// processes' announcements and a count each second of the processes listening tell it
+    /// whether it is alone. It runs whether or not this process
     /// keeps a cache, so that the others know it is there. A lost connection turns the cache
     /// off, and it tries again each second.
     private func followCacheNotices(announced: Announcement) async {
@@ -69,6 +70,7 @@ extension PostgresStore {
                                 cardCache.startedListening(to: server)
                                 try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
                                 announced.done()
+                                if pushFollows.withLock({ $0 }) { try await publishOwedBooks() }
                                 try await hear(books: books, signIns: signIns, processes: processes, me: me,
                                                on: connection, server: server)
                             }
@@ -99,10 +101,11 @@ extension PostgresStore {
                       processes: PostgresNotificationSequence, me: String, on connection: PostgresConnection,
                       server: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { [cardCache] in
+            group.addTask { [self] in
                 for try await notice in books {
                     if let change = Self.bookChange(fromPayload: notice.payload) {
                         cardCache.bookChanged(change.collectionID, seq: change.seq)
+                        if pushFollows.withLock({ $0 }) { bookChanges.publish(change) }
                     } else {
                         cardCache.forgetAll()
                     }

@@ -128,42 +128,34 @@ extension PostgresStore {
         }
     }
 
-    /// Listens on a connection of its own; each notification becomes a `BookChange` in
-    /// `bookChanges`. Its own writes are heard too (the feed keeps one entry per book, and
-    /// the delivery claim sends each message once). After every (re)connection, books
-    /// with a registration owed a message are published as changed: whatever was committed
-    /// while nobody listened is still announced.
+    /// Until cancelled, the notices connection (`followCacheNotices`, which every store
+    /// keeps from its opening) publishes each book change it hears into `bookChanges`: one
+    /// connection listens for the cache and for push, with one heartbeat. Its own writes
+    /// are heard too (the feed keeps one entry per book, and the delivery claim sends each
+    /// message once). Books with a registration owed a message are published as changed
+    /// now and after every reconnection: whatever was committed while nobody listened (or
+    /// before push followed) is still announced.
     public func followBookChanges() async {
+        pushFollows.withLock { $0 = true }
+        defer { pushFollows.withLock { $0 = false } }
         var attempt = 0
         while !Task.isCancelled {
             do {
-                let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(),
-                                                                      id: 1, logger: logger)
-                do {
-                    try await connection.listen(on: Self.bookChangesChannel) { notifications in
-                        attempt = 0
-                        try await publishOwedBooks()
-                        for try await notification in notifications {
-                            if let change = Self.bookChange(fromPayload: notification.payload) { bookChanges.publish(change) }
-                        }
-                    }
-                } catch {
-                    try? await connection.close()
-                    throw error
-                }
-                try? await connection.close()
+                try await publishOwedBooks()
+                break
             } catch {
-                if Task.isCancelled { return }
                 attempt += 1
                 if attempt == 1 || attempt % 60 == 0 {
-                    logger.warning("push: listening for book changes failed; retrying", metadata: ["error": "\(Self.describe(error))"])
+                    logger.warning("push: reading the books owed a message failed; retrying",
+                                   metadata: ["error": "\(Self.describe(error))"])
                 }
+                try? await Task.sleep(for: .seconds(1))
             }
-            try? await Task.sleep(for: .seconds(1))
         }
+        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
     }
 
-    private func publishOwedBooks() async throws {
+    func publishOwedBooks() async throws {
         let owed = try await autocommit { connection in
             try await connection.rows("""
                 SELECT c.id, c.sync_seq FROM collections c

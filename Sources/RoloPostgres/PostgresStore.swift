@@ -55,10 +55,13 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let tidying: BurstTidying
     /// The addressbook-queries' statements, prepared per connection by their shape.
     let shapedStatements = ShapedStatements()
-    /// The inline GET's answers kept in memory, true by the database's notices.
+    /// Reads kept in memory, true by the database's notices.
     let cardCache: CardCache
     /// `followCacheNotices`, from `open(_:)` until `close()`.
     let cacheNotices = Mutex<Task<Void, Never>?>(nil)
+    /// Whether push follows the book changes (`followBookChanges`): the notices connection
+    /// then publishes each into `bookChanges` too.
+    let pushFollows = Mutex(false)
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
         self.configuration = configuration
