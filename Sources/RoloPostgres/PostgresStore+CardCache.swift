@@ -70,7 +70,7 @@ extension PostgresStore {
                                 cardCache.startedListening(to: server)
                                 try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
                                 announced.done()
-                                if pushFollows.withLock({ $0 }) { try await publishOwedBooks() }
+                                if bookChangeFollowers.withLock({ $0 > 0 }) { try await publishOwedBooks() }
                                 try await hear(books: books, signIns: signIns, processes: processes, me: me,
                                                on: connection, server: server)
                             }
@@ -105,7 +105,7 @@ extension PostgresStore {
                 for try await notice in books {
                     if let change = Self.bookChange(fromPayload: notice.payload) {
                         cardCache.bookChanged(change.collectionID, seq: change.seq)
-                        if pushFollows.withLock({ $0 }) { bookChanges.publish(change) }
+                        if bookChangeFollowers.withLock({ $0 > 0 }) { bookChanges.publish(change) }
                     } else {
                         cardCache.forgetAll()
                     }

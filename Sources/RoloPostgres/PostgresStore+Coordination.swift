@@ -136,8 +136,8 @@ extension PostgresStore {
     /// now and after every reconnection: whatever was committed while nobody listened (or
     /// before push followed) is still announced.
     public func followBookChanges() async {
-        pushFollows.withLock { $0 = true }
-        defer { pushFollows.withLock { $0 = false } }
+        bookChangeFollowers.withLock { $0 += 1 }
+        defer { bookChangeFollowers.withLock { $0 -= 1 } }
         var attempt = 0
         while !Task.isCancelled {
             do {

@@ -59,9 +59,9 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let cardCache: CardCache
     /// `followCacheNotices`, from `open(_:)` until `close()`.
     let cacheNotices = Mutex<Task<Void, Never>?>(nil)
-    /// Whether push follows the book changes (`followBookChanges`): the notices connection
-    /// then publishes each into `bookChanges` too.
-    let pushFollows = Mutex(false)
+    /// How many `followBookChanges` run: while any does, the notices connection publishes
+    /// each book change into `bookChanges` too.
+    let bookChangeFollowers = Mutex(0)
 
     private init(configuration: Configuration, clock: StoreClock, logger: Logger) throws {
         self.configuration = configuration
