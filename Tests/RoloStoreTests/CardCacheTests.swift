@@ -284,6 +284,32 @@ import Testing
         }
     }
 
+    /// Readers filling the cache while this process writes never make a read after a write
+    /// answer older than the write: each write, then at once a multiget, a page and a query.
+    @Test func readsRacingOwnWritesNeverAnswerOlderThanTheWrite() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        try await fixture.put("a.vcf", fn: "Anna 0")
+        try await Self.serving(store)
+        let readers = Task {
+            while !Task.isCancelled {
+                _ = try? await Self.named(store, book, ["a.vcf"])
+                _ = try? await store.listResources(collectionID: book, after: nil, limit: 10)
+                _ = try? await Self.hits(store, book, fn: "ann")
+            }
+        }
+        defer { readers.cancel() }
+        for round in 1...60 {
+            let written = try await fixture.put("a.vcf", fn: "Anna \(round)")
+            #expect(try await Self.named(store, book, ["a.vcf"]).cards.map(\.info.etag) == [written.etag])
+            #expect(try await store.listResources(collectionID: book, after: nil, limit: 10).map(\.etag) == [written.etag])
+            #expect(try await Self.hits(store, book, fn: "ann").firstCards.map(\.info.etag) == [written.etag])
+        }
+        #expect(store.cardCache.isServing)
+    }
+
     /// Two card names that differ in their bytes but that Swift's `==` takes for one (NFC and
     /// NFD of "é") are two cards to the database, and to the cache; so are two such users.
     @Test func namesEqualOnlyAsUnicodeAreTwoCardsAndTwoUsersInTheCache() async throws {
