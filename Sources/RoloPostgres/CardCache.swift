@@ -40,7 +40,6 @@ final class CardCache: Sendable {
     /// Taken when a read of a book (cards by name, a page, a query) starts.
     struct BookTicket: Sendable {
         fileprivate let generation: UInt64
-        fileprivate let heard: Int64
     }
 
     /// By bytes, as the database compares them: two card names that Swift's `==` takes for
@@ -57,10 +56,10 @@ final class CardCache: Sendable {
         }
     }
 
-    /// What reads of one book found, current while no newer seq is heard for it.
+    /// What reads of one book found at one seq of the book.
     private struct BookCards: Sendable {
-        /// The newest seq heard for the book when the reads started.
-        var heard: Int64
+        /// The book's seq as the reads' statements read it.
+        var seq: Int64
         /// Each name asked: its card (with its whole body), or nil when the book has none.
         var cards: [ExactString: StoredResource?] = [:]
         /// The book's cards counted up to `cap`, when a read counted them.
@@ -203,10 +202,10 @@ final class CardCache: Sendable {
 
     /// Keeps what a named read started with `ticket` found among `names` (and the book's
     /// count up to `cap`, when read). Cards whose body was left out are not kept.
-    func keep(_ found: [StoredResource], asked names: [String], count: Int?, cap: Int, in collectionID: Int64,
+    func keep(_ found: [StoredResource], asked names: [String], count: Int?, cap: Int, in collectionID: Int64, seq: Int64,
               ticket: BookTicket) {
         let kept = found.filter { !$0.bodyLeftOut && $0.data.count <= capacity / 8 }
-        keep(in: collectionID, ticket: ticket, bytes: kept.reduce(0) { $0 + $1.data.count }) { book in
+        keep(in: collectionID, seq: seq, ticket: ticket, bytes: kept.reduce(0) { $0 + $1.data.count }) { book in
             var asked = Set(names.map(ExactString.init))
             for card in found { asked.remove(ExactString(card.info.name)) }
             for name in asked where book.cards[name] == nil { book.cards[name] = .some(nil) }
@@ -228,8 +227,9 @@ final class CardCache: Sendable {
     }
 
     /// Keeps a listing page read with `ticket`.
-    func keep(page infos: [ResourceInfo], in collectionID: Int64, after name: String, limit: Int, ticket: BookTicket) {
-        keep(in: collectionID, ticket: ticket, bytes: Self.bytes(of: infos)) { book in
+    func keep(page infos: [ResourceInfo], in collectionID: Int64, seq: Int64, after name: String, limit: Int,
+              ticket: BookTicket) {
+        keep(in: collectionID, seq: seq, ticket: ticket, bytes: Self.bytes(of: infos)) { book in
             book.pages.updateValue(infos, forKey: Page(after: ExactString(name), limit: limit)).map(Self.bytes(of:)) ?? 0
         }
     }
@@ -241,43 +241,51 @@ final class CardCache: Sendable {
     }
 
     /// Keeps a query's answer read with `ticket`.
-    func keep(hits: QueryHits, in collectionID: Int64, for key: QueryKey, ticket: BookTicket) {
-        keep(in: collectionID, ticket: ticket, bytes: Self.bytes(of: hits)) { book in
+    func keep(hits: QueryHits, in collectionID: Int64, seq: Int64, for key: QueryKey, ticket: BookTicket) {
+        keep(in: collectionID, seq: seq, ticket: ticket, bytes: Self.bytes(of: hits)) { book in
             book.queries.updateValue(hits, forKey: key).map(Self.bytes(of:)) ?? 0
         }
     }
 
-    /// A ticket for a read of book `collectionID` about to start (named cards, a page, a
-    /// query); nil when its answer could not be kept.
-    func bookTicket(_ collectionID: Int64) -> BookTicket? {
+    /// A ticket for a read of a book about to start (named cards, a page, a query); nil when
+    /// its answer could not be kept (not listening, or no cache).
+    func bookTicket() -> BookTicket? {
         guard isEnabled else { return nil }
-        return state.withLock { state in
-            state.listeningTo == nil || !state.alone ? nil
-                : BookTicket(generation: state.generation, heard: state.bookSeqs[collectionID, default: .min])
-        }
+        return state.withLock { $0.listeningTo == nil ? nil : BookTicket(generation: $0.generation) }
     }
 
-    /// `answer` from book `collectionID`'s reads, while they are current and served.
+    /// `answer` from book `collectionID`'s reads, while they are served: the notices of
+    /// `server` heard, no newer seq of the book heard, and either this process alone on the
+    /// database, or the current request's own look-up of the book read the same seq
+    /// (`LookupAhead.bookSeq`: then no write reached the book between those reads and the
+    /// request's arrival, whichever process made it).
     private func fromBook<Answer>(_ collectionID: Int64, server: Int, _ answer: (BookCards) -> Answer?) -> Answer? {
         guard isEnabled else { return nil }
+        let looked = LookupAhead.current?.bookSeq(collectionID)
         return state.withLock { state -> Answer? in
-            guard state.listeningTo == server, state.alone, let book = state.books[collectionID],
-                  book.heard == state.bookSeqs[collectionID, default: .min] else { return nil }
+            guard state.listeningTo == server, let book = state.books[collectionID],
+                  book.seq >= state.bookSeqs[collectionID, default: .min], state.alone || looked == book.seq
+            else { return nil }
             return answer(book)
         }
     }
 
-    /// Adds a read of `bytes` to book `collectionID`'s (`add` returns the bytes of what it
-    /// replaced), unless something was forgotten or a newer seq of the book was heard since
-    /// the read started with `ticket`, or it is too big for the cache.
-    private func keep(in collectionID: Int64, ticket: BookTicket, bytes: Int, _ add: (inout BookCards) -> Int) {
+    /// Adds a read of `bytes`, made at the book's `seq`, to book `collectionID`'s (`add`
+    /// returns the bytes of what it replaced), unless something was forgotten since the read
+    /// started with `ticket`, a newer seq of the book was heard or read already, or it is too
+    /// big for the cache. Reads at a newer seq replace the book's older ones.
+    private func keep(in collectionID: Int64, seq: Int64, ticket: BookTicket, bytes: Int, _ add: (inout BookCards) -> Int) {
         guard bytes <= capacity / 8 else { return }
         state.withLock { state in
-            guard state.listeningTo != nil, state.alone, state.generation == ticket.generation,
-                  state.bookSeqs[collectionID, default: .min] == ticket.heard else { return }
+            guard state.listeningTo != nil, state.generation == ticket.generation,
+                  seq >= state.bookSeqs[collectionID, default: .min] else { return }
+            if let held = state.books[collectionID], held.seq > seq { return }
             state.makeRoom(for: bytes, within: capacity)
-            // An entry is dropped when its book's seq moves, so one still here is this seq's.
-            var book = state.books.removeValue(forKey: collectionID) ?? BookCards(heard: ticket.heard)
+            var book = state.books.removeValue(forKey: collectionID) ?? BookCards(seq: seq)
+            if book.seq < seq {
+                state.bytes -= book.bytes
+                book = BookCards(seq: seq)
+            }
             let change = bytes - add(&book)
             book.bytes += change
             state.bytes += change
@@ -302,7 +310,10 @@ final class CardCache: Sendable {
         state.withLock { state in
             guard seq > state.bookSeqs[collectionID, default: .min] else { return }
             state.bookSeqs[collectionID] = seq
-            if let dropped = state.books.removeValue(forKey: collectionID) { state.bytes -= dropped.bytes }
+            if let held = state.books[collectionID], held.seq < seq {
+                state.books[collectionID] = nil
+                state.bytes -= held.bytes
+            }
         }
     }
 

@@ -38,6 +38,13 @@ extension PostgresStore {
     }
 
     public func collection(owner: String, path: [String]) async throws -> CollectionInfo? {
+        let found = try await readCollection(owner: owner, path: path)
+        // The request's reads of the book may come from the card cache at this seq.
+        if let found { LookupAhead.current?.noteBook(found) }
+        return found
+    }
+
+    private func readCollection(owner: String, path: [String]) async throws -> CollectionInfo? {
         guard !path.isEmpty else { return nil }
         // Read with the login's stamp when the request named it (`LookupAhead`).
         if let found = LookupAhead.current?.take(owner: owner, path: path, name: nil) { return found.member?.collection }

@@ -32,21 +32,23 @@ extension PostgresStore {
                                         server: primary.currentIndex) {
             return (cached.cards, cached.count)
         }
-        let ticket = cardCache.bookTicket(collectionID)
+        let ticket = cardCache.bookTicket()
         let read = try await databaseCards(collectionID: collectionID, names: names, bodyLimit: bodyLimit, countingBookUpTo: cap)
-        if let ticket {
-            cardCache.keep(read.cards, asked: names, count: read.bookCards, cap: cap, in: collectionID, ticket: ticket)
+        if let ticket, let bookSeq = read.bookSeq {
+            cardCache.keep(read.cards, asked: names, count: read.bookCards, cap: cap, in: collectionID, seq: bookSeq, ticket: ticket)
         }
-        return read
+        return (read.cards, read.bookCards)
     }
 
+    /// The named cards, the book's count (as `cards`), and the book's seq they were read at
+    /// (nil when read a row a card).
     private func databaseCards(collectionID: Int64, names: [String], bodyLimit: Int, countingBookUpTo cap: Int) async throws
-        -> (cards: [StoredResource], bookCards: Int?) {
+        -> (cards: [StoredResource], bookCards: Int?, bookSeq: Int64?) {
         let limit = Int64(max(bodyLimit, 0))
         let (bytes, overflow) = Int64(names.count).multipliedReportingOverflow(by: limit)
         guard !overflow, bytes <= Self.arrayBodyBytes else {
             return (try await named(names, in: collectionID, columns: Self.bodyColumns(upTo: bodyLimit)) { try Self.storedResource(&$0) },
-                    nil)
+                    nil, nil)
         }
         let cap = Int64(max(cap, 0))
         let probed = names.count <= Self.probedNames
@@ -56,7 +58,8 @@ extension PostgresStore {
             probed ? try await connection.first(CardsByNameSQL.self, collectionID, names, limit, cap)
                    : try await connection.first(CardsByNamesScanSQL.self, collectionID, names, limit, cap)
         }
-        return (try Self.storedResources(arrays: row, bodyLimit: limit), try row.int64(Self.cardArraysCountColumn).map { Int($0) })
+        return (try Self.storedResources(arrays: row, bodyLimit: limit), try row.int64(Self.cardArraysCountColumn).map { Int($0) },
+                try row.int64(Self.cardArraysCountColumn + 1))
     }
 
     public func resourceInfos(collectionID: Int64, names: [String]) async throws -> [ResourceInfo] {
@@ -112,18 +115,21 @@ extension PostgresStore {
         if let cached = cardCache.page(in: collectionID, after: name ?? "", limit: limit, server: primary.currentIndex) {
             return cached
         }
-        let ticket = cardCache.bookTicket(collectionID)
-        let infos = try await databasePage(collectionID: collectionID, after: name, limit: limit)
-        if let ticket { cardCache.keep(page: infos, in: collectionID, after: name ?? "", limit: limit, ticket: ticket) }
+        let ticket = cardCache.bookTicket()
+        let (infos, bookSeq) = try await databasePage(collectionID: collectionID, after: name, limit: limit)
+        if let ticket, let bookSeq {
+            cardCache.keep(page: infos, in: collectionID, seq: bookSeq, after: name ?? "", limit: limit, ticket: ticket)
+        }
         return infos
     }
 
-    private func databasePage(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
+    /// The page, and the book's seq it was read at.
+    private func databasePage(collectionID: Int64, after name: String?, limit: Int) async throws -> ([ResourceInfo], Int64?) {
         let row = try await arraysRow(onLoop: InfoPageSQL.self, [PostgresData(int64: collectionID), PostgresData(string: name ?? ""),
                                                                  PostgresData(int64: Int64(max(limit, 0)))]) { connection in
             try await connection.first(InfoPageSQL.self, collectionID, name ?? "", Int64(max(limit, 0)))
         }
-        return try Self.resourceInfos(arrays: row)
+        return (try Self.resourceInfos(arrays: row), try row.int64(Self.infoPageSeqColumn))
     }
 
     public func allResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [StoredResource] {
@@ -249,16 +255,23 @@ extension PostgresStore {
     // elements line up.
 
     /// The columns of a listing as arrays, over the subquery `rows`.
-    private static func infoArrays(of rows: String) -> String {
+    private static func infoArrays(of rows: String, bookSeq: String? = nil) -> String {
         """
-        SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), array_agg(seq)
+        SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), array_agg(seq)\
+        \(bookSeq.map { ", \($0)" } ?? "")
         FROM (SELECT r.name, r.content_type, r.etag, r.size, r.modified, r.seq FROM resources r \(rows)) listed
         """
     }
 
+    /// `infoArrays`' six arrays, then the book's seq as the statement read it (the card
+    /// cache keeps the page at that seq).
     enum InfoPageSQL: PreparedSQL {
-        static let sql = infoArrays(of: "WHERE r.collection_id = $1 AND r.name > $2 ORDER BY r.name LIMIT $3")
+        static let sql = infoArrays(of: "WHERE r.collection_id = $1 AND r.name > $2 ORDER BY r.name LIMIT $3",
+                                    bookSeq: "(SELECT sync_seq FROM collections WHERE id = $1)")
     }
+
+    /// Where `InfoPageSQL` puts the book's seq.
+    static let infoPageSeqColumn = 6
 
     enum InfosByNameSQL: PreparedSQL {
         static let sql = """
@@ -300,14 +313,15 @@ extension PostgresStore {
     /// at the 64 KB default limit are 16 MB.
     static let arrayBodyBytes: Int64 = 256 << 20
 
-    /// `infoArrays` with the body (or "" when over the limit $3) as a seventh array, and the
-    /// book's count up to $4 (`ResourceCountSQL`'s; 0 when not asked) as an eighth column: a
+    /// `infoArrays` with the body (or "" when over the limit $3) as a seventh array, the
+    /// book's count up to $4 (`ResourceCountSQL`'s; 0 when not asked) as an eighth column
+    /// and the book's seq as a ninth (the card cache keeps the cards at that seq): a
     /// multiget that may read the whole book counts it with its first page, one round trip
     /// where it took two (a multiget of one card: 0.1 ms of Rolo's CPU less, issue 34).
     private static func cardArrays(of rows: String) -> String {
         """
         SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), array_agg(seq),
-               array_agg(body), \(bookCount(collection: "$1", cap: "$4"))
+               array_agg(body), \(bookCount(collection: "$1", cap: "$4")), (SELECT sync_seq FROM collections WHERE id = $1)
         FROM (\(rows)) listed
         """
     }

@@ -26,20 +26,23 @@ extension PostgresStore {
                           firstPage: Int, withBodies: Bool, bodyLimit: Int) async throws -> QueryHits {
         guard cardCache.isEnabled else {
             return try await databaseHits(collectionID: collectionID, predicate: predicate, limit: limit, countingBook: countingBook,
-                                          firstPage: firstPage, withBodies: withBodies, bodyLimit: bodyLimit)
+                                          firstPage: firstPage, withBodies: withBodies, bodyLimit: bodyLimit).0
         }
         let key = CardCache.QueryKey(predicate: predicate, limit: limit, countingBook: countingBook, firstPage: firstPage,
                                      withBodies: withBodies, bodyLimit: bodyLimit)
         if let cached = cardCache.hits(in: collectionID, for: key, server: primary.currentIndex) { return cached }
-        let ticket = cardCache.bookTicket(collectionID)
-        let hits = try await databaseHits(collectionID: collectionID, predicate: predicate, limit: limit, countingBook: countingBook,
-                                          firstPage: firstPage, withBodies: withBodies, bodyLimit: bodyLimit)
-        if let ticket { cardCache.keep(hits: hits, in: collectionID, for: key, ticket: ticket) }
+        let ticket = cardCache.bookTicket()
+        let (hits, bookSeq) = try await databaseHits(collectionID: collectionID, predicate: predicate, limit: limit,
+                                                     countingBook: countingBook, firstPage: firstPage, withBodies: withBodies,
+                                                     bodyLimit: bodyLimit)
+        if let ticket, let bookSeq { cardCache.keep(hits: hits, in: collectionID, seq: bookSeq, for: key, ticket: ticket) }
         return hits
     }
 
+    /// The query's answer, and the book's seq it was read at (nil when its cards were read by
+    /// a statement of their own, at a seq of their own).
     private func databaseHits(collectionID: Int64, predicate: IndexPredicate, limit: Int?, countingBook: Bool,
-                              firstPage: Int, withBodies: Bool, bodyLimit: Int) async throws -> QueryHits {
+                              firstPage: Int, withBodies: Bool, bodyLimit: Int) async throws -> (QueryHits, Int64?) {
         let trigrams = predicate.hasSubstringMatch ? try await substringQueryUsesTrigramIndex(collectionID: collectionID) : false
         // The first page's bodies go in one row only within `arrayBodyBytes`, as a named read's.
         let bodyLimit = Int64(max(bodyLimit, 0))
@@ -50,6 +53,7 @@ extension PostgresStore {
                                       bodyLimit: withBodies ? bodyLimit : nil)
         let row = try await autocommit { connection in try await self.shapedStatements.rows(query, on: connection).first }
         let head = ArraysRow(row: row, legacyPrepared: true)
+        let bookSeq = try head.int64(Self.bookSeqColumn(withBodies: withBodies))
         let names = try head.strings(0) ?? []
         let bookCards = try head.int64(1).map { Int($0) }
         let page = ArraysRow(row: row, legacyPrepared: true, firstColumn: 2)
@@ -61,8 +65,12 @@ extension PostgresStore {
         } else {
             cards = try Self.resourceInfos(arrays: page).map { StoredResource(info: $0, data: Data()) }
         }
-        return QueryHits(names: names, bookCards: countingBook ? bookCards ?? 0 : nil, firstCards: cards)
+        return (QueryHits(names: names, bookCards: countingBook ? bookCards ?? 0 : nil, firstCards: cards), readsPage ? bookSeq : nil)
     }
+
+    /// Where `queryHitsSQL` puts the book's seq: after the names, the count and the page's
+    /// six arrays, and its bodies' when it has them.
+    static func bookSeqColumn(withBodies: Bool) -> Int { withBodies ? 9 : 8 }
 
     /// The names of the book's cards that match, in name order; `trigrams`: substring
     /// leaves take their candidates from the trigram index.
@@ -76,7 +84,7 @@ extension PostgresStore {
     /// `queryHits` in one row: the names as an array, the book's count up to one more than
     /// them (`ResourceCountSQL`'s) or NULL, then the first `firstPage` hits as
     /// `infoArrays`' six arrays, with `cardArrays`' bodies as a seventh when `bodyLimit` is
-    /// given. The hits carry their info columns (the index scan found their rows anyway);
+    /// given, and last the book's seq as the statement read it (`bookSeqColumn`). The hits carry their info columns (the index scan found their rows anyway);
     /// the page's bodies are read by id. One statement where a query answered with its
     /// cards took two, with the count three (issue 34); prepared by its shape
     /// (`ShapedStatements`).
@@ -97,7 +105,8 @@ extension PostgresStore {
         let bodies = bodyLimit == nil ? "" : ", array_agg(body)"
         sql.append("""
             WITH hits AS (\(hits)) \
-            SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM hits), '{}'::TEXT[]), \(count), p.* \
+            SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM hits), '{}'::TEXT[]), \(count), p.*, \
+            (SELECT sync_seq FROM collections WHERE id = \(sql.bind(collectionID))) \
             FROM (SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), \
             array_agg(seq)\(bodies) FROM (\(pageRows)) listed) p
             """)

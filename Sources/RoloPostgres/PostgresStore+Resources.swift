@@ -182,6 +182,13 @@ extension PostgresStore {
     /// DELETE asks it: on the request's event loop's own connection when there is one
     /// (`rowsOnLoop`), else through the pool.
     public func collectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
+        let found = try await readCollectionMember(owner: owner, path: path, name: name)
+        // The request's reads of the book may come from the card cache at this seq.
+        if let found { LookupAhead.current?.noteBook(found.collection) }
+        return found
+    }
+
+    private func readCollectionMember(owner: String, path: [String], name: String) async throws -> CollectionMember? {
         guard !path.isEmpty else { return nil }
         // Read with the login's stamp when the request named it (`LookupAhead`).
         if let found = LookupAhead.current?.take(owner: owner, path: path, name: name) { return found.member }

@@ -59,6 +59,8 @@ public final class LookupAhead: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The seq of each book a look-up of this request read (`noteBook`).
+    private let bookSeqs = Mutex<[Int64: Int64]>([:])
 
     public init(owner: String, path: [String], name: String?) {
         self.owner = owner; self.path = path; self.name = name
@@ -99,6 +101,22 @@ public final class LookupAhead: Sendable {
             defer { state.found = nil }
             return state.found
         }
+    }
+
+    /// A look-up of this request read `book` (its seq included) from the database, after
+    /// the request arrived: every write acknowledged before the request is in that seq.
+    /// A store that keeps reads of books in memory may answer this request's reads of the
+    /// book from what it read at exactly that seq (PostgreSQL's `CardCache`), whichever
+    /// process wrote last. The first seq noted for a book stands.
+    public func noteBook(_ book: CollectionInfo) {
+        bookSeqs.withLock { seqs in
+            if seqs[book.id] == nil { seqs[book.id] = book.syncSeq }
+        }
+    }
+
+    /// The seq a look-up of this request read for book `collectionID`, if one did.
+    public func bookSeq(_ collectionID: Int64) -> Int64? {
+        bookSeqs.withLock { $0[collectionID] }
     }
 
     /// The member's row read with the lookup, once, for the request's write to

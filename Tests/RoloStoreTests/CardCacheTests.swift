@@ -310,6 +310,67 @@ import Testing
         #expect(store.cardCache.isServing)
     }
 
+    /// As a request does on `store`: its look-up of alice's book first (noted in the
+    /// request's `LookupAhead`), then `reads`.
+    private static func request<T>(on store: PostgresStore, _ reads: () async throws -> T) async throws -> T {
+        try await LookupAhead.$current.withValue(LookupAhead(owner: "alice", path: ["default"], name: nil)) {
+            _ = try await store.collection(owner: "alice", path: ["default"])
+            return try await reads()
+        }
+    }
+
+    /// With two processes on the database, a book's reads are answered from memory only for
+    /// a request whose own look-up read the book at the seq they were read at: a write
+    /// through the other process, acknowledged before the request, is never missed.
+    @Test func withAnotherProcessABooksReadsAreServedAtTheSeqTheRequestLookedUp() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let writer = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        try await fixture.put("a.vcf", fn: "Anna 0")
+        try await Self.eventually("the other process listens, not alone") {
+            other.cardCache.isListening && !other.cardCache.isServing && !writer.cardCache.isServing
+        }
+        let first = try await Self.request(on: other) { try await Self.named(other, book, ["a.vcf"]) }
+        try await Self.rewriteSilently(writer, book: book, "a.vcf", to: "changed behind its back")
+        // The same seq looked up: from memory.
+        #expect(try await Self.request(on: other) { try await Self.named(other, book, ["a.vcf"]) }.cards == first.cards)
+        // No look-up of the book in this request: the database.
+        #expect(try await Self.bodies(Self.named(other, book, ["a.vcf"]).cards) == ["changed behind its back"])
+
+        // Writes through the other process, each read at once through this one, first as
+        // they come, then with every notice held up: the notices connections' backends
+        // stopped, so that only the request's own look-up can tell the card changed (they
+        // count as listening for up to 5 s, the heartbeat).
+        var stopped: [Int32] = []
+        defer { for pid in stopped { kill(pid, SIGCONT) } }
+        for round in 1...30 {
+            if round == 21 {
+                stopped = try await writer.autocommit { connection in
+                    try await connection.rows("""
+                        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
+                        """).map { try $0.decode(Int32.self) }
+                }
+                #expect(stopped.count == 2)
+                for pid in stopped { kill(pid, SIGSTOP) }
+            }
+            let written = try await fixture.put("a.vcf", fn: "Anna \(round)")
+            let (cards, page, hits) = try await Self.request(on: other) {
+                (try await Self.named(other, book, ["a.vcf"]).cards,
+                 try await other.listResources(collectionID: book, after: nil, limit: 10),
+                 try await Self.hits(other, book, fn: "ann"))
+            }
+            #expect(cards.map(\.info.etag) == [written.etag])
+            #expect(page.map(\.etag) == [written.etag])
+            #expect(hits.firstCards.map(\.info.etag) == [written.etag])
+            // Read again at that seq (as a second client would be), and still the write.
+            let again = try await Self.request(on: other) { try await Self.named(other, book, ["a.vcf"]).cards }
+            #expect(again.map(\.info.etag) == [written.etag])
+        }
+        // The last rounds ran while the notices were held up, and still served from memory.
+        #expect(other.cardCache.isListening && other.cardCache.counts.named > 0)
+    }
+
     /// Two card names that differ in their bytes but that Swift's `==` takes for one (NFC and
     /// NFD of "é") are two cards to the database, and to the cache; so are two such users.
     @Test func namesEqualOnlyAsUnicodeAreTwoCardsAndTwoUsersInTheCache() async throws {
