@@ -22,13 +22,16 @@ import Synchronization
 /// - A read only fills the cache if nothing was forgotten between its start and its answer
 ///   (`Ticket`), so a read that raced a change never stores the older state.
 ///
-/// **Only while alone.** Between another process's commit and its notice arriving here, a
-/// GET would answer the card as it was: measured with two processes, a GET sent to one right
-/// after a PUT through the other answered the old card 15 times in 2,000. So the cache
-/// serves only while this is the only Rolo process on the database (`setAlone`): every
+/// **GETs only while alone.** Between another process's commit and its notice arriving
+/// here, a GET would answer the card as it was: measured with two processes, a GET sent to
+/// one right after a PUT through the other answered the old card 15 times in 2,000. So GETs
+/// are served only while this is the only Rolo process on the database (`setAlone`): every
 /// process, `rolo` commands included, announces itself when it starts and is counted every
 /// second. A process's own writes note their seq before they are answered, so alone it never
-/// answers older than what it acknowledged. Losing the notices' connection stops the cache
+/// answers older than what it acknowledged. A book's reads are served with other processes
+/// too, but only to a request whose own look-up of the book read the seq they were read at
+/// (`LookupAhead.bookSeq`): that look-up came after the request, so every write acknowledged
+/// before it is in that seq, whichever process made it. Losing the notices' connection stops the cache
 /// (and forgets it) until they are heard again; after a failover the notices come from the
 /// new primary or the cache stays off. Writes never use the cache.
 final class CardCache: Sendable {
