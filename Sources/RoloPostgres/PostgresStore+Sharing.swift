@@ -219,12 +219,16 @@ extension PostgresStore {
     }
 
     public func mount(sharee: String, name: String) async throws -> CollectionInfo? {
-        try await autocommit { connection in
+        let found = try await autocommit { connection in
             try await connection.first("""
                 SELECT \(unescaped: Self.mountColumns) FROM \(unescaped: Self.mountJoins)
                 WHERE e.name = \(sharee) AND s.mount_name = \(name) AND s.state = 'accepted'
                 """).map { try Self.mountedCollection($0, sharee: sharee) }
         }
+        // A request on a mounted book looks it up here: its reads of the book may come from
+        // the card cache at this seq.
+        if let found { LookupAhead.current?.noteBook(found) }
+        return found
     }
 
     public func mounts(sharee: String) async throws -> [CollectionInfo] {

@@ -371,6 +371,31 @@ import Testing
         #expect(other.cardCache.isListening && other.cardCache.counts.named > 0)
     }
 
+    /// The same through a share: the sharee's request looks the book up as its mount.
+    @Test func withAnotherProcessAMountedBooksReadsAreServedAtTheSeqTheRequestLookedUp() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let writer = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        try await writer.createUser(name: "bob", password: "pw")
+        _ = try await writer.shareBook(owner: "alice", book: "default", with: "bob", access: .readOnly, accepted: true)
+        try await fixture.put("a.vcf", fn: "Anna 0")
+        try await Self.eventually("the other process listens") { other.cardCache.isListening }
+        func asBob<T>(_ reads: () async throws -> T) async throws -> T {
+            try await LookupAhead.$current.withValue(LookupAhead(owner: "bob", path: ["default~alice"], name: nil)) {
+                #expect(try await other.mount(sharee: "bob", name: "default~alice")?.id == book)
+                return try await reads()
+            }
+        }
+        let first = try await asBob { try await Self.named(other, book, ["a.vcf"]) }
+        try await Self.rewriteSilently(writer, book: book, "a.vcf", to: "changed behind its back")
+        #expect(try await asBob { try await Self.named(other, book, ["a.vcf"]) }.cards == first.cards)
+        for round in 1...5 {
+            let written = try await fixture.put("a.vcf", fn: "Anna \(round)")
+            #expect(try await asBob { try await Self.named(other, book, ["a.vcf"]) }.cards.map(\.info.etag) == [written.etag])
+        }
+    }
+
     /// Two card names that differ in their bytes but that Swift's `==` takes for one (NFC and
     /// NFD of "é") are two cards to the database, and to the cache; so are two such users.
     @Test func namesEqualOnlyAsUnicodeAreTwoCardsAndTwoUsersInTheCache() async throws {
