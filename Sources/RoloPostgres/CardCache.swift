@@ -11,7 +11,8 @@ import Synchronization
 /// **Kept true by notices.** A cached answer is served only while this process listens
 /// for the database's notices (`PostgresStore.followCacheNotices`), and only if nothing it
 /// heard since says it changed:
-/// - A card's answer remembers its book's seq as read. Every write to a book moves that seq,
+/// - A card's answer, and each of a book's reads (`BookCards`), remembers the book's seq as
+///   its statement read it. Every write to a book moves that seq,
 ///   and the book's trigger announces the new one (`rolo_book_changes`) to every process;
 ///   this process's own writes note it before they are acknowledged (`bookChanged`). An
 ///   answer older than the newest seq heard for its book is not served.

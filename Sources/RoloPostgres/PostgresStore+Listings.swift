@@ -111,6 +111,12 @@ extension PostgresStore {
 
     /// A page of the book's listing: from the card cache when it holds it, and kept there
     /// when read (PROPFIND and the initial sync page through it).
+    /// Book `collection`'s seq (an SQL expression), read in the statement's own snapshot
+    /// beside the rows it reads: the card cache keeps those rows at that seq.
+    static func bookSeq(collection: String) -> String {
+        "(SELECT sync_seq FROM collections WHERE id = \(collection))"
+    }
+
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         if let cached = cardCache.page(in: collectionID, after: name ?? "", limit: limit, server: primary.currentIndex) {
             return cached
@@ -267,7 +273,7 @@ extension PostgresStore {
     /// cache keeps the page at that seq).
     enum InfoPageSQL: PreparedSQL {
         static let sql = infoArrays(of: "WHERE r.collection_id = $1 AND r.name > $2 ORDER BY r.name LIMIT $3",
-                                    bookSeq: "(SELECT sync_seq FROM collections WHERE id = $1)")
+                                    bookSeq: bookSeq(collection: "$1"))
     }
 
     /// Where `InfoPageSQL` puts the book's seq.
@@ -321,7 +327,7 @@ extension PostgresStore {
     private static func cardArrays(of rows: String) -> String {
         """
         SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), array_agg(seq),
-               array_agg(body), \(bookCount(collection: "$1", cap: "$4")), (SELECT sync_seq FROM collections WHERE id = $1)
+               array_agg(body), \(bookCount(collection: "$1", cap: "$4")), \(bookSeq(collection: "$1"))
         FROM (\(rows)) listed
         """
     }

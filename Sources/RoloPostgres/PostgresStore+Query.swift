@@ -106,7 +106,7 @@ extension PostgresStore {
         sql.append("""
             WITH hits AS (\(hits)) \
             SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM hits), '{}'::TEXT[]), \(count), p.*, \
-            (SELECT sync_seq FROM collections WHERE id = \(sql.bind(collectionID))) \
+            \(bookSeq(collection: sql.bind(collectionID))) \
             FROM (SELECT array_agg(name), array_agg(content_type), array_agg(etag), array_agg(size), array_agg(modified), \
             array_agg(seq)\(bodies) FROM (\(pageRows)) listed) p
             """)
