@@ -516,16 +516,21 @@ import Testing
         try await store.autocommit { try await $0.execute("CHECKPOINT") }
         try await TestPostgres.onThread { try cluster.kill() }
 
-        let started = ContinuousClock.now
+        // Each call ends at the store's own deadline for a connection, not at the pool's
+        // minute of trying: the reason says so, and the time stays well short of the minute.
+        // (The time alone is a poor witness: in a full run's busiest minute the watchdog's
+        // tick and this task each wait for one of two busy cores, and three calls of 15 s
+        // took 61 s in all.)
         for _ in 0..<3 {
+            let started = ContinuousClock.now
             await #expect {
                 _ = try await store.listUsers()
             } throws: { error in
-                if case StoreError.unavailable = error { return true }
-                return false
+                guard case StoreError.unavailable(let reason) = error else { return false }
+                return reason.contains("no connection to the database within")
             }
+            #expect(ContinuousClock.now - started < .seconds(40), "the call gave up at the connection timeout, not the pool's minute")
         }
-        #expect(ContinuousClock.now - started < .seconds(60), "each call gives up within the connection timeout")
 
         try await TestPostgres.onThread { try cluster.restart() }
         var users: [String]?
