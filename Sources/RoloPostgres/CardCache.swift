@@ -23,18 +23,21 @@ import Synchronization
 /// - A read only fills the cache if nothing was forgotten between its start and its answer
 ///   (`Ticket`), so a read that raced a change never stores the older state.
 ///
-/// **GETs only while alone.** Between another process's commit and its notice arriving
-/// here, a GET would answer the card as it was: measured with two processes, a GET sent to
-/// one right after a PUT through the other answered the old card 15 times in 2,000. So GETs
-/// are served only while this is the only Rolo process on the database (`setAlone`): every
-/// process, `rolo` commands included, announces itself when it starts and is counted every
-/// second. A process's own writes note their seq before they are answered, so alone it never
-/// answers older than what it acknowledged. A book's reads are served with other processes
-/// too, but only to a request whose own look-up of the book read the seq they were read at
-/// (`LookupAhead.bookSeq`): that look-up came after the request, so every write acknowledged
-/// before it is in that seq, whichever process made it. Losing the notices' connection stops the cache
-/// (and forgets it) until they are heard again; after a failover the notices come from the
-/// new primary or the cache stays off. Writes never use the cache.
+/// **With other processes, GETs after a fence.** Between another process's commit and its
+/// notice arriving here, a GET would answer the card as it was: measured with two processes,
+/// a GET sent to one right after a PUT through the other answered the old card 15 times in
+/// 2,000. So while this is the only Rolo process on the database (`setAlone`: every process,
+/// `rolo` commands included, announces itself when it starts and is counted every second)
+/// GETs are served at once: a process's own writes note their seq before they are answered,
+/// so alone it never answers older than what it acknowledged. With others, a GET is served
+/// only once a fence sent after it asked has come back (`NoticesFence`): every notice of a
+/// commit acknowledged before the fence was sent has then been applied here. A book's reads
+/// are served with other processes to a request whose own look-up of the book read the seq
+/// they were read at (`LookupAhead.bookSeq`): that look-up came after the request, so every
+/// write acknowledged before it is in that seq, whichever process made it. Losing the
+/// notices' connection stops the cache (and forgets it) until they are heard again; after a
+/// failover the notices come from the new primary or the cache stays off. Writes never use
+/// the cache.
 final class CardCache: Sendable {
     /// Taken when a read starts: its answer may be kept only if still current when it comes.
     struct Ticket: Sendable {
@@ -140,11 +143,15 @@ final class CardCache: Sendable {
     var isEnabled: Bool { capacity > 0 }
 
     /// The cached answer for the card and `user`'s stamp, when both are cached and current
-    /// and the notices of `server` (the current primary) are being heard.
-    func read(owner: String, path: String, name: String, stampOf user: String, server: Int) -> InlineRead? {
+    /// and the notices of `server` (the current primary) are being heard, and either this
+    /// process is alone on the database or `fenced`: a fence sent after the request asked
+    /// has come back, so every change acknowledged before it was heard (`NoticesFence`).
+    func read(owner: String, path: String, name: String, stampOf user: String, server: Int,
+              fenced: Bool = false) -> InlineRead? {
         guard isEnabled else { return nil }
         return state.withLock { state -> InlineRead? in
-            guard state.listeningTo == server, state.alone, let found = state.cards[Key(owner: owner, path: path, name: name)],
+            guard state.listeningTo == server, state.alone || fenced,
+                  let found = state.cards[Key(owner: owner, path: path, name: name)],
                   let stamp = state.stamps[ExactString(user)],
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min]
             else { return nil }
@@ -156,7 +163,7 @@ final class CardCache: Sendable {
     /// listening, or no cache).
     func ticket() -> Ticket? {
         guard isEnabled else { return nil }
-        return state.withLock { $0.listeningTo == nil || !$0.alone ? nil : Ticket(generation: $0.generation) }
+        return state.withLock { $0.listeningTo == nil ? nil : Ticket(generation: $0.generation) }
     }
 
     /// Keeps what a read started with `ticket` answered, unless something was forgotten or
@@ -164,7 +171,7 @@ final class CardCache: Sendable {
     func keep(_ read: InlineRead, owner: String, path: String, name: String, stampOf user: String, ticket: Ticket) {
         let size = read.found?.resource.data.count ?? 0
         state.withLock { state in
-            guard state.listeningTo != nil, state.alone, state.generation == ticket.generation else { return }
+            guard state.listeningTo != nil, state.generation == ticket.generation else { return }
             state.stamps[ExactString(user)] = .some(read.stamp)
             guard let found = read.found, size <= capacity / 8,
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min] else { return }

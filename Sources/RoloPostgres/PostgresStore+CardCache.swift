@@ -62,12 +62,31 @@ extension PostgresStore {
                     $0.0 != "application_name"
                 } + [("application_name", Self.noticesApplicationName)]
                 let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
+                // The cache hears book and sign-in changes on the connection's event loop as
+                // each notice is read, before anything read after it: a fence's answer
+                // (`NoticesFence`) then comes after every notice before it.
+                let cacheListeners = [
+                    connection.addListener(channel: Self.bookChangesChannel) { [cardCache] _, notice in
+                        if let change = Self.bookChange(fromPayload: notice.payload) {
+                            cardCache.bookChanged(change.collectionID, seq: change.seq)
+                        } else {
+                            cardCache.forgetAll()
+                        }
+                    },
+                    connection.addListener(channel: Self.signInChangesChannel) { [cardCache] _, _ in cardCache.forgetAll() },
+                ]
+                defer { for listener in cacheListeners { listener.stop() } }
                 do {
                     try await connection.listen(on: Self.bookChangesChannel) { books in
                         try await connection.listen(on: Self.signInChangesChannel) { signIns in
                             try await connection.listen(on: Self.processesChannel) { processes in
                                 attempt = 0
                                 cardCache.startedListening(to: server)
+                                // Before 15, a commit signalled the listeners only after its
+                                // client had been told (`NoticesFence`): no fences then.
+                                let version = try await connection.query("SHOW server_version_num", logger: logger)
+                                    .collect().first?.decode(String.self)
+                                if let version, let number = Int(version), number >= 150_000 { noticesFence.use(connection) }
                                 try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
                                 announced.done()
                                 if bookChangeFollowers.withLock({ $0 > 0 }) { try await publishOwedBooks() }
@@ -77,13 +96,16 @@ extension PostgresStore {
                         }
                     }
                 } catch {
+                    noticesFence.use(nil)
                     cardCache.stoppedListening()
                     _ = await withTimeout(.seconds(5)) { try? await connection.close() }
                     throw error
                 }
+                noticesFence.use(nil)
                 cardCache.stoppedListening()
                 _ = await withTimeout(.seconds(5)) { try? await connection.close() }
             } catch {
+                noticesFence.use(nil)
                 cardCache.stoppedListening()
                 if Task.isCancelled { return }
                 attempt += 1
@@ -101,18 +123,17 @@ extension PostgresStore {
                       processes: PostgresNotificationSequence, me: String, on connection: PostgresConnection,
                       server: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
+            // The cache heard these already (`followCacheNotices`' listeners); push hears
+            // book changes here, while it follows them.
             group.addTask { [self] in
                 for try await notice in books {
-                    if let change = Self.bookChange(fromPayload: notice.payload) {
-                        cardCache.bookChanged(change.collectionID, seq: change.seq)
-                        if bookChangeFollowers.withLock({ $0 > 0 }) { bookChanges.publish(change) }
-                    } else {
-                        cardCache.forgetAll()
-                    }
+                    guard bookChangeFollowers.withLock({ $0 > 0 }),
+                          let change = Self.bookChange(fromPayload: notice.payload) else { continue }
+                    bookChanges.publish(change)
                 }
             }
-            group.addTask { [cardCache] in
-                for try await _ in signIns { cardCache.forgetAll() }
+            group.addTask {
+                for try await _ in signIns {}
             }
             group.addTask { [cardCache] in
                 for try await notice in processes where notice.payload != me { cardCache.setAlone(false) }

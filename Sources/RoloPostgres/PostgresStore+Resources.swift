@@ -83,9 +83,27 @@ extension PostgresStore {
                            done: @escaping @Sendable (InlineRead?) -> Void) {
         guard !collectionPath.isEmpty else { return done(nil) }
         let path = Self.joined(collectionPath)
-        if let cached = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: primary.currentIndex) {
+        let server = primary.currentIndex
+        if let cached = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: server) {
             return done(cached)
         }
+        // With other processes: from memory once a fence says nothing newer was missed.
+        if cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: server, fenced: true) != nil {
+            noticesFence.after { [self] fenced in
+                if fenced, let cached = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: server,
+                                                       fenced: true) {
+                    return done(cached)
+                }
+                readInlineFromDatabase(owner: owner, path: path, name: name, stampOf: user, done: done)
+            }
+            return
+        }
+        readInlineFromDatabase(owner: owner, path: path, name: name, stampOf: user, done: done)
+    }
+
+    /// `readInline`'s read of the database, kept in the card cache.
+    private func readInlineFromDatabase(owner: String, path: String, name: String, stampOf user: String,
+                                        done: @escaping @Sendable (InlineRead?) -> Void) {
         let ticket = cardCache.ticket()
         let done: @Sendable (InlineRead?) -> Void = { [cardCache] read in
             if let read, let ticket { cardCache.keep(read, owner: owner, path: path, name: name, stampOf: user, ticket: ticket) }

@@ -57,6 +57,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let shapedStatements = ShapedStatements()
     /// Reads kept in memory, true by the database's notices.
     let cardCache: CardCache
+    /// Lets the card cache answer GETs while other processes use the database.
+    let noticesFence: NoticesFence
     /// `followCacheNotices`, from `open(_:)` until `close()`.
     let cacheNotices = Mutex<Task<Void, Never>?>(nil)
     /// How many `followBookChanges` run: while any does, the notices connection publishes
@@ -75,6 +77,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         substringIndex = SubstringIndexChoice(minimumBookCards: max(configuration.substringIndexMinimumCards, 0))
         tidying = BurstTidying(threshold: max(configuration.tidyAfterWrites, 0))
         cardCache = CardCache(capacity: configuration.cardCacheBytes)
+        noticesFence = NoticesFence(logger: logger)
         let clients = try configuration.servers.map {
             PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)
         }

@@ -8,8 +8,8 @@ import Testing
 
 /// PostgreSQL's card cache (`CardCache`): a card read once by a GET or a named read is
 /// answered from memory, and never after a change this process made, nor once a change's
-/// notice came; with another process on the database, or without its notices, the cache is
-/// off.
+/// notice came; with another process on the database, GETs only after a fence; without its
+/// notices, the cache is off.
 @Suite(.closesStores) struct CardCacheTests {
     /// `readInline` awaited.
     private static func read(_ store: PostgresStore, _ name: String = "a.vcf", owner: String = "alice",
@@ -110,9 +110,11 @@ import Testing
         try await Self.eventually("a removed book's card is gone") { await Self.read(store).map { $0.found == nil } == true }
     }
 
-    /// Another process on the database (whether or not it keeps a cache itself) turns the
-    /// cache off at once, and its end turns it on again.
-    @Test func anotherProcessTurnsTheCacheOffWhileItRuns() async throws {
+    /// Another process on the database (whether or not it keeps a cache itself): what was
+    /// kept is forgotten when it arrives, and GETs are answered from memory again, each once
+    /// a fence sent after it asked has come back (`NoticesFence`); its end serves them at
+    /// once again.
+    @Test func anotherProcessMakesGETsWaitForAFence() async throws {
         let fixture = try await StoreFixture.make(.postgres)
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
@@ -124,18 +126,62 @@ import Testing
         var configuration = store.configuration
         configuration.cardCacheBytes = 0
         let other = try await PostgresStore.open(configuration)
-        try await Self.eventually("the cache stops when the other process announces itself") { !store.cardCache.isServing }
+        try await Self.eventually("the cache stops serving at once when the other process announces itself") {
+            !store.cardCache.isServing
+        }
         #expect(store.cardCache.counts.cards == 0)
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "read from the database")
         #expect(Self.body(await Self.read(store)) == "read from the database")
-        #expect(store.cardCache.counts.cards == 0)
+        #expect(store.cardCache.counts.cards == 1)
+        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "behind its back")
+        #expect(Self.body(await Self.read(store)) == "read from the database", "after a fence, from memory")
         #expect(first != nil)
 
         await other.close()
         try await Self.serving(store)
-        _ = await Self.read(store)
-        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "behind its back")
-        #expect(Self.body(await Self.read(store)) == "read from the database")
+        #expect(Self.body(await Self.read(store)) == "behind its back")
+        try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "alone again")
+        #expect(Self.body(await Self.read(store)) == "behind its back")
+    }
+
+    /// With two processes on the database, a GET through one right after a write through the
+    /// other (a card, a password) answers the write, never the card or stamp kept before it:
+    /// its fence comes back after the write's notice. While the notices are held up (their
+    /// backends stopped) a fence does not come back, and GETs read the database.
+    @Test func withAnotherProcessAGETAnswersEveryWriteAcknowledgedBeforeIt() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let writer = try #require(fixture.store as? PostgresStore)
+        try await fixture.put("a.vcf", fn: "Anna 0")
+        try await Self.eventually("the other process listens, not alone") {
+            other.cardCache.isListening && !other.cardCache.isServing && !writer.cardCache.isServing
+        }
+        let first = try #require(Self.body(await Self.read(other)))
+        try await Self.rewriteSilently(writer, book: fixture.book.id, "a.vcf", to: "changed behind its back")
+        #expect(Self.body(await Self.read(other)) == first, "from memory, after a fence")
+
+        var stopped: [Int32] = []
+        defer { for pid in stopped { kill(pid, SIGCONT) } }
+        for round in 1...30 {
+            if round == 21 {
+                stopped = try await writer.autocommit { connection in
+                    try await connection.rows("""
+                        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
+                        """).map { try $0.decode(Int32.self) }
+                }
+                #expect(stopped.count == 2)
+                for pid in stopped { kill(pid, SIGSTOP) }
+            }
+            let written = try await fixture.put("a.vcf", fn: "Anna \(round)")
+            #expect(await Self.read(other)?.found?.resource.info.etag == written.etag)
+            // Read again (as a second client would be), and still the write.
+            #expect(await Self.read(other)?.found?.resource.info.etag == written.etag)
+            if round % 10 == 0 {
+                let stamp = await Self.read(other)?.stamp
+                try await Self.behindItsBack(writer, "UPDATE users SET password_hash = 'round \(round)' WHERE name = 'alice'")
+                #expect(await Self.read(other)?.stamp != stamp, "a password changed through the other process")
+            }
+        }
     }
 
     /// `resources(collectionID:names:bodyLimit:countingBookUpTo:)`, a multiget's read.

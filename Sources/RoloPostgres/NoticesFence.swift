@@ -1,0 +1,101 @@
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// Proves to a GET, with other Rolo processes on the database, that every change committed
+/// before the GET asked has been heard, so that the card cache may answer it
+/// (`PostgresStore.readInline`).
+///
+/// A fence is one `SELECT 1` on the notices connection, sent after the GETs it covers
+/// arrived. Its answer comes after every notice of a commit acknowledged before it was sent:
+/// a notifying transaction signals the listening backends as it commits, before its client
+/// hears of the commit (PostgreSQL 15 and later, `AtCommit_Notify`; before 15 the signals
+/// went after the commit's CommandComplete, so no fences are sent to older servers and GETs
+/// read the database there while another process runs); a signalled backend
+/// sends what is queued before it reads its next command, or before it goes idle after the
+/// one it is running; and notices leave the queue in commit order. postgres-nio hands each
+/// notice to the cache's listeners (`addListener`) on the connection's event loop as it
+/// reads it, so the cache has applied them before the fence's answer is read. The fence
+/// takes no transaction ID and writes nothing: a `NOTIFY` of our own would take both, and
+/// would wait for the database's notify lock behind any committing write.
+///
+/// One fence is out at a time: GETs that ask while one is out wait for the next, which is
+/// sent when it comes back, so a fence covers every GET that asked in the meantime. A fence
+/// unanswered within `patience` (the notices' backend stalled) lets its GETs read the
+/// database; the notices' heartbeat ends a connection that stays silent.
+final class NoticesFence: Sendable {
+    typealias Waiter = @Sendable (Bool) -> Void
+
+    private struct State: Sendable {
+        var connection: PostgresConnection?
+        var out = false
+        /// Waiting for the fence after the one out.
+        var next: [Waiter] = []
+    }
+
+    private let state = Mutex(State())
+    private let patience: TimeAmount
+    private let logger: Logger
+
+    init(patience: TimeAmount = .milliseconds(250), logger: Logger) {
+        self.patience = patience
+        self.logger = logger
+    }
+
+    /// The notices connection fences are sent on from now on, or nil while there is none.
+    func use(_ connection: PostgresConnection?) {
+        let failed = state.withLock { state -> [Waiter] in
+            state.connection = connection
+            guard connection == nil else { return [] }
+            defer { state.next = [] }
+            return state.next
+        }
+        for waiter in failed { waiter(false) }
+    }
+
+    /// Calls `waiter` with true once a fence sent after this call has come back, false when
+    /// none can be (no notices connection, or no answer within `patience`).
+    func after(_ waiter: @escaping Waiter) {
+        let send = state.withLock { state -> PostgresConnection?? in
+            guard let connection = state.connection else { return .some(nil) }
+            if state.out {
+                state.next.append(waiter)
+                return nil
+            }
+            state.out = true
+            return .some(connection)
+        }
+        switch send {
+        case .none: return
+        case .some(.none): waiter(false)
+        case .some(.some(let connection)): self.send(on: connection, for: [waiter])
+        }
+    }
+
+    /// Sends a fence for `waiters`, and the next one when it is settled and others wait. On
+    /// the connection's event loop, with futures: a task and a timer task a fence cost more
+    /// CPU than the database read of a GET they would spare.
+    private func send(on connection: PostgresConnection, for waiters: [Waiter]) {
+        let settled = Mutex(false)
+        let settle: @Sendable (Bool) -> Void = { [self] answered in
+            guard settled.withLock({ done in defer { done = true }; return !done }) else { return }
+            for waiter in waiters { waiter(answered) }
+            let more = state.withLock { state -> (PostgresConnection, [Waiter])? in
+                guard !state.next.isEmpty, let current = state.connection else {
+                    state.out = false
+                    return nil
+                }
+                defer { state.next = [] }
+                return (current, state.next)
+            }
+            if let (current, next) = more { send(on: current, for: next) }
+        }
+        let timer = connection.eventLoop.scheduleTask(in: patience) { settle(false) }
+        // Only an answer read whole proves that the notices before it were read.
+        connection.query("SELECT 1", logger: logger).whenComplete { result in
+            timer.cancel()
+            if case .success = result { settle(true) } else { settle(false) }
+        }
+    }
+}
