@@ -30,6 +30,8 @@ final class NoticesFence: Sendable {
     private struct State: Sendable {
         var connection: PostgresConnection?
         var out = false
+        /// Waiting for the fence about to be sent (it goes at the end of the loop's turn).
+        var gathering: [Waiter]?
         /// Waiting for the fence after the one out.
         var next: [Waiter] = []
     }
@@ -48,8 +50,8 @@ final class NoticesFence: Sendable {
         let failed = state.withLock { state -> [Waiter] in
             state.connection = connection
             guard connection == nil else { return [] }
-            defer { state.next = [] }
-            return state.next
+            defer { state.next = []; state.gathering = nil }
+            return (state.gathering ?? []) + state.next
         }
         for waiter in failed { waiter(false) }
     }
@@ -59,18 +61,34 @@ final class NoticesFence: Sendable {
     func after(_ waiter: @escaping Waiter) {
         let send = state.withLock { state -> PostgresConnection?? in
             guard let connection = state.connection else { return .some(nil) }
+            if state.gathering != nil {
+                state.gathering?.append(waiter)
+                return nil
+            }
             if state.out {
                 state.next.append(waiter)
                 return nil
             }
             state.out = true
+            state.gathering = [waiter]
             return .some(connection)
         }
         switch send {
         case .none: return
         case .some(.none): waiter(false)
-        case .some(.some(let connection)): self.send(on: connection, for: [waiter])
+        case .some(.some(let connection)): connection.eventLoop.execute { self.sendGathered(on: connection) }
         }
+    }
+
+    /// Sends the fence the waiters gathered so far wait for: at the end of the notices loop's
+    /// turn, so that GETs asking on other loops meanwhile share it.
+    private func sendGathered(on connection: PostgresConnection) {
+        let waiters = state.withLock { state -> [Waiter] in
+            defer { state.gathering = nil }
+            return state.gathering ?? []
+        }
+        guard !waiters.isEmpty else { return }
+        send(on: connection, for: waiters)
     }
 
     /// Sends a fence for `waiters`, and the next one when it is settled and others wait. On
@@ -81,15 +99,16 @@ final class NoticesFence: Sendable {
         let settle: @Sendable (Bool) -> Void = { [self] answered in
             guard settled.withLock({ done in defer { done = true }; return !done }) else { return }
             for waiter in waiters { waiter(answered) }
-            let more = state.withLock { state -> (PostgresConnection, [Waiter])? in
+            let more = state.withLock { state -> PostgresConnection? in
                 guard !state.next.isEmpty, let current = state.connection else {
                     state.out = false
                     return nil
                 }
-                defer { state.next = [] }
-                return (current, state.next)
+                state.gathering = state.next
+                state.next = []
+                return current
             }
-            if let (current, next) = more { send(on: current, for: next) }
+            if let more { more.eventLoop.execute { self.sendGathered(on: more) } }
         }
         let timer = connection.eventLoop.scheduleTask(in: patience) { settle(false) }
         // Only an answer read whole proves that the notices before it were read.
