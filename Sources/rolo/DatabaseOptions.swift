@@ -28,7 +28,7 @@ struct DatabaseOptions: ParsableArguments {
     var databaseConnectionTimeout: Int?
 
     @Option(name: .customLong("database-card-cache-mb"),
-            help: "PostgreSQL: MiB of cards and answers a serving process keeps in memory for repeated reads (multigets, listings, queries; GETs only while it is the only process on the database); 0 for none (env ROLO_DATABASE_CARD_CACHE_MB, default 64).")
+            help: "PostgreSQL: MiB of cards and answers a serving process keeps in memory for repeated reads (GETs, multigets, listings, queries; with other processes on the database, a GET after a fence); 0 for none (env ROLO_DATABASE_CARD_CACHE_MB, default 64).")
     var databaseCardCacheMB: Int?
 
     var resolvedPath: String { resolvedPath(configured: nil) }

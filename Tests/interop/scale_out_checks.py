@@ -109,6 +109,23 @@ def cross_process():
     status, token_again, hrefs_again = sync(A, token_a)
     check("...and on A the same answer", status == 207 and token_again == token_b
           and sorted(hrefs_again) == sorted(hrefs), (token_again, token_b))
+    # The card is in A's cache now (GET, listing, query): 100 rounds of a write through B,
+    # then at once two GETs, a listing and a query through A, each the write (with two
+    # processes, A serves them from memory only after a fence or at the seq its look-up read).
+    stale = {"GET": 0, "GET again": 0, "listing": 0, "query": 0}
+    for round_ in range(100):
+        body = card("zebedee-1", f"Zebedee Crossprocess {round_}")
+        status, headers, _ = put(B, "zebedee-1.vcf", body)
+        etag = headers.get("etag")
+        for kind in ("GET", "GET again"):
+            status, headers, text = request(A, "GET", BOOK + "zebedee-1.vcf")
+            stale[kind] += status != 200 or headers.get("etag") != etag or text.encode() != body
+        _, _, text = request(A, "PROPFIND", BOOK, b"""<?xml version="1.0"?>
+<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>""", {"Depth": "1", "Content-Type": "application/xml"})
+        stale["listing"] += etag not in text.replace("&quot;", '"')
+        status, hrefs = query(A, f"crossprocess {round_}")
+        stale["query"] += not any(h.endswith("/zebedee-1.vcf") for h in hrefs)
+    check("100 writes through B, each read at once through A: never an older answer", not any(stale.values()), stale)
     status, _, text = request(A, "DELETE", BOOK + "zebedee-1.vcf")
     check("DELETE through A", status == 204, status)
     status, _, hrefs = sync(B, token_b)
