@@ -49,6 +49,20 @@ import Testing
         }
     }
 
+    /// Stops the backends of both processes' notices connections (SIGSTOP; the caller sends
+    /// SIGCONT to the pids returned): no notice arrives and no fence comes back, while they
+    /// still count as listening for up to 5 s (the heartbeat).
+    private static func holdUpNotices(_ store: PostgresStore) async throws -> [Int32] {
+        let pids = try await store.autocommit { connection in
+            try await connection.rows("""
+                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
+                """).map { try $0.decode(Int32.self) }
+        }
+        #expect(pids.count == 2)
+        for pid in pids { kill(pid, SIGSTOP) }
+        return pids
+    }
+
     /// Runs `sql` on one of `store`'s connections, as another writer the store does not know
     /// of would (its triggers' notices are all the store hears of it).
     private static func behindItsBack(_ store: PostgresStore, _ sql: String) async throws {
@@ -163,15 +177,7 @@ import Testing
         var stopped: [Int32] = []
         defer { for pid in stopped { kill(pid, SIGCONT) } }
         for round in 1...30 {
-            if round == 21 {
-                stopped = try await writer.autocommit { connection in
-                    try await connection.rows("""
-                        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
-                        """).map { try $0.decode(Int32.self) }
-                }
-                #expect(stopped.count == 2)
-                for pid in stopped { kill(pid, SIGSTOP) }
-            }
+            if round == 21 { stopped = try await Self.holdUpNotices(writer) }
             let written = try await fixture.put("a.vcf", fn: "Anna \(round)")
             #expect(await Self.read(other)?.found?.resource.info.etag == written.etag)
             // Read again (as a second client would be), and still the write.
@@ -391,15 +397,7 @@ import Testing
         var stopped: [Int32] = []
         defer { for pid in stopped { kill(pid, SIGCONT) } }
         for round in 1...30 {
-            if round == 21 {
-                stopped = try await writer.autocommit { connection in
-                    try await connection.rows("""
-                        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
-                        """).map { try $0.decode(Int32.self) }
-                }
-                #expect(stopped.count == 2)
-                for pid in stopped { kill(pid, SIGSTOP) }
-            }
+            if round == 21 { stopped = try await Self.holdUpNotices(writer) }
             let written = try await fixture.put("a.vcf", fn: "Anna \(round)")
             let (cards, page, hits) = try await Self.request(on: other) {
                 (try await Self.named(other, book, ["a.vcf"]).cards,
