@@ -62,9 +62,11 @@ extension PostgresStore {
                     $0.0 != "application_name"
                 } + [("application_name", Self.noticesApplicationName)]
                 let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
-                // The cache hears book and sign-in changes on the connection's event loop as
-                // each notice is read, before anything read after it: a fence's answer
-                // (`NoticesFence`) then comes after every notice before it.
+                // The cache hears book and sign-in changes, and other processes' arrivals, on
+                // the connection's event loop as each notice is read, before anything read
+                // after it: a fence's answer (`NoticesFence`) then comes after every notice
+                // before it, and a process stops serving GETs unfenced as soon as it reads
+                // that another one started, not a task's turn later.
                 let cacheListeners = [
                     connection.addListener(channel: Self.bookChangesChannel) { [cardCache] _, notice in
                         if let change = Self.bookChange(fromPayload: notice.payload) {
@@ -74,6 +76,9 @@ extension PostgresStore {
                         }
                     },
                     connection.addListener(channel: Self.signInChangesChannel) { [cardCache] _, _ in cardCache.forgetAll() },
+                    connection.addListener(channel: Self.processesChannel) { [cardCache] _, notice in
+                        if notice.payload != me { cardCache.setAlone(false) }
+                    },
                 ]
                 defer { for listener in cacheListeners { listener.stop() } }
                 do {
@@ -90,7 +95,7 @@ extension PostgresStore {
                                 try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
                                 announced.done()
                                 if bookChangeFollowers.withLock({ $0 > 0 }) { try await publishOwedBooks() }
-                                try await hear(books: books, signIns: signIns, processes: processes, me: me,
+                                try await hear(books: books, signIns: signIns, processes: processes,
                                                on: connection, server: server)
                             }
                         }
@@ -120,7 +125,7 @@ extension PostgresStore {
 
     /// Until the connection ends, or calls go to another server (a failover: listen there).
     private func hear(books: PostgresNotificationSequence, signIns: PostgresNotificationSequence,
-                      processes: PostgresNotificationSequence, me: String, on connection: PostgresConnection,
+                      processes: PostgresNotificationSequence, on connection: PostgresConnection,
                       server: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // The cache heard these already (`followCacheNotices`' listeners); push hears
@@ -135,8 +140,8 @@ extension PostgresStore {
             group.addTask {
                 for try await _ in signIns {}
             }
-            group.addTask { [cardCache] in
-                for try await notice in processes where notice.payload != me { cardCache.setAlone(false) }
+            group.addTask {
+                for try await _ in processes {}
             }
             group.addTask { [cardCache, primary, logger] in
                 while primary.currentIndex == server {
