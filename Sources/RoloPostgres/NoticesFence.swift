@@ -29,6 +29,9 @@ final class NoticesFence: Sendable {
 
     private struct State: Sendable {
         var connection: PostgresConnection?
+        /// Moves with every `use`: a fence of an earlier connection answers its own waiters
+        /// and leaves the rest alone.
+        var generation: UInt64 = 0
         var out = false
         /// Waiting for the fence about to be sent (it goes at the end of the loop's turn).
         var gathering: [Waiter]?
@@ -46,11 +49,16 @@ final class NoticesFence: Sendable {
     }
 
     /// The notices connection fences are sent on from now on, or nil while there is none.
+    /// GETs waiting for a fence not yet sent read the database.
     func use(_ connection: PostgresConnection?) {
         let failed = state.withLock { state -> [Waiter] in
-            state.connection = connection
-            guard connection == nil else { return [] }
-            defer { state.next = []; state.gathering = nil }
+            defer {
+                state.connection = connection
+                state.generation &+= 1
+                state.out = false
+                state.gathering = nil
+                state.next = []
+            }
             return (state.gathering ?? []) + state.next
         }
         for waiter in failed { waiter(false) }
@@ -59,7 +67,7 @@ final class NoticesFence: Sendable {
     /// Calls `waiter` with true once a fence sent after this call has come back, false when
     /// none can be (no notices connection, or no answer within `patience`).
     func after(_ waiter: @escaping Waiter) {
-        let send = state.withLock { state -> PostgresConnection?? in
+        let send = state.withLock { state -> (PostgresConnection, UInt64)?? in
             guard let connection = state.connection else { return .some(nil) }
             if state.gathering != nil {
                 state.gathering?.append(waiter)
@@ -71,44 +79,47 @@ final class NoticesFence: Sendable {
             }
             state.out = true
             state.gathering = [waiter]
-            return .some(connection)
+            return .some((connection, state.generation))
         }
         switch send {
         case .none: return
         case .some(.none): waiter(false)
-        case .some(.some(let connection)): connection.eventLoop.execute { self.sendGathered(on: connection) }
+        case .some(.some(let (connection, generation))):
+            connection.eventLoop.execute { self.sendGathered(on: connection, generation: generation) }
         }
     }
 
     /// Sends the fence the waiters gathered so far wait for: at the end of the notices loop's
     /// turn, so that GETs asking on other loops meanwhile share it.
-    private func sendGathered(on connection: PostgresConnection) {
-        let waiters = state.withLock { state -> [Waiter] in
+    private func sendGathered(on connection: PostgresConnection, generation: UInt64) {
+        let waiters = state.withLock { state -> [Waiter]? in
+            guard state.generation == generation else { return nil }
             defer { state.gathering = nil }
             return state.gathering ?? []
         }
-        guard !waiters.isEmpty else { return }
-        send(on: connection, for: waiters)
+        guard let waiters else { return }
+        send(on: connection, generation: generation, for: waiters)
     }
 
     /// Sends a fence for `waiters`, and the next one when it is settled and others wait. On
     /// the connection's event loop, with futures: a task and a timer task a fence cost more
     /// CPU than the database read of a GET they would spare.
-    private func send(on connection: PostgresConnection, for waiters: [Waiter]) {
+    private func send(on connection: PostgresConnection, generation: UInt64, for waiters: [Waiter]) {
         let settled = Mutex(false)
         let settle: @Sendable (Bool) -> Void = { [self] answered in
             guard settled.withLock({ done in defer { done = true }; return !done }) else { return }
             for waiter in waiters { waiter(answered) }
-            let more = state.withLock { state -> PostgresConnection? in
-                guard !state.next.isEmpty, let current = state.connection else {
+            let more = state.withLock { state -> Bool in
+                guard state.generation == generation else { return false }
+                guard !state.next.isEmpty else {
                     state.out = false
-                    return nil
+                    return false
                 }
                 state.gathering = state.next
                 state.next = []
-                return current
+                return true
             }
-            if let more { more.eventLoop.execute { self.sendGathered(on: more) } }
+            if more { connection.eventLoop.execute { self.sendGathered(on: connection, generation: generation) } }
         }
         let timer = connection.eventLoop.scheduleTask(in: patience) { settle(false) }
         // Only an answer read whole proves that the notices before it were read.

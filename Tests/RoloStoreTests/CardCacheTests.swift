@@ -572,3 +572,38 @@ import Testing
         }
     }
 }
+
+/// The fence on its own (`NoticesFence`).
+@Suite(.closesStores) struct NoticesFenceTests {
+    private static func fenced(_ fence: NoticesFence) async -> Bool {
+        await withCheckedContinuation { continuation in fence.after { continuation.resume(returning: $0) } }
+    }
+
+    /// A fence comes back on a live connection; without one, or once the connection is
+    /// dropped before the fence was sent, its waiters hear false at once; and fences work
+    /// again on the next connection, however the last one ended.
+    @Test func aFenceComesBackAndALostConnectionNeverLeavesOneHanging() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let fence = NoticesFence(logger: store.logger)
+        #expect(await Self.fenced(fence) == false, "no connection")
+        for round in 0..<20 {
+            let connection = try await PostgresConnection.connect(configuration: store.connectionConfiguration(), id: 9,
+                                                                  logger: store.logger)
+            fence.use(connection)
+            #expect(await Self.fenced(fence), "round \(round): a fence on a live connection")
+            // Asked, and the connection dropped at once, usually before the fence goes out (at
+            // the end of the connection loop's turn): the waiter is answered either way (false
+            // then, as the fence never went), and nothing is left out for the next connection.
+            _ = await withCheckedContinuation { continuation in
+                fence.after { continuation.resume(returning: $0) }
+                fence.use(nil)
+            }
+            fence.use(connection)
+            #expect(await Self.fenced(fence), "round \(round): fences again after a dropped one")
+            fence.use(nil)
+            try await connection.close()
+        }
+    }
+}
