@@ -40,8 +40,8 @@ extension PostgresStore {
         return (read.cards, read.bookCards)
     }
 
-    /// The named cards, the book's count (as `cards`), and the book's seq they were read at
-    /// (nil when read a row a card).
+    /// The named cards, the book's count up to `cap` (nil when not read), and the book's seq
+    /// they were read at (nil when read a row a card, each row in a snapshot of its own).
     private func databaseCards(collectionID: Int64, names: [String], bodyLimit: Int, countingBookUpTo cap: Int) async throws
         -> (cards: [StoredResource], bookCards: Int?, bookSeq: Int64?) {
         let limit = Int64(max(bodyLimit, 0))
@@ -109,14 +109,14 @@ extension PostgresStore {
         "(SELECT count(*) FROM (SELECT 1 FROM resources WHERE collection_id = \(collection) ORDER BY name LIMIT \(cap)) AS counted)"
     }
 
-    /// A page of the book's listing: from the card cache when it holds it, and kept there
-    /// when read (PROPFIND and the initial sync page through it).
     /// Book `collection`'s seq (an SQL expression), read in the statement's own snapshot
     /// beside the rows it reads: the card cache keeps those rows at that seq.
     static func bookSeq(collection: String) -> String {
         "(SELECT sync_seq FROM collections WHERE id = \(collection))"
     }
 
+    /// A page of the book's listing: from the card cache when it holds it, and kept there
+    /// when read (PROPFIND and the initial sync page through it).
     public func listResources(collectionID: Int64, after name: String?, limit: Int) async throws -> [ResourceInfo] {
         if let cached = cardCache.page(in: collectionID, after: name ?? "", limit: limit, server: primary.currentIndex) {
             return cached

@@ -84,7 +84,8 @@ extension PostgresStore {
     /// `queryHits` in one row: the names as an array, the book's count up to one more than
     /// them (`ResourceCountSQL`'s) or NULL, then the first `firstPage` hits as
     /// `infoArrays`' six arrays, with `cardArrays`' bodies as a seventh when `bodyLimit` is
-    /// given, and last the book's seq as the statement read it (`bookSeqColumn`). The hits carry their info columns (the index scan found their rows anyway);
+    /// given, and last the book's seq as the statement read it (`bookSeqColumn`). The hits
+    /// carry their info columns (the index scan found their rows anyway);
     /// the page's bodies are read by id. One statement where a query answered with its
     /// cards took two, with the count three (issue 34); prepared by its shape
     /// (`ShapedStatements`).
