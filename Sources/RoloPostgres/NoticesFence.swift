@@ -40,12 +40,20 @@ final class NoticesFence: Sendable {
     }
 
     private let state = Mutex(State())
-    private let patience: TimeAmount
+    private let patienceNanoseconds: Atomic<Int64>
     private let logger: Logger
 
     init(patience: TimeAmount = .milliseconds(250), logger: Logger) {
-        self.patience = patience
+        patienceNanoseconds = Atomic(patience.nanoseconds)
         self.logger = logger
+    }
+
+    /// How long a fence may go unanswered before its GETs read the database. Settable for
+    /// tests that assert a GET was answered from memory: on a loaded machine 250 ms can pass
+    /// before a live backend answers, and the GET, rightly, reads the database instead.
+    var patience: TimeAmount {
+        get { .nanoseconds(patienceNanoseconds.load(ordering: .relaxed)) }
+        set { patienceNanoseconds.store(newValue.nanoseconds, ordering: .relaxed) }
     }
 
     /// The notices connection fences are sent on from now on, or nil while there is none.
