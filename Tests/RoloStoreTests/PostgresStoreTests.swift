@@ -562,6 +562,11 @@ import Testing
 
 /// The GETs' gathered reads on an event loop's own connection (`LoopReadConnections`).
 @Suite(.closesStores) struct LoopReadConnectionsTests {
+    /// A loop of the shared group, never shut down: a loop shut down at a test's end had
+    /// connections of the store's, closed after it, schedule work on it ("Cannot schedule
+    /// tasks on an EventLoop that has already shut down", which NIO means to make a crash).
+    static let loop = MultiThreadedEventLoopGroup.singleton.next()
+
     /// Answers each value with the size of its batch.
     enum EachWithItsBatchSize: GatheredSQL {
         static let columns = 1
@@ -576,9 +581,8 @@ import Testing
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         let reads = LoopReadConnections(gathered: [EachWithItsBatchSize.self], statements: [], logger: Logger(label: "test"))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { Task { await reads.close(); try? await group.shutdownGracefully() } }
-        let loop = group.next()
+        defer { Task { await reads.close() } }
+        let loop = Self.loop
         let open: @Sendable () throws -> PostgresConnection.Configuration = { try store.connectionConfiguration() }
         let answers = Mutex<[String: Int]>([:])
         /// Asks for `values` in one turn of the loop; false when the loop had no connection yet.
@@ -630,9 +634,8 @@ import Testing
         let window = TimeAmount.seconds(3)
         let reads = LoopReadConnections(gathered: [SlowWaitingForItsReaders.self], statements: [], logger: Logger(label: "test"),
                                         readersReturnWithin: window)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { Task { await reads.close(); try? await group.shutdownGracefully() } }
-        let loop = group.next()
+        defer { Task { await reads.close() } }
+        let loop = Self.loop
         let open: @Sendable () throws -> PostgresConnection.Configuration = { try store.connectionConfiguration() }
         let answers = Mutex<[String: (size: Int, at: ContinuousClock.Instant)]>([:])
         @Sendable func read(_ value: String) -> Bool {
@@ -694,9 +697,7 @@ import Testing
         let store = try #require(fixture.store as? PostgresStore)
         let card = try await fixture.put("a.vcf")
         let stamp = try #require(try await store.accountPasswordStamp(user: "alice"))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { Task { try? await group.shutdownGracefully() } }
-        let loop = group.next()
+        let loop = Self.loop
         let open: @Sendable () throws -> PostgresConnection.Configuration = { try store.connectionConfiguration() }
         typealias Answer = (stamp: String?, found: LookupAhead.Found, locks: Bool)
         /// `lookups` (owner, path, name, login) asked for in one turn; nil when the loop had no connection yet.
