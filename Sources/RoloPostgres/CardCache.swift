@@ -27,8 +27,9 @@ import Synchronization
 /// notice arriving here, a GET would answer the card as it was: measured with two processes,
 /// a GET sent to one right after a PUT through the other answered the old card 15 times in
 /// 2,000. So while this is the only Rolo process on the database (`setAlone`: every process,
-/// `rolo` commands included, announces itself when it starts and is counted every second)
-/// GETs are served at once: a process's own writes note their seq before they are answered,
+/// `rolo` commands included, announces itself when it starts, and writes nothing until the
+/// processes running then have acknowledged it, having stopped serving unfenced; and every
+/// process counts the others each second) GETs are served at once: a process's own writes note their seq before they are answered,
 /// so alone it never answers older than what it acknowledged. With others, a GET is served
 /// only once a fence sent after it asked has come back (`NoticesFence`): every notice of a
 /// commit acknowledged before the fence was sent has then been applied here. A book's reads
@@ -108,6 +109,8 @@ final class CardCache: Sendable {
         var listeningTo: Int?
         /// Whether this is the only Rolo process on the database (`PostgresStore.followCacheNotices`).
         var alone = false
+        /// Moves each time another process's announcement is heard (`heardAnotherProcess`).
+        var arrivals: UInt64 = 0
         /// Moves at every `forgetAll`, so that reads started before it keep nothing.
         var generation: UInt64 = 0
         var cards: [Key: LocatedResource] = [:]
@@ -355,14 +358,37 @@ final class CardCache: Sendable {
         }
     }
 
-    /// Whether another Rolo process uses the database now. With one, the cache is off (and
+    /// Taken before the processes are counted: a count asked before another process's
+    /// announcement was heard must not make this one alone again after it.
+    struct Census: Sendable {
+        fileprivate let arrivals: UInt64
+    }
+
+    func census() -> Census { Census(arrivals: state.withLock { $0.arrivals }) }
+
+    /// Another process announced itself: GETs wait for fences from now on. Called as the
+    /// notice is read, before this process acknowledges it (the newcomer waits for that).
+    func heardAnotherProcess() {
+        state.withLock { state in
+            state.arrivals &+= 1
+            guard isEnabled, state.alone else { return }
+            Self.forget(&state)
+            state.alone = false
+        }
+    }
+
+    /// Whether another Rolo process uses the database now, as counted after `census` was
+    /// taken. With one, kept answers are served only after a fence (and what was kept is
     /// forgotten): between that process's commit and its notice, this one would answer the
     /// card as it was, and a client that wrote through one process and reads through the
-    /// other (a round-robin balancer) would see its write undone for that moment.
-    func setAlone(_ alone: Bool) {
+    /// other (a round-robin balancer) would see its write undone for that moment. A count
+    /// asked before an announcement this process has heard since counts without the newcomer
+    /// (its answer raced the notice): it leaves the process not alone, and the next count
+    /// decides.
+    func setAlone(_ alone: Bool, census: Census) {
         guard isEnabled else { return }
         state.withLock { state in
-            guard state.alone != alone else { return }
+            guard state.alone != alone, !alone || state.arrivals == census.arrivals else { return }
             Self.forget(&state)
             state.alone = alone
         }

@@ -10,8 +10,13 @@ extension PostgresStore {
     /// sign-in (password, disabled, app passwords only, name, removal) or a book's path,
     /// kind, name, description or removal (v14-card-cache-notices).
     static let signInChangesChannel = "rolo_sign_in_changes"
-    /// Where each process announces itself when it starts (the payload: its own id).
+    /// Where each process announces itself when it starts (the payload: its own id), and
+    /// where the others acknowledge that they heard it (`acknowledgement(of:)`).
     static let processesChannel = "rolo_processes"
+
+    /// The payload by which a process says it heard the announcement `id`, and answers GETs
+    /// only after fences from then on.
+    static func acknowledgement(of id: String) -> String { "heard " + id }
     /// The `application_name` of each process's notices connection: counted to tell whether
     /// a process is alone on the database.
     static let noticesApplicationName = "rolo notices"
@@ -36,13 +41,22 @@ extension PostgresStore {
     }
 
     /// Starts `followCacheNotices` and waits (at most `announcing`) until this process has
-    /// announced itself, so that a process already serving stops its cache before this one
-    /// writes anything.
+    /// announced itself and every other process listening then has acknowledged it, so that
+    /// a process that was alone, answering GETs without a fence, has stopped before this one
+    /// writes anything. A process that does not acknowledge in time (stalled, or of a version
+    /// before acknowledgements) is logged: it stops when it reads the announcement.
     func startNotices(announcing: Duration = .seconds(2)) async {
         let announced = Announcement()
         let task = Task { [self] in await followCacheNotices(announced: announced) }
         cacheNotices.withLock { $0 = task }
-        _ = await withTimeout(announcing) { await announced.wait() }
+        // Unannounced (the notices not heard yet), the failure to listen is logged on its own.
+        if !(await withTimeout(announcing) { await announced.wait() }), case (let expected?, let heard) = announced.acknowledgements {
+            logger.warning("""
+                card cache: \(expected - heard) of the \(expected) other Rolo processes on the database did not acknowledge this one's start \
+                within \(announcing); until one reads it, it may answer a GET from memory without waiting for \
+                this one's writes (processes of a version before acknowledgements never acknowledge)
+                """)
+        }
     }
 
     /// Listens on a connection of its own to the current primary: book changes and sign-in
@@ -76,8 +90,21 @@ extension PostgresStore {
                         }
                     },
                     connection.addListener(channel: Self.signInChangesChannel) { [cardCache] _, _ in cardCache.forgetAll() },
-                    connection.addListener(channel: Self.processesChannel) { [cardCache] _, notice in
-                        if notice.payload != me { cardCache.setAlone(false) }
+                    connection.addListener(channel: Self.processesChannel) { [cardCache, logger] _, notice in
+                        if notice.payload == Self.acknowledgement(of: me) {
+                            announced.acknowledged()
+                        } else if notice.payload != me, !notice.payload.hasPrefix(Self.acknowledgement(of: "")) {
+                            // Stop serving unfenced first, then tell the newcomer, which waits
+                            // for this before it writes.
+                            cardCache.heardAnotherProcess()
+                            let acknowledgement = Self.acknowledgement(of: notice.payload)
+                            // Sent after this read is handled, not from inside postgres-nio's
+                            // delivery of the notice.
+                            connection.eventLoop.execute {
+                                connection.query("SELECT pg_notify(\(Self.processesChannel), \(acknowledgement))", logger: logger)
+                                    .whenFailure { _ in }
+                            }
+                        }
                     },
                 ]
                 defer { for listener in cacheListeners { listener.stop() } }
@@ -93,7 +120,9 @@ extension PostgresStore {
                                     .collect().first?.decode(String.self)
                                 if let version, let number = Int(version), number >= 150_000 { noticesFence.use(connection) }
                                 try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
-                                announced.done()
+                                // Every process listening now hears the announcement (it was
+                                // committed before this count), and acknowledges it.
+                                announced.expect(try await Self.processesListening(on: connection, logger: logger) - 1)
                                 if bookChangeFollowers.withLock({ $0 > 0 }) { try await publishOwedBooks() }
                                 try await hear(books: books, signIns: signIns, processes: processes,
                                                on: connection, server: server)
@@ -147,18 +176,14 @@ extension PostgresStore {
                 while primary.currentIndex == server {
                     // Also the connection's heartbeat: a count unanswered within 5 s (a
                     // connection silently gone, or one postgres-nio never saw end) ends it.
-                    let answer = Mutex<Int64?>(nil)
+                    let census = cardCache.census()
+                    let answer = Mutex<Int?>(nil)
                     let answered = await withTimeout(.seconds(5)) {
-                        guard let rows = try? await connection.query("""
-                            SELECT count(*) FROM pg_stat_activity
-                            WHERE datname = current_database() AND application_name = \(Self.noticesApplicationName)
-                            """, logger: logger) else { return }
-                        var count: Int64?
-                        do { for try await row in rows { count = try row.decode(Int64.self) } } catch { count = nil }
+                        let count = try? await Self.processesListening(on: connection, logger: logger)
                         answer.withLock { $0 = count }
                     }
                     guard answered, let count = answer.withLock({ $0 }) else { throw NoticesLost() }
-                    cardCache.setAlone(count == 1)
+                    cardCache.setAlone(count == 1, census: census)
                     try await Task.sleep(for: .seconds(1))
                 }
             }
@@ -168,19 +193,53 @@ extension PostgresStore {
     }
 }
 
+extension PostgresStore {
+    /// The Rolo processes listening for notices on the database, this one included.
+    static func processesListening(on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await connection.query("""
+            SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = \(noticesApplicationName)
+            """, logger: logger)
+        var count: Int64 = 0
+        for try await row in rows { count = try row.decode(Int64.self) }
+        return Int(count)
+    }
+}
+
 /// The notices connection stopped answering.
 struct NoticesLost: Error, CustomStringConvertible {
     var description: String { "the notices connection did not answer within 5 s" }
 }
 
-/// Signals once that a process announced itself; `wait()` returns from then on.
+/// A process's announcement of itself: done once as many other processes as were listening
+/// when it was made have acknowledged it, and `wait()` returns from then on.
+/// Acknowledgements may be read before the count that says how many to expect.
 final class Announcement: Sendable {
-    private let state = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private struct State {
+        var expected: Int?
+        var heard = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var done: Bool { expected.map { heard >= $0 } ?? false }
+    }
 
-    func done() {
-        let waiters = state.withLock { state in
-            defer { state = (true, []) }
-            return state.done ? [] : state.waiters
+    private let state = Mutex(State())
+
+    /// How many acknowledgements to wait for: the other processes listening when it was made.
+    /// Only the first count counts (a reconnection announces again, and nobody waits).
+    func expect(_ count: Int) { update { $0.expected = $0.expected ?? count } }
+
+    /// Another process acknowledged it.
+    func acknowledged() { update { $0.heard += 1 } }
+
+    /// The acknowledgements expected (nil before the count) and heard so far.
+    var acknowledgements: (expected: Int?, heard: Int) { state.withLock { ($0.expected, $0.heard) } }
+
+    private func update(_ change: (inout State) -> Void) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            change(&state)
+            guard state.done else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
         }
         for waiter in waiters { waiter.resume() }
     }

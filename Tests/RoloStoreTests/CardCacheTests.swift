@@ -146,9 +146,7 @@ import Testing
         var configuration = store.configuration
         configuration.cardCacheBytes = 0
         let other = try await PostgresStore.open(configuration)
-        try await Self.eventually("the cache stops serving at once when the other process announces itself") {
-            !store.cardCache.isServing
-        }
+        #expect(!store.cardCache.isServing, "the other process opened only once this one acknowledged its start")
         #expect(store.cardCache.counts.cards == 0)
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "read from the database")
         #expect(Self.body(await Self.read(store)) == "read from the database")
@@ -162,6 +160,63 @@ import Testing
         #expect(Self.body(await Self.read(store)) == "behind its back")
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "alone again")
         #expect(Self.body(await Self.read(store)) == "behind its back")
+    }
+
+    /// A process starting waits until the process already running has acknowledged it, at
+    /// most its bound (2 s): held up (its notices backend stopped), the running one cannot,
+    /// and the newcomer opens only once the bound passed; resumed, the running one reads the
+    /// announcement and stops serving unfenced. Before acknowledgements, a newcomer opened as
+    /// soon as its announcement was sent, whether or not anyone had read it.
+    @Test func aProcessStartsOnceTheRunningOneAcknowledgedIt() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        try await Self.serving(store)
+        let pid = try await store.autocommit { connection in
+            try await connection.rows("""
+                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
+                """).map { try $0.decode(Int32.self) }
+        }
+        try #require(pid.count == 1)
+        kill(pid[0], SIGSTOP)
+        var resumed = false
+        defer { if !resumed { kill(pid[0], SIGCONT) } }
+
+        var configuration = store.configuration
+        configuration.cardCacheBytes = 0
+        let started = ContinuousClock.now
+        let other = try await PostgresStore.open(configuration)
+        StoreCleanups.schedule { await other.close() }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .seconds(1.9), "opened after \(waited), without the running process's acknowledgement")
+        #expect(store.cardCache.isServing, "held up, the running process has not read the announcement")
+
+        kill(pid[0], SIGCONT)
+        resumed = true
+        try await Self.eventually("resumed, it reads the announcement") { !store.cardCache.isServing }
+
+        // A third process is acknowledged by both at once.
+        let third = ContinuousClock.now
+        let last = try await PostgresStore.open(configuration)
+        StoreCleanups.schedule { await last.close() }
+        #expect(ContinuousClock.now - third < .seconds(1.9), "both running processes acknowledged it")
+    }
+
+    /// A count of the processes asked before another one's announcement was heard counts
+    /// without the newcomer: its answer, read after the announcement, leaves the process not
+    /// alone, and a count asked after decides.
+    @Test func aCountAskedBeforeAnAnnouncementNeverMakesTheProcessAloneAgain() {
+        let cache = CardCache(capacity: 1 << 20)
+        cache.startedListening(to: 0)
+        cache.setAlone(true, census: cache.census())
+        #expect(cache.isServing)
+        let census = cache.census()
+        cache.heardAnotherProcess()
+        #expect(!cache.isServing)
+        cache.setAlone(true, census: census)
+        #expect(!cache.isServing, "a count asked before the announcement was heard")
+        cache.setAlone(true, census: cache.census())
+        #expect(cache.isServing, "a count asked after it (the newcomer gone since)")
     }
 
     /// With two processes on the database, a GET through one right after a write through the
