@@ -29,8 +29,9 @@ import Synchronization
 /// 2,000. So while this is the only Rolo process on the database (`setAlone`: every process,
 /// `rolo` commands included, announces itself when it starts, and writes nothing until the
 /// processes running then have acknowledged it, having stopped serving unfenced; and every
-/// process counts the others each second) GETs are served at once: a process's own writes note their seq before they are answered,
-/// so alone it never answers older than what it acknowledged. With others, a GET is served
+/// process counts the others each second) GETs are served at once: a process's own writes
+/// note their seq before they are answered, so alone it never answers older than what it
+/// acknowledged. With others, a GET is served
 /// only once a fence sent after it asked has come back (`NoticesFence`): every notice of a
 /// commit acknowledged before the fence was sent has then been applied here. A book's reads
 /// are served with other processes to a request whose own look-up of the book read the seq

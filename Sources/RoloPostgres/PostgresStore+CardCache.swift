@@ -17,6 +17,7 @@ extension PostgresStore {
     /// The payload by which a process says it heard the announcement `id`, and answers GETs
     /// only after fences from then on.
     static func acknowledgement(of id: String) -> String { "heard " + id }
+
     /// The `application_name` of each process's notices connection: counted to tell whether
     /// a process is alone on the database.
     static let noticesApplicationName = "rolo notices"
@@ -51,12 +52,13 @@ extension PostgresStore {
         cacheNotices.withLock { $0 = task }
         // Unannounced (the notices not heard yet), the failure to listen is logged on its own;
         // a count that came just after the bound may have found nobody to wait for.
-        if !(await withTimeout(announcing) { await announced.wait() }), case (let expected?, let heard) = announced.acknowledgements,
-           heard < expected {
+        let acknowledged = await withTimeout(announcing) { await announced.wait() }
+        if !acknowledged, case (let expected?, let heard) = announced.acknowledgements, heard < expected {
             logger.warning("""
-                card cache: \(expected - heard) of the \(expected) other Rolo processes on the database did not acknowledge this one's start \
-                within \(announcing); until one reads it, it may answer a GET from memory without waiting for \
-                this one's writes (processes of a version before acknowledgements never acknowledge)
+                card cache: \(expected - heard) of the \(expected) other Rolo processes on the database did not \
+                acknowledge this one's start within \(announcing); until one reads it, it may answer a GET from \
+                memory without waiting for this one's writes (processes of a version before acknowledgements \
+                never acknowledge)
                 """)
         }
     }
