@@ -47,7 +47,7 @@ extension PostgresStore {
     /// writes anything. A process that does not acknowledge in time (stalled, or of a version
     /// before acknowledgements) is logged: it stops when it reads the announcement.
     func startNotices(announcing: Duration = .seconds(2)) async {
-        let announced = Announcement()
+        let announced = announcement
         let task = Task { [self] in await followCacheNotices(announced: announced) }
         cacheNotices.withLock { $0 = task }
         // Unannounced (the notices not heard yet), the failure to listen is logged on its own;

@@ -61,6 +61,9 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let noticesFence: NoticesFence
     /// `followCacheNotices`, from `open(_:)` until `close()`.
     let cacheNotices = Mutex<Task<Void, Never>?>(nil)
+    /// This process's announcement of itself, and the other processes' acknowledgements of
+    /// it (`startNotices`).
+    let announcement = Announcement()
     /// How many `followBookChanges` run: while any does, the notices connection publishes
     /// each book change into `bookChanges` too.
     let bookChangeFollowers = Mutex(0)
