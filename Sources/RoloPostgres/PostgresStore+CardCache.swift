@@ -44,8 +44,9 @@ extension PostgresStore {
     /// Starts `followCacheNotices` and waits (at most `announcing`) until this process has
     /// announced itself and every other process listening then has acknowledged it, so that
     /// a process that was alone, answering GETs without a fence, has stopped before this one
-    /// writes anything. A process that does not acknowledge in time (stalled, or of a version
-    /// before acknowledgements) is logged: it stops when it reads the announcement.
+    /// writes anything. A process that does not acknowledge in time (stalled, shutting down,
+    /// or of a version before acknowledgements) is logged: it stops when it reads the
+    /// announcement.
     func startNotices(announcing: Duration = .seconds(2)) async {
         let announced = announcement
         let task = Task { [self] in await followCacheNotices(announced: announced) }
@@ -57,8 +58,8 @@ extension PostgresStore {
             logger.warning("""
                 card cache: \(expected - heard) of the \(expected) other Rolo processes on the database did not \
                 acknowledge this one's start within \(announcing); until one reads it, it may answer a GET from \
-                memory without waiting for this one's writes (processes of a version before acknowledgements \
-                never acknowledge)
+                memory without waiting for this one's writes (a process stalled or shutting down, or of a \
+                version before acknowledgements, does not acknowledge)
                 """)
         }
     }
