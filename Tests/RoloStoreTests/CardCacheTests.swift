@@ -166,7 +166,9 @@ import Testing
     /// most its bound (2 s): held up (its notices backend stopped), the running one cannot,
     /// and the newcomer opens only once the bound passed; resumed, the running one reads the
     /// announcement and stops serving unfenced. Before acknowledgements, a newcomer opened as
-    /// soon as its announcement was sent, whether or not anyone had read it.
+    /// soon as its announcement was sent, whether or not anyone had read it. (Whether the
+    /// held-up one still serves meanwhile is left unasserted: its heartbeat may end its
+    /// connection first on a slow machine, 5 s after its last count.)
     @Test func aProcessStartsOnceTheRunningOneAcknowledgedIt() async throws {
         let fixture = try await StoreFixture.make(.postgres)
         defer { fixture.close() }
@@ -189,7 +191,7 @@ import Testing
         StoreCleanups.schedule { await other.close() }
         let waited = ContinuousClock.now - started
         #expect(waited >= .seconds(1.9), "opened after \(waited), without the running process's acknowledgement")
-        #expect(store.cardCache.isServing, "held up, the running process has not read the announcement")
+        #expect(other.announcement.acknowledgements.heard == 0)
 
         kill(pid[0], SIGCONT)
         resumed = true
