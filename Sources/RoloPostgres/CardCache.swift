@@ -147,19 +147,20 @@ final class CardCache: Sendable {
     var isEnabled: Bool { capacity > 0 }
 
     /// The cached answer for the card and `user`'s stamp, when both are cached and current
-    /// and the notices of `server` (the current primary) are being heard, and either this
-    /// process is alone on the database or `fenced`: a fence sent after the request asked
-    /// has come back, so every change acknowledged before it was heard (`NoticesFence`).
-    func read(owner: String, path: String, name: String, stampOf user: String, server: Int,
-              fenced: Bool = false) -> InlineRead? {
+    /// by what has been heard of the notices of `server` (the current primary); nil otherwise.
+    /// `needsFence` unless this process is alone on the database: then the answer may be
+    /// served only once a fence sent after the request asked has come back, and read again
+    /// (`NoticesFence`), so that every change acknowledged before it was heard.
+    func read(owner: String, path: String, name: String, stampOf user: String,
+              server: Int) -> (answer: InlineRead, needsFence: Bool)? {
         guard isEnabled else { return nil }
-        return state.withLock { state -> InlineRead? in
-            guard state.listeningTo == server, state.alone || fenced,
+        return state.withLock { state -> (answer: InlineRead, needsFence: Bool)? in
+            guard state.listeningTo == server,
                   let found = state.cards[Key(owner: owner, path: path, name: name)],
                   let stamp = state.stamps[ExactString(user)],
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min]
             else { return nil }
-            return InlineRead(found: found, stamp: stamp)
+            return (InlineRead(found: found, stamp: stamp), !state.alone)
         }
     }
 

@@ -84,21 +84,17 @@ extension PostgresStore {
         guard !collectionPath.isEmpty else { return done(nil) }
         let path = Self.joined(collectionPath)
         let server = primary.currentIndex
-        if let cached = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: server) {
-            return done(cached)
+        guard let cached = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: server) else {
+            return readInlineFromDatabase(owner: owner, path: path, name: name, stampOf: user, done: done)
         }
+        guard cached.needsFence else { return done(cached.answer) }
         // With other processes: from memory once a fence says nothing newer was missed.
-        if cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: server, fenced: true) != nil {
-            noticesFence.after { [self] fenced in
-                if fenced, let cached = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: server,
-                                                       fenced: true) {
-                    return done(cached)
-                }
-                readInlineFromDatabase(owner: owner, path: path, name: name, stampOf: user, done: done)
+        noticesFence.after { [self] fenced in
+            if fenced, let current = cardCache.read(owner: owner, path: path, name: name, stampOf: user, server: server) {
+                return done(current.answer)
             }
-            return
+            readInlineFromDatabase(owner: owner, path: path, name: name, stampOf: user, done: done)
         }
-        readInlineFromDatabase(owner: owner, path: path, name: name, stampOf: user, done: done)
     }
 
     /// `readInline`'s read of the database, kept in the card cache.

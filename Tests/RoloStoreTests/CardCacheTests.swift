@@ -58,14 +58,20 @@ import Testing
     /// SIGCONT to the pids returned): no notice arrives and no fence comes back, while they
     /// still count as listening for up to 5 s (the heartbeat).
     private static func holdUpNotices(_ store: PostgresStore) async throws -> [Int32] {
-        let pids = try await store.autocommit { connection in
-            try await connection.rows("""
-                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
-                """).map { try $0.decode(Int32.self) }
-        }
+        let pids = try await noticesBackends(store)
         #expect(pids.count == 2)
         for pid in pids { kill(pid, SIGSTOP) }
         return pids
+    }
+
+    /// The server pids of every process's notices connection on `store`'s database.
+    private static func noticesBackends(_ store: PostgresStore) async throws -> [Int32] {
+        try await store.autocommit { connection in
+            try await connection.rows("""
+                SELECT pid FROM pg_stat_activity
+                WHERE datname = current_database() AND application_name = \(PostgresStore.noticesApplicationName)
+                """).map { try $0.decode(Int32.self) }
+        }
     }
 
     /// Runs `sql` on one of `store`'s connections, as another writer the store does not know
@@ -174,11 +180,7 @@ import Testing
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         try await Self.serving(store)
-        let pid = try await store.autocommit { connection in
-            try await connection.rows("""
-                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
-                """).map { try $0.decode(Int32.self) }
-        }
+        let pid = try await Self.noticesBackends(store)
         try #require(pid.count == 1)
         kill(pid[0], SIGSTOP)
         var resumed = false
@@ -588,11 +590,7 @@ import Testing
         let store = try #require(fixture.store as? PostgresStore)
         try await fixture.put("a.vcf", fn: "First")
         try await Self.serving(store)
-        let pid = try #require(try await store.autocommit { connection in
-            try await connection.first("""
-                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'rolo notices'
-                """)?.decode(Int32.self)
-        })
+        let pid = try #require(try await Self.noticesBackends(store).first)
         #expect(kill(pid, SIGSTOP) == 0)
         defer { kill(pid, SIGCONT) }
         try await Self.eventually("the cache stops", within: .seconds(20)) { !store.cardCache.isServing }
