@@ -112,6 +112,14 @@ final class CardCache: Sendable {
         var alone = false
         /// Moves each time another process's announcement is heard (`heardAnotherProcess`).
         var arrivals: UInt64 = 0
+        /// Until when this process holds a read lease (`ReadLeases`): with others on the
+        /// database, kept answers are served without a fence until then.
+        var leasedUntil: ContinuousClock.Instant?
+
+        /// Whether kept answers may be served without a fence now.
+        var unfenced: Bool {
+            alone || leasedUntil.map { ContinuousClock.now < $0 } ?? false
+        }
         /// Moves at every `forgetAll`, so that reads started before it keep nothing.
         var generation: UInt64 = 0
         var cards: [Key: LocatedResource] = [:]
@@ -148,7 +156,7 @@ final class CardCache: Sendable {
 
     /// The cached answer for the card and `user`'s stamp, when both are cached and current
     /// by what has been heard of the notices of `server` (the current primary); nil otherwise.
-    /// `needsFence` unless this process is alone on the database: then the answer may be
+    /// `needsFence` unless this process is alone on the database or holds a read lease: then the answer may be
     /// served only once a fence sent after the request asked has come back, and read again
     /// (`NoticesFence`), so that every change acknowledged before it was heard.
     func read(owner: String, path: String, name: String, stampOf user: String,
@@ -160,7 +168,7 @@ final class CardCache: Sendable {
                   let stamp = state.stamps[ExactString(user)],
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min]
             else { return nil }
-            return (InlineRead(found: found, stamp: stamp), !state.alone)
+            return (InlineRead(found: found, stamp: stamp), !state.unfenced)
         }
     }
 
@@ -272,7 +280,7 @@ final class CardCache: Sendable {
 
     /// `answer` from book `collectionID`'s reads, while they are served: the notices of
     /// `server` heard, no newer seq of the book heard, and either this process alone on the
-    /// database, or the current request's own look-up of the book read the same seq
+    /// database or holding a read lease, or the current request's own look-up of the book read the same seq
     /// (`LookupAhead.bookSeq`: then no write reached the book between those reads and the
     /// request's arrival, whichever process made it).
     private func fromBook<Answer>(_ collectionID: Int64, server: Int, _ answer: (BookCards) -> Answer?) -> Answer? {
@@ -280,7 +288,7 @@ final class CardCache: Sendable {
         let looked = LookupAhead.current?.bookSeq(collectionID)
         return state.withLock { state -> Answer? in
             guard state.listeningTo == server, let book = state.books[collectionID],
-                  book.seq >= state.bookSeqs[collectionID, default: .min], state.alone || looked == book.seq
+                  book.seq >= state.bookSeqs[collectionID, default: .min], state.unfenced || looked == book.seq
             else { return nil }
             return answer(book)
         }
@@ -352,13 +360,36 @@ final class CardCache: Sendable {
 
     /// The notices are no longer heard: the cache is off until they are again.
     func stoppedListening() {
-        guard isEnabled else { return }
+        // Whether alone is known without a cache too: a process's writes wait for others'
+        // acknowledgements unless it is alone (`ReadLeases`).
         state.withLock { state in
             Self.forget(&state)
             state.listeningTo = nil
             state.alone = false
+            state.leasedUntil = nil
         }
     }
+
+    /// This process read back a renewal of its read lease (`ReadLeases`) that lasts until
+    /// `until`: every other process's write acknowledged before then waits for this one to
+    /// hear it.
+    func lease(until: ContinuousClock.Instant) {
+        state.withLock { state in
+            guard state.listeningTo != nil else { return }
+            state.leasedUntil = max(state.leasedUntil ?? until, until)
+        }
+    }
+
+    /// No lease held from now on (`ReadLeases.stopLeasing`).
+    func endLease() {
+        state.withLock { $0.leasedUntil = nil }
+    }
+
+    /// Whether this process is alone on the database: its writes wait for nobody.
+    var isAlone: Bool { state.withLock { $0.alone } }
+
+    /// Whether this process holds a read lease now.
+    var isLeased: Bool { state.withLock { $0.leasedUntil.map { ContinuousClock.now < $0 } ?? false } }
 
     /// Taken before the processes are counted: a count asked before another process's
     /// announcement was heard must not make this one alone again after it.
@@ -373,7 +404,7 @@ final class CardCache: Sendable {
     func heardAnotherProcess() {
         state.withLock { state in
             state.arrivals &+= 1
-            guard isEnabled, state.alone else { return }
+            guard state.alone else { return }
             Self.forget(&state)
             state.alone = false
         }
@@ -388,7 +419,6 @@ final class CardCache: Sendable {
     /// (its answer raced the notice): it leaves the process not alone, and the next count
     /// decides.
     func setAlone(_ alone: Bool, census: Census) {
-        guard isEnabled else { return }
         state.withLock { state in
             guard state.alone != alone, !alone || state.arrivals == census.arrivals else { return }
             Self.forget(&state)

@@ -41,6 +41,10 @@ final class NoticesFence: Sendable {
 
     private let state = Mutex(State())
     private let patienceNanoseconds: Atomic<Int64>
+    private let fencesSent = Atomic<Int>(0)
+
+    /// How many fences were sent, for tests.
+    var sent: Int { fencesSent.load(ordering: .relaxed) }
     private let logger: Logger
 
     init(patience: TimeAmount = .milliseconds(250), logger: Logger) {
@@ -129,6 +133,7 @@ final class NoticesFence: Sendable {
             }
             if more { connection.eventLoop.execute { self.sendGathered(on: connection, generation: generation) } }
         }
+        fencesSent.add(1, ordering: .relaxed)
         let timer = connection.eventLoop.scheduleTask(in: patience) { settle(false) }
         // Only an answer read whole proves that the notices before it were read.
         connection.query("SELECT 1", logger: logger).whenComplete { result in

@@ -23,22 +23,42 @@ extension PostgresStore {
     static let noticesApplicationName = "rolo notices"
 
     /// A write to a book committed: the cache stops serving the book's cards as read before,
-    /// then push hears of it. Every write that moves a book's seq calls it after its commit
-    /// and before it answers, so this process never serves its own older state.
+    /// then push hears of it. Every write that moves a book's seq calls it after its commit,
+    /// and answers after `othersHeard`, so that no process serves older state than it
+    /// acknowledged.
     func committed(_ change: BookChange) {
         cardCache.bookChanged(change.collectionID, seq: change.seq)
         bookChanges.publish(change)
     }
 
-    /// `committed` for the current task's write, with its `PushExclusion`.
-    func committed(collectionID: Int64, seq: Int64) {
+    /// `committed` for the current task's write, with its `PushExclusion`, and `othersHeard`.
+    func committed(collectionID: Int64, seq: Int64) async {
         committed(BookChange(collectionID: collectionID, seq: seq, exclusion: PushExclusion.current ?? .nobody))
+        await othersHeard(collectionID: collectionID, seq: seq)
     }
 
-    /// This process changed a user's sign-in or a book's path, name or existence: nothing
-    /// cached is served any more. Called after the commit, before the change is answered.
-    func changedSignInOrBooks() {
+    /// Returns once every other process holding a read lease has heard this process's write
+    /// that moved book `collectionID` to `seq`, or that lease ran out (`ReadLeases`): at once
+    /// while this process is alone on the database.
+    func othersHeard(collectionID: Int64, seq: Int64) async {
+        await readLeases.wait(for: .book(collectionID, seq: seq), alone: cardCache.isAlone)
+    }
+
+    /// `othersHeard`, calling `then`.
+    func afterOthersHeard(collectionID: Int64, seq: Int64, then: @escaping @Sendable () -> Void) {
+        readLeases.wait(for: .book(collectionID, seq: seq), alone: cardCache.isAlone, then: then)
+    }
+
+    /// Runs `change`, which changes a user's sign-in or a book's path, name or existence, and
+    /// then, whether it succeeded or not: nothing cached is served any more, and the other
+    /// processes holding read leases heard it (a marker of this process's own, sent after the
+    /// change committed).
+    func changingSignInOrBooks<T: Sendable>(_ change: () async throws -> T) async throws -> T {
+        let result: Result<T, any Error>
+        do { result = .success(try await change()) } catch { result = .failure(error) }
         cardCache.forgetAll()
+        await readLeases.wait(for: nil, alone: cardCache.isAlone)
+        return try result.get()
     }
 
     /// Starts `followCacheNotices` and waits (at most `announcing`) until this process has
@@ -70,11 +90,16 @@ extension PostgresStore {
     /// whether it is alone. It runs whether or not this process
     /// keeps a cache, so that the others know it is there. A lost connection turns the cache
     /// off, and it tries again each second.
-    private func followCacheNotices(announced: Announcement) async {
-        let me = UUID().uuidString
+    private func followCacheNotices(announced first: Announcement) async {
         var attempt = 0
+        var announced = first
         while !Task.isCancelled {
             let server = primary.currentIndex
+            // Each session announces itself afresh, and leases once all acknowledged it: a
+            // process that counted itself alone meanwhile has stopped then.
+            let me = UUID().uuidString
+            if announced.acknowledgements.expected != nil { announced = Announcement() }
+            let announced = announced
             do {
                 var configuration = try connectionConfiguration()
                 configuration.options.additionalStartupParameters = configuration.options.additionalStartupParameters.filter {
@@ -87,15 +112,19 @@ extension PostgresStore {
                 // before it, and a process stops serving GETs unfenced as soon as it reads
                 // that another one started, not a task's turn later.
                 let cacheListeners = [
-                    connection.addListener(channel: Self.bookChangesChannel) { [cardCache] _, notice in
+                    connection.addListener(channel: Self.bookChangesChannel) { [cardCache, readLeases] _, notice in
                         if let change = Self.bookChange(fromPayload: notice.payload) {
                             cardCache.bookChanged(change.collectionID, seq: change.seq)
+                            readLeases.heard(book: change.collectionID, seq: change.seq, alone: cardCache.isAlone)
                         } else {
                             cardCache.forgetAll()
                         }
                     },
                     connection.addListener(channel: Self.signInChangesChannel) { [cardCache] _, _ in cardCache.forgetAll() },
-                    connection.addListener(channel: Self.processesChannel) { [cardCache, logger] _, notice in
+                    connection.addListener(channel: ReadLeases.channel) { [cardCache, readLeases] _, notice in
+                        readLeases.heard(notice.payload, alone: cardCache.isAlone)
+                    },
+                    connection.addListener(channel: Self.processesChannel) { [cardCache, readLeases, logger] _, notice in
                         if notice.payload == Self.acknowledgement(of: me) {
                             announced.acknowledged()
                         } else if notice.payload != me, !notice.payload.hasPrefix(Self.acknowledgement(of: "")) {
@@ -104,8 +133,10 @@ extension PostgresStore {
                             cardCache.heardAnotherProcess()
                             let acknowledgement = Self.acknowledgement(of: notice.payload)
                             // Sent after this read is handled, not from inside postgres-nio's
-                            // delivery of the notice.
+                            // delivery of the notice; this process's lease renewed first, so
+                            // that the newcomer knows it before it writes.
                             connection.eventLoop.execute {
+                                readLeases.renew()
                                 connection.query("SELECT pg_notify(\(Self.processesChannel), \(acknowledgement))", logger: logger)
                                     .whenFailure { _ in }
                             }
@@ -117,33 +148,48 @@ extension PostgresStore {
                     try await connection.listen(on: Self.bookChangesChannel) { books in
                         try await connection.listen(on: Self.signInChangesChannel) { signIns in
                             try await connection.listen(on: Self.processesChannel) { processes in
-                                attempt = 0
-                                cardCache.startedListening(to: server)
-                                // Before 15, a commit signalled the listeners only after its
-                                // client had been told (`NoticesFence`): no fences then.
-                                let version = try await connection.query("SHOW server_version_num", logger: logger)
-                                    .collect().first?.decode(String.self)
-                                if let version, let number = Int(version), number >= 150_000 { noticesFence.use(connection) }
-                                try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
-                                // Every process listening now hears the announcement (it was
-                                // committed before this count), and acknowledges it.
-                                announced.expect(try await Self.processesListening(on: connection, logger: logger) - 1)
-                                if bookChangeFollowers.withLock({ $0 > 0 }) { try await publishOwedBooks() }
-                                try await hear(books: books, signIns: signIns, processes: processes,
-                                               on: connection, server: server)
+                                try await connection.listen(on: ReadLeases.channel) { leases in
+                                    attempt = 0
+                                    cardCache.startedListening(to: server)
+                                    readLeases.listening(on: connection, as: me)
+                                    // Before 15, a commit signalled the listeners only after its
+                                    // client had been told (`NoticesFence`): no fences, and no
+                                    // leases, then.
+                                    let version = try await connection.query("SHOW server_version_num", logger: logger)
+                                        .collect().first?.decode(String.self)
+                                    let ordered = version.flatMap { Int($0) }.map { $0 >= 150_000 } ?? false
+                                    if ordered { noticesFence.use(connection) }
+                                    try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
+                                    // Every process listening now hears the announcement (it was
+                                    // committed before this count), and acknowledges it.
+                                    announced.expect(try await Self.processesListening(on: connection, logger: logger) - 1)
+                                    announced.whenDone { [cardCache, readLeases] in
+                                        readLeases.informed()
+                                        if ordered && cardCache.isEnabled {
+                                            readLeases.startLeasing()
+                                            readLeases.renew()
+                                        }
+                                    }
+                                    if bookChangeFollowers.withLock({ $0 > 0 }) { try await publishOwedBooks() }
+                                    try await hear(books: books, signIns: signIns, processes: processes, leases: leases,
+                                                   on: connection, server: server)
+                                }
                             }
                         }
                     }
                 } catch {
+                    readLeases.stopped()
                     noticesFence.use(nil)
                     cardCache.stoppedListening()
                     _ = await withTimeout(.seconds(5)) { try? await connection.close() }
                     throw error
                 }
+                readLeases.stopped()
                 noticesFence.use(nil)
                 cardCache.stoppedListening()
                 _ = await withTimeout(.seconds(5)) { try? await connection.close() }
             } catch {
+                readLeases.stopped()
                 noticesFence.use(nil)
                 cardCache.stoppedListening()
                 if Task.isCancelled { return }
@@ -159,8 +205,8 @@ extension PostgresStore {
 
     /// Until the connection ends, or calls go to another server (a failover: listen there).
     private func hear(books: PostgresNotificationSequence, signIns: PostgresNotificationSequence,
-                      processes: PostgresNotificationSequence, on connection: PostgresConnection,
-                      server: Int) async throws {
+                      processes: PostgresNotificationSequence, leases: PostgresNotificationSequence,
+                      on connection: PostgresConnection, server: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // The cache heard these already (`followCacheNotices`' listeners); push hears
             // book changes here, while it follows them.
@@ -176,6 +222,15 @@ extension PostgresStore {
             }
             group.addTask {
                 for try await _ in processes {}
+            }
+            group.addTask {
+                for try await _ in leases {}
+            }
+            group.addTask { [readLeases] in
+                while true {
+                    readLeases.renew()
+                    try await Task.sleep(for: ReadLeases.renewalInterval)
+                }
             }
             group.addTask { [cardCache, primary, logger] in
                 while primary.currentIndex == server {
@@ -224,6 +279,7 @@ final class Announcement: Sendable {
         var expected: Int?
         var heard = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
+        var callbacks: [@Sendable () -> Void] = []
         var done: Bool { expected.map { heard >= $0 } ?? false }
     }
 
@@ -236,17 +292,30 @@ final class Announcement: Sendable {
     /// Another process acknowledged it.
     func acknowledged() { update { $0.heard += 1 } }
 
+    /// Calls `then` once every process expected acknowledged it (at once if all did).
+    func whenDone(_ then: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state in
+            if !state.done { state.callbacks.append(then) }
+            return state.done
+        }
+        if now { then() }
+    }
+
     /// The acknowledgements expected (nil before the count) and heard so far.
     var acknowledgements: (expected: Int?, heard: Int) { state.withLock { ($0.expected, $0.heard) } }
 
     private func update(_ change: (inout State) -> Void) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let (waiters, callbacks) = state.withLock { state -> ([CheckedContinuation<Void, Never>], [@Sendable () -> Void]) in
             change(&state)
-            guard state.done else { return [] }
-            defer { state.waiters = [] }
-            return state.waiters
+            guard state.done else { return ([], []) }
+            defer {
+                state.waiters = []
+                state.callbacks = []
+            }
+            return (state.waiters, state.callbacks)
         }
         for waiter in waiters { waiter.resume() }
+        for callback in callbacks { callback() }
     }
 
     func wait() async {

@@ -100,32 +100,34 @@ extension PostgresStore {
     }
 
     public func updateCollection(id: Int64, displayName: String??, description: String??) async throws {
-        defer { changedSignInOrBooks() }
-        let now = self.now
-        try await transaction { connection in
-            guard try await Self.collectionInfo(connection, id: id) != nil else { throw StoreError.notFound }
-            if let displayName {
-                try await connection.execute("UPDATE collections SET display_name = \(displayName) WHERE id = \(id)")
-                // Mounts are named after the book.
-                try await Self.bumpShareeHomes(connection, bookID: id)
+        try await changingSignInOrBooks {
+            let now = self.now
+            try await transaction { connection in
+                guard try await Self.collectionInfo(connection, id: id) != nil else { throw StoreError.notFound }
+                if let displayName {
+                    try await connection.execute("UPDATE collections SET display_name = \(displayName) WHERE id = \(id)")
+                    // Mounts are named after the book.
+                    try await Self.bumpShareeHomes(connection, bookID: id)
+                }
+                if let description {
+                    try await connection.execute("UPDATE collections SET description = \(description) WHERE id = \(id)")
+                }
+                try await connection.execute("UPDATE collections SET modified = \(now) WHERE id = \(id)")
             }
-            if let description {
-                try await connection.execute("UPDATE collections SET description = \(description) WHERE id = \(id)")
-            }
-            try await connection.execute("UPDATE collections SET modified = \(now) WHERE id = \(id)")
         }
     }
 
     public func deleteCollection(id: Int64) async throws {
-        defer { changedSignInOrBooks() }
-        try await transaction { connection in
-            // The owner's home and every home that mounts it list one collection less.
-            try await Self.bumpShareeHomes(connection, bookID: id)
-            try await connection.execute("""
-                UPDATE users SET home_seq = home_seq + 1 WHERE id = (SELECT owner_id FROM collections WHERE id = \(id))
-                """)
-            if try await connection.rows("DELETE FROM collections WHERE id = \(id) RETURNING 1").isEmpty {
-                throw StoreError.notFound
+        try await changingSignInOrBooks {
+            try await transaction { connection in
+                // The owner's home and every home that mounts it list one collection less.
+                try await Self.bumpShareeHomes(connection, bookID: id)
+                try await connection.execute("""
+                    UPDATE users SET home_seq = home_seq + 1 WHERE id = (SELECT owner_id FROM collections WHERE id = \(id))
+                    """)
+                if try await connection.rows("DELETE FROM collections WHERE id = \(id) RETURNING 1").isEmpty {
+                    throw StoreError.notFound
+                }
             }
         }
     }

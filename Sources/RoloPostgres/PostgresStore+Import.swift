@@ -25,7 +25,7 @@ extension PostgresStore {
             let seq = try await transaction { connection in
                 try await Self.importBatch(connection, writes: writes, collectionID: collectionID, now: now)
             }
-            committed(collectionID: collectionID, seq: seq)
+            await committed(collectionID: collectionID, seq: seq)
             done += batch.count
             progress?(done)
         }

@@ -27,7 +27,7 @@ extension PostgresStore {
                                           author: author)
             return seq
         }
-        committed(collectionID: collectionID, seq: seq)
+        await committed(collectionID: collectionID, seq: seq)
     }
 
     public func resource(collectionID: Int64, name: String) async throws -> StoredResource? {

@@ -21,27 +21,28 @@ extension PostgresStore {
     }
 
     public func updateAccount(name: String, _ update: UserAccountUpdate) async throws {
-        defer { changedSignInOrBooks() }
-        try await transaction { connection in
-            guard try await Self.userID(connection, name: name) != nil else { throw StoreError.noSuchUser }
-            if let displayName = update.displayName {
-                try await connection.execute("UPDATE users SET display_name = \(displayName) WHERE name = \(name)")
-            }
-            if let email = update.email {
-                try await connection.execute("UPDATE users SET email = \(email) WHERE name = \(name)")
-            }
-            if let only = update.appPasswordsOnly {
-                try await connection.execute("UPDATE users SET app_passwords_only = \(only) WHERE name = \(name)")
-            }
-            if let admin = update.admin {
-                try await connection.execute("UPDATE users SET admin = \(admin) WHERE name = \(name)")
-            }
-            if let source = update.source {
-                try await connection.execute("UPDATE users SET source = \(source.withoutNUL) WHERE name = \(name)")
-            }
-            if let disabled = update.disabled {
-                try await connection.execute("UPDATE users SET disabled = \(disabled) WHERE name = \(name)")
-                if disabled { try await Self.deleteWebSessions(connection, user: name) }
+        try await changingSignInOrBooks {
+            try await transaction { connection in
+                guard try await Self.userID(connection, name: name) != nil else { throw StoreError.noSuchUser }
+                if let displayName = update.displayName {
+                    try await connection.execute("UPDATE users SET display_name = \(displayName) WHERE name = \(name)")
+                }
+                if let email = update.email {
+                    try await connection.execute("UPDATE users SET email = \(email) WHERE name = \(name)")
+                }
+                if let only = update.appPasswordsOnly {
+                    try await connection.execute("UPDATE users SET app_passwords_only = \(only) WHERE name = \(name)")
+                }
+                if let admin = update.admin {
+                    try await connection.execute("UPDATE users SET admin = \(admin) WHERE name = \(name)")
+                }
+                if let source = update.source {
+                    try await connection.execute("UPDATE users SET source = \(source.withoutNUL) WHERE name = \(name)")
+                }
+                if let disabled = update.disabled {
+                    try await connection.execute("UPDATE users SET disabled = \(disabled) WHERE name = \(name)")
+                    if disabled { try await Self.deleteWebSessions(connection, user: name) }
+                }
             }
         }
     }

@@ -78,35 +78,36 @@ extension PostgresStore: StoreSnapshotting {
     }
 
     public func restore(_ records: [SnapshotRecord]) async throws {
-        defer { changedSignInOrBooks() }
-        try await transaction { connection in
-            // A batch of big cards may take longer than a request's statement is allowed.
-            let connection = connection.unbounded
-            try await connection.execute("SET LOCAL statement_timeout = 0")
-            // Resources and change rows, most of a store, go many to a statement: one
-            // round trip each was most of the copy's time.
-            var index = records.startIndex
-            while index < records.endIndex {
-                switch records[index] {
-                case .resource:
-                    let run = records[index...].prefix { if case .resource = $0 { true } else { false } }.prefix(50)
-                    try await Self.restoreResources(run.compactMap { if case .resource(let r) = $0 { r } else { nil } }, connection)
-                    index += run.count
-                case .change:
-                    let run = records[index...].prefix { if case .change = $0 { true } else { false } }.prefix(1000)
-                    try await Self.restoreChanges(run.compactMap { if case .change(let c) = $0 { c } else { nil } }, connection)
-                    index += run.count
-                case .cardVersion, .cardVersionPartRef:
-                    let run = records[index...].prefix { Self.sameKind($0, records[index]) }.prefix(1000)
-                    try await Self.restoreHistory(run, connection)
-                    index += run.count
-                case .cardVersionBody, .cardVersionPart:
-                    let run = records[index...].prefix { Self.sameKind($0, records[index]) }.prefix(50)
-                    try await Self.restoreHistory(run, connection)
-                    index += run.count
-                default:
-                    try await Self.restore(records[index], connection)
-                    index += 1
+        try await changingSignInOrBooks {
+            try await transaction { connection in
+                // A batch of big cards may take longer than a request's statement is allowed.
+                let connection = connection.unbounded
+                try await connection.execute("SET LOCAL statement_timeout = 0")
+                // Resources and change rows, most of a store, go many to a statement: one
+                // round trip each was most of the copy's time.
+                var index = records.startIndex
+                while index < records.endIndex {
+                    switch records[index] {
+                    case .resource:
+                        let run = records[index...].prefix { if case .resource = $0 { true } else { false } }.prefix(50)
+                        try await Self.restoreResources(run.compactMap { if case .resource(let r) = $0 { r } else { nil } }, connection)
+                        index += run.count
+                    case .change:
+                        let run = records[index...].prefix { if case .change = $0 { true } else { false } }.prefix(1000)
+                        try await Self.restoreChanges(run.compactMap { if case .change(let c) = $0 { c } else { nil } }, connection)
+                        index += run.count
+                    case .cardVersion, .cardVersionPartRef:
+                        let run = records[index...].prefix { Self.sameKind($0, records[index]) }.prefix(1000)
+                        try await Self.restoreHistory(run, connection)
+                        index += run.count
+                    case .cardVersionBody, .cardVersionPart:
+                        let run = records[index...].prefix { Self.sameKind($0, records[index]) }.prefix(50)
+                        try await Self.restoreHistory(run, connection)
+                        index += run.count
+                    default:
+                        try await Self.restore(records[index], connection)
+                        index += 1
+                    }
                 }
             }
         }

@@ -57,7 +57,7 @@ extension PostgresStore {
             }
             return (PutResult(etag: write.etag, created: existing == nil, seq: seq), sequences)
         }
-        for (id, last) in sequences { committed(collectionID: id, seq: last) }
+        for (id, last) in sequences { await committed(collectionID: id, seq: last) }
         return result
     }
 }

@@ -28,14 +28,15 @@ extension PostgresStore {
     }
 
     public func setPassword(user: String, password: String) async throws {
-        defer { changedSignInOrBooks() }
-        let hash = Bcrypt.hash(password, cost: bcryptCost)
-        try await transaction { connection in
-            if try await connection.rows("UPDATE users SET password_hash = \(hash) WHERE name = \(user) RETURNING 1").isEmpty {
-                throw StoreError.noSuchUser
+        try await changingSignInOrBooks {
+            let hash = Bcrypt.hash(password, cost: bcryptCost)
+            try await transaction { connection in
+                if try await connection.rows("UPDATE users SET password_hash = \(hash) WHERE name = \(user) RETURNING 1").isEmpty {
+                    throw StoreError.noSuchUser
+                }
+                // A new password signs every browser out.
+                try await Self.deleteWebSessions(connection, user: user)
             }
-            // A new password signs every browser out.
-            try await Self.deleteWebSessions(connection, user: user)
         }
     }
 
@@ -85,16 +86,17 @@ extension PostgresStore {
     }
 
     public func deleteUser(name: String) async throws {
-        defer { changedSignInOrBooks() }
-        try await transaction { connection in
-            // The homes that mount this user's books list one collection less.
-            try await connection.execute("""
-                UPDATE users SET home_seq = home_seq + 1 WHERE id IN (
-                    SELECT s.sharee_id FROM shares s JOIN collections c ON c.id = s.collection_id
-                    JOIN users o ON o.id = c.owner_id WHERE o.name = \(name) AND s.state = 'accepted')
-                """)
-            if try await connection.rows("DELETE FROM users WHERE name = \(name) RETURNING 1").isEmpty {
-                throw StoreError.noSuchUser
+        try await changingSignInOrBooks {
+            try await transaction { connection in
+                // The homes that mount this user's books list one collection less.
+                try await connection.execute("""
+                    UPDATE users SET home_seq = home_seq + 1 WHERE id IN (
+                        SELECT s.sharee_id FROM shares s JOIN collections c ON c.id = s.collection_id
+                        JOIN users o ON o.id = c.owner_id WHERE o.name = \(name) AND s.state = 'accepted')
+                    """)
+                if try await connection.rows("DELETE FROM users WHERE name = \(name) RETURNING 1").isEmpty {
+                    throw StoreError.noSuchUser
+                }
             }
         }
     }

@@ -272,7 +272,7 @@ extension PostgresStore {
             }
             return (CardBatchResult(batch: batch, etags: etags, trashed: trashed, seq: seq), moved: seq != start)
         }
-        if result.moved { committed(collectionID: collectionID, seq: result.0.seq) }
+        if result.moved { await committed(collectionID: collectionID, seq: result.0.seq) }
         return result.0
     }
 

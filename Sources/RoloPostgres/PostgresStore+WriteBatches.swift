@@ -146,15 +146,23 @@ extension PostgresStore {
             for pending in batch { pending.answer(.failure(error)) }
             return
         }
-        var written = 0
-        defer { if written > 0 { wroteCards(written) } }
+        var written: [(WriteBatches.Pending, Result<PutResult, any Error>)] = []
+        var last = Int64.min
         for (pending, result) in zip(batch, results) {
-            if case .success(let put) = result {
-                written += 1
-                committed(BookChange(collectionID: collectionID, seq: put.seq, exclusion: pending.exclusion))
-                if put.created { substringIndex.cardCreated(in: collectionID) }
+            guard case .success(let put) = result else {
+                pending.answer(result)
+                continue
             }
-            pending.answer(result)
+            written.append((pending, result))
+            last = max(last, put.seq)
+            committed(BookChange(collectionID: collectionID, seq: put.seq, exclusion: pending.exclusion))
+            if put.created { substringIndex.cardCreated(in: collectionID) }
+        }
+        guard !written.isEmpty else { return }
+        wroteCards(written.count)
+        // The book's next batch goes meanwhile.
+        afterOthersHeard(collectionID: collectionID, seq: last) { [written] in
+            for (pending, result) in written { pending.answer(result) }
         }
     }
 

@@ -59,6 +59,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let cardCache: CardCache
     /// Lets the card cache answer GETs while other processes use the database.
     let noticesFence: NoticesFence
+    /// Lets it answer them without a fence, holding writes until the others heard them.
+    let readLeases: ReadLeases
     /// `followCacheNotices`, from `open(_:)` until `close()`.
     let cacheNotices = Mutex<Task<Void, Never>?>(nil)
     /// This process's announcement of itself, and the other processes' acknowledgements of
@@ -81,6 +83,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         tidying = BurstTidying(threshold: max(configuration.tidyAfterWrites, 0))
         cardCache = CardCache(capacity: configuration.cardCacheBytes)
         noticesFence = NoticesFence(logger: logger)
+        readLeases = ReadLeases(cardCache: cardCache, logger: logger)
         let clients = try configuration.servers.map {
             PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)
         }

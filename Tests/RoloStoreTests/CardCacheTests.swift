@@ -136,14 +136,15 @@ import Testing
     }
 
     /// Another process on the database (whether or not it keeps a cache itself): what was
-    /// kept is forgotten when it arrives, and GETs are answered from memory again, each once
-    /// a fence sent after it asked has come back (`NoticesFence`); its end serves them at
-    /// once again.
+    /// kept is forgotten when it arrives, and, without a read lease, GETs are answered from
+    /// memory again, each once a fence sent after it asked has come back (`NoticesFence`);
+    /// its end serves them at once again.
     @Test func anotherProcessMakesGETsWaitForAFence() async throws {
         let fixture = try await StoreFixture.make(.postgres)
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         store.noticesFence.patience = Self.unhurried
+        store.readLeases.stopLeasing()
         try await fixture.put("a.vcf", fn: "First")
         try await Self.serving(store)
         let first = Self.body(await Self.read(store))
@@ -158,7 +159,9 @@ import Testing
         #expect(Self.body(await Self.read(store)) == "read from the database")
         #expect(store.cardCache.counts.cards == 1)
         try await Self.rewriteSilently(store, book: fixture.book.id, "a.vcf", to: "behind its back")
+        let fences = store.noticesFence.sent
         #expect(Self.body(await Self.read(store)) == "read from the database", "after a fence, from memory")
+        #expect(store.noticesFence.sent == fences + 1)
         #expect(first != nil)
 
         await other.close()
@@ -227,26 +230,41 @@ import Testing
     }
 
     /// With two processes on the database, a GET through one right after a write through the
-    /// other (a card, a password) answers the write, never the card or stamp kept before it:
-    /// its fence comes back after the write's notice. While the notices are held up (their
-    /// backends stopped) a fence does not come back, and GETs read the database.
-    @Test func withAnotherProcessAGETAnswersEveryWriteAcknowledgedBeforeIt() async throws {
+    /// other (a card, a password) answers the write, never the card or stamp kept before it.
+    /// Without a read lease, its fence comes back after the write's notice; with one
+    /// (`ReadLeases`), no fence is sent, and the write was answered only once this process
+    /// had heard it. While the notices are held up (their backends stopped) a fence does not
+    /// come back and the lease runs out: GETs read the database, and writes wait out the lease.
+    @Test(arguments: [false, true])
+    func withAnotherProcessAGETAnswersEveryWriteAcknowledgedBeforeIt(leasing: Bool) async throws {
         let (fixture, other) = try await CoordinationTests.twoStores()
         defer { fixture.close() }
         let writer = try #require(fixture.store as? PostgresStore)
         other.noticesFence.patience = Self.unhurried
+        if !leasing { other.readLeases.stopLeasing() }
         try await fixture.put("a.vcf", fn: "Anna 0")
         try await Self.eventually("the other process listens, not alone") {
             other.cardCache.isListening && !other.cardCache.isServing && !writer.cardCache.isServing
         }
+        if leasing {
+            try await Self.eventually("the other process leases, and the writer knows") {
+                other.cardCache.isLeased && writer.readLeases.othersLeased == 1
+            }
+        }
         let first = try #require(Self.body(await Self.read(other)))
         try await Self.rewriteSilently(writer, book: fixture.book.id, "a.vcf", to: "changed behind its back")
-        #expect(Self.body(await Self.read(other)) == first, "from memory, after a fence")
+        #expect(Self.body(await Self.read(other)) == first, "from memory")
+        let fences = other.noticesFence.sent
 
         var stopped: [Int32] = []
         defer { for pid in stopped { kill(pid, SIGCONT) } }
         for round in 1...30 {
             if round == 21 {
+                // 20 rounds so far, each with a GET of a card kept (the second): without a
+                // lease each sent a fence; with one, none did, unless the lease lapsed on a
+                // loaded machine.
+                let sent = other.noticesFence.sent - fences
+                #expect(leasing ? sent < 10 : sent >= 20, "\(sent) fences")
                 // A server's patience again, or each GET would wait out the test's.
                 other.noticesFence.patience = .milliseconds(250)
                 stopped = try await Self.holdUpNotices(writer)
@@ -257,7 +275,7 @@ import Testing
             #expect(await Self.read(other)?.found?.resource.info.etag == written.etag)
             if round % 10 == 0 {
                 let stamp = await Self.read(other)?.stamp
-                try await Self.behindItsBack(writer, "UPDATE users SET password_hash = 'round \(round)' WHERE name = 'alice'")
+                try await writer.setPassword(user: "alice", password: "round \(round)")
                 #expect(await Self.read(other)?.stamp != stamp, "a password changed through the other process")
             }
         }
@@ -450,6 +468,8 @@ import Testing
     @Test func withAnotherProcessABooksReadsAreServedAtTheSeqTheRequestLookedUp() async throws {
         let (fixture, other) = try await CoordinationTests.twoStores()
         defer { fixture.close() }
+        // Without a read lease: held, it serves them without the look-up's seq.
+        other.readLeases.stopLeasing()
         let writer = try #require(fixture.store as? PostgresStore)
         let book = fixture.book.id
         try await fixture.put("a.vcf", fn: "Anna 0")
@@ -466,10 +486,11 @@ import Testing
         // Writes through the other process, each read at once through this one, first as
         // they come, then with every notice held up: the notices connections' backends
         // stopped, so that only the request's own look-up can tell the card changed (they
-        // count as listening for up to 5 s, the heartbeat).
+        // count as listening for up to 5 s, the heartbeat; each write then waits out a read
+        // lease, 0.5 s, so four rounds).
         var stopped: [Int32] = []
         defer { for pid in stopped { kill(pid, SIGCONT) } }
-        for round in 1...30 {
+        for round in 1...24 {
             if round == 21 {
                 // A server's patience again, or each GET would wait out the test's.
                 other.noticesFence.patience = .milliseconds(250)
@@ -496,6 +517,7 @@ import Testing
     @Test func withAnotherProcessAMountedBooksReadsAreServedAtTheSeqTheRequestLookedUp() async throws {
         let (fixture, other) = try await CoordinationTests.twoStores()
         defer { fixture.close() }
+        other.readLeases.stopLeasing()
         let writer = try #require(fixture.store as? PostgresStore)
         let book = fixture.book.id
         try await writer.createUser(name: "bob", password: "pw")

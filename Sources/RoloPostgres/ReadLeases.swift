@@ -1,0 +1,361 @@
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// Read leases: with other Rolo processes on the database, the card cache answers GETs at
+/// once, without a fence (`NoticesFence`), while this process holds a lease; in exchange a
+/// write is acknowledged to its client only once every other process holding one has heard
+/// it, or that process's lease has run out.
+///
+/// A fence costs a round trip to the database on every few GETs: measured, a fenced GET
+/// took three to four times the CPU of one answered at once, and two processes served fewer
+/// GETs than one (Docs/performance.md). Writes are rarer than reads, so the round trip moves
+/// to them, where it overlaps the next batch's commit.
+///
+/// **Leases.** A process renews its lease by a notice (`lease <id> <n>`) every
+/// `renewalInterval`. Once it reads its own renewal back it has read every notice committed
+/// before it, and serves kept answers without a fence until `length` after it *sent* that
+/// renewal (`CardCache.lease(until:)`). Another process takes the lease to last until
+/// `length` after it *read* it: never shorter. A process leases only once every process
+/// running when it started has acknowledged its announcement, so that none of them still
+/// counts itself alone (alone, a process's writes wait for nobody).
+///
+/// **Writes.** After its commit, a write waits (`wait(for:alone:then:)`) until this process
+/// reads the write's own notice back (the book's new seq from its trigger, or a marker of
+/// this process's own for a change without a seq: a sign-in or a book's name). It has then
+/// read every renewal committed before the write. Each other process whose lease had not run
+/// out then must acknowledge the write (`ack <id> …`: the book seqs, and the markers, it has
+/// read); one that does not is waited for until `length` after the commit, by when every
+/// lease renewed before the write has run out. A renewal committed after the write is read
+/// back by its process only after the write's notice, so that lease never misses the write.
+///
+/// So a write waits for one more round trip through the database (no WAL flush: a
+/// transaction that only notifies commits asynchronously), and at most `length` when a
+/// process holding a lease stalls, or while this one's notices are not heard.
+final class ReadLeases: Sendable {
+    typealias Done = @Sendable () -> Void
+
+    static let channel = "rolo_leases"
+    /// How long a renewal lasts. A stalled process holds writers up for at most this.
+    static let length: Duration = .milliseconds(500)
+    static let renewalInterval: Duration = .milliseconds(100)
+
+    /// What a write waits to read back: its book's new seq, or a marker of its own.
+    enum Mark: Sendable, Equatable {
+        case book(Int64, seq: Int64)
+        case marker(UInt64)
+    }
+
+    private struct Wait {
+        var mark: Mark
+        /// The other processes still to acknowledge; nil until the mark is read back.
+        var awaiting: Set<String>?
+        var done: Done
+    }
+
+    private struct State {
+        var connection: PostgresConnection?
+        /// This session's id (its announcement's): renewals, markers and acknowledgements name it.
+        var me = ""
+        /// Whether this process renews a lease (its announcement acknowledged, a cache to serve).
+        var leasing = false
+        /// `stopLeasing` was called.
+        var refused = false
+        var nextRenewal: UInt64 = 0
+        /// When each recent renewal was sent, by number.
+        var renewalsSent: [UInt64: ContinuousClock.Instant] = [:]
+        /// Other processes' leases as read here: until `length` after each renewal was read.
+        var others: [String: ContinuousClock.Instant] = [:]
+        /// Before this, a lease renewed before this session listened may be unknown here.
+        var informedAt = ContinuousClock.Instant.now
+        /// The highest seq of each book, and marker of this session, each other process acknowledged.
+        var ackedSeqs: [String: [Int64: Int64]] = [:]
+        var ackedMarkers: [String: UInt64] = [:]
+        var nextMarker: UInt64 = 0
+        var waits: [UInt64: Wait] = [:]
+        var nextWait: UInt64 = 0
+        /// Acknowledgements to send at the end of the notices loop's turn.
+        var owedSeqs: [Int64: Int64] = [:]
+        var owedMarkers: [String: UInt64] = [:]
+        var flushScheduled = false
+    }
+
+    /// A waiter for the end of the unknown-lease time: it has no acknowledgement.
+    private static let unknown = ""
+
+    private let state = Mutex(State())
+    private let cardCache: CardCache
+    private let logger: Logger
+
+    init(cardCache: CardCache, logger: Logger) {
+        self.cardCache = cardCache
+        self.logger = logger
+    }
+
+    // MARK: Sessions
+
+    /// A notices connection listens from now on as `me` (all three channels). Leases renewed
+    /// before it may be unknown until `length` from now, or until the announcement is
+    /// acknowledged (`informed`).
+    func listening(on connection: PostgresConnection, as me: String) {
+        state.withLock { state in
+            state.connection = connection
+            state.me = me
+            state.leasing = false
+            state.others = [:]
+            state.ackedSeqs = [:]
+            state.ackedMarkers = [:]
+            state.owedSeqs = [:]
+            state.owedMarkers = [:]
+            state.renewalsSent = [:]
+            state.informedAt = .now + Self.length
+        }
+    }
+
+    /// Every process listening when this session started has acknowledged it (having renewed
+    /// its lease first), or none was: every lease is known here from now on.
+    func informed() {
+        let ready = state.withLock { state -> [Done] in
+            state.informedAt = min(state.informedAt, .now)
+            var ready: [Done] = []
+            for (id, var wait) in state.waits where wait.awaiting?.contains(Self.unknown) == true {
+                wait.awaiting?.remove(Self.unknown)
+                if wait.awaiting?.isEmpty == true {
+                    state.waits[id] = nil
+                    ready.append(wait.done)
+                } else {
+                    state.waits[id] = wait
+                }
+            }
+            return ready
+        }
+        for done in ready { done() }
+    }
+
+    /// Renews a lease from now on (every `renewalInterval`, `renew`), unless `stopLeasing`
+    /// was called.
+    func startLeasing() {
+        state.withLock { $0.leasing = !$0.refused }
+    }
+
+    /// No lease from now on: GETs go after fences again. For tests of the fence, and of a
+    /// book's reads served at the seq a request looked up.
+    func stopLeasing() {
+        state.withLock { state in
+            state.refused = true
+            state.leasing = false
+        }
+        cardCache.endLease()
+    }
+
+    /// The notices connection ended: no lease is held or known until the next session.
+    func stopped() {
+        state.withLock { state in
+            state.connection = nil
+            state.leasing = false
+            state.others = [:]
+        }
+    }
+
+    /// Sends a renewal now, when leasing. Sent before an acknowledgement of another process's
+    /// announcement, so that the newcomer knows this lease before it writes.
+    func renew() {
+        let send = state.withLock { state -> (PostgresConnection, String)? in
+            guard state.leasing, let connection = state.connection else { return nil }
+            let number = state.nextRenewal
+            state.nextRenewal &+= 1
+            state.renewalsSent[number] = .now
+            state.renewalsSent[number &- 64] = nil
+            return (connection, "lease \(state.me) \(number)")
+        }
+        guard let (connection, payload) = send else { return }
+        connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).whenFailure { _ in }
+    }
+
+    // MARK: Writes
+
+    /// Calls `then` once every other process holding a lease has heard `mark` (this process's
+    /// write, committed), or its lease ran out; at once when this process is `alone` on the
+    /// database. A marker's notice is sent here.
+    func wait(for mark: Mark?, alone: Bool, then done: @escaping Done) {
+        if alone { return done() }
+        let (id, marker) = state.withLock { state -> (UInt64, (PostgresConnection, String)?) in
+            let id = state.nextWait
+            state.nextWait &+= 1
+            var wait = Wait(mark: mark ?? .marker(state.nextMarker), done: done)
+            var marker: (PostgresConnection, String)?
+            if mark == nil {
+                if let connection = state.connection { marker = (connection, "mark \(state.me) \(state.nextMarker)") }
+                state.nextMarker &+= 1
+            }
+            if state.connection == nil { wait.awaiting = [Self.unknown] }
+            state.waits[id] = wait
+            return (id, marker)
+        }
+        // Every lease renewed before the commit has run out by then, whatever was heard.
+        MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(Self.length)) { [self] in
+            giveUp(id)
+        }
+        if let (connection, payload) = marker {
+            connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).whenFailure { _ in }
+        }
+    }
+
+    /// `wait(for:alone:then:)`, awaited.
+    func wait(for mark: Mark?, alone: Bool) async {
+        if alone { return }
+        await withCheckedContinuation { continuation in
+            wait(for: mark, alone: alone) { continuation.resume() }
+        }
+    }
+
+    private func giveUp(_ id: UInt64) {
+        let wait = state.withLock { $0.waits.removeValue(forKey: id) }
+        wait?.done()
+    }
+
+    /// The waits `read` marks read back, each now waiting for the processes then leased.
+    private static func readBack(_ state: inout State, where read: (Mark) -> Bool) -> [Done] {
+        let now = ContinuousClock.now
+        var ready: [Done] = []
+        for (id, var wait) in state.waits where wait.awaiting == nil && read(wait.mark) {
+            var awaiting = Set<String>()
+            for (process, until) in state.others where until > now && !acknowledged(state, wait.mark, by: process) {
+                awaiting.insert(process)
+            }
+            if now < state.informedAt { awaiting.insert(unknown) }
+            if awaiting.isEmpty {
+                state.waits[id] = nil
+                ready.append(wait.done)
+            } else {
+                wait.awaiting = awaiting
+                state.waits[id] = wait
+            }
+        }
+        return ready
+    }
+
+    private static func acknowledged(_ state: State, _ mark: Mark, by process: String) -> Bool {
+        switch mark {
+        case .book(let book, let seq): state.ackedSeqs[process]?[book].map { $0 >= seq } ?? false
+        case .marker(let number): state.ackedMarkers[process].map { $0 >= number } ?? false
+        }
+    }
+
+    // MARK: Notices, on the notices connection's event loop as each is read
+
+    /// A book's seq moved (any process's write, this one's too): this process's writes up to
+    /// it are read back, and, while leasing with others, another's is owed an acknowledgement.
+    func heard(book: Int64, seq: Int64, alone: Bool) {
+        let (ready, flush) = state.withLock { state -> ([Done], PostgresConnection?) in
+            var own = false
+            let ready = Self.readBack(&state) { mark in
+                guard case .book(book, let written) = mark, written <= seq else { return false }
+                if written == seq { own = true }
+                return true
+            }
+            guard state.leasing, !alone, !own else { return (ready, nil) }
+            state.owedSeqs[book] = max(state.owedSeqs[book] ?? .min, seq)
+            return (ready, Self.scheduleFlush(&state))
+        }
+        for done in ready { done() }
+        if let flush { flush.eventLoop.execute { self.flushAcknowledgements() } }
+    }
+
+    /// A notice on `channel`: a renewal, a marker or an acknowledgement.
+    func heard(_ payload: String, alone: Bool) {
+        let parts = payload.split(separator: " ")
+        guard parts.count >= 2 else { return }
+        let process = String(parts[1])
+        var flush: PostgresConnection?
+        var ready: [Done] = []
+        state.withLock { state in
+            let own = process == state.me
+            switch parts[0] {
+            case "lease" where parts.count == 3:
+                guard let number = UInt64(parts[2]) else { return }
+                if own {
+                    if state.leasing, let sent = state.renewalsSent[number] { cardCache.lease(until: sent + Self.length) }
+                } else {
+                    state.others[process] = .now + Self.length
+                }
+            case "mark" where parts.count == 3:
+                guard let number = UInt64(parts[2]) else { return }
+                if own {
+                    ready = Self.readBack(&state) { mark in
+                        if case .marker(let marked) = mark { return marked <= number }
+                        return false
+                    }
+                } else if state.leasing, !alone {
+                    state.owedMarkers[process] = max(state.owedMarkers[process] ?? 0, number)
+                    flush = Self.scheduleFlush(&state)
+                }
+            case "ack" where !own:
+                for item in parts.dropFirst(2) {
+                    if let hash = item.firstIndex(of: "#") {
+                        guard item[..<hash] == state.me, let number = UInt64(item[item.index(after: hash)...]) else { continue }
+                        state.ackedMarkers[process] = max(state.ackedMarkers[process] ?? 0, number)
+                    } else if let colon = item.firstIndex(of: ":"), let book = Int64(item[..<colon]),
+                              let seq = Int64(item[item.index(after: colon)...]) {
+                        state.ackedSeqs[process, default: [:]][book] = max(state.ackedSeqs[process]?[book] ?? .min, seq)
+                    }
+                }
+                for (id, var wait) in state.waits where wait.awaiting?.contains(process) == true {
+                    guard Self.acknowledged(state, wait.mark, by: process) else { continue }
+                    wait.awaiting?.remove(process)
+                    if wait.awaiting?.isEmpty == true {
+                        state.waits[id] = nil
+                        ready.append(wait.done)
+                    } else {
+                        state.waits[id] = wait
+                    }
+                }
+            default:
+                return
+            }
+        }
+        for done in ready { done() }
+        if let flush { flush.eventLoop.execute { self.flushAcknowledgements() } }
+    }
+
+    private static func scheduleFlush(_ state: inout State) -> PostgresConnection? {
+        guard !state.flushScheduled, let connection = state.connection else { return nil }
+        state.flushScheduled = true
+        return connection
+    }
+
+    /// Sends what is owed in one notice, after the notices read in this turn were handled.
+    private func flushAcknowledgements() {
+        let send = state.withLock { state -> (PostgresConnection, [String])? in
+            state.flushScheduled = false
+            guard let connection = state.connection, !state.owedSeqs.isEmpty || !state.owedMarkers.isEmpty else { return nil }
+            // A notice's payload holds under 8,000 bytes.
+            var payloads: [String] = []
+            var payload = ""
+            let items = state.owedSeqs.map { " \($0.key):\($0.value)" } + state.owedMarkers.map { " \($0.key)#\($0.value)" }
+            for item in items {
+                if payload.utf8.count + item.utf8.count > 7_000 {
+                    payloads.append(payload)
+                    payload = ""
+                }
+                if payload.isEmpty { payload = "ack \(state.me)" }
+                payload += item
+            }
+            payloads.append(payload)
+            state.owedSeqs = [:]
+            state.owedMarkers = [:]
+            return (connection, payloads)
+        }
+        guard let (connection, payloads) = send else { return }
+        for payload in payloads {
+            connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).whenFailure { _ in }
+        }
+    }
+
+    /// Writes waiting, for tests.
+    var waiting: Int { state.withLock { $0.waits.count } }
+    /// Other processes' leases known and not run out, for tests.
+    var othersLeased: Int { state.withLock { state in state.others.values.filter { $0 > .now }.count } }
+}

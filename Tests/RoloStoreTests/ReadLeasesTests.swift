@@ -1,0 +1,122 @@
+import Foundation
+import PostgresNIO
+import PostgresTestSupport
+@testable import RoloPostgres
+import RoloStore
+import Synchronization
+import Testing
+
+/// Read leases on their own (`ReadLeases`), fed the notices by hand: what a write waits for,
+/// and when a process may serve without a fence. `CardCacheTests` has them between two stores.
+@Suite(.closesStores) struct ReadLeasesTests {
+    /// A write's wait, and whether it ended.
+    private final class Waited: Sendable {
+        private let ended = Atomic(false)
+        var done: Bool { ended.load(ordering: .relaxed) }
+        func end() { ended.store(true, ordering: .relaxed) }
+    }
+
+    /// Leases on a real connection (markers and renewals are sent on it), as session "me",
+    /// with a cache that listens.
+    private static func leases(_ body: (ReadLeases, CardCache) async throws -> Void) async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let connection = try await PostgresConnection.connect(configuration: store.connectionConfiguration(), id: 9,
+                                                              logger: store.logger)
+        let cache = CardCache(capacity: 1 << 20)
+        cache.startedListening(to: 0)
+        let leases = ReadLeases(cardCache: cache, logger: store.logger)
+        leases.listening(on: connection, as: "me")
+        do {
+            try await body(leases, cache)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+
+    /// A write waits until its own notice is read back, then for an acknowledgement of its
+    /// seq (or a newer one) from each process whose lease had not run out; one given before
+    /// the read-back counts. A change without a seq waits the same way for its marker.
+    @Test func aWriteWaitsForEveryLeasedProcessToAcknowledgeIt() async throws {
+        try await Self.leases { leases, _ in
+            leases.informed()
+            leases.heard("lease p 1", alone: false)
+            leases.heard("lease q 4", alone: false)
+            #expect(leases.othersLeased == 2)
+
+            let write = Waited()
+            leases.wait(for: .book(7, seq: 3), alone: false) { write.end() }
+            leases.heard(book: 7, seq: 2, alone: false)
+            leases.heard("ack p 7:3", alone: false)
+            #expect(!write.done, "not read back: an earlier seq only")
+            leases.heard(book: 7, seq: 3, alone: false)
+            #expect(!write.done, "read back, q has not acknowledged")
+            leases.heard("ack q 7:2 8:9", alone: false)
+            #expect(!write.done, "q acknowledged an earlier seq of the book, and another book")
+            leases.heard("ack q 7:5", alone: false)
+            #expect(write.done)
+
+            let change = Waited()
+            leases.wait(for: nil, alone: false) { change.end() }
+            leases.heard("ack p me#0", alone: false)
+            leases.heard("mark me 0", alone: false)
+            #expect(!change.done, "q has not acknowledged the marker")
+            leases.heard("ack q other#0", alone: false)
+            #expect(!change.done, "another process's marker")
+            leases.heard("ack q me#0", alone: false)
+            #expect(change.done)
+
+            let alone = Waited()
+            leases.wait(for: .book(7, seq: 9), alone: true) { alone.end() }
+            #expect(alone.done, "alone on the database, a write waits for nobody")
+        }
+    }
+
+    /// A process that never acknowledges holds a write up until every lease renewed before
+    /// the commit has run out; before the session knows every lease (its announcement not yet
+    /// acknowledged, and less than a lease's length since it listened), a write waits until
+    /// it does.
+    @Test func aWriteNotAcknowledgedWaitsOutTheLease() async throws {
+        try await Self.leases { leases, _ in
+            let unknown = Waited()
+            leases.wait(for: .book(1, seq: 1), alone: false) { unknown.end() }
+            leases.heard(book: 1, seq: 1, alone: false)
+            #expect(!unknown.done, "a lease renewed before this session listened may be unknown")
+            leases.informed()
+            #expect(unknown.done)
+
+            leases.heard("lease p 1", alone: false)
+            let started = ContinuousClock.now
+            await withCheckedContinuation { continuation in
+                leases.wait(for: .book(1, seq: 2), alone: false) { continuation.resume() }
+                leases.heard(book: 1, seq: 2, alone: false)
+            }
+            let waited = ContinuousClock.now - started
+            #expect(waited >= ReadLeases.length, "answered after \(waited), before p's lease ran out")
+            #expect(leases.waiting == 0)
+        }
+    }
+
+    /// A process holds a lease from reading back a renewal it sent, until a lease's length
+    /// after sending it; not from another's, nor once it stopped leasing.
+    @Test func aLeaseIsHeldFromARenewalReadBack() async throws {
+        try await Self.leases { leases, cache in
+            leases.renew()
+            leases.heard("lease me 0", alone: false)
+            #expect(!cache.isLeased, "not leasing yet: nothing was sent")
+            leases.startLeasing()
+            leases.heard("lease p 0", alone: false)
+            #expect(!cache.isLeased, "another process's renewal")
+            leases.renew()
+            leases.heard("lease me 7", alone: false)
+            #expect(!cache.isLeased, "a renewal never sent")
+            leases.heard("lease me 0", alone: false)
+            #expect(cache.isLeased)
+            leases.stopLeasing()
+            #expect(!cache.isLeased)
+        }
+    }
+}
