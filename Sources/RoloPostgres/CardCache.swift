@@ -31,9 +31,11 @@ import Synchronization
 /// processes running then have acknowledged it, having stopped serving unfenced; and every
 /// process counts the others each second) GETs are served at once: a process's own writes
 /// note their seq before they are answered, so alone it never answers older than what it
-/// acknowledged. With others, a GET is served
-/// only once a fence sent after it asked has come back (`NoticesFence`): every notice of a
-/// commit acknowledged before the fence was sent has then been applied here. A book's reads
+/// acknowledged. With others, a GET is served at once while this process holds a read
+/// lease (`ReadLeases`: every write, by any process, is answered only once each process
+/// holding one has heard it, or that lease ran out); without one, only once a fence sent
+/// after it asked has come back (`NoticesFence`): every notice of a commit acknowledged
+/// before the fence was sent has then been applied here. A book's reads
 /// are served with other processes to a request whose own look-up of the book read the seq
 /// they were read at (`LookupAhead.bookSeq`): that look-up came after the request, so every
 /// write acknowledged before it is in that seq, whichever process made it. Losing the

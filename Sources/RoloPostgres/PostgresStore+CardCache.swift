@@ -97,7 +97,7 @@ extension PostgresStore {
             let server = primary.currentIndex
             // Each session announces itself afresh, and leases once all acknowledged it: a
             // process that counted itself alone meanwhile has stopped then.
-            let me = UUID().uuidString
+            let me = ReadLeases.newID()
             if announced.acknowledgements.expected != nil { announced = Announcement() }
             let announced = announced
             do {
@@ -131,12 +131,13 @@ extension PostgresStore {
                             // Stop serving unfenced first, then tell the newcomer, which waits
                             // for this before it writes.
                             cardCache.heardAnotherProcess()
+                            readLeases.heardAnnouncement(of: notice.payload)
                             let acknowledgement = Self.acknowledgement(of: notice.payload)
                             // Sent after this read is handled, not from inside postgres-nio's
                             // delivery of the notice; this process's lease renewed first, so
                             // that the newcomer knows it before it writes.
                             connection.eventLoop.execute {
-                                readLeases.renew()
+                                readLeases.renew(presenceNow: true)
                                 connection.query("SELECT pg_notify(\(Self.processesChannel), \(acknowledgement))", logger: logger)
                                     .whenFailure { _ in }
                             }
@@ -162,13 +163,14 @@ extension PostgresStore {
                                     try await connection.query("SELECT pg_notify(\(Self.processesChannel), \(me))", logger: logger)
                                     // Every process listening now hears the announcement (it was
                                     // committed before this count), and acknowledges it.
-                                    announced.expect(try await Self.processesListening(on: connection, logger: logger) - 1)
+                                    let asked = ContinuousClock.now
+                                    let count = try await Self.processesListening(on: connection, logger: logger)
+                                    readLeases.counted(count, asked: asked)
+                                    announced.expect(count - 1)
                                     announced.whenDone { [cardCache, readLeases] in
                                         readLeases.informed()
-                                        if ordered && cardCache.isEnabled {
-                                            readLeases.startLeasing()
-                                            readLeases.renew()
-                                        }
+                                        if ordered && cardCache.isEnabled { readLeases.startLeasing() }
+                                        readLeases.renew(presenceNow: true)
                                     }
                                     if bookChangeFollowers.withLock({ $0 > 0 }) { try await publishOwedBooks() }
                                     try await hear(books: books, signIns: signIns, processes: processes, leases: leases,
@@ -232,11 +234,12 @@ extension PostgresStore {
                     try await Task.sleep(for: ReadLeases.renewalInterval)
                 }
             }
-            group.addTask { [cardCache, primary, logger] in
+            group.addTask { [cardCache, readLeases, primary, logger] in
                 while primary.currentIndex == server {
                     // Also the connection's heartbeat: a count unanswered within 5 s (a
                     // connection silently gone, or one postgres-nio never saw end) ends it.
                     let census = cardCache.census()
+                    let asked = ContinuousClock.now
                     let answer = Mutex<Int?>(nil)
                     let answered = await withTimeout(.seconds(5)) {
                         let count = try? await Self.processesListening(on: connection, logger: logger)
@@ -244,6 +247,7 @@ extension PostgresStore {
                     }
                     guard answered, let count = answer.withLock({ $0 }) else { throw NoticesLost() }
                     cardCache.setAlone(count == 1, census: census)
+                    readLeases.counted(count, asked: asked)
                     try await Task.sleep(for: .seconds(1))
                 }
             }

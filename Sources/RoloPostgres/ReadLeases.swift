@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -34,6 +35,13 @@ import Synchronization
 /// So a write waits for one more round trip through the database (no WAL flush: a
 /// transaction that only notifies commits asynchronously), and at most `length` when a
 /// process holding a lease stalls, or while this one's notices are not heard.
+///
+/// **Only among processes that know leases.** A process of a version before leases answers
+/// its writes without waiting for anyone. So a process leases only while every process
+/// counted on the database (`counted`) has been heard on `channel` within the last two
+/// seconds (a process that does not lease says `here <id>` each second), and stops at once
+/// when it reads the announcement of a process whose id lacks `idPrefix` (an older version),
+/// before it acknowledges it; until a count taken after that shows every process heard again.
 final class ReadLeases: Sendable {
     typealias Done = @Sendable () -> Void
 
@@ -41,6 +49,15 @@ final class ReadLeases: Sendable {
     /// How long a renewal lasts. A stalled process holds writers up for at most this.
     static let length: Duration = .milliseconds(500)
     static let renewalInterval: Duration = .milliseconds(100)
+    /// How often a process that does not lease says it knows leases.
+    static let presenceInterval: Duration = .seconds(1)
+    /// What a process is taken to be gone from leases after, unheard.
+    static let presenceLapse: Duration = .seconds(2)
+    /// Starts the id of every process that knows leases (its announcement's payload).
+    static let idPrefix = "L"
+
+    /// A new session's id.
+    static func newID() -> String { idPrefix + UUID().uuidString }
 
     /// What a write waits to read back: its book's new seq, or a marker of its own.
     enum Mark: Sendable, Equatable {
@@ -63,6 +80,19 @@ final class ReadLeases: Sendable {
         var leasing = false
         /// `stopLeasing` was called.
         var refused = false
+        /// When another process was last heard on `channel`, by its id.
+        var heard: [String: ContinuousClock.Instant] = [:]
+        /// The processes counted on the database, this one included (`counted`).
+        var counted = 1
+        /// When an announcement of a process before leases was last read; a count asked
+        /// before then does not lift the pause it caused.
+        var olderHeardAt: ContinuousClock.Instant?
+        var lastPresence = ContinuousClock.Instant.now - .seconds(60)
+
+        /// Whether every process counted knows leases, as far as was heard.
+        func othersKnowLeases(at now: ContinuousClock.Instant) -> Bool {
+            olderHeardAt == nil && heard.values.filter { now - $0 < ReadLeases.presenceLapse }.count >= counted - 1
+        }
         var nextRenewal: UInt64 = 0
         /// When each recent renewal was sent, by number.
         var renewalsSent: [UInt64: ContinuousClock.Instant] = [:]
@@ -70,6 +100,9 @@ final class ReadLeases: Sendable {
         var others: [String: ContinuousClock.Instant] = [:]
         /// Before this, a lease renewed before this session listened may be unknown here.
         var informedAt = ContinuousClock.Instant.now
+        /// The highest seq of each book read here this session: a write's notice may be read
+        /// before the write's own connection hears of its commit, and so before it waits.
+        var readSeqs: [Int64: Int64] = [:]
         /// The highest seq of each book, and marker of this session, each other process acknowledged.
         var ackedSeqs: [String: [Int64: Int64]] = [:]
         var ackedMarkers: [String: UInt64] = [:]
@@ -105,6 +138,9 @@ final class ReadLeases: Sendable {
             state.me = me
             state.leasing = false
             state.others = [:]
+            state.readSeqs = [:]
+            state.heard = [:]
+            state.olderHeardAt = nil
             state.ackedSeqs = [:]
             state.ackedMarkers = [:]
             state.owedSeqs = [:]
@@ -159,11 +195,40 @@ final class ReadLeases: Sendable {
         }
     }
 
-    /// Sends a renewal now, when leasing. Sent before an acknowledgement of another process's
-    /// announcement, so that the newcomer knows this lease before it writes.
-    func renew() {
+    /// The processes listening on the database, this one included, counted by a count
+    /// asked at `asked`.
+    func counted(_ count: Int, asked: ContinuousClock.Instant) {
+        state.withLock { state in
+            state.counted = count
+            let now = ContinuousClock.now
+            if let older = state.olderHeardAt, asked > older,
+               state.heard.values.filter({ now - $0 < Self.presenceLapse }).count >= count - 1 {
+                state.olderHeardAt = nil
+            }
+        }
+    }
+
+    /// A process of a version before leases announced itself (`id`): this one stops serving
+    /// without a fence now, before it acknowledges the announcement.
+    func heardAnnouncement(of id: String) {
+        guard !id.hasPrefix(Self.idPrefix) else { return }
+        state.withLock { $0.olderHeardAt = .now }
+        cardCache.endLease()
+    }
+
+    /// Sends a renewal now, when leasing and every process counted knows leases; else says
+    /// this process knows them (`here`), at most each `presenceInterval` unless `now`. Sent
+    /// before an acknowledgement of another process's announcement, so that the newcomer
+    /// knows this lease before it writes.
+    func renew(presenceNow: Bool = false) {
         let send = state.withLock { state -> (PostgresConnection, String)? in
-            guard state.leasing, let connection = state.connection else { return nil }
+            guard let connection = state.connection else { return nil }
+            let now = ContinuousClock.now
+            guard state.leasing, state.othersKnowLeases(at: now) else {
+                guard presenceNow || now - state.lastPresence >= Self.presenceInterval else { return nil }
+                state.lastPresence = now
+                return (connection, "here \(state.me)")
+            }
             let number = state.nextRenewal
             state.nextRenewal &+= 1
             state.renewalsSent[number] = .now
@@ -181,7 +246,8 @@ final class ReadLeases: Sendable {
     /// database. A marker's notice is sent here.
     func wait(for mark: Mark?, alone: Bool, then done: @escaping Done) {
         if alone { return done() }
-        let (id, marker) = state.withLock { state -> (UInt64, (PostgresConnection, String)?) in
+        var ready: [Done] = []
+        let (id, marker, ended) = state.withLock { state -> (UInt64, (PostgresConnection, String)?, Bool) in
             let id = state.nextWait
             state.nextWait &+= 1
             var wait = Wait(mark: mark ?? .marker(state.nextMarker), done: done)
@@ -192,8 +258,15 @@ final class ReadLeases: Sendable {
             }
             if state.connection == nil { wait.awaiting = [Self.unknown] }
             state.waits[id] = wait
-            return (id, marker)
+            // Its notice read already (before its commit's answer): read back now.
+            if case .book(let book, let seq) = wait.mark, state.readSeqs[book].map({ $0 >= seq }) ?? false {
+                let mark = wait.mark
+                ready = Self.readBack(&state) { $0 == mark }
+            }
+            return (id, marker, state.waits[id] == nil)
         }
+        for done in ready { done() }
+        if ended { return }
         // Every lease renewed before the commit has run out by then, whatever was heard.
         MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(Self.length)) { [self] in
             giveUp(id)
@@ -250,6 +323,7 @@ final class ReadLeases: Sendable {
     /// it are read back, and, while leasing with others, another's is owed an acknowledgement.
     func heard(book: Int64, seq: Int64, alone: Bool) {
         let (ready, flush) = state.withLock { state -> ([Done], PostgresConnection?) in
+            state.readSeqs[book] = max(state.readSeqs[book] ?? .min, seq)
             var own = false
             let ready = Self.readBack(&state) { mark in
                 guard case .book(book, let written) = mark, written <= seq else { return false }
@@ -273,6 +347,7 @@ final class ReadLeases: Sendable {
         var ready: [Done] = []
         state.withLock { state in
             let own = process == state.me
+            if !own { state.heard[process] = .now }
             switch parts[0] {
             case "lease" where parts.count == 3:
                 guard let number = UInt64(parts[2]) else { return }

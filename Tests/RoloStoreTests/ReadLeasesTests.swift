@@ -59,6 +59,8 @@ import Testing
             leases.heard("ack q 7:5", alone: false)
             #expect(write.done)
 
+            leases.heard("lease p 2", alone: false)
+            leases.heard("lease q 5", alone: false)
             let change = Waited()
             leases.wait(for: nil, alone: false) { change.end() }
             leases.heard("ack p me#0", alone: false)
@@ -68,6 +70,18 @@ import Testing
             #expect(!change.done, "another process's marker")
             leases.heard("ack q me#0", alone: false)
             #expect(change.done)
+
+            // A write's notice may be read before its own connection hears of the commit.
+            leases.heard(book: 8, seq: 4, alone: false)
+            leases.heard("lease p 2", alone: false)
+            leases.heard("lease q 5", alone: false)
+            let early = Waited()
+            leases.wait(for: .book(8, seq: 4), alone: false) { early.end() }
+            #expect(!early.done, "read back at once, p and q have not acknowledged")
+            #expect(leases.waiting == 1)
+            leases.heard("ack p 8:4", alone: false)
+            leases.heard("ack q 8:4", alone: false)
+            #expect(early.done)
 
             let alone = Waited()
             leases.wait(for: .book(7, seq: 9), alone: true) { alone.end() }
@@ -117,6 +131,38 @@ import Testing
             #expect(cache.isLeased)
             leases.stopLeasing()
             #expect(!cache.isLeased)
+        }
+    }
+
+    /// A process leases only while every process counted on the database has been heard on
+    /// the leases' channel; it stops at once when a process of a version before leases (an
+    /// id without the prefix) announces itself, until a count asked after that finds every
+    /// process heard again.
+    @Test func aLeaseWaitsForEveryProcessToKnowLeases() async throws {
+        try await Self.leases { leases, cache in
+            leases.startLeasing()
+            leases.counted(2, asked: .now)
+            leases.renew()
+            leases.heard("lease me 0", alone: false)
+            #expect(!cache.isLeased, "the other process counted was never heard")
+            leases.heard("here \(ReadLeases.newID())", alone: false)
+            leases.renew()
+            leases.heard("lease me 0", alone: false)
+            #expect(cache.isLeased)
+
+            let before = ContinuousClock.now
+            leases.heardAnnouncement(of: ReadLeases.newID())
+            #expect(cache.isLeased, "a process that knows leases")
+            leases.heardAnnouncement(of: UUID().uuidString)
+            #expect(!cache.isLeased, "an older process")
+            leases.counted(2, asked: before)
+            leases.renew()
+            leases.heard("lease me 1", alone: false)
+            #expect(!cache.isLeased, "a count asked before the older process announced itself")
+            leases.counted(2, asked: .now)
+            leases.renew()
+            leases.heard("lease me 1", alone: false)
+            #expect(cache.isLeased, "the older process gone, by a count asked since")
         }
     }
 }
