@@ -284,6 +284,8 @@ import Testing
         let database = try await TestDatabase.create()
         var configuration = try database.configuration()
         configuration.statementTimeout = .milliseconds(300)
+        // Every query to the server: none answered from memory (`CardCache`).
+        configuration.cardCacheBytes = 0
         let store = try await PostgresStore.open(configuration)
         let admin = try await PostgresStore.open(try database.configuration())
         StoreCleanups.schedule {
