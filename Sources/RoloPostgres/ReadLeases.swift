@@ -67,6 +67,8 @@ final class ReadLeases: Sendable {
 
     private struct Wait {
         var mark: Mark
+        /// A lease's length after the commit: every lease renewed before it has run out then.
+        var deadline: ContinuousClock.Instant
         /// The other processes still to acknowledge; nil until the mark is read back.
         var awaiting: Set<String>?
         var done: Done
@@ -113,6 +115,8 @@ final class ReadLeases: Sendable {
         var owedSeqs: [Int64: Int64] = [:]
         var owedMarkers: [String: UInt64] = [:]
         var flushScheduled = false
+        /// Whether `sweep` is scheduled: it runs while writes wait.
+        var sweeping = false
     }
 
     /// A waiter for the end of the unknown-lease time: it has no acknowledgement.
@@ -247,10 +251,10 @@ final class ReadLeases: Sendable {
     func wait(for mark: Mark?, alone: Bool, then done: @escaping Done) {
         if alone { return done() }
         var ready: [Done] = []
-        let (id, marker, ended) = state.withLock { state -> (UInt64, (PostgresConnection, String)?, Bool) in
+        let (marker, ended, startSweeping) = state.withLock { state -> ((PostgresConnection, String)?, Bool, Bool) in
             let id = state.nextWait
             state.nextWait &+= 1
-            var wait = Wait(mark: mark ?? .marker(state.nextMarker), done: done)
+            var wait = Wait(mark: mark ?? .marker(state.nextMarker), deadline: .now + Self.length, done: done)
             var marker: (PostgresConnection, String)?
             if mark == nil {
                 if let connection = state.connection { marker = (connection, "mark \(state.me) \(state.nextMarker)") }
@@ -263,14 +267,16 @@ final class ReadLeases: Sendable {
                 let mark = wait.mark
                 ready = Self.readBack(&state) { $0 == mark }
             }
-            return (id, marker, state.waits[id] == nil)
+            let ended = state.waits[id] == nil
+            if !ended && !state.sweeping {
+                state.sweeping = true
+                return (marker, ended, true)
+            }
+            return (marker, ended, false)
         }
         for done in ready { done() }
+        if startSweeping { scheduleSweep() }
         if ended { return }
-        // Every lease renewed before the commit has run out by then, whatever was heard.
-        MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(Self.length)) { [self] in
-            giveUp(id)
-        }
         if let (connection, payload) = marker {
             connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).whenFailure { _ in }
         }
@@ -284,9 +290,27 @@ final class ReadLeases: Sendable {
         }
     }
 
-    private func giveUp(_ id: UInt64) {
-        let wait = state.withLock { $0.waits.removeValue(forKey: id) }
-        wait?.done()
+    /// Ends the waits whose deadline passed, a few times a second while any waits: one timer
+    /// for every write, where a timer each woke another thread for each write.
+    private static let sweepInterval = TimeAmount.milliseconds(20)
+
+    private func scheduleSweep() {
+        MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: Self.sweepInterval) { [self] in sweep() }
+    }
+
+    private func sweep() {
+        let now = ContinuousClock.now
+        let (expired, again) = state.withLock { state -> ([Done], Bool) in
+            var expired: [Done] = []
+            for (id, wait) in state.waits where wait.deadline <= now {
+                state.waits[id] = nil
+                expired.append(wait.done)
+            }
+            state.sweeping = !state.waits.isEmpty
+            return (expired, state.sweeping)
+        }
+        for done in expired { done() }
+        if again { scheduleSweep() }
     }
 
     /// The waits `read` marks read back, each now waiting for the processes then leased.
