@@ -205,6 +205,13 @@ final class ReadLeases: Sendable {
         state.withLock { state in
             state.counted = count
             let now = ContinuousClock.now
+            // Processes gone (each `rolo` command is one) are forgotten.
+            for (process, last) in state.heard where now - last >= Self.presenceLapse && state.others[process].map({ $0 <= now }) ?? true {
+                state.heard[process] = nil
+                state.others[process] = nil
+                state.ackedSeqs[process] = nil
+                state.ackedMarkers[process] = nil
+            }
             if let older = state.olderHeardAt, asked > older,
                state.heard.values.filter({ now - $0 < Self.presenceLapse }).count >= count - 1 {
                 state.olderHeardAt = nil
@@ -376,7 +383,11 @@ final class ReadLeases: Sendable {
             case "lease" where parts.count == 3:
                 guard let number = UInt64(parts[2]) else { return }
                 if own {
-                    if state.leasing, let sent = state.renewalsSent[number] { cardCache.lease(until: sent + Self.length) }
+                    // Not a renewal sent before a pause (an older process announced) or
+                    // `stopLeasing`, read back after it.
+                    if state.leasing, state.othersKnowLeases(at: .now), let sent = state.renewalsSent[number] {
+                        cardCache.lease(until: sent + Self.length)
+                    }
                 } else {
                     state.others[process] = .now + Self.length
                 }

@@ -153,15 +153,18 @@ import Testing
             let before = ContinuousClock.now
             leases.heardAnnouncement(of: ReadLeases.newID())
             #expect(cache.isLeased, "a process that knows leases")
+            leases.renew()
             leases.heardAnnouncement(of: UUID().uuidString)
             #expect(!cache.isLeased, "an older process")
+            leases.heard("lease me 1", alone: false)
+            #expect(!cache.isLeased, "a renewal sent before the older process announced itself, read back after")
             leases.counted(2, asked: before)
             leases.renew()
-            leases.heard("lease me 1", alone: false)
+            leases.heard("lease me 2", alone: false)
             #expect(!cache.isLeased, "a count asked before the older process announced itself")
             leases.counted(2, asked: .now)
             leases.renew()
-            leases.heard("lease me 1", alone: false)
+            leases.heard("lease me 2", alone: false)
             #expect(cache.isLeased, "the older process gone, by a count asked since")
         }
     }
