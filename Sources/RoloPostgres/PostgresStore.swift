@@ -217,6 +217,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
             }
         }
         primary.stop()
+        await readLeases.leave()
         if let notices = cacheNotices.withLock({ $0 }) {
             notices.cancel()
             _ = await withTimeout(.seconds(5)) { await notices.value }

@@ -190,6 +190,23 @@ final class ReadLeases: Sendable {
         cardCache.endLease()
     }
 
+    /// This process is closing (a `rolo` command's end, a restart): it stops answering from
+    /// memory, then says so (`bye <id>`), so that the others' writes stop waiting for its
+    /// lease at once, not when it runs out (half a second of every write after each command).
+    func leave() async {
+        let send = state.withLock { state -> (PostgresConnection, String)? in
+            state.refused = true
+            state.leasing = false
+            return state.connection.map { ($0, "bye \(state.me)") }
+        }
+        cardCache.endLease()
+        guard let (connection, payload) = send else { return }
+        let logger = logger
+        _ = await withTimeout(.seconds(1)) {
+            _ = try? await connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).get()
+        }
+    }
+
     /// The notices connection ended: no lease is held or known until the next session.
     func stopped() {
         state.withLock { state in
@@ -401,6 +418,18 @@ final class ReadLeases: Sendable {
                 } else if state.leasing, !alone {
                     state.owedMarkers[process] = max(state.owedMarkers[process] ?? 0, number)
                     flush = Self.scheduleFlush(&state)
+                }
+            case "bye" where !own:
+                // It answers nothing from memory any more: no write waits for it.
+                state.others[process] = nil
+                for (id, var wait) in state.waits where wait.awaiting?.contains(process) == true {
+                    wait.awaiting?.remove(process)
+                    if wait.awaiting?.isEmpty == true {
+                        state.waits[id] = nil
+                        ready.append(wait.done)
+                    } else {
+                        state.waits[id] = wait
+                    }
                 }
             case "ack" where !own:
                 for item in parts.dropFirst(2) {

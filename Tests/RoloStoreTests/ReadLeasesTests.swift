@@ -83,6 +83,18 @@ import Testing
             leases.heard("ack q 8:4", alone: false)
             #expect(early.done)
 
+            // A process closing says so: writes stop waiting for it.
+            leases.heard("lease p 3", alone: false)
+            leases.heard("lease q 6", alone: false)
+            let left = Waited()
+            leases.wait(for: .book(9, seq: 1), alone: false) { left.end() }
+            leases.heard(book: 9, seq: 1, alone: false)
+            leases.heard("ack q 9:1", alone: false)
+            #expect(!left.done)
+            leases.heard("bye p", alone: false)
+            #expect(left.done, "p left")
+            #expect(leases.othersLeased == 1)
+
             let alone = Waited()
             leases.wait(for: .book(7, seq: 9), alone: true) { alone.end() }
             #expect(alone.done, "alone on the database, a write waits for nobody")
@@ -130,6 +142,21 @@ import Testing
             leases.heard("lease me 0", alone: false)
             #expect(cache.isLeased)
             leases.stopLeasing()
+            #expect(!cache.isLeased)
+        }
+    }
+
+    /// A process closing stops answering from memory, and renews no lease after.
+    @Test func aProcessLeavingHoldsNoLease() async throws {
+        try await Self.leases { leases, cache in
+            leases.startLeasing()
+            leases.renew()
+            leases.heard("lease me 0", alone: false)
+            #expect(cache.isLeased)
+            await leases.leave()
+            #expect(!cache.isLeased)
+            leases.renew()
+            leases.heard("lease me 1", alone: false)
             #expect(!cache.isLeased)
         }
     }
