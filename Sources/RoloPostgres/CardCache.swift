@@ -393,6 +393,10 @@ final class CardCache: Sendable {
     /// Whether this process holds a read lease now.
     var isLeased: Bool { state.withLock { $0.leasedUntil.map { ContinuousClock.now < $0 } ?? false } }
 
+    /// When the read lease held runs out, if one was read back (it only ever moves later
+    /// while held), for tests.
+    var leaseEnd: ContinuousClock.Instant? { state.withLock { $0.leasedUntil } }
+
     /// Taken before the processes are counted: a count asked before another process's
     /// announcement was heard must not make this one alone again after it.
     struct Census: Sendable {

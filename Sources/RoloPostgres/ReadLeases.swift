@@ -202,6 +202,7 @@ final class ReadLeases: Sendable {
         cardCache.endLease()
         guard let (connection, payload) = send else { return }
         let logger = logger
+        guard !isQuiet else { return }
         _ = await withTimeout(.seconds(1)) {
             _ = try? await connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).get()
         }
@@ -264,7 +265,25 @@ final class ReadLeases: Sendable {
             return (connection, "lease \(state.me) \(number)")
         }
         guard let (connection, payload) = send else { return }
+        notify(payload, on: connection)
+    }
+
+    /// Sends a notice on `channel`, unless `quiet`.
+    private func notify(_ payload: String, on connection: PostgresConnection) {
+        guard !isQuiet else { return }
         connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).whenFailure { _ in }
+    }
+
+    private let quieted = Atomic(false)
+    private var isQuiet: Bool { quieted.load(ordering: .relaxed) }
+
+    /// Sends nothing from now on, and leases no more. For tests that stop the notices
+    /// connection's backend (SIGSTOP): one stopped inside a notice's commit would hold
+    /// PostgreSQL's notify lock, which is the whole cluster's, and every notifying write of
+    /// every database would wait for it.
+    func quiet() {
+        quieted.store(true, ordering: .relaxed)
+        stopLeasing()
     }
 
     // MARK: Writes
@@ -302,7 +321,7 @@ final class ReadLeases: Sendable {
         if startSweeping { scheduleSweep() }
         if ended { return }
         if let (connection, payload) = marker {
-            connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).whenFailure { _ in }
+            notify(payload, on: connection)
         }
     }
 
@@ -489,7 +508,7 @@ final class ReadLeases: Sendable {
         }
         guard let (connection, payloads) = send else { return }
         for payload in payloads {
-            connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).whenFailure { _ in }
+            notify(payload, on: connection)
         }
     }
 
