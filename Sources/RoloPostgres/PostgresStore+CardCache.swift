@@ -111,7 +111,14 @@ extension PostgresStore {
                 // after it: a fence's answer (`NoticesFence`) then comes after every notice
                 // before it, and a process stops serving GETs unfenced as soon as it reads
                 // that another one started, not a task's turn later.
-                let cacheListeners = [
+                // Added on the connection's loop once it is seen open: postgres-nio drops a
+                // listener added to a connection that has closed, and takes that for a fault
+                // that stops the process (`NotificationListener`'s deinit; a CI run saw it as a
+                // server ended the connection just after it opened). On its loop the connection
+                // cannot close between the check and the addition.
+                let cacheListeners = try await connection.eventLoop.submit { [cardCache, readLeases, logger] () throws -> [PostgresListenContext] in
+                  guard !connection.isClosed else { throw NoticesConnectionClosed() }
+                  return [
                     connection.addListener(channel: Self.bookChangesChannel) { [cardCache, readLeases] _, notice in
                         if let change = Self.bookChange(fromPayload: notice.payload) {
                             cardCache.bookChanged(change.collectionID, seq: change.seq)
@@ -143,7 +150,8 @@ extension PostgresStore {
                             }
                         }
                     },
-                ]
+                  ]
+                }.get()
                 defer { for listener in cacheListeners { listener.stop() } }
                 do {
                     try await connection.listen(on: Self.bookChangesChannel) { books in
@@ -268,6 +276,11 @@ extension PostgresStore {
         for try await row in rows { count = try row.decode(Int64.self) }
         return Int(count)
     }
+}
+
+/// The notices connection closed before its listeners were added.
+struct NoticesConnectionClosed: Error, CustomStringConvertible {
+    var description: String { "the notices connection closed as it opened" }
 }
 
 /// The notices connection stopped answering.
