@@ -78,6 +78,9 @@ import Testing
             _ = await withCheckedContinuation { continuation in store.noticesFence.after { continuation.resume(returning: $0) } }
             store.noticesFence.patience = patience
         }
+        // And the backend past its report of the fence's end: one stopped while it writes its
+        // `pg_stat_activity` entry makes every reader of that view wait (the heartbeat's count).
+        try? await Task.sleep(for: .milliseconds(200))
     }
 
     /// The server pids of every process's notices connection on `store`'s database.

@@ -346,6 +346,10 @@ import Testing
             try await store.autocommit { connection in
                 if stopped.pid.withLock({ $0 }) == nil {
                     let pid = try await connection.first("SELECT pg_backend_pid()")?.decode(Int32.self) ?? 0
+                    // Past its report of that statement's end: a backend stopped while it writes
+                    // its `pg_stat_activity` entry makes every reader of the view wait, the other
+                    // tests' heartbeats among them (a CI run saw 68 time out).
+                    try await Task.sleep(for: .milliseconds(200))
                     #expect(kill(pid, SIGSTOP) == 0)
                     stopped.pid.withLock { $0 = pid }
                 }
