@@ -172,7 +172,7 @@ extension PostgresStore {
                                     // Every process listening now hears the announcement (it was
                                     // committed before this count), and acknowledges it.
                                     let asked = ContinuousClock.now
-                                    let count = try await Self.processesListening(on: connection, logger: logger)
+                                    let count = try await Self.processesListening(on: connection, logger: logger).get()
                                     readLeases.counted(count, asked: asked)
                                     announced.expect(count - 1)
                                     announced.whenDone { [cardCache, readLeases] in
@@ -236,28 +236,15 @@ extension PostgresStore {
             group.addTask {
                 for try await _ in leases {}
             }
-            group.addTask { [readLeases] in
-                while true {
-                    readLeases.renew()
-                    try await Task.sleep(for: ReadLeases.renewalInterval)
-                }
-            }
             group.addTask { [cardCache, readLeases, primary, logger] in
-                while primary.currentIndex == server {
-                    // Also the connection's heartbeat: a count unanswered within 5 s (a
-                    // connection silently gone, or one postgres-nio never saw end) ends it.
-                    let census = cardCache.census()
-                    let asked = ContinuousClock.now
-                    let answer = Mutex<Int?>(nil)
-                    let answered = await withTimeout(.seconds(5)) {
-                        let count = try? await Self.processesListening(on: connection, logger: logger)
-                        answer.withLock { $0 = count }
-                    }
-                    guard answered, let count = answer.withLock({ $0 }) else { throw NoticesLost() }
-                    cardCache.setAlone(count == 1, census: census)
-                    readLeases.counted(count, asked: asked)
-                    try await Task.sleep(for: .seconds(1))
-                }
+                try await NoticesHeartbeat(connection: connection, logger: logger).run(
+                    stillListening: { primary.currentIndex == server },
+                    renew: { readLeases.renew() },
+                    census: { cardCache.census() },
+                    counted: { count, census, asked in
+                        cardCache.setAlone(count == 1, census: census)
+                        readLeases.counted(count, asked: asked)
+                    })
             }
             try await group.next()
             group.cancelAll()
@@ -267,14 +254,115 @@ extension PostgresStore {
 
 extension PostgresStore {
     /// The Rolo processes listening for notices on the database, this one included.
-    static func processesListening(on connection: PostgresConnection, logger: Logger) async throws -> Int {
-        let rows = try await connection.query("""
+    static func processesListening(on connection: PostgresConnection, logger: Logger) -> EventLoopFuture<Int> {
+        connection.query("""
             SELECT count(*) FROM pg_stat_activity
             WHERE datname = current_database() AND application_name = \(noticesApplicationName)
-            """, logger: logger)
-        var count: Int64 = 0
-        for try await row in rows { count = try row.decode(Int64.self) }
-        return Int(count)
+            """, logger: logger).flatMapThrowing { result in
+            try result.rows.first.map { Int(try $0.decode(Int64.self)) } ?? 0
+        }
+    }
+}
+
+/// The notices connection's heartbeat, and the read lease's renewals, run on the
+/// connection's event loop: each second a count of the processes listening, which also
+/// proves the connection alive (a count unanswered within 5 s, from a connection silently
+/// gone or one postgres-nio never saw end, ends it), and every 100 ms a renewal.
+///
+/// On the loop, not in tasks: a task waits its turn behind all of the cooperative pool's
+/// work, seconds on a loaded machine, and a heartbeat that waited for one took live
+/// connections for dead ones (a full test run: 117 timeouts, on connections whose renewals,
+/// sent from the loop, kept arriving; each broke the leases, the fence and the cache until
+/// the reconnection). Timers on the loop cost no task either.
+final class NoticesHeartbeat: Sendable {
+    static let interval = TimeAmount.seconds(1)
+    static let patience = TimeAmount.seconds(5)
+
+    private struct State {
+        var ended = false
+        var continuation: CheckedContinuation<Void, any Error>?
+        var renewals: RepeatedTask?
+        var next: Scheduled<Void>?
+    }
+
+    private let connection: PostgresConnection
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Until the connection is lost (throws `NoticesLost`, or the count's error), the task is
+    /// cancelled, or `stillListening` says false (calls went to another server).
+    func run(stillListening: @escaping @Sendable () -> Bool, renew: @escaping @Sendable () -> Void,
+             census: @escaping @Sendable () -> CardCache.Census,
+             counted: @escaping @Sendable (Int, CardCache.Census, ContinuousClock.Instant) -> Void) async throws {
+        let loop = connection.eventLoop
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let started = state.withLock { state -> Bool in
+                    guard !state.ended else { return false }
+                    state.continuation = continuation
+                    return true
+                }
+                guard started else { return continuation.resume(throwing: CancellationError()) }
+                loop.execute { [self] in
+                    let renewals = loop.scheduleRepeatedTask(initialDelay: .zero, delay: ReadLeases.renewalInterval) { _ in renew() }
+                    let live = state.withLock { state -> Bool in
+                        state.renewals = renewals
+                        return !state.ended
+                    }
+                    guard live else { return renewals.cancel() }
+                    beat(stillListening: stillListening, census: census, counted: counted)
+                }
+            }
+        } onCancel: {
+            end(CancellationError())
+        }
+    }
+
+    /// One count, then the next a second after its answer.
+    private func beat(stillListening: @escaping @Sendable () -> Bool, census: @escaping @Sendable () -> CardCache.Census,
+                      counted: @escaping @Sendable (Int, CardCache.Census, ContinuousClock.Instant) -> Void) {
+        guard stillListening() else { return end(nil) }
+        let taken = census()
+        let asked = ContinuousClock.now
+        let loop = connection.eventLoop
+        let timer = loop.scheduleTask(in: Self.patience) { [self] in end(NoticesLost()) }
+        PostgresStore.processesListening(on: connection, logger: logger).whenComplete { [self] result in
+            timer.cancel()
+            switch result {
+            case .failure(let error): end(error)
+            case .success(let count):
+                counted(count, taken, asked)
+                let next = loop.scheduleTask(in: Self.interval) { [self] in
+                    beat(stillListening: stillListening, census: census, counted: counted)
+                }
+                let live = state.withLock { state -> Bool in
+                    state.next = next
+                    return !state.ended
+                }
+                if !live { next.cancel() }
+            }
+        }
+    }
+
+    /// Stops the renewals and the counts, and ends `run` (with `error`, unless nil).
+    private func end(_ error: (any Error)?) {
+        let (continuation, renewals, next) = state.withLock { state in
+            defer {
+                state.ended = true
+                state.continuation = nil
+                state.renewals = nil
+                state.next = nil
+            }
+            return (state.continuation, state.renewals, state.next)
+        }
+        renewals?.cancel()
+        next?.cancel()
+        if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
     }
 }
 

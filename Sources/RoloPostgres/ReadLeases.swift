@@ -48,7 +48,7 @@ final class ReadLeases: Sendable {
     static let channel = "rolo_leases"
     /// How long a renewal lasts. A stalled process holds writers up for at most this.
     static let length: Duration = .milliseconds(500)
-    static let renewalInterval: Duration = .milliseconds(100)
+    static let renewalInterval = TimeAmount.milliseconds(100)
     /// How often a process that does not lease says it knows leases.
     static let presenceInterval: Duration = .seconds(1)
     /// What a process is taken to be gone from leases after, unheard.
