@@ -117,6 +117,9 @@ final class CardCache: Sendable {
         /// Until when this process holds a read lease (`ReadLeases`): with others on the
         /// database, kept answers are served without a fence until then.
         var leasedUntil: ContinuousClock.Instant?
+        /// When a read last asked for a kept answer with another process on the database: a
+        /// lease is renewed only while reads ask (`wantsLease`).
+        var askedAt: ContinuousClock.Instant?
 
         /// Whether kept answers may be served without a fence now.
         var unfenced: Bool {
@@ -165,6 +168,7 @@ final class CardCache: Sendable {
               server: Int) -> (answer: InlineRead, needsFence: Bool)? {
         guard isEnabled else { return nil }
         return state.withLock { state -> (answer: InlineRead, needsFence: Bool)? in
+            Self.noteAsked(&state)
             guard state.listeningTo == server,
                   let found = state.cards[Key(owner: owner, path: path, name: name)],
                   let stamp = state.stamps[ExactString(user)],
@@ -289,6 +293,7 @@ final class CardCache: Sendable {
         guard isEnabled else { return nil }
         let looked = LookupAhead.current?.bookSeq(collectionID)
         return state.withLock { state -> Answer? in
+            Self.noteAsked(&state)
             guard state.listeningTo == server, let book = state.books[collectionID],
                   book.seq >= state.bookSeqs[collectionID, default: .min], state.unfenced || looked == book.seq
             else { return nil }
@@ -380,6 +385,22 @@ final class CardCache: Sendable {
             guard state.listeningTo != nil else { return }
             state.leasedUntil = max(state.leasedUntil ?? until, until)
         }
+    }
+
+    /// How long after the last read that asked for a kept answer a lease is still renewed.
+    static let leaseDemand: Duration = .seconds(3)
+
+    /// Whether reads asked for kept answers lately, with another process on the database:
+    /// then a lease spares them fences (`ReadLeases.tick`). Alone, or idle, a process renews
+    /// none, and costs the others' writes no wait and the database no notices.
+    var wantsLease: Bool {
+        state.withLock { state in
+            !state.alone && state.askedAt.map { ContinuousClock.now - $0 < Self.leaseDemand } ?? false
+        }
+    }
+
+    private static func noteAsked(_ state: inout State) {
+        if !state.alone && state.listeningTo != nil { state.askedAt = .now }
     }
 
     /// No lease held from now on (`ReadLeases.stopLeasing`).

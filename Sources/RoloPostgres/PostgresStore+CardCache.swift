@@ -239,7 +239,7 @@ extension PostgresStore {
             group.addTask { [cardCache, readLeases, primary, logger] in
                 try await NoticesHeartbeat(connection: connection, logger: logger).run(
                     stillListening: { primary.currentIndex == server },
-                    renew: { readLeases.renew() },
+                    renew: { readLeases.tick() },
                     census: { cardCache.census() },
                     counted: { count, census, asked in
                         cardCache.setAlone(count == 1, census: census)

@@ -16,7 +16,7 @@ import Synchronization
 /// to them, where it overlaps the next batch's commit.
 ///
 /// **Leases.** A process renews its lease by a notice (`lease <id> <n>`) every
-/// `renewalInterval`. Once it reads its own renewal back it has read every notice committed
+/// `renewalInterval` while reads ask for kept answers (`tick`). Once it reads its own renewal back it has read every notice committed
 /// before it, and serves kept answers without a fence until `length` after it *sent* that
 /// renewal (`CardCache.lease(until:)`). Another process takes the lease to last until
 /// `length` after it *read* it: never shorter. A process leases only once every process
@@ -245,15 +245,25 @@ final class ReadLeases: Sendable {
         cardCache.endLease()
     }
 
-    /// Sends a renewal now, when leasing and every process counted knows leases; else says
-    /// this process knows them (`here`), at most each `presenceInterval` unless `now`. Sent
+    /// Every `renewalInterval`: a renewal while reads want a lease (`CardCache.wantsLease`),
+    /// else only this process's presence, each `presenceInterval`. A lease renewed only on
+    /// demand keeps an idle process, or one alone on the database, from sending ten notices a
+    /// second that every listener of the database reads (a full test run's hundreds of stores,
+    /// most of them alone, kept the event loops seconds behind), and from holding others'
+    /// writes up for acknowledgements while it serves nothing.
+    func tick() {
+        renew(wanted: cardCache.wantsLease)
+    }
+
+    /// Sends a renewal now, when leasing, wanted, and every process counted knows leases; else
+    /// says this process knows them (`here`), at most each `presenceInterval` unless `now`. Sent
     /// before an acknowledgement of another process's announcement, so that the newcomer
     /// knows this lease before it writes.
-    func renew(presenceNow: Bool = false) {
+    func renew(presenceNow: Bool = false, wanted: Bool = true) {
         let send = state.withLock { state -> (PostgresConnection, String)? in
             guard let connection = state.connection else { return nil }
             let now = ContinuousClock.now
-            guard state.leasing, state.othersKnowLeases(at: now) else {
+            guard state.leasing, wanted || presenceNow, state.othersKnowLeases(at: now) else {
                 guard presenceNow || now - state.lastPresence >= Self.presenceInterval else { return nil }
                 state.lastPresence = now
                 return (connection, "here \(state.me)")

@@ -208,16 +208,23 @@ import Testing
     @Test func aMaintenanceLeaseIsHeldByOneProcessAtATime() async throws {
         let (fixture, other) = try await Self.twoStores()
         defer { fixture.close() }
-        let inside = Shared(0), most = Shared(0)
+        let inside = Shared(0), most = Shared(0), skipped = Shared(0)
         let results = try await withThrowingTaskGroup(of: Bool.self) { group in
             for store in [fixture.store, other as any RoloStore] {
                 group.addTask {
-                    try await store.withMaintenanceLease("tidy") {
+                    let ran = try await store.withMaintenanceLease("tidy") {
                         let now = inside.value.withLock { $0 += 1; return $0 }
                         most.value.withLock { $0 = max($0, now) }
-                        try await Task.sleep(for: .milliseconds(500))
+                        // Held until the other process has tried (a fixed half second let a
+                        // loaded machine start the other's try after it, and both ran).
+                        let deadline = ContinuousClock.now + .seconds(10)
+                        while skipped.value.withLock({ $0 }) == 0 && ContinuousClock.now < deadline {
+                            try await Task.sleep(for: .milliseconds(10))
+                        }
                         inside.value.withLock { $0 -= 1 }
                     }
+                    if !ran { skipped.value.withLock { $0 += 1 } }
+                    return ran
                 }
             }
             return try await group.reduce(into: [Bool]()) { $0.append($1) }

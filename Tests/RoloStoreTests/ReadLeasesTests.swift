@@ -146,6 +146,24 @@ import Testing
         }
     }
 
+    /// The renewals' timer renews a lease only while reads ask for kept answers with another
+    /// process on the database: idle, or alone, a process sends no renewals.
+    @Test func aLeaseIsRenewedOnlyWhileReadsAskForIt() async throws {
+        try await Self.leases { leases, cache in
+            leases.startLeasing()
+            leases.tick()
+            leases.heard("lease me 0", alone: false)
+            #expect(!cache.isLeased, "no read asked: nothing renewed")
+            _ = cache.read(owner: "alice", path: "/addressbooks/alice/default/", name: "a.vcf", stampOf: "alice", server: 0)
+            #expect(cache.wantsLease)
+            leases.tick()
+            leases.heard("lease me 0", alone: false)
+            #expect(cache.isLeased)
+            cache.setAlone(true, census: cache.census())
+            #expect(!cache.wantsLease, "alone, a process serves without a lease")
+        }
+    }
+
     /// A process closing stops answering from memory, and renews no lease after.
     @Test func aProcessLeavingHoldsNoLease() async throws {
         try await Self.leases { leases, cache in
