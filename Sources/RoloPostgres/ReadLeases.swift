@@ -96,6 +96,15 @@ final class ReadLeases: Sendable {
             olderHeardAt == nil && heard.values.filter { now - $0 < ReadLeases.presenceLapse }.count >= counted - 1
         }
         var nextRenewal: UInt64 = 0
+        /// When the last renewal was sent.
+        var renewedAt: ContinuousClock.Instant?
+        /// Whether others may still count a lease of this process: acknowledgements are owed
+        /// only then (any other write waits for nobody here). Others count a lease until
+        /// `length` after they read it, later than this process does; a renewal read a whole
+        /// second late still falls within this.
+        func othersMayCountALease(at now: ContinuousClock.Instant) -> Bool {
+            leasing && renewedAt.map { now - $0 < ReadLeases.length * 3 } ?? false
+        }
         /// When each recent renewal was sent, by number.
         var renewalsSent: [UInt64: ContinuousClock.Instant] = [:]
         /// Other processes' leases as read here: until `length` after each renewal was read.
@@ -270,7 +279,8 @@ final class ReadLeases: Sendable {
             }
             let number = state.nextRenewal
             state.nextRenewal &+= 1
-            state.renewalsSent[number] = .now
+            state.renewalsSent[number] = now
+            state.renewedAt = now
             state.renewalsSent[number &- 64] = nil
             return (connection, "lease \(state.me) \(number)")
         }
@@ -407,7 +417,7 @@ final class ReadLeases: Sendable {
                 if written == seq { own = true }
                 return true
             }
-            guard state.leasing, !alone, !own else { return (ready, nil) }
+            guard state.othersMayCountALease(at: .now), !alone, !own else { return (ready, nil) }
             state.owedSeqs[book] = max(state.owedSeqs[book] ?? .min, seq)
             return (ready, Self.scheduleFlush(&state))
         }
@@ -444,7 +454,7 @@ final class ReadLeases: Sendable {
                         if case .marker(let marked) = mark { return marked <= number }
                         return false
                     }
-                } else if state.leasing, !alone {
+                } else if state.othersMayCountALease(at: .now), !alone {
                     state.owedMarkers[process] = max(state.owedMarkers[process] ?? 0, number)
                     flush = Self.scheduleFlush(&state)
                 }
