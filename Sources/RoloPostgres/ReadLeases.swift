@@ -168,17 +168,7 @@ final class ReadLeases: Sendable {
     func informed() {
         let ready = state.withLock { state -> [Done] in
             state.informedAt = min(state.informedAt, .now)
-            var ready: [Done] = []
-            for (id, var wait) in state.waits where wait.awaiting?.contains(Self.unknown) == true {
-                wait.awaiting?.remove(Self.unknown)
-                if wait.awaiting?.isEmpty == true {
-                    state.waits[id] = nil
-                    ready.append(wait.done)
-                } else {
-                    state.waits[id] = wait
-                }
-            }
-            return ready
+            return Self.release(Self.unknown, &state)
         }
         for done in ready { done() }
     }
@@ -398,9 +388,14 @@ final class ReadLeases: Sendable {
     }
 
     private static func acknowledged(_ state: State, _ mark: Mark, by process: String) -> Bool {
+        acknowledged(mark, seqs: state.ackedSeqs[process] ?? [:], marker: state.ackedMarkers[process])
+    }
+
+    /// Whether acknowledgements of these book seqs and this marker cover `mark`.
+    private static func acknowledged(_ mark: Mark, seqs: [Int64: Int64], marker: UInt64?) -> Bool {
         switch mark {
-        case .book(let book, let seq): state.ackedSeqs[process]?[book].map { $0 >= seq } ?? false
-        case .marker(let number): state.ackedMarkers[process].map { $0 >= number } ?? false
+        case .book(let book, let seq): seqs[book].map { $0 >= seq } ?? false
+        case .marker(let number): marker.map { $0 >= number } ?? false
         }
     }
 
@@ -461,15 +456,7 @@ final class ReadLeases: Sendable {
             case "bye" where !own:
                 // It answers nothing from memory any more: no write waits for it.
                 state.others[process] = nil
-                for (id, var wait) in state.waits where wait.awaiting?.contains(process) == true {
-                    wait.awaiting?.remove(process)
-                    if wait.awaiting?.isEmpty == true {
-                        state.waits[id] = nil
-                        ready.append(wait.done)
-                    } else {
-                        state.waits[id] = wait
-                    }
-                }
+                ready = Self.release(process, &state)
             case "ack" where !own:
                 for item in parts.dropFirst(2) {
                     if let hash = item.firstIndex(of: "#") {
@@ -480,22 +467,31 @@ final class ReadLeases: Sendable {
                         state.ackedSeqs[process, default: [:]][book] = max(state.ackedSeqs[process]?[book] ?? .min, seq)
                     }
                 }
-                for (id, var wait) in state.waits where wait.awaiting?.contains(process) == true {
-                    guard Self.acknowledged(state, wait.mark, by: process) else { continue }
-                    wait.awaiting?.remove(process)
-                    if wait.awaiting?.isEmpty == true {
-                        state.waits[id] = nil
-                        ready.append(wait.done)
-                    } else {
-                        state.waits[id] = wait
-                    }
-                }
+                let (seqs, marker) = (state.ackedSeqs[process] ?? [:], state.ackedMarkers[process])
+                ready = Self.release(process, &state) { wait in Self.acknowledged(wait.mark, seqs: seqs, marker: marker) }
             default:
                 return
             }
         }
         for done in ready { done() }
         if let flush { flush.eventLoop.execute { self.flushAcknowledgements() } }
+    }
+
+    /// Stops the waits that `party` holds up (those `releases`), and returns what ends with
+    /// that: the waits no one else holds up.
+    private static func release(_ party: String, _ state: inout State,
+                                where releases: (Wait) -> Bool = { _ in true }) -> [Done] {
+        var ready: [Done] = []
+        for (id, var wait) in state.waits where wait.awaiting?.contains(party) == true && releases(wait) {
+            wait.awaiting?.remove(party)
+            if wait.awaiting?.isEmpty == true {
+                state.waits[id] = nil
+                ready.append(wait.done)
+            } else {
+                state.waits[id] = wait
+            }
+        }
+        return ready
     }
 
     private static func scheduleFlush(_ state: inout State) -> PostgresConnection? {
