@@ -336,6 +336,9 @@ final class NoticesHeartbeat: Sendable {
             switch result {
             case .failure(let error): end(error)
             case .success(let count):
+                // Not after the end (the timer's, in this turn of the loop): the listening
+                // has stopped, and the cache with it.
+                guard state.withLock({ !$0.ended }) else { return }
                 counted(count, taken, asked)
                 let next = loop.scheduleTask(in: Self.interval) { [self] in
                     beat(stillListening: stillListening, census: census, counted: counted)

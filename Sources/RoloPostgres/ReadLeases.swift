@@ -16,8 +16,8 @@ import Synchronization
 /// to them, where it overlaps the next batch's commit.
 ///
 /// **Leases.** A process renews its lease by a notice (`lease <id> <n>`) every
-/// `renewalInterval` while reads ask for kept answers (`tick`). Once it reads its own renewal back it has read every notice committed
-/// before it, and serves kept answers without a fence until `length` after it *sent* that
+/// `renewalInterval` while reads ask for kept answers (`tick`). Once it reads its own renewal
+/// back it has read every notice committed before it, and serves kept answers without a fence until `length` after it *sent* that
 /// renewal (`CardCache.lease(until:)`). Another process takes the lease to last until
 /// `length` after it *read* it: never shorter. A process leases only once every process
 /// running when it started has acknowledged its announcement, so that none of them still
@@ -199,12 +199,8 @@ final class ReadLeases: Sendable {
             return state.connection.map { ($0, "bye \(state.me)") }
         }
         cardCache.endLease()
-        guard let (connection, payload) = send else { return }
-        let logger = logger
-        guard !isQuiet else { return }
-        _ = await withTimeout(.seconds(1)) {
-            _ = try? await connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).get()
-        }
+        guard let (connection, payload) = send, let sent = notify(payload, on: connection) else { return }
+        _ = await withTimeout(.seconds(1)) { _ = try? await sent.get() }
     }
 
     /// The notices connection ended: no lease is held or known until the next session.
@@ -278,10 +274,13 @@ final class ReadLeases: Sendable {
         notify(payload, on: connection)
     }
 
-    /// Sends a notice on `channel`, unless `quiet`.
-    private func notify(_ payload: String, on connection: PostgresConnection) {
-        guard !isQuiet else { return }
-        connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger).whenFailure { _ in }
+    /// Sends a notice on `channel`, unless `quiet`; the future tells when it was sent.
+    @discardableResult
+    private func notify(_ payload: String, on connection: PostgresConnection) -> EventLoopFuture<PostgresQueryResult>? {
+        guard !isQuiet else { return nil }
+        let sent = connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
+        sent.whenFailure { _ in }
+        return sent
     }
 
     private let quieted = Atomic(false)
