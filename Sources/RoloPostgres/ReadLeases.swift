@@ -16,12 +16,14 @@ import Synchronization
 /// to them, where it overlaps the next batch's commit.
 ///
 /// **Leases.** A process renews its lease by a notice (`lease <id> <n>`) every
-/// `renewalInterval` while reads ask for kept answers (`tick`). Once it reads its own renewal
-/// back it has read every notice committed before it, and serves kept answers without a fence until `length` after it *sent* that
-/// renewal (`CardCache.lease(until:)`). Another process takes the lease to last until
-/// `length` after it *read* it: never shorter. A process leases only once every process
-/// running when it started has acknowledged its announcement, so that none of them still
-/// counts itself alone (alone, a process's writes wait for nobody).
+/// `renewalInterval` while reads ask for kept answers (`tick`). Every other process
+/// acknowledges each renewal it reads (`ack <id> <leaser>@<n>`). Once the leaser has read its
+/// own renewal back (it has then read every notice committed before it) and every other
+/// process heard has acknowledged it, it serves kept answers without a fence until `length`
+/// after it *sent* that renewal (`CardCache.lease(until:)`). Another process takes the lease
+/// to last until `length` after it *read* it: never shorter. A process leases only once
+/// every process running when it started has acknowledged its announcement, so that none of
+/// them still counts itself alone (alone, a process's writes wait for nobody).
 ///
 /// **Writes.** After its commit, a write waits (`wait(for:alone:then:)`) until this process
 /// reads the write's own notice back (the book's new seq from its trigger, or a marker of
@@ -36,12 +38,24 @@ import Synchronization
 /// transaction that only notifies commits asynchronously), and at most `length` when a
 /// process holding a lease stalls, or while this one's notices are not heard.
 ///
+/// **Writes while nobody leases** are answered at once (`noLeaseCanMiss`): when no renewal
+/// of another process read here is still running. A renewal this process has not read yet
+/// serves nobody before this process acknowledged it, and it acknowledges only after it
+/// noted the renewal, under the lock that the write's check also takes: so either the check
+/// saw the lease (and the write waits as above), or the acknowledgement was sent after the
+/// check, hence after the write's commit, and the leaser reads the write's notice before the
+/// acknowledgement that lets it serve. Without acknowledged renewals, every write with
+/// another process on the database waited to read its own notice back, leases or none: 30 %
+/// off two processes' import (Docs/performance.md).
+///
 /// **Only among processes that know leases.** A process of a version before leases answers
 /// its writes without waiting for anyone. So a process leases only while every process
 /// counted on the database (`counted`) has been heard on `channel` within the last two
 /// seconds (a process that does not lease says `here <id>` each second), and stops at once
 /// when it reads the announcement of a process whose id lacks `idPrefix` (an older version),
 /// before it acknowledges it; until a count taken after that shows every process heard again.
+/// A process of the first version with leases (its id lacks `acknowledgingPrefix`) serves
+/// renewals nobody acknowledged, so while one is heard every write waits as above.
 final class ReadLeases: Sendable {
     typealias Done = @Sendable () -> Void
 
@@ -55,9 +69,13 @@ final class ReadLeases: Sendable {
     static let presenceLapse: Duration = .seconds(2)
     /// Starts the id of every process that knows leases (its announcement's payload).
     static let idPrefix = "L"
+    /// Starts the id of every process that acknowledges renewals, and leases only on
+    /// acknowledged ones (`noLeaseCanMiss`).
+    /// ("L2-": an older id is "L" and a UUID, whose first group never ends after one digit.)
+    static let acknowledgingPrefix = "L2-"
 
     /// A new session's id.
-    static func newID() -> String { idPrefix + UUID().uuidString }
+    static func newID() -> String { acknowledgingPrefix + UUID().uuidString }
 
     /// What a write waits to read back: its book's new seq, or a marker of its own.
     enum Mark: Sendable, Equatable {
@@ -91,9 +109,24 @@ final class ReadLeases: Sendable {
         var olderHeardAt: ContinuousClock.Instant?
         var lastPresence = ContinuousClock.Instant.now - .seconds(60)
 
+        /// The other processes heard on `channel` (or announcing themselves) lately.
+        func present(at now: ContinuousClock.Instant) -> [String] {
+            heard.compactMap { now - $0.value < ReadLeases.presenceLapse ? $0.key : nil }
+        }
         /// Whether every process counted knows leases, as far as was heard.
         func othersKnowLeases(at now: ContinuousClock.Instant) -> Bool {
-            olderHeardAt == nil && heard.values.filter { now - $0 < ReadLeases.presenceLapse }.count >= counted - 1
+            olderHeardAt == nil && present(at: now).count >= counted - 1
+        }
+        /// Whether no other process can serve a kept answer that misses a write this process
+        /// committed before now: none of its renewals read here is running, every other lease
+        /// needs this process's acknowledgement first (every process counted was heard, each
+        /// acknowledging renewals), and every lease renewed before this session listened is
+        /// known or has run out.
+        func noLeaseCanMiss(at now: ContinuousClock.Instant) -> Bool {
+            guard connection != nil, now >= informedAt, olderHeardAt == nil,
+                  others.values.allSatisfy({ $0 <= now }) else { return false }
+            let present = present(at: now)
+            return present.count >= counted - 1 && present.allSatisfy { $0.hasPrefix(ReadLeases.acknowledgingPrefix) }
         }
         var nextRenewal: UInt64 = 0
         /// When the last renewal was sent.
@@ -107,6 +140,11 @@ final class ReadLeases: Sendable {
         }
         /// When each recent renewal was sent, by number.
         var renewalsSent: [UInt64: ContinuousClock.Instant] = [:]
+        /// This process's renewal read back, serving once every other process present has
+        /// acknowledged it (`grant`).
+        var unacknowledged: (number: UInt64, sent: ContinuousClock.Instant)?
+        /// The latest renewal of this process each other process acknowledged.
+        var acknowledgedRenewals: [String: UInt64] = [:]
         /// Other processes' leases as read here: until `length` after each renewal was read.
         var others: [String: ContinuousClock.Instant] = [:]
         /// Before this, a lease renewed before this session listened may be unknown here.
@@ -123,6 +161,7 @@ final class ReadLeases: Sendable {
         /// Acknowledgements to send at the end of the notices loop's turn.
         var owedSeqs: [Int64: Int64] = [:]
         var owedMarkers: [String: UInt64] = [:]
+        var owedRenewals: [String: UInt64] = [:]
         var flushScheduled = false
         /// Whether `sweep` is scheduled: it runs while writes wait.
         var sweeping = false
@@ -158,7 +197,10 @@ final class ReadLeases: Sendable {
             state.ackedMarkers = [:]
             state.owedSeqs = [:]
             state.owedMarkers = [:]
+            state.owedRenewals = [:]
             state.renewalsSent = [:]
+            state.unacknowledged = nil
+            state.acknowledgedRenewals = [:]
             state.informedAt = .now + Self.length
         }
     }
@@ -185,6 +227,7 @@ final class ReadLeases: Sendable {
         state.withLock { state in
             state.refused = true
             state.leasing = false
+            state.unacknowledged = nil
         }
         cardCache.endLease()
     }
@@ -196,6 +239,7 @@ final class ReadLeases: Sendable {
         let send = state.withLock { state -> (PostgresConnection, String)? in
             state.refused = true
             state.leasing = false
+            state.unacknowledged = nil
             return state.connection.map { ($0, "bye \(state.me)") }
         }
         cardCache.endLease()
@@ -208,6 +252,7 @@ final class ReadLeases: Sendable {
         state.withLock { state in
             state.connection = nil
             state.leasing = false
+            state.unacknowledged = nil
             state.others = [:]
         }
     }
@@ -224,6 +269,7 @@ final class ReadLeases: Sendable {
                 state.others[process] = nil
                 state.ackedSeqs[process] = nil
                 state.ackedMarkers[process] = nil
+                state.acknowledgedRenewals[process] = nil
             }
             if let older = state.olderHeardAt, asked > older,
                state.heard.values.filter({ now - $0 < Self.presenceLapse }).count >= count - 1 {
@@ -234,9 +280,19 @@ final class ReadLeases: Sendable {
 
     /// A process of a version before leases announced itself (`id`): this one stops serving
     /// without a fence now, before it acknowledges the announcement.
+    /// A process that acknowledges renewals is present from its announcement on: this
+    /// process's later renewals serve only once it acknowledged them too, since it may answer
+    /// its writes at once (`noLeaseCanMiss`).
     func heardAnnouncement(of id: String) {
+        if id.hasPrefix(Self.acknowledgingPrefix) {
+            state.withLock { $0.heard[id] = .now }
+            return
+        }
         guard !id.hasPrefix(Self.idPrefix) else { return }
-        state.withLock { $0.olderHeardAt = .now }
+        state.withLock { state in
+            state.olderHeardAt = .now
+            state.unacknowledged = nil
+        }
         cardCache.endLease()
     }
 
@@ -299,9 +355,9 @@ final class ReadLeases: Sendable {
 
     /// Calls `then` once every other process holding a lease has heard `mark` (this process's
     /// write, committed), or its lease ran out; at once when this process is `alone` on the
-    /// database. A marker's notice is sent here.
+    /// database, or no lease can miss the write (`noLeaseCanMiss`). A marker's notice is sent here.
     func wait(for mark: Mark?, alone: Bool, then done: @escaping Done) {
-        if alone { return done() }
+        if alone || state.withLock({ $0.noLeaseCanMiss(at: .now) }) { return done() }
         var ready: [Done] = []
         let (marker, ended, startSweeping) = state.withLock { state -> ((PostgresConnection, String)?, Bool, Bool) in
             let id = state.nextWait
@@ -436,10 +492,14 @@ final class ReadLeases: Sendable {
                     // Not a renewal sent before a pause (an older process announced) or
                     // `stopLeasing`, read back after it.
                     if state.leasing, state.othersKnowLeases(at: .now), let sent = state.renewalsSent[number] {
-                        cardCache.lease(until: sent + Self.length)
+                        state.unacknowledged = (number, sent)
+                        grant(&state)
                     }
                 } else {
+                    // Noted before it is acknowledged: `noLeaseCanMiss`.
                     state.others[process] = .now + Self.length
+                    state.owedRenewals[process] = max(state.owedRenewals[process] ?? 0, number)
+                    flush = Self.scheduleFlush(&state)
                 }
             case "mark" where parts.count == 3:
                 guard let number = UInt64(parts[2]) else { return }
@@ -453,12 +513,19 @@ final class ReadLeases: Sendable {
                     flush = Self.scheduleFlush(&state)
                 }
             case "bye" where !own:
-                // It answers nothing from memory any more: no write waits for it.
+                // It answers nothing from memory any more: no write waits for it, and no
+                // renewal for its acknowledgement.
                 state.others[process] = nil
+                state.heard[process] = nil
+                state.acknowledgedRenewals[process] = nil
                 ready = Self.release(process, &state)
+                grant(&state)
             case "ack" where !own:
                 for item in parts.dropFirst(2) {
-                    if let hash = item.firstIndex(of: "#") {
+                    if let at = item.firstIndex(of: "@") {
+                        guard item[..<at] == state.me, let number = UInt64(item[item.index(after: at)...]) else { continue }
+                        state.acknowledgedRenewals[process] = max(state.acknowledgedRenewals[process] ?? 0, number)
+                    } else if let hash = item.firstIndex(of: "#") {
                         guard item[..<hash] == state.me, let number = UInt64(item[item.index(after: hash)...]) else { continue }
                         state.ackedMarkers[process] = max(state.ackedMarkers[process] ?? 0, number)
                     } else if let colon = item.firstIndex(of: ":"), let book = Int64(item[..<colon]),
@@ -468,12 +535,30 @@ final class ReadLeases: Sendable {
                 }
                 let (seqs, marker) = (state.ackedSeqs[process] ?? [:], state.ackedMarkers[process])
                 ready = Self.release(process, &state) { wait in Self.acknowledged(wait.mark, seqs: seqs, marker: marker) }
+                grant(&state)
             default:
                 return
             }
         }
         for done in ready { done() }
         if let flush { flush.eventLoop.execute { self.flushAcknowledgements() } }
+    }
+
+    /// Serves from memory on this process's renewal read back, once every other process
+    /// present that acknowledges renewals has acknowledged it (or a later one): each noted the
+    /// lease before it did, so a write it answers at once (`noLeaseCanMiss`) was committed
+    /// before the acknowledgement, and its notice was read here before the acknowledgement. A
+    /// process of the first version with leases waits for its own writes' notices, as before.
+    private func grant(_ state: inout State) {
+        let now = ContinuousClock.now
+        guard let renewal = state.unacknowledged, state.leasing, state.othersKnowLeases(at: now),
+              state.present(at: now).allSatisfy({ process in
+                  !process.hasPrefix(Self.acknowledgingPrefix)
+                      || state.acknowledgedRenewals[process].map { $0 >= renewal.number } ?? false
+              })
+        else { return }
+        state.unacknowledged = nil
+        cardCache.lease(until: renewal.sent + Self.length)
     }
 
     /// Stops the waits that `party` holds up (those `releases`), and returns what ends with
@@ -503,11 +588,13 @@ final class ReadLeases: Sendable {
     private func flushAcknowledgements() {
         let send = state.withLock { state -> (PostgresConnection, [String])? in
             state.flushScheduled = false
-            guard let connection = state.connection, !state.owedSeqs.isEmpty || !state.owedMarkers.isEmpty else { return nil }
+            guard let connection = state.connection,
+                  !state.owedSeqs.isEmpty || !state.owedMarkers.isEmpty || !state.owedRenewals.isEmpty else { return nil }
             // A notice's payload holds under 8,000 bytes.
             var payloads: [String] = []
             var payload = ""
             let items = state.owedSeqs.map { " \($0.key):\($0.value)" } + state.owedMarkers.map { " \($0.key)#\($0.value)" }
+                + state.owedRenewals.map { " \($0.key)@\($0.value)" }
             for item in items {
                 if payload.utf8.count + item.utf8.count > 7_000 {
                     payloads.append(payload)
@@ -519,6 +606,7 @@ final class ReadLeases: Sendable {
             payloads.append(payload)
             state.owedSeqs = [:]
             state.owedMarkers = [:]
+            state.owedRenewals = [:]
             return (connection, payloads)
         }
         guard let (connection, payloads) = send else { return }

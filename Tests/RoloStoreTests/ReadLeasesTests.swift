@@ -146,6 +146,70 @@ import Testing
         }
     }
 
+    /// A renewal read back serves only once every other process present that acknowledges
+    /// renewals (heard on the channel, or announced) has acknowledged it or a later one, since
+    /// such a process answers a write at once while it knows no lease running. A process of
+    /// the first version with leases is not waited for: it waits for its own writes' notices.
+    @Test func aRenewalServesOnceEveryProcessPresentAcknowledgedIt() async throws {
+        try await Self.leases { leases, cache in
+            leases.startLeasing()
+            let other = ReadLeases.newID(), newcomer = ReadLeases.newID()
+            let first = ReadLeases.idPrefix + "2" + UUID().uuidString.dropFirst()
+            leases.heard("here \(other)", alone: false)
+            leases.heard("here \(first)", alone: false)
+            leases.heardAnnouncement(of: newcomer)
+            leases.counted(4, asked: .now)
+            leases.renew()
+            leases.heard("lease me 0", alone: false)
+            #expect(!cache.isLeased, "nobody acknowledged the renewal")
+            leases.heard("ack \(other) me@0 7:1", alone: false)
+            leases.heard("ack \(newcomer) \(other)@0", alone: false)
+            #expect(!cache.isLeased, "the newcomer acknowledged another process's renewal only")
+            leases.heard("ack \(newcomer) me@3", alone: false)
+            #expect(cache.isLeased, "a later renewal acknowledged covers this one; the first version is not waited for")
+        }
+    }
+
+    /// With another process on the database, a write is answered at once while no lease of
+    /// another process read here is running and every process counted acknowledges renewals;
+    /// otherwise it waits to read its own notice back, and for the leased processes.
+    @Test func aWriteIsAnsweredAtOnceWhileNoLeaseRuns() async throws {
+        try await Self.leases { leases, _ in
+            leases.informed()
+            let other = ReadLeases.newID()
+            leases.heard("here \(other)", alone: false)
+            leases.counted(3, asked: .now)
+            let uncounted = Waited()
+            leases.wait(for: .book(1, seq: 1), alone: false) { uncounted.end() }
+            #expect(!uncounted.done, "a process counted but never heard may lease without acknowledgements")
+            leases.heard(book: 1, seq: 1, alone: false)
+            #expect(uncounted.done)
+
+            leases.counted(2, asked: .now)
+            let quiet = Waited()
+            leases.wait(for: .book(1, seq: 2), alone: false) { quiet.end() }
+            #expect(quiet.done, "no lease running, and every lease from now on acknowledged here first")
+
+            leases.heard("lease \(other) 0", alone: false)
+            let leased = Waited()
+            leases.wait(for: .book(1, seq: 3), alone: false) { leased.end() }
+            #expect(!leased.done, "the other process's lease runs")
+            leases.heard(book: 1, seq: 3, alone: false)
+            leases.heard("ack \(other) 1:3", alone: false)
+            #expect(leased.done)
+
+            let first = ReadLeases.idPrefix + "2" + UUID().uuidString.dropFirst()
+            leases.heard("here \(first)", alone: false)
+            leases.counted(3, asked: .now)
+            try await Task.sleep(for: ReadLeases.length)
+            let older = Waited()
+            leases.wait(for: .book(1, seq: 4), alone: false) { older.end() }
+            #expect(!older.done, "a process of the first version with leases serves renewals nobody acknowledged")
+            leases.heard(book: 1, seq: 4, alone: false)
+            #expect(older.done)
+        }
+    }
+
     /// The renewals' timer renews a lease only while reads ask for kept answers with another
     /// process on the database: idle, or alone, a process sends no renewals.
     @Test func aLeaseIsRenewedOnlyWhileReadsAskForIt() async throws {
@@ -190,13 +254,16 @@ import Testing
             leases.renew()
             leases.heard("lease me 0", alone: false)
             #expect(!cache.isLeased, "the other process counted was never heard")
-            leases.heard("here \(ReadLeases.newID())", alone: false)
+            let other = ReadLeases.newID()
+            leases.heard("here \(other)", alone: false)
             leases.renew()
             leases.heard("lease me 0", alone: false)
+            leases.heard("ack \(other) me@0", alone: false)
             #expect(cache.isLeased)
 
             let before = ContinuousClock.now
-            leases.heardAnnouncement(of: ReadLeases.newID())
+            let newcomer = ReadLeases.newID()
+            leases.heardAnnouncement(of: newcomer)
             #expect(cache.isLeased, "a process that knows leases")
             leases.renew()
             leases.heardAnnouncement(of: UUID().uuidString)
@@ -207,9 +274,11 @@ import Testing
             leases.renew()
             leases.heard("lease me 2", alone: false)
             #expect(!cache.isLeased, "a count asked before the older process announced itself")
-            leases.counted(2, asked: .now)
+            leases.counted(3, asked: .now)
             leases.renew()
             leases.heard("lease me 2", alone: false)
+            leases.heard("ack \(other) me@2 \(newcomer)@9", alone: false)
+            leases.heard("ack \(newcomer) me@2", alone: false)
             #expect(cache.isLeased, "the older process gone, by a count asked since")
         }
     }
