@@ -24,11 +24,19 @@ import Synchronization
 /// the GIN pending lists; it adds ANALYZE when the writes are a tenth of the cards or
 /// more, autovacuum's own measure. Indexes' clean-up of dead entries stays autovacuum's:
 /// in a big database it reads each index whole. Only speed depends on any of it.
+///
+/// A stall inside a burst (a loaded machine, a slow client) looks like its end: the tidying
+/// runs, and the cards written after it would wait for autovacuum, being fewer than
+/// `threshold`. So writes within `tail` of a tidying's end are that burst's tail and get a
+/// tidying of their own once they pause, once: a steady trickle of writes is not vacuumed
+/// after each one. (CI saw a burst's last card left in a pending list.)
 final class BurstTidying: Sendable {
     /// Writes pausing this long end a burst.
     static let quiet = Duration.milliseconds(250)
     /// A steady stream of writes is tidied at least this often.
     static let longestWait = Duration.seconds(5)
+    /// Writes this soon after a tidying ended are its burst's tail (tidied once more).
+    static let tail = Duration.seconds(2)
     /// Writes of at least this share of the cards also refresh the planner's statistics.
     static let analyzeShare = 0.1
     /// Every table a PUT writes: those its book's reads use, and the history's and the
@@ -40,6 +48,11 @@ final class BurstTidying: Sendable {
     private struct State {
         var written = 0
         var lastWrite = ContinuousClock.now
+        /// When the last tidying loop ended after a burst of `threshold` cards or more: until
+        /// `tail` after it, any write starts one more.
+        var tidiedAt: ContinuousClock.Instant?
+        /// The running tidying is a tail's: it arms no further tail.
+        var tailing = false
         var task: Task<Void, Never>?
         var closed = false
     }
@@ -57,7 +70,10 @@ final class BurstTidying: Sendable {
         state.withLock { state in
             state.written += cards
             state.lastWrite = .now
-            guard threshold > 0, state.written >= threshold, state.task == nil, !state.closed else { return }
+            let tail = state.tidiedAt.map { state.lastWrite - $0 < BurstTidying.tail } ?? false
+            guard threshold > 0, state.written >= threshold || tail, state.task == nil, !state.closed else { return }
+            state.tailing = state.written < threshold
+            state.tidiedAt = nil
             state.task = Task { await tidy() }
         }
     }
@@ -83,6 +99,8 @@ final class BurstTidying: Sendable {
         state.withLock { state in
             if !state.closed && state.written > 0 { return true }
             state.task = nil
+            state.tidiedAt = state.tailing ? nil : .now
+            state.tailing = false
             return false
         }
     }

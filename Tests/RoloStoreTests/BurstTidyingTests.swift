@@ -3,6 +3,7 @@ import PostgresNIO
 import PostgresTestSupport
 @testable import RoloPostgres
 import RoloStore
+import Synchronization
 import Testing
 
 /// After a burst of PUTs, PostgreSQL's tables are vacuumed (and, when the burst is a good
@@ -61,6 +62,33 @@ import Testing
                 """)).decode((Int64, Int64).self)
         }
         #expect(listings == 0 && index == 0)
+    }
+
+    /// Writes soon after a burst's tidying ended (a stall inside the burst looked like its
+    /// end) are its tail: fewer than the threshold, they are tidied once more, but a tail's
+    /// tidying arms no further one, so a trickle of writes is not tidied write by write.
+    @Test func aBurstsTailIsTidiedOnceAfterIt() async throws {
+        let tidying = BurstTidying(threshold: 3)
+        let runs = Mutex(0)
+        @Sendable func tidy() async {
+            repeat {
+                _ = tidying.take()
+                runs.withLock { $0 += 1 }
+            } while tidying.another()
+        }
+        func settled() async throws -> Int {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while tidying.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            return runs.withLock { $0 }
+        }
+        tidying.wrote(2, tidy: tidy)
+        #expect(try await settled() == 0, "under the threshold")
+        tidying.wrote(1, tidy: tidy)
+        #expect(try await settled() == 1, "the burst")
+        tidying.wrote(1, tidy: tidy)
+        #expect(try await settled() == 2, "its tail, though one card")
+        tidying.wrote(1, tidy: tidy)
+        #expect(try await settled() == 2, "not the tail's tail")
     }
 
     @Test func fewerWritesThanTheThresholdAreLeftToAutovacuum() async throws {
