@@ -357,7 +357,11 @@ final class ReadLeases: Sendable {
     /// write, committed), or its lease ran out; at once when this process is `alone` on the
     /// database, or no lease can miss the write (`noLeaseCanMiss`). A marker's notice is sent here.
     func wait(for mark: Mark?, alone: Bool, then done: @escaping Done) {
-        if alone || state.withLock({ $0.noLeaseCanMiss(at: .now) }) { return done() }
+        if alone { return done() }
+        if state.withLock({ $0.noLeaseCanMiss(at: .now) }) {
+            answeredAtOnceCount.add(1, ordering: .relaxed)
+            return done()
+        }
         var ready: [Done] = []
         let (marker, ended, startSweeping) = state.withLock { state -> ((PostgresConnection, String)?, Bool, Bool) in
             let id = state.nextWait
@@ -615,6 +619,9 @@ final class ReadLeases: Sendable {
         }
     }
 
+    private let answeredAtOnceCount = Atomic(0)
+    /// Writes answered at once with another process on the database (`noLeaseCanMiss`), for tests.
+    var answeredAtOnce: Int { answeredAtOnceCount.load(ordering: .relaxed) }
     /// Writes waiting, for tests.
     var waiting: Int { state.withLock { $0.waits.count } }
     /// Other processes' leases known and not run out, for tests.

@@ -313,6 +313,39 @@ import Testing
         }
     }
 
+    /// With another process on the database and nobody reading (no lease runs), a write is
+    /// answered as soon as it commits, without reading its own notice back; while the other
+    /// process reads, and so leases, writes wait for it again, and its GETs see each one.
+    @Test func withAnotherProcessAndNoLeaseRunningAWriteIsAnsweredAtOnce() async throws {
+        let (fixture, other) = try await CoordinationTests.twoStores()
+        defer { fixture.close() }
+        let writer = try #require(fixture.store as? PostgresStore)
+        // Once both listen, each has heard the other (a process says `here` each second), and
+        // the lease each renews once as it starts has run out.
+        try await Self.eventually("ten writes in a row answered at once", within: .seconds(30)) {
+            let before = writer.readLeases.answeredAtOnce
+            for round in 1...10 { _ = try? await fixture.put("a.vcf", fn: "Anna \(round)") }
+            return writer.readLeases.answeredAtOnce == before + 10
+        }
+
+        let reading = Task {
+            while !Task.isCancelled {
+                _ = await Self.read(other)
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        defer { reading.cancel() }
+        try await Self.eventually("the other process leases, and the writer knows", within: .seconds(30)) {
+            other.cardCache.isLeased && writer.readLeases.othersLeased == 1
+        }
+        let before = writer.readLeases.answeredAtOnce
+        for round in 1...20 {
+            let written = try await fixture.put("a.vcf", fn: "Anna leased \(round)")
+            #expect(await Self.read(other)?.found?.resource.info.etag == written.etag)
+        }
+        #expect(writer.readLeases.answeredAtOnce - before < 20, "the other process leased throughout, yet no write waited")
+    }
+
     /// `resources(collectionID:names:bodyLimit:countingBookUpTo:)`, a multiget's read.
     private static func named(_ store: PostgresStore, _ book: Int64, _ names: [String], bodyLimit: Int = 1 << 20,
                               cap: Int = 10) async throws -> (cards: [StoredResource], bookCards: Int) {
