@@ -67,7 +67,7 @@ extension PostgresStore {
     /// writes anything. A process that does not acknowledge in time (stalled, shutting down,
     /// or of a version before acknowledgements) is logged: it stops when it reads the
     /// announcement.
-    func startNotices(announcing: Duration = .seconds(2)) async {
+    func startNotices(announcing: Duration) async {
         let announced = announcement
         let task = Task { [self] in await followCacheNotices(announced: announced) }
         cacheNotices.withLock { $0 = task }

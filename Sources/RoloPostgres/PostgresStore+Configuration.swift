@@ -72,6 +72,11 @@ extension PostgresStore {
         /// Cards a process writes through PUT, or one import writes, before the tables are
         /// tidied (`BurstTidying`); 0 for never.
         var tidyAfterWrites = 1000
+        /// Longest a starting process waits for the processes already running to acknowledge
+        /// its announcement (`startNotices`): long enough for a busy one, short enough that a
+        /// stalled one does not hold up a `rolo` command. Tests whose assertions need the
+        /// acknowledgement, not the bound, wait longer on a loaded machine.
+        var announcementPatience = Duration.seconds(2)
 
         public init(host: String, port: Int = 5432, username: String, password: String?, database: String,
                     tls: TLSMode = .prefer, rootCertificatePath: String? = nil, poolSize: Int = 10,

@@ -128,7 +128,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
             store.pepperValue.withLock { $0 = pepper }
             let trigrams = try await store.hasTrigramIndex()
             store.trigramIndex.withLock { $0 = trigrams }
-            await store.startNotices()
+            await store.startNotices(announcing: configuration.announcementPatience)
         } catch {
             await store.close()
             throw error

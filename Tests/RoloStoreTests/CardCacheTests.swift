@@ -171,6 +171,9 @@ import Testing
 
         var configuration = store.configuration
         configuration.cardCacheBytes = 0
+        // The acknowledgement is what is asserted, not the bound (on a loaded machine this
+        // process may take longer than 2 s to read the announcement).
+        configuration.announcementPatience = .seconds(60)
         let other = try await PostgresStore.open(configuration)
         #expect(!store.cardCache.isServing, "the other process opened only once this one acknowledged its start")
         #expect(store.cardCache.counts.cards == 0)
@@ -211,6 +214,7 @@ import Testing
 
         var configuration = store.configuration
         configuration.cardCacheBytes = 0
+        configuration.announcementPatience = .seconds(2)
         let started = ContinuousClock.now
         let other = try await PostgresStore.open(configuration)
         StoreCleanups.schedule { await other.close() }
