@@ -236,8 +236,9 @@ extension PostgresStore {
             group.addTask {
                 for try await _ in leases {}
             }
-            group.addTask { [cardCache, readLeases, primary, logger] in
-                try await NoticesHeartbeat(connection: connection, logger: logger).run(
+            group.addTask { [self, cardCache, readLeases, primary, logger] in
+                try await NoticesHeartbeat(connection: connection, logger: logger,
+                                           patience: { .nanoseconds(self.noticesPatience.load(ordering: .relaxed)) }).run(
                     stillListening: { primary.currentIndex == server },
                     renew: { readLeases.tick() },
                     census: { cardCache.census() },
@@ -287,11 +288,14 @@ final class NoticesHeartbeat: Sendable {
 
     private let connection: PostgresConnection
     private let logger: Logger
+    /// Read at each count: `Self.patience` unless a test set the store's longer.
+    private let patience: @Sendable () -> TimeAmount
     private let state = Mutex(State())
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, patience: @escaping @Sendable () -> TimeAmount) {
         self.connection = connection
         self.logger = logger
+        self.patience = patience
     }
 
     /// Until the connection is lost (throws `NoticesLost`, or the count's error), the task is
@@ -330,7 +334,7 @@ final class NoticesHeartbeat: Sendable {
         let taken = census()
         let asked = ContinuousClock.now
         let loop = connection.eventLoop
-        let timer = loop.scheduleTask(in: Self.patience) { [self] in end(NoticesLost()) }
+        let timer = loop.scheduleTask(in: patience()) { [self] in end(NoticesLost()) }
         PostgresStore.processesListening(on: connection, logger: logger).whenComplete { [self] result in
             timer.cancel()
             switch result {

@@ -61,6 +61,10 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     let noticesFence: NoticesFence
     /// Lets it answer them without a fence, holding writes until the others heard them.
     let readLeases: ReadLeases
+    /// How long the notices connection's heartbeat waits for a count before it takes the
+    /// connection for lost (`NoticesHeartbeat`): 5 s; a test that stalls the backend on
+    /// purpose, and asserts on that one connection, waits longer.
+    let noticesPatience = Atomic<Int64>(NoticesHeartbeat.patience.nanoseconds)
     /// `followCacheNotices`, from `open(_:)` until `close()`.
     let cacheNotices = Mutex<Task<Void, Never>?>(nil)
     /// This process's announcement of itself, and the other processes' acknowledgements of

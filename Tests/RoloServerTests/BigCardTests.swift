@@ -42,9 +42,14 @@ import VCard
     /// 6.7 MB of photo: a card of about 9.3 MB, under the 10 MiB default.
     static let nineMegabytes = photoCard(uid: "big", photoBytes: 6_700_000)
 
+    /// With curl's limit at 120 s, not `Curl`'s 30 (a guard against a hang, not a timing
+    /// assertion): the tests' process runs every suite's servers at once, and in a full run
+    /// on a two-core machine a refused 11 MB chunked upload once had no answer within 30 s,
+    /// the whole test taking 62 s against 1 s alone. Alone, and beside six CPU-bound loops,
+    /// it was answered in 1-3 s each of eight times.
     static func put(_ server: TestServer, _ name: String, _ card: Data, headers: [String: String] = [:]) async throws -> CurlResult {
         try await server.request("PUT", book + name, headers: ["Content-Type": "text/vcard; charset=utf-8"].merging(headers) { $1 },
-                                 body: card)
+                                 body: card, extra: ["--max-time", "120"])
     }
 
     /// The address-data of every response of a multistatus, by href.
