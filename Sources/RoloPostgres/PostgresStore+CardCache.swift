@@ -61,13 +61,14 @@ extension PostgresStore {
         return try result.get()
     }
 
-    /// Starts `followCacheNotices` and waits (at most `announcing`) until this process has
-    /// announced itself and every other process listening then has acknowledged it, so that
-    /// a process that was alone, answering GETs without a fence, has stopped before this one
-    /// writes anything. A process that does not acknowledge in time (stalled, shutting down,
+    /// Starts `followCacheNotices` and waits (at most `Configuration.announcementPatience`)
+    /// until this process has announced itself and every other process listening then has
+    /// acknowledged it, so that a process that was alone, answering GETs without a fence, has
+    /// stopped before this one writes anything. A process that does not acknowledge in time (stalled, shutting down,
     /// or of a version before acknowledgements) is logged: it stops when it reads the
     /// announcement.
-    func startNotices(announcing: Duration) async {
+    func startNotices() async {
+        let announcing = configuration.announcementPatience
         let announced = announcement
         let task = Task { [self] in await followCacheNotices(announced: announced) }
         cacheNotices.withLock { $0 = task }
@@ -238,7 +239,7 @@ extension PostgresStore {
             }
             group.addTask { [self, cardCache, readLeases, primary, logger] in
                 try await NoticesHeartbeat(connection: connection, logger: logger,
-                                           patience: { .nanoseconds(self.noticesPatience.load(ordering: .relaxed)) }).run(
+                                           patience: { self.noticesPatience }).run(
                     stillListening: { primary.currentIndex == server },
                     renew: { readLeases.tick() },
                     census: { cardCache.census() },

@@ -64,7 +64,11 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     /// How long the notices connection's heartbeat waits for a count before it takes the
     /// connection for lost (`NoticesHeartbeat`): 5 s; a test that stalls the backend on
     /// purpose, and asserts on that one connection, waits longer.
-    let noticesPatience = Atomic<Int64>(NoticesHeartbeat.patience.nanoseconds)
+    var noticesPatience: TimeAmount {
+        get { .nanoseconds(noticesPatienceNanoseconds.load(ordering: .relaxed)) }
+        set { noticesPatienceNanoseconds.store(newValue.nanoseconds, ordering: .relaxed) }
+    }
+    private let noticesPatienceNanoseconds = Atomic<Int64>(NoticesHeartbeat.patience.nanoseconds)
     /// `followCacheNotices`, from `open(_:)` until `close()`.
     let cacheNotices = Mutex<Task<Void, Never>?>(nil)
     /// This process's announcement of itself, and the other processes' acknowledgements of
@@ -132,7 +136,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
             store.pepperValue.withLock { $0 = pepper }
             let trigrams = try await store.hasTrigramIndex()
             store.trigramIndex.withLock { $0 = trigrams }
-            await store.startNotices(announcing: configuration.announcementPatience)
+            await store.startNotices()
         } catch {
             await store.close()
             throw error

@@ -207,7 +207,7 @@ import Testing
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         try await Self.serving(store)
-        store.noticesPatience.store(TimeAmount.seconds(120).nanoseconds, ordering: .relaxed)
+        store.noticesPatience = .seconds(120)
         // Every count in flight when the backend stops is one asked after that (one a second).
         try await Task.sleep(for: .seconds(1.5))
         await Self.quiet([store])
