@@ -77,6 +77,10 @@ extension PostgresStore {
         /// stalled one does not hold up a `rolo` command. Tests whose assertions need the
         /// acknowledgement, not the bound, wait longer on a loaded machine.
         var announcementPatience = Duration.seconds(2)
+        /// How long a read lease lasts, and an unheard process counts as present
+        /// (`ReadLeases.Timing`). Every process on one database must agree, so it is not
+        /// configurable; tests of leases on a loaded machine widen it in all their stores.
+        var leaseTiming = ReadLeases.Timing.standard
 
         public init(host: String, port: Int = 5432, username: String, password: String?, database: String,
                     tls: TLSMode = .prefer, rootCertificatePath: String? = nil, poolSize: Int = 10,

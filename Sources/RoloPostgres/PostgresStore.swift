@@ -91,7 +91,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         tidying = BurstTidying(threshold: max(configuration.tidyAfterWrites, 0))
         cardCache = CardCache(capacity: configuration.cardCacheBytes)
         noticesFence = NoticesFence(logger: logger)
-        readLeases = ReadLeases(cardCache: cardCache, logger: logger)
+        readLeases = ReadLeases(cardCache: cardCache, timing: configuration.leaseTiming, logger: logger)
         let clients = try configuration.servers.map {
             PostgresClient(configuration: try configuration.clientConfiguration(server: $0), backgroundLogger: logger)
         }

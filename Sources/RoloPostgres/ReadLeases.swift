@@ -60,13 +60,26 @@ final class ReadLeases: Sendable {
     typealias Done = @Sendable () -> Void
 
     static let channel = "rolo_leases"
-    /// How long a renewal lasts. A stalled process holds writers up for at most this.
-    static let length: Duration = .milliseconds(500)
     static let renewalInterval = TimeAmount.milliseconds(100)
     /// How often a process that does not lease says it knows leases.
     static let presenceInterval: Duration = .seconds(1)
-    /// What a process is taken to be gone from leases after, unheard.
-    static let presenceLapse: Duration = .seconds(2)
+
+    /// How long a renewal lasts, and how long an unheard process still counts as present.
+    /// Every process on one database must use the same (each one's writes trust the others'
+    /// leases to run out on time), so only tests change it (`Configuration.leaseTiming`): on
+    /// a loaded two-core machine a renewal's round trip through the database took longer than
+    /// the whole 500 ms, and no lease was ever held.
+    struct Timing: Sendable, Equatable {
+        /// How long a renewal lasts. A stalled process holds writers up for at most this.
+        var length: Duration
+        /// What a process is taken to be gone from leases after, unheard.
+        var presenceLapse: Duration
+
+        static let standard = Timing(length: .milliseconds(500), presenceLapse: .seconds(2))
+    }
+
+    /// This process's lease timing: `Timing.standard` but in tests.
+    let timing: Timing
     /// Starts the id of every process that knows leases (its announcement's payload).
     static let idPrefix = "L"
     /// Starts the id of every process that acknowledges renewals, and leases only on
@@ -93,6 +106,7 @@ final class ReadLeases: Sendable {
     }
 
     private struct State {
+        let timing: Timing
         var connection: PostgresConnection?
         /// This session's id (its announcement's): renewals, markers and acknowledgements name it.
         var me = ""
@@ -111,7 +125,7 @@ final class ReadLeases: Sendable {
 
         /// The other processes heard on `channel` (or announcing themselves) lately.
         func present(at now: ContinuousClock.Instant) -> [String] {
-            heard.compactMap { now - $0.value < ReadLeases.presenceLapse ? $0.key : nil }
+            heard.compactMap { now - $0.value < timing.presenceLapse ? $0.key : nil }
         }
         /// Whether every process counted knows leases, as far as was heard.
         func othersKnowLeases(at now: ContinuousClock.Instant) -> Bool {
@@ -136,7 +150,7 @@ final class ReadLeases: Sendable {
         /// `length` after they read it, later than this process does; a renewal read a whole
         /// second late still falls within this.
         func othersMayCountALease(at now: ContinuousClock.Instant) -> Bool {
-            leasing && renewedAt.map { now - $0 < ReadLeases.length * 3 } ?? false
+            leasing && renewedAt.map { now - $0 < timing.length * 3 } ?? false
         }
         /// When each recent renewal was sent, by number.
         var renewalsSent: [UInt64: ContinuousClock.Instant] = [:]
@@ -170,13 +184,15 @@ final class ReadLeases: Sendable {
     /// A waiter for the end of the unknown-lease time: it has no acknowledgement.
     private static let unknown = ""
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let cardCache: CardCache
     private let logger: Logger
 
-    init(cardCache: CardCache, logger: Logger) {
+    init(cardCache: CardCache, timing: Timing = .standard, logger: Logger) {
         self.cardCache = cardCache
+        self.timing = timing
         self.logger = logger
+        state = Mutex(State(timing: timing))
     }
 
     // MARK: Sessions
@@ -201,7 +217,7 @@ final class ReadLeases: Sendable {
             state.renewalsSent = [:]
             state.unacknowledged = nil
             state.acknowledgedRenewals = [:]
-            state.informedAt = .now + Self.length
+            state.informedAt = .now + timing.length
         }
     }
 
@@ -264,7 +280,7 @@ final class ReadLeases: Sendable {
             state.counted = count
             let now = ContinuousClock.now
             // Processes gone (each `rolo` command is one) are forgotten.
-            for (process, last) in state.heard where now - last >= Self.presenceLapse && state.others[process].map({ $0 <= now }) ?? true {
+            for (process, last) in state.heard where now - last >= timing.presenceLapse && state.others[process].map({ $0 <= now }) ?? true {
                 state.heard[process] = nil
                 state.others[process] = nil
                 state.ackedSeqs[process] = nil
@@ -272,7 +288,7 @@ final class ReadLeases: Sendable {
                 state.acknowledgedRenewals[process] = nil
             }
             if let older = state.olderHeardAt, asked > older,
-               state.heard.values.filter({ now - $0 < Self.presenceLapse }).count >= count - 1 {
+               state.heard.values.filter({ now - $0 < timing.presenceLapse }).count >= count - 1 {
                 state.olderHeardAt = nil
             }
         }
@@ -366,7 +382,7 @@ final class ReadLeases: Sendable {
         let (marker, ended, startSweeping) = state.withLock { state -> ((PostgresConnection, String)?, Bool, Bool) in
             let id = state.nextWait
             state.nextWait &+= 1
-            var wait = Wait(mark: mark ?? .marker(state.nextMarker), deadline: .now + Self.length, done: done)
+            var wait = Wait(mark: mark ?? .marker(state.nextMarker), deadline: .now + timing.length, done: done)
             var marker: (PostgresConnection, String)?
             if mark == nil {
                 if let connection = state.connection { marker = (connection, "mark \(state.me) \(state.nextMarker)") }
@@ -501,7 +517,7 @@ final class ReadLeases: Sendable {
                     }
                 } else {
                     // Noted before it is acknowledged: `noLeaseCanMiss`.
-                    state.others[process] = .now + Self.length
+                    state.others[process] = .now + timing.length
                     state.owedRenewals[process] = max(state.owedRenewals[process] ?? 0, number)
                     flush = Self.scheduleFlush(&state)
                 }
@@ -562,7 +578,7 @@ final class ReadLeases: Sendable {
               })
         else { return }
         state.unacknowledged = nil
-        cardCache.lease(until: renewal.sent + Self.length)
+        cardCache.lease(until: renewal.sent + timing.length)
     }
 
     /// Stops the waits that `party` holds up (those `releases`), and returns what ends with

@@ -94,7 +94,7 @@ import Testing
         let matches = { (row: AccessRecord) in
             reader == .appPassword ? row.credential == "New phone" : row.bookOwner == "alice" && row.book == "default"
         }
-        let deadline = ContinuousClock.now + .seconds(15)
+        let deadline = ContinuousClock.now + .seconds(30)
         var found: AccessRecord?
         // Polled once more after the deadline (a loaded machine may wake this task late).
         while true {

@@ -150,7 +150,7 @@ import Testing
 
             // The privacy page links the phone's row of the access history to this page.
             var privacy = try await browser.get("/web/privacy")
-            let deadline = ContinuousClock.now + .seconds(15)
+            let deadline = ContinuousClock.now + .seconds(30)
             while !privacy.text.contains("device=Phone"), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
                 privacy = try await browser.get("/web/privacy")
@@ -249,7 +249,7 @@ import Testing
                 try await server.store.accessHistory(user: "alice", since: .distantPast)
                     .filter { $0.credential == nil && $0.book == "default" }.map(\.cardsWritten).reduce(0, +)
             }
-            let deadline = ContinuousClock.now + .seconds(15)
+            let deadline = ContinuousClock.now + .seconds(30)
             while try await writtenByAccountPassword() != 3, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
             }

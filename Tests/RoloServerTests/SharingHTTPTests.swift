@@ -249,7 +249,7 @@ import Testing
             #expect(try await server.request("GET", Self.mount + "cy.vcf", user: "bob", password: phone.secret,
                                              headers: ["User-Agent": "DAVx5/4.4"]).status == 200)
             // The recorder flushes every 50 ms here; wait for the flush that holds all three.
-            let deadline = ContinuousClock.now + .seconds(15)
+            let deadline = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < deadline {
                 let rows = try await server.store.accessHistory(user: "bob", since: Date(timeIntervalSince1970: 0))
                 if let row = rows.hourlyTotal(where: { $0.credential == "Bob's phone" }), row.requests >= 3 { break }

@@ -77,7 +77,7 @@ import Testing
             } while tidying.another()
         }
         func settled() async throws -> Int {
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while tidying.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             return runs.withLock { $0 }
         }

@@ -16,6 +16,13 @@ import Testing
     /// machine, and the GET rightly read the database.
     static let unhurried = TimeAmount.seconds(60)
 
+    /// Lease timing for tests that need a lease held: a renewal's round trip through the
+    /// database took longer than the standard 500 ms lease on a loaded two-core machine, and
+    /// in 30 s no lease was ever held. Writes that wait out a lease then wait 2 s.
+    static func leasesForALoadedMachine(_ configuration: inout PostgresStore.Configuration) {
+        configuration.leaseTiming = ReadLeases.Timing(length: .seconds(2), presenceLapse: .seconds(8))
+    }
+
     /// `readInline` awaited.
     private static func read(_ store: PostgresStore, _ name: String = "a.vcf", owner: String = "alice",
                              as user: String = "alice") async -> InlineRead? {
@@ -28,8 +35,9 @@ import Testing
         read?.found.map { String(decoding: $0.resource.data, as: UTF8.self) }
     }
 
-    /// Waits (at most `limit`) until `condition` holds.
-    private static func eventually(_ what: Comment, within limit: Duration = .seconds(10),
+    /// Waits (at most `limit`) until `condition` holds. Only a failing run waits it all out,
+    /// so the default is long enough for a loaded machine (10 s was not, once).
+    private static func eventually(_ what: Comment, within limit: Duration = .seconds(30),
                                    _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + limit
         while try await !condition() {
@@ -266,7 +274,7 @@ import Testing
     /// come back and the lease runs out: GETs read the database, and writes wait out the lease.
     @Test(arguments: [false, true])
     func withAnotherProcessAGETAnswersEveryWriteAcknowledgedBeforeIt(leasing: Bool) async throws {
-        let (fixture, other) = try await CoordinationTests.twoStores()
+        let (fixture, other) = try await CoordinationTests.twoStores(Self.leasesForALoadedMachine)
         defer { fixture.close() }
         let writer = try #require(fixture.store as? PostgresStore)
         other.noticesFence.patience = Self.unhurried
@@ -326,7 +334,7 @@ import Testing
     /// answered as soon as it commits, without reading its own notice back; while the other
     /// process reads, and so leases, writes wait for it again, and its GETs see each one.
     @Test func withAnotherProcessAndNoLeaseRunningAWriteIsAnsweredAtOnce() async throws {
-        let (fixture, other) = try await CoordinationTests.twoStores()
+        let (fixture, other) = try await CoordinationTests.twoStores(Self.leasesForALoadedMachine)
         defer { fixture.close() }
         let writer = try #require(fixture.store as? PostgresStore)
         // Once both listen, each has heard the other (a process says `here` each second), and

@@ -163,8 +163,10 @@ import Testing
 
     // MARK: Two processes on one PostgreSQL database
 
-    static func twoStores() async throws -> (StoreFixture, PostgresStore) {
-        let fixture = try await StoreFixture.make(.postgres)
+    /// Two stores on one database, as two processes are, both with `configure`'s settings.
+    static func twoStores(_ configure: (inout PostgresStore.Configuration) -> Void = { _ in }) async throws
+        -> (StoreFixture, PostgresStore) {
+        let fixture = try await StoreFixture.postgres(configure)
         let other = try await PostgresStore.open(try #require(fixture.store as? PostgresStore).configuration)
         StoreCleanups.schedule { await other.close() }
         return (fixture, other)

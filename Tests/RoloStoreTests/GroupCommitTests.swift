@@ -100,7 +100,7 @@ private final class WriterGate: Sendable {
         #expect(fixture.sqlite.groupCommit.idleCheckpointCount == 0, "fewer writes than the threshold")
 
         try await fixture.put("last.vcf")
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30)
         while fixture.sqlite.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

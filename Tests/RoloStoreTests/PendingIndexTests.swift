@@ -29,7 +29,7 @@ import Testing
         #expect(try await Self.counts(fixture.sqlite) == (merged: 0, pending: 8))
         try await fixture.put("c4.vcf", fn: "Person 4")
         // The writer merges right after the batch, once its callers are answered.
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30)
         while try await Self.counts(fixture.sqlite).pending > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -48,7 +48,7 @@ import Testing
         defer { fixture.close() }
         let burst = GroupCommit.IdleCheckpoint().afterWrites
         for index in 0..<burst { try await fixture.put("c\(index).vcf", fn: "Person \(index)") }
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30)
         while fixture.sqlite.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -51,7 +51,7 @@ import Testing
         let fixture = try await StoreFixture.make()
         defer { fixture.close() }
         for index in 0..<GroupCommit.IdleCheckpoint().afterWrites { try await fixture.put("c\(index).vcf") }
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30)
         while fixture.sqlite.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -87,7 +87,9 @@ import Testing
             }
             return ContinuousClock.now - started
         }
-        #expect(took < .seconds(2), "no wait for the busy timeout")
+        // Half the 10 s busy timeout: a wait for it would be seen, and a loaded machine's
+        // slowness (2 s was tight at a load of 20 on two cores) is not.
+        #expect(took < .seconds(5), "no wait for the busy timeout")
         #expect(Self.logSize(fixture.sqlite) == 0)
         #expect(fixture.sqlite.readAnchor.isHolding)
     }

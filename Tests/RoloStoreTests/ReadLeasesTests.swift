@@ -121,7 +121,7 @@ import Testing
                 leases.heard(book: 1, seq: 2, alone: false)
             }
             let waited = ContinuousClock.now - started
-            #expect(waited >= ReadLeases.length, "answered after \(waited), before p's lease ran out")
+            #expect(waited >= leases.timing.length, "answered after \(waited), before p's lease ran out")
             #expect(leases.waiting == 0)
         }
     }
@@ -201,7 +201,7 @@ import Testing
             let first = ReadLeases.idPrefix + "2" + UUID().uuidString.dropFirst()
             leases.heard("here \(first)", alone: false)
             leases.counted(3, asked: .now)
-            try await Task.sleep(for: ReadLeases.length)
+            try await Task.sleep(for: leases.timing.length)
             let older = Waited()
             leases.wait(for: .book(1, seq: 4), alone: false) { older.end() }
             #expect(!older.done, "a process of the first version with leases serves renewals nobody acknowledged")
