@@ -288,7 +288,7 @@ final class ReadLeases: Sendable {
                 state.acknowledgedRenewals[process] = nil
             }
             if let older = state.olderHeardAt, asked > older,
-               state.heard.values.filter({ now - $0 < timing.presenceLapse }).count >= count - 1 {
+               state.present(at: now).count >= count - 1 {
                 state.olderHeardAt = nil
             }
         }

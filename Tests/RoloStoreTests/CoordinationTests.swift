@@ -312,10 +312,10 @@ import Testing
         #expect(try await heard(seq: 3, by: listener))
     }
 
-    /// Whether `store`'s feed gets a change of seq `seq` or later within 20 seconds (the
+    /// Whether `store`'s feed gets a change of seq `seq` or later within 60 seconds (the
     /// sweep after a reconnection may also announce an earlier one first).
     func heard(seq: Int64, by store: PostgresStore) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             let changes = try await withTimeout { await store.bookChanges.take() }
             if changes.contains(where: { $0.seq >= seq }) { return true }
@@ -323,10 +323,12 @@ import Testing
         return false
     }
 
+    /// `body`'s value, or a thrown `CancellationError` after 30 s: a guard against a hang,
+    /// long enough for a loaded machine.
     func withTimeout<T: Sendable>(_ body: @escaping @Sendable () async -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { await body() }
-            group.addTask { try await Task.sleep(for: .seconds(10)); return nil }
+            group.addTask { try await Task.sleep(for: .seconds(30)); return nil }
             defer { group.cancelAll() }
             guard let value = try await group.next() ?? nil else { throw CancellationError() }
             return value
