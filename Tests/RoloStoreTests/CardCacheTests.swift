@@ -49,9 +49,19 @@ import Testing
         }
     }
 
-    /// Returns once the cache serves (its notices heard, and the store alone on the database).
+    /// Returns once the cache serves (its notices heard, and the store alone on the database),
+    /// with a heartbeat patient enough (`patient`) that it goes on serving.
     private static func serving(_ store: PostgresStore) async throws {
+        patient(store)
         try await eventually("the cache serves") { store.cardCache.isServing }
+    }
+
+    /// Makes the notices heartbeat wait 2 minutes for a count, not 5 s, in a test that is
+    /// not about the heartbeat: a CI run saw 50 s of heartbeat timeouts across the whole
+    /// cluster, and each turned a store's cache off (and so its answers from memory, which
+    /// such tests assert) until it listened again.
+    static func patient(_ stores: PostgresStore...) {
+        for store in stores { store.noticesPatience = .seconds(120) }
     }
 
     /// Changes a card's body behind every process's back (no seq moved, no notice): a read
@@ -64,7 +74,8 @@ import Testing
 
     /// Stops the backends of both processes' notices connections (SIGSTOP; the caller sends
     /// SIGCONT to the pids returned): no notice arrives and no fence comes back, while they
-    /// still count as listening for up to 5 s (the heartbeat). Quieted first (`quiet`).
+    /// still count as listening (for as long as their heartbeat's patience: 2 minutes with
+    /// `patient`, as `twoStores` makes them). Quieted first (`quiet`).
     private static func holdUpNotices(_ stores: PostgresStore...) async throws -> [Int32] {
         await quiet(stores)
         let pids = try await noticesBackends(stores[0])
@@ -215,7 +226,6 @@ import Testing
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         try await Self.serving(store)
-        store.noticesPatience = .seconds(120)
         // Every count in flight when the backend stops is one asked after that (one a second).
         try await Task.sleep(for: .seconds(1.5))
         await Self.quiet([store])
@@ -568,7 +578,7 @@ import Testing
         // Writes through the other process, each read at once through this one, first as
         // they come, then with every notice held up: the notices connections' backends
         // stopped, so that only the request's own look-up can tell the card changed (they
-        // count as listening for up to 5 s, the heartbeat; each write then waits out a read
+        // still count as listening, their heartbeat patient; each write then waits out a read
         // lease, 0.5 s, so four rounds).
         var stopped: [Int32] = []
         defer { for pid in stopped { kill(pid, SIGCONT) } }
@@ -694,6 +704,8 @@ import Testing
         let store = try #require(fixture.store as? PostgresStore)
         try await fixture.put("a.vcf", fn: "First")
         try await Self.serving(store)
+        // The heartbeat is what this test is about.
+        store.noticesPatience = NoticesHeartbeat.patience
         await Self.quiet([store])
         let pid = try #require(try await Self.noticesBackends(store).first)
         #expect(kill(pid, SIGSTOP) == 0)

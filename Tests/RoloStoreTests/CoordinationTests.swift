@@ -163,12 +163,15 @@ import Testing
 
     // MARK: Two processes on one PostgreSQL database
 
-    /// Two stores on one database, as two processes are, both with `configure`'s settings.
+    /// Two stores on one database, as two processes are, both with `configure`'s settings
+    /// and a patient notices heartbeat (`CardCacheTests.patient`).
     static func twoStores(_ configure: (inout PostgresStore.Configuration) -> Void = { _ in }) async throws
         -> (StoreFixture, PostgresStore) {
         let fixture = try await StoreFixture.postgres(configure)
-        let other = try await PostgresStore.open(try #require(fixture.store as? PostgresStore).configuration)
+        let store = try #require(fixture.store as? PostgresStore)
+        let other = try await PostgresStore.open(store.configuration)
         StoreCleanups.schedule { await other.close() }
+        CardCacheTests.patient(store, other)
         return (fixture, other)
     }
 
@@ -272,6 +275,8 @@ import Testing
         configuration.connectionTimeout = .seconds(15)
         let writer = try await PostgresStoreTests.openWhileTheRunIsBusy(configuration)
         let listener = try await PostgresStoreTests.openWhileTheRunIsBusy(configuration)
+        // The restart closes the connections, which is told at once; a slow count is not lost.
+        CardCacheTests.patient(writer, listener)
         StoreCleanups.schedule {
             await writer.close()
             await listener.close()

@@ -668,10 +668,7 @@ private final class BookRowHold: Sendable {
         }
         let written = Task { try await store.putBatch(collectionID: book, batch) }
         try await Self.waitForALockWait(store)
-        _ = try await fixture.texts("""
-            SELECT pg_terminate_backend(pid)::TEXT FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'
-            """)
+        _ = try await fixture.texts("SELECT pg_terminate_backend(pid)::TEXT FROM pg_stat_activity WHERE \(Self.waitingForARow)")
         // Freed before the answer is awaited: a statement run again would now write.
         try await hold.release()
         let outcome = await written.result
@@ -729,13 +726,22 @@ private final class BookRowHold: Sendable {
         } == 2)
     }
 
-    /// Until a statement of the test's database waits for a lock (a batch waiting for the book's row).
+    /// The backends of the test's database waiting for a row's lock (a batch waiting for the
+    /// book's row). Not any lock: a commit that notifies waits for the cluster's one notify
+    /// lock (`Lock`, `object`), and on a loaded run a notices connection waiting for it was
+    /// taken for the batch, terminated in its place, and the batch then went through.
+    private static let waitingForARow = """
+        datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')
+        AND application_name <> '\(PostgresStore.noticesApplicationName)'
+        """
+
+    /// Until a statement of the test's database waits for a row's lock (`waitingForARow`).
     private static func waitForALockWait(_ store: PostgresStore) async throws {
-        for _ in 0..<500 {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
             let waiting = try await store.autocommit {
-                try await $0.rows(PostgresQuery(unsafeSQL: """
-                    SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-                    """)).first?.decode(Int64.self) ?? 0
+                try await $0.rows(PostgresQuery(unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE \(waitingForARow)"))
+                    .first?.decode(Int64.self) ?? 0
             }
             if waiting > 0 { return }
             try await Task.sleep(for: .milliseconds(10))
