@@ -83,13 +83,14 @@ if [ "$test_status" != 0 ]; then
         "$(grep -aE 'Fatal error|unexpected signal|Crash|✘ Test .* failed after' "$LOG" | head -n 8)" "$unfinished")
 fi
 
+rm -f "$ROOT/.build/interop-failures.log"
 for script in Tests/interop/*.sh; do
     [ -e "$script" ] || continue
     echo "== $script"
     if bash "$script"; then
         passed=$((passed + 1)); echo "PASS $script"
     else
-        failed=$((failed + 1)); echo "FAIL $script"
+        failed=$((failed + 1)); echo "FAIL $script" | tee -a "$ROOT/.build/interop-failures.log"
     fi
 done
 
@@ -109,5 +110,14 @@ failed=$((failed + fuzz_failed))
 
 echo
 if [ -n "$CRASH_NOTE" ]; then echo "$CRASH_NOTE"; fi
+# What failed, again at the very end (CI may keep only the last lines): each failed Swift
+# test with its first recorded issue, each failed interop script, each fuzz finding.
+if [ "$failed" != 0 ]; then
+    echo "failed:"
+    grep -aE '✘ Test [^ ]+ failed after' "$LOG" | sed -E 's/^.*✘ Test ([^ ]+) failed after.*$/  \1/' | sort -u | head -n 20
+    grep -aE "^Test Case '.*' failed" "$LOG" | head -n 20 | sed 's/^/  /'
+    grep -aE '✘ Test [^ ]+ recorded an issue' "$LOG" | sed -E 's/^.*✘ Test ([^ ]+) recorded an issue at ([^ ]+)/  \1 at \2/' | cut -c1-300 | head -n 20
+    grep -aE '^FAIL Tests/interop/|^[a-z]+: FINDING' "$ROOT/.build/interop-failures.log" "$FUZZ_LOG" 2>/dev/null | sed 's/^[^:]*://; s/^/  /'
+fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]
