@@ -358,10 +358,9 @@ final class ReadLeases: Sendable {
     private let quieted = Atomic(false)
     private var isQuiet: Bool { quieted.load(ordering: .relaxed) }
 
-    /// Sends nothing from now on, and leases no more. For tests that stop the notices
-    /// connection's backend (SIGSTOP): one stopped inside a notice's commit would hold
-    /// PostgreSQL's notify lock, which is the whole cluster's, and every notifying write of
-    /// every database would wait for it.
+    /// Sends nothing from now on, and leases no more. For tests that hold up the notices
+    /// connection: nothing of this process's own is then in flight, and no lease of its own
+    /// starts or ends while its notices are held up.
     func quiet() {
         quieted.store(true, ordering: .relaxed)
         stopLeasing()

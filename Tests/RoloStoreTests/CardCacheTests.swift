@@ -72,23 +72,20 @@ import Testing
         }
     }
 
-    /// Stops the backends of both processes' notices connections (SIGSTOP; the caller sends
-    /// SIGCONT to the pids returned): no notice arrives and no fence comes back, while they
+    /// Holds up both processes' notices connections in `proxy`, which the stores connect
+    /// through (until the test ends): no notice arrives and no fence comes back, while they
     /// still count as listening (for as long as their heartbeat's patience: 2 minutes with
     /// `patient`, as `twoStores` makes them). Quieted first (`quiet`).
-    private static func holdUpNotices(_ stores: PostgresStore...) async throws -> [Int32] {
+    private static func holdUpNotices(_ proxy: PausableProxy, _ stores: PostgresStore...) async throws {
         await quiet(stores)
-        let pids = try await noticesBackends(stores[0])
-        #expect(pids.count == 2)
-        for pid in pids { kill(pid, SIGSTOP) }
-        return pids
+        let connections = try await noticesConnections(stores[0])
+        #expect(connections.count == 2)
+        for port in connections { #expect(proxy.pause(clientPort: port)) }
     }
 
     /// Makes `stores` send no more notices of their own (`ReadLeases.quiet`: no renewals,
-    /// acknowledgements or markers), and waits until what they sent has been answered, so
-    /// that no backend is stopped inside a notice's commit: it would hold PostgreSQL's notify
-    /// lock, the whole cluster's, and every test's writes would wait for it (a CI run saw 152
-    /// notices connections time out).
+    /// acknowledgements or markers), and waits until what they sent has been answered: a
+    /// connection held up after that holds up only what others send.
     private static func quiet(_ stores: [PostgresStore]) async {
         for store in stores {
             store.readLeases.quiet()
@@ -97,18 +94,16 @@ import Testing
             _ = await withCheckedContinuation { continuation in store.noticesFence.after { continuation.resume(returning: $0) } }
             store.noticesFence.patience = patience
         }
-        // And the backend past its report of the fence's end: one stopped while it writes its
-        // `pg_stat_activity` entry makes every reader of that view wait (the heartbeat's count).
-        try? await Task.sleep(for: .milliseconds(200))
     }
 
-    /// The server pids of every process's notices connection on `store`'s database.
-    private static func noticesBackends(_ store: PostgresStore) async throws -> [Int32] {
+    /// Every process's notices connection on `store`'s database, by its client port (what
+    /// `PausableProxy.pause` takes).
+    private static func noticesConnections(_ store: PostgresStore) async throws -> [Int] {
         try await store.autocommit { connection in
             try await connection.rows("""
-                SELECT pid FROM pg_stat_activity
+                SELECT client_port FROM pg_stat_activity
                 WHERE datname = current_database() AND application_name = \(PostgresStore.noticesApplicationName)
-                """).map { try $0.decode(Int32.self) }
+                """).map { Int(try $0.decode(Int32.self)) }
         }
     }
 
@@ -213,27 +208,26 @@ import Testing
     }
 
     /// A process starting waits until the process already running has acknowledged it, at
-    /// most its bound (2 s): held up (its notices backend stopped), the running one cannot,
+    /// most its bound (2 s): held up (its notices connection paused), the running one cannot,
     /// and the newcomer opens only once the bound passed; resumed, the running one reads the
     /// announcement and stops serving unfenced. Before acknowledgements, a newcomer opened as
     /// soon as its announcement was sent, whether or not anyone had read it. The running
-    /// one's heartbeat is made patient: at 5 s, on a loaded machine, it took the stopped
-    /// backend for lost before the newcomer counted, listened again, and the newcomer found
+    /// one's heartbeat is made patient: at 5 s, on a loaded machine, it took the held-up
+    /// connection for lost before the newcomer counted, listened again, and the newcomer found
     /// two processes where one runs. (Whether the held-up one still serves meanwhile is left
     /// unasserted.)
     @Test func aProcessStartsOnceTheRunningOneAcknowledgedIt() async throws {
-        let fixture = try await StoreFixture.make(.postgres)
+        let proxy = try PausableProxy.forThisTest()
+        let fixture = try await StoreFixture.postgres { proxy.route(&$0) }
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         try await Self.serving(store)
-        // Every count in flight when the backend stops is one asked after that (one a second).
+        // Every count in flight when the connection is paused is one asked after that (one a second).
         try await Task.sleep(for: .seconds(1.5))
         await Self.quiet([store])
-        let pid = try await Self.noticesBackends(store)
-        try #require(pid.count == 1)
-        kill(pid[0], SIGSTOP)
-        var resumed = false
-        defer { if !resumed { kill(pid[0], SIGCONT) } }
+        let connection = try await Self.noticesConnections(store)
+        try #require(connection.count == 1)
+        #expect(proxy.pause(clientPort: connection[0]))
 
         var configuration = store.configuration
         configuration.cardCacheBytes = 0
@@ -245,8 +239,7 @@ import Testing
         #expect(waited >= .seconds(1.9), "opened after \(waited), without the running process's acknowledgement")
         #expect(other.announcement.acknowledgements.heard == 0)
 
-        kill(pid[0], SIGCONT)
-        resumed = true
+        proxy.resumeAll()
         try await Self.eventually("resumed, it reads the announcement") { !store.cardCache.isServing }
 
         // A third process waits for both, and both acknowledge it (how soon is the machine's
@@ -280,11 +273,15 @@ import Testing
     /// other (a card, a password) answers the write, never the card or stamp kept before it.
     /// Without a read lease, its fence comes back after the write's notice; with one
     /// (`ReadLeases`), no fence is sent, and the write was answered only once this process
-    /// had heard it. While the notices are held up (their backends stopped) a fence does not
+    /// had heard it. While the notices are held up (their connections paused) a fence does not
     /// come back and the lease runs out: GETs read the database, and writes wait out the lease.
     @Test(arguments: [false, true])
     func withAnotherProcessAGETAnswersEveryWriteAcknowledgedBeforeIt(leasing: Bool) async throws {
-        let (fixture, other) = try await CoordinationTests.twoStores(Self.leasesForALoadedMachine)
+        let proxy = try PausableProxy.forThisTest()
+        let (fixture, other) = try await CoordinationTests.twoStores { configuration in
+            Self.leasesForALoadedMachine(&configuration)
+            proxy.route(&configuration)
+        }
         defer { fixture.close() }
         let writer = try #require(fixture.store as? PostgresStore)
         other.noticesFence.patience = Self.unhurried
@@ -306,8 +303,6 @@ import Testing
         #expect(Self.body(await Self.read(other)) == first, "from memory")
         let fences = other.noticesFence.sent
 
-        var stopped: [Int32] = []
-        defer { for pid in stopped { kill(pid, SIGCONT) } }
         for round in 1...30 {
             if round == 21 {
                 // 20 rounds so far, each with a GET of a card kept (the second): without a
@@ -319,7 +314,7 @@ import Testing
                 }
                 // A server's patience again, or each GET would wait out the test's.
                 other.noticesFence.patience = .milliseconds(250)
-                stopped = try await Self.holdUpNotices(writer, other)
+                try await Self.holdUpNotices(proxy, writer, other)
             }
             let written = try await fixture.put("a.vcf", fn: "Anna \(round)")
             #expect(await Self.read(other)?.found?.resource.info.etag == written.etag)
@@ -558,7 +553,8 @@ import Testing
     /// a request whose own look-up read the book at the seq they were read at: a write
     /// through the other process, acknowledged before the request, is never missed.
     @Test func withAnotherProcessABooksReadsAreServedAtTheSeqTheRequestLookedUp() async throws {
-        let (fixture, other) = try await CoordinationTests.twoStores()
+        let proxy = try PausableProxy.forThisTest()
+        let (fixture, other) = try await CoordinationTests.twoStores { proxy.route(&$0) }
         defer { fixture.close() }
         // Without a read lease: held, it serves them without the look-up's seq.
         other.readLeases.stopLeasing()
@@ -576,17 +572,15 @@ import Testing
         #expect(try await Self.bodies(Self.named(other, book, ["a.vcf"]).cards) == ["changed behind its back"])
 
         // Writes through the other process, each read at once through this one, first as
-        // they come, then with every notice held up: the notices connections' backends
-        // stopped, so that only the request's own look-up can tell the card changed (they
-        // still count as listening, their heartbeat patient; each write then waits out a read
-        // lease, 0.5 s, so four rounds).
-        var stopped: [Int32] = []
-        defer { for pid in stopped { kill(pid, SIGCONT) } }
+        // they come, then with every notice held up (the notices connections paused), so
+        // that only the request's own look-up can tell the card changed (they still count as
+        // listening, their heartbeat patient; each write then waits out a read lease, 0.5 s,
+        // so four rounds).
         for round in 1...24 {
             if round == 21 {
                 // A server's patience again, or each GET would wait out the test's.
                 other.noticesFence.patience = .milliseconds(250)
-                stopped = try await Self.holdUpNotices(writer, other)
+                try await Self.holdUpNotices(proxy, writer, other)
             }
             let written = try await fixture.put("a.vcf", fn: "Anna \(round)")
             let (cards, page, hits) = try await Self.request(on: other) {
@@ -699,7 +693,8 @@ import Testing
     /// A notices connection that stops answering, without closing (a network cut, a stalled
     /// server): the cache stops all the same, within its heartbeat.
     @Test func aNoticesConnectionThatStopsAnsweringTurnsTheCacheOff() async throws {
-        let fixture = try await StoreFixture.make(.postgres)
+        let proxy = try PausableProxy.forThisTest()
+        let fixture = try await StoreFixture.postgres { proxy.route(&$0) }
         defer { fixture.close() }
         let store = try #require(fixture.store as? PostgresStore)
         try await fixture.put("a.vcf", fn: "First")
@@ -707,9 +702,8 @@ import Testing
         // The heartbeat is what this test is about.
         store.noticesPatience = NoticesHeartbeat.patience
         await Self.quiet([store])
-        let pid = try #require(try await Self.noticesBackends(store).first)
-        #expect(kill(pid, SIGSTOP) == 0)
-        defer { kill(pid, SIGCONT) }
+        let connection = try #require(try await Self.noticesConnections(store).first)
+        #expect(proxy.pause(clientPort: connection))
         try await Self.eventually("the cache stops", within: .seconds(20)) { !store.cardCache.isServing }
         #expect(store.cardCache.counts == (0, 0, 0))
     }

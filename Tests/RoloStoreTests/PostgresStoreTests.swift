@@ -320,56 +320,49 @@ import Testing
         #expect(try await hits().names == ["a.vcf"])
     }
 
-    /// The PostgreSQL backend a test stopped, to let go on at the end.
-    final class StoppedBackend: Sendable {
-        let pid = Mutex<Int32?>(nil)
-    }
-
-    /// A server that stops answering without closing the connection (here: its backend
-    /// process stopped with SIGSTOP) cannot hold a call for ever: past the statement timeout
-    /// and a margin the connection is closed and the call answered `unavailable` (503), and
-    /// the next call is served on another connection.
+    /// A server that stops answering without closing the connection (here: the connection
+    /// held up in a proxy) cannot hold a call for ever: past the statement timeout and a margin
+    /// the connection is closed and the call answered `unavailable` (503), and the next call
+    /// is served on another connection.
     @Test func anUnansweredStatementLosesItsConnectionAndTheCallGoesOn() async throws {
         let database = try await TestDatabase.create()
+        let proxy = try PausableProxy()
         var configuration = try database.configuration()
+        proxy.route(&configuration)
         configuration.statementTimeout = .seconds(1)
         // 3 s, not 1: the margin also bounds the next call, on a new connection, which a full
         // run on two cores once answered after more than 2 s and so took for lost too.
         configuration.lostStatementMargin = .seconds(3)
         let store = try await PostgresStore.open(configuration)
-        let stopped = StoppedBackend()
+        let paused = Atomic(false)
         StoreCleanups.schedule {
-            if let pid = stopped.pid.withLock({ $0 }) { kill(pid, SIGCONT) }
+            proxy.stop()
             await store.close()
             await database.drop()
         }
         let started = ContinuousClock.now
         let call = Task {
             try await store.autocommit { connection in
-                if stopped.pid.withLock({ $0 }) == nil {
-                    let pid = try await connection.first("SELECT pg_backend_pid()")?.decode(Int32.self) ?? 0
-                    // Past its report of that statement's end: a backend stopped while it writes
-                    // its `pg_stat_activity` entry makes every reader of the view wait, the other
-                    // tests' heartbeats among them (a CI run saw 68 time out).
-                    try await Task.sleep(for: .milliseconds(200))
-                    #expect(kill(pid, SIGSTOP) == 0)
-                    stopped.pid.withLock { $0 = pid }
+                if !paused.load(ordering: .relaxed) {
+                    let port = try await connection.first("SELECT inet_client_port()")?.decode(Int32.self) ?? 0
+                    #expect(proxy.pause(clientPort: Int(port)))
+                    paused.store(true, ordering: .relaxed)
                 }
                 return try await connection.first("SELECT 7::BIGINT")?.decode(Int64.self)
             }
         }
-        // Without the bound the call waits as long as the backend is stopped: give up on it
-        // after 30 s (and let the backend go on, so that the call ends and the test with it).
+        // Without the bound the call waits as long as the connection is held up: give up on
+        // it after 30 s (and let the connection go on, so that the call ends and the test with it).
         let watch = Task {
             try await Task.sleep(for: .seconds(30))
-            Issue.record("the stopped backend held the call for 30 s")
-            if let pid = stopped.pid.withLock({ $0 }) { kill(pid, SIGCONT) }
+            Issue.record("the held-up connection held the call for 30 s")
+            proxy.resumeAll()
         }
         defer { watch.cancel() }
         await #expect(throws: StoreError.self) { try await call.value }
         // 4 s (the timeout and the margin); under the 10 s connection timeout, so that a call
         // held until that instead is told apart.
-        #expect(ContinuousClock.now - started < .seconds(10), "the stopped backend held the call")
+        #expect(ContinuousClock.now - started < .seconds(10), "the held-up connection held the call")
         let next = try await store.autocommit { connection in try await connection.first("SELECT 7::BIGINT")?.decode(Int64.self) }
         #expect(next == 7)
     }

@@ -236,6 +236,16 @@ final class StoreCleanups: Sendable {
     }
 }
 
+extension PausableProxy {
+    /// A proxy for this test's stores to connect through (`route`), stopped when the test
+    /// ends: its held-up connections then go on, so that the stores close as usual.
+    static func forThisTest() throws -> PausableProxy {
+        let proxy = try PausableProxy()
+        StoreCleanups.schedule { proxy.stop() }
+        return proxy
+    }
+}
+
 /// Closes the PostgreSQL stores of each test case when it ends, so that its database is
 /// dropped (and its slot on the test server freed) before the next tests take their turn.
 struct ClosesStoresTrait: TestTrait, SuiteTrait, TestScoping {
