@@ -10,10 +10,10 @@ import Synchronization
 /// backend behind it goes on running. A network that stops delivering, without closing.
 ///
 /// It stands in for SIGSTOP of the backend, which froze a process of the cluster every test
-/// shares wherever it was. One frozen while it read its notify queue (a write's notice had just
-/// woken it) held the lock every notifying commit of every database takes; one frozen while it
-/// wrote its `pg_stat_activity` entry made every reader of that view spin, the other tests'
-/// heartbeats among them. Paused here, a backend holds nothing (Docs/testing.md).
+/// shares wherever it was. One frozen while it reads its notify queue (a write's notice has
+/// just woken it) holds the lock every notifying commit of every database takes; one frozen
+/// while it writes its `pg_stat_activity` entry makes every reader of that view spin, the
+/// other tests' heartbeats among them. Paused here, a backend holds nothing (Docs/testing.md).
 public final class PausableProxy: Sendable {
     /// Where the stores connect: put in a configuration by `route`.
     public let port: Int
