@@ -206,7 +206,7 @@ let package = Package(
         // Starts a throwaway PostgreSQL cluster (scripts/pg-cluster.sh) or uses ROLO_TEST_POSTGRES_URL,
         // and makes a fresh database per test.
         .target(name: "PostgresTestSupport", dependencies: [
-            "RoloPostgres", "ProcessLaunch", .product(name: "PostgresNIO", package: "postgres-nio"),
+            "RoloPostgres", "ProcessLaunch", "LoopbackSockets", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/PostgresTestSupport"),
         .testTarget(name: "RoloStoreTests", dependencies: ["RoloStore", "RoloSQLite", "RoloPostgres", "RoloStoreTesting", "PostgresTestSupport", "ProcessLaunch",

@@ -80,17 +80,17 @@ if [ "$test_status" != 0 ]; then
     unfinished=$(comm -23 <(grep -aoE 'Test [A-Za-z0-9_]+\([^)]*\) started' "$LOG" | sort -u | sed 's/ started$//') \
                           <(grep -aoE 'Test [A-Za-z0-9_]+\([^)]*\) (passed|failed)' "$LOG" | sed -E 's/ (passed|failed)$//' | sort -u) | head -n 8)
     CRASH_NOTE=$(printf 'swift test exited with %s\n%s\nstarted, never finished:\n%s' "$test_status" \
-        "$(grep -aE 'Fatal error|unexpected signal|Crash|✘ Test .* failed after' "$LOG" | head -n 8)" "$unfinished")
+        "$(grep -aE 'Fatal error|unexpected signal|Crash' "$LOG" | head -n 8)" "$unfinished")
 fi
 
-rm -f "$ROOT/.build/interop-failures.log"
+failed_scripts=()
 for script in Tests/interop/*.sh; do
     [ -e "$script" ] || continue
     echo "== $script"
     if bash "$script"; then
         passed=$((passed + 1)); echo "PASS $script"
     else
-        failed=$((failed + 1)); echo "FAIL $script" | tee -a "$ROOT/.build/interop-failures.log"
+        failed=$((failed + 1)); echo "FAIL $script"; failed_scripts+=("$script")
     fi
 done
 
@@ -117,7 +117,8 @@ if [ "$failed" != 0 ]; then
     grep -aE '✘ Test [^ ]+ failed after' "$LOG" | sed -E 's/^.*✘ Test ([^ ]+) failed after.*$/  \1/' | sort -u | head -n 20
     grep -aE "^Test Case '.*' failed" "$LOG" | head -n 20 | sed 's/^/  /'
     grep -aE '✘ Test [^ ]+ recorded an issue' "$LOG" | sed -E 's/^.*✘ Test ([^ ]+) recorded an issue at ([^ ]+)/  \1 at \2/' | cut -c1-300 | head -n 20
-    grep -aE '^FAIL Tests/interop/|^[a-z]+: FINDING' "$ROOT/.build/interop-failures.log" "$FUZZ_LOG" 2>/dev/null | sed 's/^[^:]*://; s/^/  /'
+    for script in "${failed_scripts[@]}"; do echo "  $script"; done
+    grep -aE '^[a-z]+: FINDING' "$FUZZ_LOG" | sed 's/^/  /'
 fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -10,7 +10,7 @@ public enum LoopbackSocket {
     public enum Failure: Error { case socket, refused }
 
     /// A socket connected to `port` on 127.0.0.1, whose reads give up after
-    /// `receiveTimeoutSeconds`. The caller closes the descriptor.
+    /// `receiveTimeoutSeconds` (0: never). The caller closes the descriptor.
     public static func connect(port: Int, receiveTimeoutSeconds: Int = 30) throws(Failure) -> Int32 {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw .socket }
@@ -27,6 +27,32 @@ public enum LoopbackSocket {
             throw .refused
         }
         return socketFD
+    }
+
+    /// A socket listening on a free port of 127.0.0.1, with that port (for a server inside
+    /// the test process). The caller closes the descriptor.
+    public static func listening(backlog: Int32 = 64) throws(Failure) -> (socket: Int32, port: Int) {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw .socket }
+        var address = loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(socketFD, backlog) == 0, let port = localPort(of: socketFD) else {
+            close(socketFD)
+            throw .socket
+        }
+        return (socketFD, port)
+    }
+
+    /// The 127.0.0.1 port `socket` is bound to (a connected socket's own end included).
+    public static func localPort(of socket: Int32) -> Int? {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let got = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        return got == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 
     /// 127.0.0.1:`port` as a socket address.
@@ -47,17 +73,12 @@ extension LoopbackSocket {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw .socket }
         defer { close(socketFD) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socketFD, $0, length) == 0 && getsockname(socketFD, $0, &length) == 0
-            }
+        var address = loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound else { throw .socket }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound == 0, let port = localPort(of: socketFD) else { throw .socket }
+        return port
     }
 
     /// Binds `port` on 127.0.0.1 without listening, so that connecting to it is refused

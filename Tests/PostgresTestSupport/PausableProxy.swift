@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import LoopbackSockets
 import RoloPostgres
 import Synchronization
 
@@ -21,7 +22,7 @@ public final class PausableProxy: Sendable {
     private let state = Mutex(State())
 
     private struct State {
-        var upstream: (host: String, port: Int)?
+        var upstreamPort: Int?
         /// Every open connection, by the port its upstream socket has: the `client_port`
         /// PostgreSQL shows for its backend.
         var links: [Int: Link] = [:]
@@ -29,18 +30,7 @@ public final class PausableProxy: Sendable {
     }
 
     public init() throws {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw TestPostgresError("proxy: socket() failed") }
-        var address = Self.loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(socket, 64) == 0, let port = Self.localPort(of: socket) else {
-            close(socket)
-            throw TestPostgresError("proxy: could not listen on a loopback port")
-        }
-        self.listener = socket
-        self.port = port
+        (listener, port) = try LoopbackSocket.listening()
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
@@ -48,11 +38,11 @@ public final class PausableProxy: Sendable {
     /// Sends `configuration`'s connections through the proxy: the proxy connects to the
     /// server the configuration named (the same one for every store routed through it).
     public func route(_ configuration: inout PostgresStore.Configuration) {
-        let server = (host: configuration.host, port: configuration.port)
+        precondition(["127.0.0.1", "localhost"].contains(configuration.host), "the test server is on 127.0.0.1")
+        let serverPort = configuration.port
         state.withLock { state in
-            precondition(state.upstream == nil || (state.upstream!.host == server.host && state.upstream!.port == server.port),
-                         "one proxy, one server")
-            state.upstream = server
+            precondition(state.upstreamPort == nil || state.upstreamPort == serverPort, "one proxy, one server")
+            state.upstreamPort = serverPort
         }
         configuration.servers = [.init(host: "127.0.0.1", port: port)]
     }
@@ -60,7 +50,6 @@ public final class PausableProxy: Sendable {
     /// Holds up the connection whose backend PostgreSQL shows at `clientPort` (its
     /// `client_port` in `pg_stat_activity`, `inet_client_port()` on it); false if no open
     /// connection has that port.
-    @discardableResult
     public func pause(clientPort: Int) -> Bool {
         guard let link = state.withLock({ $0.links[clientPort] }) else { return false }
         link.paused.store(true, ordering: .sequentiallyConsistent)
@@ -91,13 +80,14 @@ public final class PausableProxy: Sendable {
                 if errno == EINTR { continue }
                 break
             }
-            guard let upstream = state.withLock({ $0.stopped ? nil : $0.upstream }),
-                  let server = Self.connect(host: upstream.host, port: upstream.port),
-                  let serverPort = Self.localPort(of: server) else {
+            guard let upstreamPort = state.withLock({ $0.stopped ? nil : $0.upstreamPort }),
+                  let server = try? LoopbackSocket.connect(port: upstreamPort, receiveTimeoutSeconds: 0),
+                  let serverPort = LoopbackSocket.localPort(of: server) else {
                 close(client)
                 continue
             }
             Self.noDelay(client)
+            Self.noDelay(server)
             let link = Link(client: client, server: server)
             state.withLock { $0.links[serverPort] = link }
             for (from, to) in [(client, server), (server, client)] {
@@ -172,40 +162,6 @@ public final class PausableProxy: Sendable {
             }
             return true
         }
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
-
-    private static func localPort(of socket: Int32) -> Int? {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let got = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-        }
-        return got == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
-    }
-
-    /// A connected socket to the server (an IPv4 address: the test server's is 127.0.0.1).
-    private static func connect(host: String, port: Int) -> Int32? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return nil }
-        var address = loopback(port: port)
-        address.sin_addr.s_addr = inet_addr(host == "localhost" ? "127.0.0.1" : host)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(socket)
-            return nil
-        }
-        noDelay(socket)
-        return socket
     }
 
     /// The protocol's messages are small and answered one by one: no Nagle delay on either leg.
