@@ -240,7 +240,7 @@ let package = Package(
         ]),
         .testTarget(name: "RoloPushTests", dependencies: [
             "RoloPush", "WebPush", "PushTestSupport", .product(name: "Logging", package: "swift-log"),
-            "RoloStore", "RoloPostgres", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            "RoloStore", "RoloSQLite", "RoloPostgres", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "RoloCLITests", dependencies: ["rolo", "RoloStore", "RoloSQLite", "Contacts", "VCard", "LoopbackSockets", "PostgresTestSupport", "ProcessLaunch",
                                                     "LDAPTestSupport"],

@@ -361,7 +361,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         let bound = statementBound
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                race.begin(continuation)
+                guard race.begin(continuation) else { return }
                 let ticket = deadlines.add(deadline: .now + timeout) {
                     race.expire(StoreError.unavailable("no connection to the database within \(timeout)"))
                 }
@@ -717,8 +717,19 @@ private final class LeaseRace<T: Sendable>: @unchecked Sendable {
     private var cancelWork: (@Sendable () -> Void)?
     private var cancelledEarly = false
 
-    func begin(_ continuation: CheckedContinuation<T, any Error>) {
-        lock.withLock { self.continuation = continuation }
+    /// Keeps the caller's continuation; false (and the continuation answered
+    /// `CancellationError`) when the caller was cancelled before it existed: a task cancelled
+    /// already runs its cancellation handler first, which found nothing to answer then, and
+    /// the call waited for ever (a notifier stopped at once never ended, and so neither did
+    /// the shutdown waiting for it).
+    func begin(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
+        let live = lock.withLock { () -> Bool in
+            guard phase == .waiting else { return false }
+            self.continuation = continuation
+            return true
+        }
+        if !live { continuation.resume(throwing: CancellationError()) }
+        return live
     }
 
     /// Cancels the lease's task (set once it exists; a cancellation that came first runs it at once).

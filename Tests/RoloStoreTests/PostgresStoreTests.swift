@@ -367,6 +367,28 @@ import Testing
         #expect(next == 7)
     }
 
+    /// A call made by a task cancelled already (a server shutting down, a notifier stopped
+    /// as it starts) ends at once with `CancellationError`, and the store serves the next.
+    /// Its cancellation handler used to run before the lease kept the caller's continuation,
+    /// found nothing to answer, and the call waited for ever.
+    @Test func aCallFromACancelledTaskEndsAtOnce() async throws {
+        let database = try await TestDatabase.create()
+        let store = try await PostgresStore.open(try database.configuration())
+        StoreCleanups.schedule {
+            await store.close()
+            await database.drop()
+        }
+        let call = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await store.autocommit { connection in try await connection.first("SELECT 7::BIGINT")?.decode(Int64.self) }
+        }
+        let ended = await withTimeout(.seconds(30)) { _ = await call.result }
+        try #require(ended, "a cancelled call was still waiting after 30 s")
+        await #expect(throws: CancellationError.self) { try await call.value }
+        let next = try await store.autocommit { connection in try await connection.first("SELECT 7::BIGINT")?.decode(Int64.self) }
+        #expect(next == 7)
+    }
+
     /// The condition a contains or ends-with query puts on an index row is one the trigram
     /// index answers (the planner takes it for big books; measured in Docs/scale-out.md),
     /// for every collation, and the answers are exact.
