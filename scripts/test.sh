@@ -60,8 +60,14 @@ fi
 
 LOG="$ROOT/.build/test-output.log"
 echo "== swift test"
-swift test --skip-build 2>&1 | tee "$LOG"
+# Line-buffered (stdbuf): into a pipe the test process's output is otherwise written in 4 KB
+# blocks, and a run stopped by the limit below would lose the lines that name what was
+# running. The limit turns a hung test into a failure that names it, long before CI's own
+# limit ends the whole run without a word. A full run takes 5-10 minutes.
+SWIFT_TEST_MINUTES=${ROLO_SWIFT_TEST_MINUTES:-30}
+timeout -k 60 "${SWIFT_TEST_MINUTES}m" stdbuf -oL -eL swift test --skip-build 2>&1 | tee "$LOG"
 test_status=${PIPESTATUS[0]}
+if [ "$test_status" = 124 ]; then echo "swift test ran past ${SWIFT_TEST_MINUTES} minutes and was stopped" | tee -a "$LOG"; fi
 if [ -n "$PG_DIR" ]; then bash scripts/pg-cluster.sh stop "$PG_DIR"; fi
 
 # Swift Testing prints one "Test NAME passed/failed after" line per test (and a closing
@@ -78,7 +84,8 @@ if [ "$test_status" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 CRASH_NOTE=""
 if [ "$test_status" != 0 ]; then
     unfinished=$(comm -23 <(grep -aoE 'Test [A-Za-z0-9_]+\([^)]*\) started' "$LOG" | sort -u | sed 's/ started$//') \
-                          <(grep -aoE 'Test [A-Za-z0-9_]+\([^)]*\) (passed|failed)' "$LOG" | sed -E 's/ (passed|failed)$//' | sort -u) | head -n 8)
+                          <(grep -aoE 'Test [A-Za-z0-9_]+\([^)]*\)( with [0-9]+ test cases?)? (passed|failed)' "$LOG" \
+                            | sed -E 's/( with [0-9]+ test cases?)? (passed|failed)$//' | sort -u) | head -n 8)
     CRASH_NOTE=$(printf 'swift test exited with %s\n%s\nstarted, never finished:\n%s' "$test_status" \
         "$(grep -aE 'Fatal error|unexpected signal|Crash' "$LOG" | head -n 8)" "$unfinished")
 fi

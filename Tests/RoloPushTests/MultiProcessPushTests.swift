@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import PostgresTestSupport
-import RoloPostgres
+@testable import RoloPostgres
 import RoloPush
 import RoloStore
 import Synchronization
@@ -17,7 +17,13 @@ import Testing
         var stores: [PostgresStore] = []
         var runs: [Task<Void, Never>] = []
         func cleanUp() async {
-            for run in runs { run.cancel(); await run.value }
+            // Bounded: a notifier that ignores its cancellation fails this test rather than
+            // stalling the whole suite (server shutdown waits for the same task).
+            for (index, run) in runs.enumerated() {
+                run.cancel()
+                let ended = await withTimeout(.seconds(30)) { await run.value }
+                #expect(ended, "notifier \(index + 1) had not ended 30 s after its cancellation")
+            }
             for store in stores { await store.close() }
             await database.drop()
         }
@@ -53,10 +59,21 @@ import Testing
                                                 card: CardMetadata(uid: name, kind: "individual", indexEntries: [], members: []),
                                                 precondition: .none)
             }
+            /// Waits (up to 30 s: a loaded machine) for the `count`th delivery, then a second
+            /// more for a wrong, extra one to show.
             func settle(until count: Int) async throws {
-                for _ in 0..<100 where delivered.texts.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(50)) }
-                // Time for a second, wrong delivery to show.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while delivered.texts.withLock({ $0.count }) < count, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
                 try await Task.sleep(for: .seconds(1))
+            }
+            /// The seq up to which the registration's messages are claimed (sent or spared).
+            func claimedSeq() async throws -> Int64 {
+                try await command.autocommit { connection in
+                    try await connection.first("SELECT last_sent_seq FROM push_registrations WHERE id = \(registration.id)")?
+                        .decode(Int64.self) ?? -1
+                }
             }
 
             try await put(second, "a.vcf")
@@ -75,6 +92,10 @@ import Testing
             try await PushExclusion.$current.withValue(.registrations(user: "alice", ids: [registration.id])) {
                 try await put(first, "c.vcf")
             }
+            // A notifier marks seq 3 as spared once it has taken the change (a fixed wait was
+            // too short at a load average of 35).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await claimedSeq() < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
             try await Task.sleep(for: .seconds(1))
             #expect(delivered.texts.withLock { $0.count } == 2)
             #expect(try await command.claimPushDelivery(registrationID: registration.id, seq: 3) == false)
