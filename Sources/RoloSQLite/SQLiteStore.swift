@@ -152,7 +152,24 @@ public final class SQLiteStore: RoloStore, InlineResourceReads, Sendable {
         try pool.close()
         if let temporaryFolder {
             try? FileManager.default.removeItem(at: temporaryFolder)
+        } else {
+            Self.removeLogIfLastOut(path)
         }
+    }
+
+    /// Leaves the database one file when no other process has it open. GRDB closes the pool's
+    /// writer before its readers (groue/GRDB.swift#739), and a read-only connection closing
+    /// last cannot delete the write-ahead log, so every close left an empty `-wal` and a
+    /// `-shm` beside the file, and a `rolo backup` from PostgreSQL, which renames its finished
+    /// copy, left them under the copy's `.partial` name. One read-write connection opened and
+    /// closed after the pool lets SQLite do what it does for the last connection out:
+    /// checkpoint, then delete both, but only if no other connection, in any process, has the
+    /// file open (it takes the file's exclusive lock to know). A failure leaves them as before.
+    private static func removeLogIfLastOut(_ path: String) {
+        // Never creates a file that is gone (opening creates a missing one).
+        guard FileManager.default.fileExists(atPath: path), let last = try? DatabaseQueue(path: path) else { return }
+        _ = try? last.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+        try? last.close()
     }
 
     /// Copies the live database to `path` with SQLite's online backup API: a consistent

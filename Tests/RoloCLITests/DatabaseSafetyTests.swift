@@ -62,8 +62,13 @@ import Testing
         let vcf = folder.appendingPathComponent("cards.vcf")
         try "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:m1\r\nFN:Max\r\nEND:VCARD\r\n".write(to: vcf, atomically: true, encoding: .utf8)
         #expect(try await Self.runWithUmask022(["import", "max", "default", vcf.path, "--database", database]).status == 0)
-        // A short command leaves the log files in place (a running server would keep them).
+        // A short command leaves the log files in place (a running server would keep them); the
+        // bulk ones below close the store and, as the last connection out, remove them.
         #expect(try await Self.runWithUmask022(["user", "list", "--database", database]).status == 0)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: database + suffix) {
+            #expect(try Self.mode(database + suffix) == 0o600, "\(suffix)")
+        }
+        #expect(FileManager.default.fileExists(atPath: database + "-wal"), "no log file was left to check")
         let backup = folder.appendingPathComponent("backups/nested/copy.sqlite").path
         let export = folder.appendingPathComponent("exports/max.vcf").path
         #expect(try await Self.runWithUmask022(["backup", backup, "--database", database]).status == 0)
@@ -71,10 +76,6 @@ import Testing
 
         #expect(try Self.mode(folder.appendingPathComponent("data").path) == 0o700)
         #expect(try Self.mode(database) == 0o600)
-        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: database + suffix) {
-            #expect(try Self.mode(database + suffix) == 0o600, "\(suffix)")
-        }
-        #expect(FileManager.default.fileExists(atPath: database + "-wal"), "no log file was left to check")
         #expect(try Self.mode(backup) == 0o600)
         #expect(try Self.mode(folder.appendingPathComponent("backups").path) == 0o700)
         #expect(try Self.mode(folder.appendingPathComponent("backups/nested").path) == 0o700)

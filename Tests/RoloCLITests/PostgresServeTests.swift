@@ -91,11 +91,15 @@ import Testing
         let export = try await RoloBinary.run(["export", "dana", "default", "--database", url])
         #expect(export.status == 0 && export.stdout == Self.second, "\(export.stderr)")
         // A backup while serving: an SQLite file that rolo reads, and that migrate restores.
-        let copy = "/tmp/rolo-backup-\(UUID().uuidString).sqlite"
-        defer { try? FileManager.default.removeItem(atPath: copy) }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-backup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("copy.sqlite").path
         let backup = try await RoloBinary.run(["backup", copy, "--database", url])
         #expect(backup.status == 0 && backup.stdout.hasPrefix("Backed up postgresql://"), "\(backup.stdout) \(backup.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: copy + ".partial"))
+        // The copy is one file: nothing of the partial copy (its log) is left beside it, so
+        // a script that removes last night's file and backs up again under its name succeeds.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["copy.sqlite"])
         let fromCopy = try await RoloBinary.run(["export", "dana", "default", "--database", copy])
         #expect(fromCopy.status == 0 && fromCopy.stdout == Self.second, "\(fromCopy.stderr)")
         #expect(try await RoloBinary.run(["backup", copy, "--database", url]).status != 0, "an existing file is kept")
@@ -105,6 +109,12 @@ import Testing
         await restored.drop()
         #expect(migrate.status == 0, "\(migrate.stderr)")
         #expect(back.status == 0 && back.stdout == Self.second, "\(back.stderr)")
+        // Reading the copy left it one file too; removed, it is made again under its name.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["copy.sqlite"])
+        try FileManager.default.removeItem(atPath: copy)
+        let again = try await RoloBinary.run(["backup", copy, "--database", url])
+        #expect(again.status == 0, "\(again.stdout) \(again.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["copy.sqlite"])
         #expect(await serve.terminate() == 0)
     }
 

@@ -88,4 +88,35 @@ import Testing
         defer { try? second.close() }
         #expect(try await second.listUsers() == ["carol"])
     }
+
+    /// A store closed last leaves its database as one file (a `rolo backup` from PostgreSQL
+    /// renames its finished copy, and left the log's two files behind under the old name);
+    /// closed while another connection still has the file, it leaves the log to that one.
+    @Test func aStoreClosedLastLeavesOneFileAndNeverTakesTheLogFromAnotherConnection() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-close-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("rolo.sqlite").path
+        func files() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() }
+
+        let alone = try SQLiteStore(path: file, bcryptCost: 4)
+        try await alone.createUser(name: "dana", password: "pw")
+        // A read through the pool opens one of its read-only connections, which GRDB closes last.
+        #expect(try await alone.listUsers() == ["dana"])
+        #expect(try files() == ["rolo.sqlite", "rolo.sqlite-shm", "rolo.sqlite-wal"])
+        try alone.close()
+        #expect(try files() == ["rolo.sqlite"])
+
+        // Another connection (another process's, as far as SQLite can tell) reading the file.
+        let other = try DatabaseQueue(path: file)
+        defer { try? other.close() }
+        let shared = try SQLiteStore(path: file, bcryptCost: 4)
+        try await shared.createUser(name: "erin", password: "pw")
+        func usersSeenByTheOther() throws -> [String] {
+            try other.read { db in try String.fetchAll(db, sql: "SELECT name FROM users ORDER BY name") }
+        }
+        #expect(try usersSeenByTheOther() == ["dana", "erin"])
+        try shared.close()
+        #expect(try files() == ["rolo.sqlite", "rolo.sqlite-shm", "rolo.sqlite-wal"])
+        #expect(try usersSeenByTheOther() == ["dana", "erin"])
+    }
 }
