@@ -58,13 +58,9 @@ import RoloStore
                                  extra: ["-b", jar, "-c", jar])
     }
 
-    static func jar() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("jar-\(UUID().uuidString)").path
-    }
-
     @Test func aTrustedProxysHeaderSignsTheWebUIInWithoutThePasswordForm() async throws {
         try await TestServer.with(configure: Self.proxied(trusting: ["127.0.0.1"])) { server in
-            let jar = Self.jar()
+            let jar = server.cookieJar()
             let first = try await Self.webGet(server, "/web/account", jar: jar, user: "carol")
             #expect(first.status == 200)
             #expect(first.text.contains(#"<span class="who">carol</span>"#))
@@ -87,7 +83,7 @@ import RoloStore
         try await TestServer.with(configure: Self.proxied(trusting: ["127.0.0.1"])) { server in
             try await server.store.createUser(name: "erin", password: "erin-secret")
             try await server.store.updateAccount(name: "erin", UserAccountUpdate(disabled: true))
-            let page = try await Self.webGet(server, "/web/", jar: Self.jar(), user: "erin")
+            let page = try await Self.webGet(server, "/web/", jar: server.cookieJar(), user: "erin")
             #expect(page.status == 303)
             #expect(page.headers["location"]?.hasPrefix("/web/login") == true)
             #expect(page.headers["set-cookie"] == nil)
@@ -96,7 +92,7 @@ import RoloStore
 
     @Test func theHeaderFromAnUntrustedPeerSignsNoBrowserIn() async throws {
         try await TestServer.with(configure: Self.proxied(trusting: ["10.0.0.9"])) { server in
-            let jar = Self.jar()
+            let jar = server.cookieJar()
             let page = try await Self.webGet(server, "/web/", jar: jar, user: "alice")
             #expect(page.status == 303 && page.headers["location"]?.hasPrefix("/web/login") == true)
             #expect(page.headers["set-cookie"] == nil)

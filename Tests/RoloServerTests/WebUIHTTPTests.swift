@@ -21,7 +21,7 @@ import Testing
 
         init(_ server: TestServer) {
             self.server = server
-            jar = FileManager.default.temporaryDirectory.appendingPathComponent("jar-\(UUID().uuidString)").path
+            jar = server.cookieJar()
         }
 
         func get(_ path: String, headers: [String: String] = [:]) async throws -> CurlResult {

@@ -16,6 +16,13 @@ struct TestServer: Sendable {
     var base: String { "http://127.0.0.1:\(port)" }
     var dav: String { base + configuration.basePath }
 
+    /// A new cookie jar for curl (`-b JAR -c JAR`), a browser's cookies: in the server's own
+    /// folder, so it goes with the server instead of staying in the temporary folder.
+    func cookieJar() -> String {
+        URL(fileURLWithPath: configuration.databasePath).deletingLastPathComponent()
+            .appendingPathComponent("jar-\(UUID().uuidString)").path
+    }
+
     /// `curl` with alice's credentials unless `user` says otherwise (nil: none).
     func request(_ method: String, _ path: String, user: String? = "alice", password: String? = nil,
                  headers: [String: String] = [:], body: Data? = nil,
