@@ -112,6 +112,29 @@ private final class WriterGate: Sendable {
         #expect(try await fixture.sqlite.allResources(collectionID: fixture.book.id).count == threshold + 1)
     }
 
+    /// Once a checkpoint is due, every batch that finds the queue empty is a candidate for it;
+    /// one timer waits for the quiet moment at a time, moved on by the writes meanwhile, rather
+    /// than a timer (a thread woken, a turn on the writer queue) for each of those batches.
+    @Test func oneTimerWaitsForTheQuietMomentWhateverTheBatchesMeanwhile() async throws {
+        let fixture = try await StoreFixture.make()
+        defer { fixture.close() }
+        let threshold = GroupCommit.IdleCheckpoint().afterWrites
+        for index in 0..<threshold { try await fixture.put("a\(index).vcf") }
+        let started = ContinuousClock.now
+        let later = 60
+        for index in 0..<later { try await fixture.put("b\(index).vcf") }
+        let writing = ContinuousClock.now - started
+        let deadline = ContinuousClock.now + .seconds(30)
+        while fixture.sqlite.groupCommit.idleCheckpointCount == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(fixture.sqlite.groupCommit.idleCheckpointCount == 1)
+        // A timer fires at most once a quiet interval (100 ms) while writes come, then once more.
+        let bound = Int(writing / .milliseconds(100)) + 2
+        #expect(fixture.sqlite.groupCommit.idleTimerCount <= min(bound, later / 2),
+                "\(fixture.sqlite.groupCommit.idleTimerCount) timers for \(later) batches in \(writing)")
+    }
+
     /// A closed store's pending idle checkpoint finds no connection and does nothing.
     @Test func anIdleCheckpointAfterCloseDoesNothing() async throws {
         let fixture = try await StoreFixture.make()
