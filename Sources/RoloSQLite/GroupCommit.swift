@@ -165,13 +165,14 @@ final class GroupCommit: @unchecked Sendable {
     /// go out with this checkpoint.
     private func waitForQuiet(until deadline: DispatchTime) {
         DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in
-            let (batch, later): (Int, DispatchTime?) = lock.withLock {
+            // Either the moment to wait for again, or the batch the quiet moment follows.
+            let (later, batch): (DispatchTime?, Int) = lock.withLock {
                 idleTimersFired += 1
-                if turnScheduled { return (finishedBatches, .now() + idleCheckpoint.quietFor) }
-                let quietFrom = lastBatchEnded + idleCheckpoint.quietFor
-                if quietFrom > .now() { return (finishedBatches, quietFrom) }
+                let quietFrom = turnScheduled ? DispatchTime.now() + idleCheckpoint.quietFor
+                                              : lastBatchEnded + idleCheckpoint.quietFor
+                if quietFrom > .now() { return (quietFrom, finishedBatches) }
                 idleTimerArmed = false
-                return (finishedBatches, nil)
+                return (nil, finishedBatches)
             }
             if let later { return waitForQuiet(until: later) }
             pool.asyncWriteWithoutTransaction { [self] db in
