@@ -48,6 +48,11 @@ extension SQLiteStore {
     /// scanning them; the copies the next merge finds in card_index are skipped (OR IGNORE)
     /// and trigram rows replaced (OR REPLACE). `rolo import` calls it inside each batch's
     /// transaction, whose size bounds that journal.
+    ///
+    /// Each card's text is gathered from its own range of keys, card by card, not by a
+    /// `GROUP BY resource_id`: SQLite cannot tell that the keys' order is the cards' order, so
+    /// the grouping first sorted every pending value in memory (`temp_store = MEMORY`). The
+    /// server's peak RSS at a 30,000-card import fell from 89 to 73 MiB (issue 34).
     static func mergePendingIndex(_ db: Database) throws {
         try db.execute(sql: """
             DELETE FROM card_trigrams WHERE rowid IN (SELECT resource_id FROM card_trigram_stale);
@@ -59,7 +64,9 @@ extension SQLiteStore {
             INSERT OR IGNORE INTO card_index (resource_id, position, collection_id, property, value_unicode, value_ascii, value)
                 SELECT resource_id, position, collection_id, property, value_unicode, value_ascii, value FROM card_index_pending;
             INSERT OR REPLACE INTO card_trigrams (rowid, text)
-                SELECT resource_id, \(trigramText) FROM card_index_pending GROUP BY resource_id;
+                SELECT pending.resource_id, (SELECT \(trigramText) FROM card_index_pending p
+                                             WHERE \(pendingEntries(of: "pending.resource_id", in: "p")))
+                FROM (SELECT DISTINCT resource_id FROM card_index_pending) pending;
             DELETE FROM card_index_pending;
             """)
     }
