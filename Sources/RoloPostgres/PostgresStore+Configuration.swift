@@ -28,7 +28,10 @@ extension PostgresStore {
             public var host: String
             public var port: Int
             public init(host: String, port: Int = 5432) { self.host = host; self.port = port }
-            public var description: String { host.hasPrefix("/") ? "socket \(host)" : "\(host):\(port)" }
+            /// A socket by its file, which names the port too (a wrong port is a missing file).
+            public var description: String { host.hasPrefix("/") ? "socket \(socketPath)" : "\(host):\(port)" }
+            /// The socket's file in its folder, as the server names it.
+            var socketPath: String { "\(host)/.s.PGSQL.\(port)" }
         }
 
         /// The servers, in the URL's order: one, or several (`postgresql://u@h1:p1,h2:p2/db`)
@@ -101,7 +104,8 @@ extension PostgresStore {
 
         /// Reads `postgresql://user:password@host:port/database?sslmode=…&sslrootcert=…`, the
         /// form libpq takes: user, password and database percent-encoded; `host=/folder` in
-        /// the query for a Unix socket; the port 5432 and the user's name as the database
+        /// the query for a Unix socket (with `port=` when not 5432, as libpq takes it); the port
+        /// 5432 and the user's name as the database
         /// when left out. Several servers are written as libpq writes them,
         /// `host1:port1,host2:port2`; `target_session_attrs` may say `read-write` or `primary`,
         /// which is what Rolo looks for among them anyway (it writes).
@@ -131,17 +135,32 @@ extension PostgresStore {
                 throw ConfigurationError("sslmode \(modeName) is not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             for name in query.keys
-            where !["sslmode", "sslrootcert", "host", "user", "password", "dbname", "target_session_attrs"].contains(name) {
+            where !["sslmode", "sslrootcert", "host", "port", "user", "password", "dbname", "target_session_attrs"].contains(name) {
                 throw ConfigurationError("the database URL parameter \(name) is not supported")
             }
             if let attributes = query["target_session_attrs"], !["read-write", "primary"].contains(attributes) {
                 throw ConfigurationError("target_session_attrs \(attributes) is not supported: Rolo writes, so it takes read-write (or primary)")
             }
-            self.init(host: host, port: components.port ?? 5432, username: user, password: password, database: database,
+            // libpq's `port=` beside `host=`: a local cluster on another port than 5432 is reached
+            // through its socket as `?host=/var/run/postgresql&port=5433`.
+            var port = components.port ?? 5432
+            if let text = query["port"] {
+                guard let value = Int(text), (1...65535).contains(value) else {
+                    throw ConfigurationError("the database URL's port \(text) is not a port number")
+                }
+                guard components.port == nil || components.port == value else {
+                    throw ConfigurationError("the database URL gives two ports, \(components.port!) and port=\(value)")
+                }
+                port = value
+            }
+            self.init(host: host, port: port, username: user, password: password, database: database,
                       tls: mode, rootCertificatePath: query["sslrootcert"])
             if listed.count > 1 {
                 guard query["host"] == nil else {
                     throw ConfigurationError("the database URL names several hosts and a socket folder (host=)")
+                }
+                guard query["port"] == nil else {
+                    throw ConfigurationError("the database URL names several hosts and one port (port=): give each host its port")
                 }
                 servers = listed
             }
@@ -167,10 +186,9 @@ extension PostgresStore {
         /// The postgres-nio client (pool) configuration for `server`.
         func clientConfiguration(server: Server) throws -> PostgresClient.Configuration {
             let host = server.host, port = server.port
-            let socketPath = "\(host)/.s.PGSQL.\(port)"
             var configuration: PostgresClient.Configuration
             if host.hasPrefix("/") {
-                configuration = .init(unixSocketPath: socketPath, username: username, password: password, database: database)
+                configuration = .init(unixSocketPath: server.socketPath, username: username, password: password, database: database)
             } else {
                 let tls: PostgresClient.Configuration.TLS = switch tlsConfiguration() {
                 case nil: .disable
@@ -203,10 +221,9 @@ extension PostgresStore {
         /// probe, the search for the primary, LISTEN, snapshots).
         func connectionConfiguration(server: Server) throws -> PostgresConnection.Configuration {
             let host = server.host, port = server.port
-            let socketPath = "\(host)/.s.PGSQL.\(port)"
             var configuration: PostgresConnection.Configuration
             if host.hasPrefix("/") {
-                configuration = .init(unixSocketPath: socketPath, username: username, password: password, database: database)
+                configuration = .init(unixSocketPath: server.socketPath, username: username, password: password, database: database)
             } else {
                 let tls: PostgresConnection.Configuration.TLS = switch tlsConfiguration() {
                 case nil: .disable

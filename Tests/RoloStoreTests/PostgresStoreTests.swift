@@ -40,10 +40,16 @@ import Testing
         let short = try PostgresStore.Configuration(url: "postgres://rolo@localhost/rolo")
         #expect(short.port == 5432 && short.password == nil && short.tls == .prefer)
         let socket = try PostgresStore.Configuration(url: "postgresql://rolo@/rolo?host=/var/run/postgresql")
-        #expect(socket.host == "/var/run/postgresql" && socket.database == "rolo")
+        #expect(socket.host == "/var/run/postgresql" && socket.database == "rolo" && socket.port == 5432)
+        let otherPort = try PostgresStore.Configuration(url: "postgresql://rolo@/rolo?host=/var/run/postgresql&port=5433")
+        #expect(otherPort.host == "/var/run/postgresql" && otherPort.port == 5433)
+        #expect(otherPort.description == "postgresql rolo@socket /var/run/postgresql/.s.PGSQL.5433/rolo", "a message names the socket's file")
+        #expect(try PostgresStore.Configuration(url: "postgresql://rolo@db.example:6432/rolo?port=6432").port == 6432)
         #expect(try PostgresStore.Configuration(url: "postgresql://rolo@[::1]:5433").database == "rolo")
         for bad in ["postgresql://db.example/rolo", "postgresql://rolo@db.example/rolo?sslmode=sometimes",
-                    "postgresql://rolo@db.example/rolo?application_name=x", "/var/lib/rolo.sqlite"] {
+                    "postgresql://rolo@db.example/rolo?application_name=x", "/var/lib/rolo.sqlite",
+                    "postgresql://rolo@/rolo?host=/run/pg&port=x", "postgresql://rolo@/rolo?host=/run/pg&port=70000",
+                    "postgresql://rolo@db.example:6432/rolo?port=5433"] {
             #expect(throws: PostgresStore.ConfigurationError.self, "\(bad)") { try PostgresStore.Configuration(url: bad) }
         }
         #expect(PostgresStore.Configuration.redacted("postgresql://rolo:secret@h/db") == "postgresql://rolo:***@h/db")
@@ -86,7 +92,8 @@ import Testing
         #expect(PostgresStore.Configuration.redacted("postgresql://rolo:secret@h1:1,h2:2/db") == "postgresql://rolo:***@h1:1,h2:2/db")
         #expect(try PostgresStore.Configuration(url: "postgresql://rolo@h/db?target_session_attrs=primary").servers.count == 1)
         for bad in ["postgresql://rolo@h1,,h2/db", "postgresql://rolo@h1:x,h2/db", "postgresql://rolo@h1:1,h2:70000/db",
-                    "postgresql://rolo@h1,h2/db?target_session_attrs=any", "postgresql://rolo@h1,h2/db?host=/run/pg"] {
+                    "postgresql://rolo@h1,h2/db?target_session_attrs=any", "postgresql://rolo@h1,h2/db?host=/run/pg",
+                    "postgresql://rolo@h1,h2/db?port=5433"] {
             #expect(throws: PostgresStore.ConfigurationError.self, "\(bad)") { try PostgresStore.Configuration(url: bad) }
         }
     }
