@@ -105,8 +105,7 @@ extension PostgresStore {
         /// Reads `postgresql://user:password@host:port/database?sslmode=…&sslrootcert=…`, the
         /// form libpq takes: user, password and database percent-encoded; `host=/folder` in
         /// the query for a Unix socket (with `port=` when not 5432, as libpq takes it); the port
-        /// 5432 and the user's name as the database
-        /// when left out. Several servers are written as libpq writes them,
+        /// 5432 and the user's name as the database when left out. Several servers are written as libpq writes them,
         /// `host1:port1,host2:port2`; `target_session_attrs` may say `read-write` or `primary`,
         /// which is what Rolo looks for among them anyway (it writes).
         public init(url text: String) throws {
@@ -145,7 +144,7 @@ extension PostgresStore {
             // through its socket as `?host=/var/run/postgresql&port=5433`.
             var port = components.port ?? 5432
             if let text = query["port"] {
-                guard let value = Int(text), (1...65535).contains(value) else {
+                guard let value = Self.port(text[...]) else {
                     throw ConfigurationError("the database URL's port \(text) is not a port number")
                 }
                 guard components.port == nil || components.port == value else {
@@ -164,6 +163,11 @@ extension PostgresStore {
                 }
                 servers = listed
             }
+        }
+
+        /// A port number written in a URL (1 to 65535), nil for anything else.
+        static func port(_ text: Substring) -> Int? {
+            Int(text).flatMap { (1...65535).contains($0) ? $0 : nil }
         }
 
         /// The URL with its password replaced by `***`, for logs and messages.
@@ -319,10 +323,10 @@ extension PostgresStore {
                 }
                 let name = String(host).removingPercentEncoding ?? String(host)
                 guard !name.isEmpty else { throw ConfigurationError("the database URL names an empty host in \(hostList)") }
-                guard port.isEmpty || Int(port).map({ (1...65535).contains($0) }) == true else {
+                guard let number = port.isEmpty ? 5432 : Configuration.port(port) else {
                     throw ConfigurationError("the database URL names a bad port in \(hostList)")
                 }
-                return Configuration.Server(host: name, port: port.isEmpty ? 5432 : Int(port)!)
+                return Configuration.Server(host: name, port: number)
             }
         }
     }
