@@ -1,8 +1,8 @@
 import Foundation
 import PackagePlugin
 
-/// Writes `let builtCommit = "…"` for the target it is applied to (BuildInfo), asking git on
-/// every build: see `RoloVersion.commit` for why a prebuild command.
+/// Writes `let builtCommit = "…"` for the target it is applied to (BuildInfo), asking git
+/// whenever HEAD moved or a source file changed: see `RoloVersion.commit`.
 @main
 struct BuildCommit: BuildToolPlugin {
     /// `$1` the package folder, `$2` the file to write, `$3` a commit given by the builder
@@ -21,13 +21,39 @@ struct BuildCommit: BuildToolPlugin {
         """#
 
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        let folder = context.pluginWorkDirectoryURL.appending(path: "Generated")
-        let file = folder.appending(path: "BuildCommit.swift")
+        let file = context.pluginWorkDirectoryURL.appending(path: "Generated").appending(path: "BuildCommit.swift")
         let given = ProcessInfo.processInfo.environment["ROLO_COMMIT"] ?? ""
-        return [.prebuildCommand(
+        let package = context.package.directoryURL
+        // A build command, not a prebuild one: SwiftPM runs prebuild commands only when it
+        // plans the build anew, and it reuses its plan while Package.swift and the folders
+        // stay as they are (swiftlang/swift-package-manager#5476), so a commit or a checkout
+        // left the old commit in the binary. A build command runs whenever one of its inputs
+        // changed: HEAD's reflog moves with every commit, checkout, reset and pull, and the
+        // package's source files with every edit (the `-modified` mark).
+        let sources = context.package.targets.flatMap { ($0 as? SourceModuleTarget)?.sourceFiles.map(\.url) ?? [] }
+        return [.buildCommand(
             displayName: "Reading the commit Rolo is built from",
             executable: URL(fileURLWithPath: "/bin/sh"),
-            arguments: ["-c", Self.script, "sh", context.package.directoryURL.path, file.path, given],
-            outputFilesDirectory: folder)]
+            arguments: ["-c", Self.script, "sh", package.path, file.path, given],
+            inputFiles: Self.headFiles(of: package) + sources,
+            outputFiles: [file])]
+    }
+
+    /// The files git changes when HEAD moves: `HEAD` and its reflog, in the repository's own
+    /// folder (`.git`, or the folder a worktree's `.git` file names). None without git.
+    static func headFiles(of package: URL) -> [URL] {
+        let dotGit = package.appending(path: ".git")
+        var gitFolder = dotGit
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dotGit.path, isDirectory: &isFolder) else { return [] }
+        if !isFolder.boolValue {
+            // A worktree: "gitdir: PATH".
+            guard let text = try? String(contentsOf: dotGit, encoding: .utf8),
+                  let line = text.split(separator: "\n").first, line.hasPrefix("gitdir: ") else { return [] }
+            let path = String(line.dropFirst("gitdir: ".count))
+            gitFolder = path.hasPrefix("/") ? URL(fileURLWithPath: path) : package.appending(path: path)
+        }
+        return ["HEAD", "logs/HEAD"].map { gitFolder.appending(path: $0) }
+            .filter { FileManager.default.fileExists(atPath: $0.path) }
     }
 }
