@@ -8,11 +8,13 @@ public enum RoloVersion {
     /// changes git did not have), or `unknown` when it was not built from a git checkout.
     ///
     /// Written at build time by the `BuildCommit` plugin (Plugins/BuildCommit), so a fresh
-    /// clone needs no step by hand: a prebuild command asks `git` on every build and rewrites
-    /// its one-line file only when the answer changes, so an unchanged commit rebuilds
-    /// nothing. A plugin running `/bin/sh` rather than a tool of ours built from source, and
-    /// not the manifest reading `.git`: SwiftPM caches the manifest's evaluation while
-    /// Package.swift is unchanged, so a commit read there would go stale. Where there is no
+    /// clone needs no step by hand: a build command asks `git` whenever HEAD's reflog or a
+    /// source file changed, and rewrites its one-line file only when the answer changes, so
+    /// an unchanged commit rebuilds nothing. Not a prebuild command: SwiftPM skips those
+    /// while it reuses its build plan, so a commit or checkout kept the old commit. A plugin
+    /// running `/bin/sh` rather than a tool of ours built from source, and not the manifest
+    /// reading `.git`: SwiftPM caches the manifest's evaluation while Package.swift is
+    /// unchanged, so a commit read there would go stale. Where there is no
     /// `.git` (the container build, a source tarball) `ROLO_COMMIT` in the build's
     /// environment is used, else `unknown`.
     public static let commit = builtCommit

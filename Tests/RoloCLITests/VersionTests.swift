@@ -29,6 +29,57 @@ import Testing
         }
     }
 
+    /// The commit follows HEAD from one incremental build to the next: a package of one
+    /// executable printing `builtCommit`, built with the BuildCommit plugin, then committed
+    /// to and built again, edited, reverted, and checked out at the first commit, built each time. SwiftPM skipped the prebuild command
+    /// this plugin had before while it reused its plan, so a commit or a `git pull` kept the
+    /// old commit in the binary.
+    @Test func eachIncrementalBuildStampsTheCommitItIsBuiltFrom() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-stamp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = #"""
+            set -e
+            cd "$0"
+            # The pause: the Swift driver takes a file rewritten within the second of its last
+            # compile for unchanged, and no one commits that fast after a build.
+            build() { sleep 1.1; env -u ROLO_COMMIT swift build -q --product Stamp >build.log 2>&1 || { cat build.log >&2; exit 1; }; }
+            stamp() { echo "$1 $(git rev-parse --short=12 HEAD) $(.build/debug/Stamp)"; }
+            git init -q . && git config user.email test@rolo.invalid && git config user.name test
+            mkdir -p Plugins Sources/Stamp && cp -R "$1/Plugins/BuildCommit" Plugins/
+            cat >Package.swift <<'END'
+            // swift-tools-version: 6.0
+            import PackageDescription
+            let package = Package(name: "Stamp", targets: [
+                .executableTarget(name: "Stamp", plugins: ["BuildCommit"]),
+                .plugin(name: "BuildCommit", capability: .buildTool()),
+            ])
+            END
+            echo 'print(builtCommit)' >Sources/Stamp/main.swift
+            printf '.build/\nbuild.log\n' >.gitignore
+            git add -A && git commit -qm first
+            build && stamp first
+            git commit -q --allow-empty -m second
+            build && stamp second
+            echo '// an edit' >>Sources/Stamp/main.swift
+            build && stamp edited
+            git checkout -q Sources/Stamp/main.swift
+            build && stamp reverted
+            git checkout -q HEAD~1
+            build && stamp back
+            """#
+        let outcome = try await RoloBinary.run(executable: "/bin/sh", ["-c", script, folder.path, Self.packageFolder])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let lines = outcome.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(lines.map(\.first) == ["first", "second", "edited", "reverted", "back"], "\(outcome.stdout)")
+        guard lines.count == 5, lines.allSatisfy({ $0.count == 3 }) else { return }
+        #expect(lines[0][2] == lines[0][1])
+        #expect(lines[1][2] == lines[1][1] && lines[1][1] != lines[0][1], "\(outcome.stdout)")
+        #expect(lines[2][2] == lines[1][1] + "-modified")
+        #expect(lines[3][2] == lines[1][1])
+        #expect(lines[4][2] == lines[0][1])
+    }
+
     @Test func theAdminPageShowsTheVersionTheCommandPrints() async throws {
         let version = try await RoloBinary.run(["--version"]).stdout.trimmingCharacters(in: .newlines)
         let (folder, database) = try temporaryDatabase()
