@@ -105,8 +105,8 @@ extension PostgresStore {
         /// Reads `postgresql://user:password@host:port/database?sslmode=…&sslrootcert=…`, the
         /// form libpq takes: user, password and database percent-encoded; `host=/folder` in
         /// the query for a Unix socket (with `port=` when not 5432, as libpq takes it); the port
-        /// 5432 and the user's name as the database when left out. Several servers are written as libpq writes them,
-        /// `host1:port1,host2:port2`; `target_session_attrs` may say `read-write` or `primary`,
+        /// 5432 and the user's name as the database when left out. Several servers are written
+        /// as libpq writes them, `host1:port1,host2:port2`; `target_session_attrs` may say `read-write` or `primary`,
         /// which is what Rolo looks for among them anyway (it writes).
         public init(url text: String) throws {
             guard Self.isDatabaseURL(text), let authority = Authority(text) else {

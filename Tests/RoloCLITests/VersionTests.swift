@@ -31,9 +31,9 @@ import Testing
 
     /// The commit follows HEAD from one incremental build to the next: a package of one
     /// executable printing `builtCommit`, built with the BuildCommit plugin, then committed
-    /// to and built again, edited, reverted, and checked out at the first commit, built each time. SwiftPM skipped the prebuild command
-    /// this plugin had before while it reused its plan, so a commit or a `git pull` kept the
-    /// old commit in the binary.
+    /// to, edited, reverted and checked out at the first commit, built each time. SwiftPM
+    /// skipped the prebuild command this plugin had before while it reused its plan, so a
+    /// commit or a `git pull` kept the old commit in the binary.
     @Test func eachIncrementalBuildStampsTheCommitItIsBuiltFrom() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-stamp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
