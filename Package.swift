@@ -225,7 +225,7 @@ let package = Package(
         .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
         .testTarget(name: "RoloServerTests", dependencies: [
             "RoloServer", "RoloTestControl", "RoloStore", "RoloSQLite", "DAV", "CardIndexing", "LoopbackSockets", "PushTestSupport", "WebPush", "ProcessLaunch",
-            "LDAPTestSupport", "LDAPClient",
+            "LDAPTestSupport", "LDAPClient", "RoloPostgres", "PostgresTestSupport",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], exclude: ["Fixtures"]),

@@ -41,7 +41,10 @@ import Synchronization
 /// write acknowledged before it is in that seq, whichever process made it. Losing the
 /// notices' connection stops the cache (and forgets it) until they are heard again; after a
 /// failover the notices come from the new primary or the cache stays off. Writes never use
-/// the cache.
+/// a kept card. One write takes the rest from memory: an update judged on its ETag alone
+/// (`LookupAhead.updatesByETag`) by the owner of the book, while this process is alone,
+/// takes the login's stamp and the book (`writeTarget`), and its batch's statement judges
+/// the card itself; a lock granted here forgets those (`forgetWriteTargets`).
 final class CardCache: Sendable {
     /// Taken when a read starts: its answer may be kept only if still current when it comes.
     struct Ticket: Sendable {
@@ -133,6 +136,9 @@ final class CardCache: Sendable {
         /// Users' password stamps as `InlineRead.stamp` gives them (nil: cannot sign in), by
         /// the login's bytes: two user names equal only as Unicode are two users.
         var stamps: [ExactString: String?] = [:]
+        /// Address books of their owners' homes by owner and path, each with no lock rows in
+        /// the home when read, for updates judged on their ETag (`writeTarget`).
+        var writeTargets: [WriteTargetKey: CollectionInfo] = [:]
         /// The newest seq heard for each book since the last `forgetAll`.
         var bookSeqs: [Int64: Int64] = [:]
         /// The cached card bodies' bytes (both kinds).
@@ -175,6 +181,60 @@ final class CardCache: Sendable {
                   found.collection.syncSeq >= state.bookSeqs[found.collection.id, default: .min]
             else { return nil }
             return (InlineRead(found: found, stamp: stamp), !state.unfenced)
+        }
+    }
+
+    /// A book by its owner and path, as a write names it.
+    private struct WriteTargetKey: Hashable, Sendable {
+        var owner: ExactString
+        var path: ExactString
+    }
+
+    /// Most books kept for writes: past it they all go, as the cards do when full.
+    static let writeTargetLimit = 4096
+
+    /// For an update judged on its ETag (`LookupAhead.updatesByETag`) by `login` in its own
+    /// book `path`: the login's stamp and the book, when both were kept and this process is
+    /// alone on the database and hears `server`'s notices. Unlike every other answer here
+    /// this one serves a write, so only alone: with another process, a lock it granted or a
+    /// change of the book would not be heard before the write. Nil otherwise.
+    ///
+    /// The book's seq is as it was read, older than the book's now: the write only needs
+    /// its key, kind and owner, which every change of them announces (`forgetAll`).
+    func writeTarget(login: String, path: String, server: Int) -> (stamp: String, book: CollectionInfo)? {
+        guard isEnabled else { return nil }
+        return state.withLock { state -> (stamp: String, book: CollectionInfo)? in
+            guard state.listeningTo == server, state.alone,
+                  case let stamp?? = state.stamps[ExactString(login)],
+                  let book = state.writeTargets[WriteTargetKey(owner: ExactString(login), path: ExactString(path))]
+            else { return nil }
+            return (stamp, book)
+        }
+    }
+
+    /// Keeps what a request's sign-in read started with `ticket` found (`StampAndMemberSQL`):
+    /// `login`'s stamp and its own address book `book` at `path`, whose home held no lock
+    /// rows. Not kept when anything was forgotten since the read started (a lock granted
+    /// here included, `forgetWriteTargets`).
+    func keepWriteTarget(_ book: CollectionInfo, login: String, path: String, stamp: String, ticket: Ticket) {
+        guard ExactString(book.owner) == ExactString(login), book.mount == nil, book.kind == .addressBook else { return }
+        state.withLock { state in
+            guard state.listeningTo != nil, state.alone, state.generation == ticket.generation else { return }
+            if state.writeTargets.count >= Self.writeTargetLimit { state.writeTargets.removeAll(keepingCapacity: true) }
+            state.stamps[ExactString(login)] = .some(stamp)
+            state.writeTargets[WriteTargetKey(owner: ExactString(login), path: ExactString(path))] = book
+        }
+    }
+
+    /// A lock is being granted, or was: no write goes unread on what was kept, and reads
+    /// under way keep nothing (their look-up of the locks may predate the lock). Called
+    /// before the grant's transaction and after it, so that a read between the two does not
+    /// keep a home without locks either.
+    func forgetWriteTargets() {
+        guard isEnabled else { return }
+        state.withLock { state in
+            state.generation &+= 1
+            state.writeTargets.removeAll()
         }
     }
 
@@ -453,6 +513,9 @@ final class CardCache: Sendable {
         }
     }
 
+    /// How many books are kept for writes, for tests.
+    var writeTargetCount: Int { state.withLock { $0.writeTargets.count } }
+
     /// How many cards of GETs, named cards, pages and queries, and stamps are kept, for tests.
     var counts: (cards: Int, named: Int, stamps: Int) {
         state.withLock { state in
@@ -470,6 +533,7 @@ final class CardCache: Sendable {
         state.cards.removeAll()
         state.books.removeAll()
         state.stamps.removeAll()
+        state.writeTargets.removeAll()
         state.bookSeqs.removeAll()
         state.bytes = 0
     }

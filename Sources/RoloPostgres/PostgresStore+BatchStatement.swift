@@ -10,7 +10,8 @@ import RoloStore
 /// took 5.2 ms from start to answers with the machine 38 % idle). Now a batch is its look-up
 /// (none for new cards only, If-None-Match: *, how clients upload cards and an import goes;
 /// none either for updates whose requests read their cards with the sign-in,
-/// `targetsReadAhead`, how a client edits cards) and its write. The cluster's time a card
+/// `targetsReadAhead`, or read nothing at all, `BatchUnreadSQL`, how a client edits cards)
+/// and its write. The cluster's time a card
 /// barely moved with any of it (about 0.7 ms): that is the rows (index, list row, history
 /// trigger), so an update also rewrites only the index rows that changed
 /// (`sameIndexEntry`) and a list row only when it did (`listingConflictSQL`).
@@ -45,6 +46,9 @@ extension PostgresStore {
         guard Self.canGoTogether(writes) else { return nil }
         if batch.count > 1 { writeBatches.countedTogether() }
         let targets: [BatchTarget]
+        // Whether the targets are what the requests knew (none read here): an update by ETag
+        // found nothing then, and is judged by the statement (`Pending.byETag`).
+        var readHere = false
         if batch.allSatisfy({ $0.precondition == .ifNoneMatchAny }) {
             // New cards only: nothing to find; a name or UID taken fails the statement.
             targets = Array(repeating: (nil, nil, nil, nil, nil), count: writes.count)
@@ -57,12 +61,20 @@ extension PostgresStore {
             }
             guard found.count == writes.count else { throw BatchMismatch() }
             targets = try found.map { try $0.decode(BatchTarget.self) }
+            readHere = true
         }
         var results: [Result<PutResult, any Error>] = []
         // Each accepted write with its slot in `results`.
         var accepted: [(write: AcceptedWrite, slot: Int)] = []
         var exclusion: PushExclusion?
         for (pending, (id, etag, storedUID, seq, holder)) in zip(batch, targets) {
+            if let byETag = pending.byETag, !readHere {
+                accepted.append((AcceptedWrite(write: pending.write, existingID: nil, foundSeq: 0, place: Int64(accepted.count + 1),
+                                               byETag: byETag), results.count))
+                results.append(.failure(BatchMismatch())) // the answer once written
+                exclusion = exclusion?.merged(with: pending.exclusion) ?? pending.exclusion
+                continue
+            }
             var existing: ExistingResource?
             if let id, let etag { existing = ExistingResource(id: id, etag: etag, uid: storedUID) }
             var stored = pending.write.card
@@ -81,20 +93,24 @@ extension PostgresStore {
         }
         guard !accepted.isEmpty else { return results }
         let encoded = exclusion.map { $0 == .nobody ? "" : $0.encoded } ?? ""
-        // Which of the two forms: the text and the prepared statement must agree.
-        let replaces = accepted.contains { $0.write.existingID != nil }
+        // Which of the three forms: the text and the prepared statement must agree.
+        let unread = accepted.filter { $0.write.byETag != nil }.count
+        let replaces = unread > 0 || accepted.contains { $0.write.existingID != nil }
         var sql = replaces ? SQLBuilder.opaque() : SQLBuilder()
-        Self.writeStatement(accepted.map(\.write), collectionID: collectionID, replaces: replaces, exclusion: encoded,
-                            now: now, to: &sql)
+        Self.writeStatement(accepted.map(\.write), collectionID: collectionID, replaces: replaces, unread: unread > 0,
+                            exclusion: encoded, now: now, to: &sql)
         let query = sql.query
+        if unread > 0 { writeBatches.countedUnread(unread) }
         let row = try await standalone { connection in
-            try await (replaces ? connection.rows(query, as: BatchWriteSQL.self) : connection.rows(query, as: BatchNewSQL.self))
+            try await (unread > 0 ? connection.rows(query, as: BatchUnreadSQL.self)
+                : replaces ? connection.rows(query, as: BatchWriteSQL.self) : connection.rows(query, as: BatchNewSQL.self))
                 .first?.decode((Int64, Int64?).self)
         }
         // No book row to take (the book is gone, nothing written): each write on its own says so.
         guard let (written, base) = row, let base, written == Int64(accepted.count) else { throw BatchMismatch() }
         for (write, slot) in accepted {
-            results[slot] = .success(PutResult(etag: write.write.etag, created: write.existingID == nil, seq: base + write.place))
+            results[slot] = .success(PutResult(etag: write.write.etag, created: write.existingID == nil && write.byETag == nil,
+                                               seq: base + write.place))
         }
         return results
     }
@@ -113,7 +129,8 @@ extension PostgresStore {
         var targets: [BatchTarget] = []
         targets.reserveCapacity(batch.count)
         for pending in batch {
-            if pending.precondition == .ifNoneMatchAny {
+            // New cards and updates judged by the statement (`Pending.byETag`) find nothing.
+            if pending.precondition == .ifNoneMatchAny || pending.byETag != nil {
                 targets.append((nil, nil, nil, nil, nil))
                 continue
             }
@@ -138,12 +155,14 @@ extension PostgresStore {
     }
 
     /// A write the rules accepted: an update of `existingID`, which the look-up found at
-    /// `foundSeq`, or a new resource; its seq is the book's before the statement plus `place`.
+    /// `foundSeq`, or a new resource; or an update of the card whose ETag is `byETag`, found
+    /// and judged by the statement. Its seq is the book's before the statement plus `place`.
     private struct AcceptedWrite {
         let write: ResourceWrite
         let existingID: Int64?
         let foundSeq: Int64
         let place: Int64
+        var byETag: String? = nil
     }
 
     /// The batch's statement did not find a card as the look-up left it, or its book: answered
@@ -184,6 +203,13 @@ extension PostgresStore {
     /// `BatchWriteSQL`'s form for batches of new cards alone.
     enum BatchNewSQL: AssembledSQL {}
 
+    /// `BatchWriteSQL`'s form for batches with an update whose request read nothing of its
+    /// card (`AcceptedWrite.byETag`): the statement finds each such card by name, in its own
+    /// snapshot, and writes it only when it has that ETag and keeps its UID (a card whose
+    /// UID changes is judged write by write, as any refused statement's). Its seq as found
+    /// is then what the update checks, as for a card the look-up found.
+    enum BatchUnreadSQL: AssembledSQL {}
+
     /// Writes `accepted` as `insert` and `replace` write one card each, with the same rows:
     /// the resource, its index, member and list rows, its version's body and part references,
     /// the parts its old body held that the new one does not, and its change row; each its
@@ -191,8 +217,8 @@ extension PostgresStore {
     /// seq reads it), its notification carrying `exclusion` ("" for nobody). Answers the
     /// number of resources written and the book's seq before, or fails when a card is not as
     /// the look-up found it.
-    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, replaces: Bool, exclusion: String, now: Double,
-                                       to sql: inout SQLBuilder) {
+    private static func writeStatement(_ accepted: [AcceptedWrite], collectionID: Int64, replaces: Bool, unread: Bool,
+                                       exclusion: String, now: Double, to sql: inout SQLBuilder) {
         let collection = sql.bind(collectionID)
         let time = sql.bind(now)
         // Arrays hold no NULLs here: an optional is a value and a flag.
@@ -244,6 +270,9 @@ extension PostgresStore {
         let partStarts = sql.bind(partRows.map { Int64($0.part.start) })
         let partLengths = sql.bind(partRows.map { Int64($0.part.data.count) })
         let count = sql.bind(Int64(accepted.count))
+        // The replaced cards' keys: the arrays' own, or, when the statement finds some
+        // (`unread`), read from `w` once (`BatchUnreadSQL`).
+        let replacedIDs = unread ? "ARRAY(SELECT id FROM w WHERE id > 0)" : "\(ids)::BIGINT[]"
         // Every seq is the book's before plus the write's place: the book's row is the first
         // thing the statement takes, and its lock is the book's turn.
         let seq = "(SELECT base FROM book) + w.place"
@@ -279,7 +308,7 @@ extension PostgresStore {
             SELECT i.id, w.k, FALSE FROM inserted i JOIN w ON w.id = 0 AND w.name = i.name
             """ : "SELECT i.id, w.k, FALSE AS replaced FROM inserted i JOIN w ON w.name = i.name"
         let replaced = !replaces ? "" : """
-            old_members AS (DELETE FROM group_members WHERE resource_id = ANY(\(ids)::BIGINT[])),
+            old_members AS (DELETE FROM group_members WHERE resource_id = ANY(\(replacedIDs))),
             old_listings AS (DELETE FROM card_listings WHERE resource_id IN (SELECT id FROM w WHERE id <> 0 AND NOT listed)),
             -- The new entries a replaced card has already: its rows read by their card's key
             -- first (OFFSET 0 keeps the planner from reaching into the subquery), then
@@ -290,15 +319,32 @@ extension PostgresStore {
             -- row of a card).
             kept_entries AS (
                 SELECT w.id, e.k, e.position
-                FROM (SELECT * FROM card_index WHERE resource_id = ANY(\(ids)::BIGINT[]) OFFSET 0) c
+                FROM (SELECT * FROM card_index WHERE resource_id = ANY(\(replacedIDs)) OFFSET 0) c
                 JOIN w ON w.id = c.resource_id JOIN new_entries e ON e.k = w.k AND \(sameIndexEntry)),
             -- A replaced card's rows but those it keeps.
             old_entries AS (
-                DELETE FROM card_index c WHERE c.resource_id = ANY(\(ids)::BIGINT[])
+                DELETE FROM card_index c WHERE c.resource_id = ANY(\(replacedIDs))
                 AND NOT EXISTS (SELECT 1 FROM kept_entries kept WHERE kept.id = c.resource_id AND kept.position = c.position)),
             """
+        // With updates found here, the arrays' keys and seqs are the requests' (`given_`), and
+        // `w` adds each card's as the statement's snapshot has it: a probe of the name's
+        // unique index (`LIMIT 1`, as in `StampAndMemberSQL`), the row kept only with the ETag
+        // the If-Match names and the UID the card keeps; -1 for none, which no row has, so
+        // that the count of written cards comes short and the batch goes write by write.
+        let arrays = unread ? "q" : "w"
+        let byETags = unread ? ", \(sql.bind(accepted.map { $0.byETag ?? "" }))::TEXT[]" : ""
+        let withs = unread ? """
+            w AS (
+                SELECT q.*,
+                       CASE WHEN q.by_etag = '' THEN q.given_id ELSE COALESCE(e.id, -1) END AS id,
+                       CASE WHEN q.by_etag = '' THEN q.given_seq ELSE COALESCE(e.seq, -1) END AS found_seq
+                FROM q LEFT JOIN LATERAL (
+                    SELECT r.id, r.seq FROM resources r
+                    WHERE q.by_etag <> '' AND r.collection_id = \(collection) AND r.name = q.name AND r.etag = q.by_etag
+                          AND r.uid = q.uid LIMIT 1) e ON true),
+            """ : ""
         sql.append("""
-            WITH w AS (
+            WITH \(arrays) AS (
                 SELECT * FROM unnest(\(ids)::BIGINT[], \(names)::TEXT[], \(contentTypes)::TEXT[], \(etags)::TEXT[],
                                      \(sizes)::BIGINT[], \(places)::BIGINT[], \(foundSeqs)::BIGINT[], \(uids)::TEXT[], \(kinds)::TEXT[],
                                      \(bodies)::BYTEA[], \(skeletons)::BYTEA[],
@@ -306,11 +352,13 @@ extension PostgresStore {
                                      \(listed)::BOOLEAN[], \(isGroup)::BOOLEAN[], \(sortKeys)::TEXT[], \(displayNames)::TEXT[],
                                      \(organizations)::TEXT[], \(hasOrganization)::BOOLEAN[], \(emails)::TEXT[],
                                      \(hasEmail)::BOOLEAN[], \(phones)::TEXT[], \(hasPhone)::BOOLEAN[], \(hasPhoto)::BOOLEAN[],
-                                     \(searchTexts)::TEXT[])
-                    WITH ORDINALITY AS w(id, name, content_type, etag, size, place, found_seq, uid, kind, data, skeleton,
+                                     \(searchTexts)::TEXT[]\(byETags))
+                    WITH ORDINALITY AS \(arrays)(\(unread ? "given_id" : "id"), name, content_type, etag, size, place,
+                                         \(unread ? "given_seq" : "found_seq"), uid, kind, data, skeleton,
                                          actor_user, has_user, actor_credential, listed, is_group, sort_key, display_name,
                                          organization, has_organization, email, has_email, phone, has_phone, has_photo,
-                                         search_text, k)),
+                                         search_text, \(unread ? "by_etag, " : "")k)),
+            \(withs)
             parts AS (
                 SELECT * FROM unnest(\(partK)::INTEGER[], \(partHashes)::TEXT[], \(partStarts)::BIGINT[],
                                      \(partLengths)::BIGINT[]) AS p(k, hash, start, length)),

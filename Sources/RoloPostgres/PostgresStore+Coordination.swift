@@ -59,7 +59,11 @@ extension PostgresStore {
     }
 
     public func grantWriteLock(_ lock: WriteLock, maxPerUser: Int, now: Date) async throws -> WriteLockRefusal? {
-        try await transaction { connection in
+        // Updates by ETag that skip the look-up of locks (`CardCache.writeTarget`) stop
+        // before the grant, and no read racing it keeps a home without locks.
+        cardCache.forgetWriteTargets()
+        defer { cardCache.forgetWriteTargets() }
+        return try await transaction { connection in
             try await connection.execute("SELECT pg_advisory_xact_lock(\(Self.writeLockGrantKey))")
             try await connection.execute("DELETE FROM locks WHERE expires < \(now.timeIntervalSince1970)")
             let held = try await connection.first("SELECT count(*) FROM locks WHERE \"user\" = \(lock.user)")?.decode(Int64.self) ?? 0

@@ -48,6 +48,9 @@ final class WriteBatches: Sendable {
         /// The card as the request's lookup found it, when it read its row
         /// (`LookupAhead.takeMemberRow`): the batch's look-up then need not read it again.
         var found: LookupAhead.MemberRow? = nil
+        /// The one ETag an update's If-Match names when its request read nothing of the card
+        /// (`LookupAhead.takeUnreadWrite`): the batch's statement judges it on the row.
+        var byETag: String? = nil
         let exclusion: PushExclusion
         let answer: @Sendable (Result<PutResult, any Error>) -> Void
     }
@@ -57,6 +60,7 @@ final class WriteBatches: Sendable {
         var queues: [Int64: [Pending]] = [:]
         var batches = 0
         var together = 0
+        var unread = 0
     }
 
     let limits: Limits
@@ -78,6 +82,14 @@ final class WriteBatches: Sendable {
 
     /// Counts a batch written by one statement (`togetherCount`).
     func countedTogether() { state.withLock { $0.together += 1 } }
+
+    /// Updates whose requests read nothing of their card, judged and written by their
+    /// batch's statement (`Pending.byETag`), or sent to it: a failed statement's writes go
+    /// one by one after.
+    var unreadCount: Int { state.withLock { $0.unread } }
+
+    /// Counts `count` such updates (`unreadCount`).
+    func countedUnread(_ count: Int) { state.withLock { $0.unread += count } }
 
     /// Queues `pending`; true when the book had no task running, and the caller starts one.
     func enqueue(_ pending: Pending, collectionID: Int64) -> Bool {
@@ -117,9 +129,14 @@ extension PostgresStore {
     func putBatched(collectionID: Int64, write: ResourceWrite, precondition: WritePrecondition) async throws -> PutResult {
         let exclusion = PushExclusion.current ?? .nobody
         let found = LookupAhead.current?.takeMemberRow(collectionID: collectionID, name: write.name)
+        var byETag: String?
+        if case .ifMatch(let tags) = precondition, tags.count == 1, write.card != nil,
+           LookupAhead.current?.takeUnreadWrite(collectionID: collectionID, name: write.name) == true {
+            byETag = tags[0]
+        }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PutResult, any Error>) in
-            let pending = WriteBatches.Pending(write: write, precondition: precondition, found: found, exclusion: exclusion,
-                                               answer: { continuation.resume(with: $0) })
+            let pending = WriteBatches.Pending(write: write, precondition: precondition, found: found, byETag: byETag,
+                                               exclusion: exclusion, answer: { continuation.resume(with: $0) })
             guard writeBatches.enqueue(pending, collectionID: collectionID) else { return }
             // Detached: the batch is no one request's, and must not carry the first one's
             // task locals (its push exclusion, its author) into the others.

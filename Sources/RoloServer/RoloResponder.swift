@@ -28,7 +28,7 @@ final class RoloResponder: HTTPResponder, Sendable {
     let handler: DAVHandler
     /// The store lookup a DAV request on a path makes first, bound for its sign-in
     /// (`LookupAhead`): a store that reads the login's stamp over a network reads it too.
-    let lookupAhead: (@Sendable (String) -> LookupAhead?)?
+    let lookupAhead: RoloServer.LookupAheadMaker?
     let accessLog: AccessLog
     /// The access history: what each credential read and wrote, counted per request.
     let recorder: AccessRecorder?
@@ -43,7 +43,7 @@ final class RoloResponder: HTTPResponder, Sendable {
     let proxy: (source: ProxySource, header: HTTPField.Name)?
 
     init(configuration: ServerConfiguration, authenticator: BasicAuthenticator, handler: @escaping DAVHandler,
-         lookupAhead: (@Sendable (String) -> LookupAhead?)? = nil, accessLog: AccessLog, recorder: AccessRecorder?,
+         lookupAhead: RoloServer.LookupAheadMaker? = nil, accessLog: AccessLog, recorder: AccessRecorder?,
          api: AccountAPI, web: WebApp?, feeds: FeedEndpoint? = nil) {
         self.configuration = configuration; self.authenticator = authenticator; self.handler = handler
         self.feeds = feeds
@@ -70,7 +70,10 @@ final class RoloResponder: HTTPResponder, Sendable {
         let response: Response
         do {
             if let path = Self.decodedPath(request.uri.path) {
-                response = try await LookupAhead.$current.withValue(lookupAhead?(path)) {
+                let ahead = lookupAhead?(path, method) { name in
+                    HTTPField.Name(name).flatMap { request.headers[values: $0] }.flatMap { $0.isEmpty ? nil : $0.joined(separator: ", ") }
+                }
+                response = try await LookupAhead.$current.withValue(ahead) {
                     try await route(request, method: method, path: path, remote: remote, peer: { context.remoteAddress },
                                     user: &user)
                 }

@@ -27,7 +27,7 @@ extension RoloServer {
         let engine = DAVService(store: store, configuration: davConfiguration)
         return RoloServer(configuration: configuration, store: store, handler: engine.handle,
                           immediateHandler: engine.inlineResponse,
-                          lookupAhead: store.readsLookupsAhead ? engine.lookupAhead(forPath:) : nil,
+                          lookupAhead: store.readsLookupsAhead ? engine.lookupAhead(forPath:method:header:) : nil,
                           resetHandler: engine.releaseAllLocks,
                           logger: logger, metrics: metrics, push: push)
     }

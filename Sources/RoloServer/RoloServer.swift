@@ -18,7 +18,11 @@ public struct RoloServer: Sendable {
     /// GET and HEAD of cards answered without waiting, in the channel pipeline; nil for none.
     let immediateHandler: ImmediateDAVHandler?
     /// The store lookup a DAV request on a path makes first (`LookupAhead`); nil for none.
-    let lookupAhead: (@Sendable (String) -> LookupAhead?)?
+    let lookupAhead: LookupAheadMaker?
+
+    /// Makes a request's `LookupAhead` from its decoded path, its method and its headers
+    /// (by lower-cased name, repeated fields joined by commas): `DAVService.lookupAhead`.
+    typealias LookupAheadMaker = @Sendable (_ path: String, _ method: String, _ header: (String) -> String?) -> LookupAhead?
     /// Forgets the engine's in-memory state (DAV locks) on a test-control reset.
     let resetHandler: @Sendable () async -> Void
     let logger: Logger
@@ -35,7 +39,7 @@ public struct RoloServer: Sendable {
     }
 
     init(configuration: ServerConfiguration, store: any RoloStore, handler: @escaping DAVHandler,
-         immediateHandler: ImmediateDAVHandler?, lookupAhead: (@Sendable (String) -> LookupAhead?)?,
+         immediateHandler: ImmediateDAVHandler?, lookupAhead: LookupAheadMaker?,
          resetHandler: @escaping @Sendable () async -> Void, logger: Logger, metrics: ServerMetrics, push: PushRuntime?) {
         self.configuration = configuration
         self.store = store

@@ -18,6 +18,12 @@ public final class LookupAhead: Sendable {
     /// The member the request names (`CardStore.collectionMember(owner:path:name:)`); nil
     /// when the request is on the collection itself.
     public let name: String?
+    /// Whether the request is an update judged on one entity tag alone: a PUT with one
+    /// `If-Match` ETag, no `If` header and no quota to check. A store that remembers the
+    /// login's stamp and the book (PostgreSQL's `CardCache`) may then sign the request in
+    /// and let its write go to the book's batch with nothing read (`fillUnread`): the
+    /// batch's statement judges the ETag and the UID on the row it updates.
+    public let updatesByETag: Bool
 
     /// What the store found: the collection, with the member when one was named and exists;
     /// nil for no such collection.
@@ -56,14 +62,20 @@ public final class LookupAhead: Sendable {
         var homeHasLocks: Bool?
         /// Nil once taken (`takeMemberRow`), apart from `found`.
         var memberRow: MemberRow?
+        /// The book, from the store's memory, of an update judged on its ETag
+        /// (`fillUnread`); nil once taken.
+        var unreadBook: CollectionInfo?
+        /// The book and name of the write that took `unreadBook` (`takeUnreadWrite`).
+        var unreadWrite: (collectionID: Int64, name: String)?
     }
 
     private let state = Mutex(State())
     /// The seq of each book a look-up of this request read (`noteBook`).
     private let bookSeqs = Mutex<[Int64: Int64]>([:])
 
-    public init(owner: String, path: [String], name: String?) {
+    public init(owner: String, path: [String], name: String?, updatesByETag: Bool = false) {
         self.owner = owner; self.path = path; self.name = name
+        self.updatesByETag = updatesByETag && name != nil
     }
 
     /// The request's lookup, when the server named it.
@@ -78,6 +90,40 @@ public final class LookupAhead: Sendable {
         state.withLock { state in
             guard !state.read else { return }
             state = State(read: true, found: found, homeHasLocks: homeHasLocks, memberRow: found.memberRow)
+        }
+    }
+
+    /// Keeps `book`, which the store answered from memory with the login's stamp, for an
+    /// update judged on its ETag (`updatesByETag`): nothing was read, the member included,
+    /// and the owner's home held no lock rows as far as the store knows. Ignored once the
+    /// store read or filled anything.
+    public func fillUnread(book: CollectionInfo) {
+        state.withLock { state in
+            guard !state.read, updatesByETag else { return }
+            state = State(read: true, found: nil, homeHasLocks: false, memberRow: nil, unreadBook: book)
+        }
+    }
+
+    /// The book kept by `fillUnread`, once, for this request's update of `name` in
+    /// `path`: the caller then writes without reading the member, and says so to the store
+    /// through `takeUnreadWrite`. Nil when the store read the lookup, or for another one.
+    public func takeUnreadBook(owner: String, path: [String], name: String) -> CollectionInfo? {
+        guard owner == self.owner, path == self.path, name == self.name else { return nil }
+        return state.withLock { state in
+            guard let book = state.unreadBook else { return nil }
+            state.unreadBook = nil
+            state.unreadWrite = (book.id, name)
+            return book
+        }
+    }
+
+    /// True, once, when this request's write to `name` in `collectionID` is the update
+    /// that took its book unread (`takeUnreadBook`): its store judges the ETag itself.
+    public func takeUnreadWrite(collectionID: Int64, name: String) -> Bool {
+        state.withLock { state in
+            guard let write = state.unreadWrite, write.collectionID == collectionID, write.name == name else { return false }
+            state.unreadWrite = nil
+            return true
         }
     }
 

@@ -27,9 +27,16 @@ struct TestServer: Sendable {
     func request(_ method: String, _ path: String, user: String? = "alice", password: String? = nil,
                  headers: [String: String] = [:], body: Data? = nil,
                  extra: [String] = []) async throws -> CurlResult {
+        try await Self.request(base: base, method, path, user: user, password: password, headers: headers, body: body, extra: extra)
+    }
+
+    /// `request` to the server at `base`, whichever store it runs on.
+    static func request(base: String, _ method: String, _ path: String, user: String? = "alice", password: String? = nil,
+                        headers: [String: String] = [:], body: Data? = nil,
+                        extra: [String] = []) async throws -> CurlResult {
         var args = method == "HEAD" ? ["-I"] : ["-X", method]
         if let user {
-            let secret = password ?? Self.users.first { $0.0 == user }?.1 ?? ""
+            let secret = password ?? users.first { $0.0 == user }?.1 ?? ""
             args += ["-u", "\(user):\(secret)"]
         }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { args += ["-H", "\(name): \(value)"] }
