@@ -107,6 +107,21 @@ import Testing
             #expect(bob.status == 404, "\(bob.text)")
             #expect(server.unread == 4)
 
+            // Eight racing updates naming one ETag, unread: one wins, the others are 412.
+            let raced = try await withThrowingTaskGroup(of: (Int, CurlResult).self) { group in
+                for index in 0..<8 {
+                    group.addTask { (index, try await server.put("ada.vcf", uid: "ada-1", fullName: "Ada Race \(index)", ifMatch: etag3)) }
+                }
+                return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            let winners = raced.filter { $0.value.status == 204 }
+            #expect(winners.count == 1 && raced.values.filter { $0.status == 412 }.count == 7,
+                    "\(raced.mapValues(\.status))")
+            if let (index, winner) = winners.first {
+                let now = try await server.request("GET", Self.book + "ada.vcf")
+                #expect(now.text.contains("FN:Ada Race \(index)") && now.headers["etag"] == winner.headers["etag"])
+            }
+
             // The changes feed holds every write once, in order.
             let integrity = try await server.store.integrityCheck()
             #expect(integrity == [], "\(integrity)")
