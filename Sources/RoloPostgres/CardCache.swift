@@ -513,9 +513,6 @@ final class CardCache: Sendable {
         }
     }
 
-    /// How many books are kept for writes, for tests.
-    var writeTargetCount: Int { state.withLock { $0.writeTargets.count } }
-
     /// How many cards of GETs, named cards, pages and queries, and stamps are kept, for tests.
     var counts: (cards: Int, named: Int, stamps: Int) {
         state.withLock { state in

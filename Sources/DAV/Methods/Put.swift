@@ -101,7 +101,7 @@ extension DAVService {
         }
         let collection: CollectionInfo
         var existing: ResourceInfo?
-        if mayUpdateByETag({ request.headers[$0] }), let book = bookUnread(path) {
+        if let book = bookUnread(path) {
             // An update judged on its ETag by the store, the card unread (`mayUpdateByETag`):
             // the access a member of the book has, as `.object` below decides it.
             guard let held = Access.privileges(on: .member(of: book), for: request.credential) else { throw DAVError.notFound }
@@ -192,7 +192,9 @@ extension DAVService {
 
     /// The book of a PUT that its store signed in with nothing read (`LookupAhead.fillUnread`):
     /// an address book of the login's own home, as the store remembered it. Nil otherwise,
-    /// and the PUT resolves its path as any request does.
+    /// and the PUT resolves its path as any request does. Only a lookup made for this
+    /// request's headers is filled so (`lookupAhead(forPath:method:header:)` asks
+    /// `mayUpdateByETag`), so they are not judged again here.
     private func bookUnread(_ path: ResourcePath) -> CollectionInfo? {
         guard case .member(let user, let components) = path, components.count >= 2,
               let book = LookupAhead.current?.takeUnreadBook(owner: user, path: Array(components.dropLast()),
