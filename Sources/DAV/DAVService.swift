@@ -157,14 +157,14 @@ extension DAVService {
     /// The store lookup `resolve` makes first for a request on `path`, named before the
     /// request is signed in (`LookupAhead`): the collection for a path of one component below
     /// a home, the parent collection and the member for a deeper one. Nil elsewhere.
-    /// `header` gives the request's header of a lower-cased name: a PUT that may go as an
-    /// update judged on its ETag alone says so (`LookupAhead.updatesByETag`, `Put`).
+    /// `header` gives the request's header of a lower-cased name: a PUT its store may judge
+    /// with nothing of the card read says so (`LookupAhead.writesUnread`, `Put`).
     public func lookupAhead(forPath path: String, method: String = "GET",
                             header: (String) -> String? = { _ in nil }) -> LookupAhead? {
         guard case .member(let user, let components)? = ResourcePath(path: path, configuration: configuration) else { return nil }
         if components.count == 1 { return LookupAhead(owner: user, path: components, name: nil) }
         return LookupAhead(owner: user, path: Array(components.dropLast()), name: components[components.count - 1],
-                           updatesByETag: method == "PUT" && mayUpdateByETag(header))
+                           writesUnread: method == "PUT" && mayWriteUnread(header))
     }
 
     /// With `directory = gateway`: whether the request is for the directory's search path in

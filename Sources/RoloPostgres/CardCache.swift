@@ -41,10 +41,11 @@ import Synchronization
 /// write acknowledged before it is in that seq, whichever process made it. Losing the
 /// notices' connection stops the cache (and forgets it) until they are heard again; after a
 /// failover the notices come from the new primary or the cache stays off. Writes never use
-/// a kept card. One write takes the rest from memory: an update judged on its ETag alone
-/// (`LookupAhead.updatesByETag`) by the owner of the book, while this process is alone,
-/// takes the login's stamp and the book (`writeTarget`), and its batch's statement judges
-/// the card itself; a lock granted here forgets those (`forgetWriteTargets`).
+/// a kept card. Some writes take the rest from memory: an update judged on its ETag alone,
+/// or a new card (`LookupAhead.writesUnread`), by the owner of the book, while this process
+/// is alone, takes the login's stamp and the book (`writeTarget`), and its batch's
+/// statement judges the card itself; a lock granted here forgets those
+/// (`forgetWriteTargets`).
 final class CardCache: Sendable {
     /// Taken when a read starts: its answer may be kept only if still current when it comes.
     struct Ticket: Sendable {
@@ -193,7 +194,7 @@ final class CardCache: Sendable {
     /// Most books kept for writes: past it they all go, as the cards do when full.
     static let writeTargetLimit = 4096
 
-    /// For an update judged on its ETag (`LookupAhead.updatesByETag`) by `login` in its own
+    /// For a write its batch judges (`LookupAhead.writesUnread`) by `login` in its own
     /// book `path`: the login's stamp and the book, when both were kept and this process is
     /// alone on the database and hears `server`'s notices. Unlike every other answer here
     /// this one serves a write, so only alone: with another process, a lock it granted or a

@@ -100,7 +100,6 @@ extension PostgresStore {
         Self.writeStatement(accepted.map(\.write), collectionID: collectionID, replaces: replaces, unread: unread > 0,
                             exclusion: encoded, now: now, to: &sql)
         let query = sql.query
-        if unread > 0 { writeBatches.countedUnread(unread) }
         let row = try await standalone { connection in
             try await (unread > 0 ? connection.rows(query, as: BatchUnreadSQL.self)
                 : replaces ? connection.rows(query, as: BatchWriteSQL.self) : connection.rows(query, as: BatchNewSQL.self))

@@ -59,7 +59,7 @@ extension PostgresStore {
     }
 
     public func grantWriteLock(_ lock: WriteLock, maxPerUser: Int, now: Date) async throws -> WriteLockRefusal? {
-        // Updates by ETag that skip the look-up of locks (`CardCache.writeTarget`) stop
+        // Writes that go unread, skipping the look-up of locks (`CardCache.writeTarget`) stop
         // before the grant, and no read racing it keeps a home without locks.
         cardCache.forgetWriteTargets()
         defer { cardCache.forgetWriteTargets() }

@@ -249,11 +249,12 @@ extension PostgresStore {
     /// `StampAndMemberSQL` on the calling event loop's own connection, gathered: the stamp, with what
     /// was found for `ahead`. Nil when the loop has no connection or the read failed (the
     /// caller then reads the stamp alone, and the lookup is made when the request asks it).
-    /// An update by ETag off the event loops (an in-process server's) reads it through the
-    /// pool instead, so that its book is kept for the next (`CardCache.writeTarget`).
+    /// A write that may go unread (`LookupAhead.writesUnread`) off the event loops (an
+    /// in-process server's) reads it through the pool instead, so that its book is kept for
+    /// the next (`CardCache.writeTarget`).
     func stampReadingAhead(_ ahead: LookupAhead, user: String) async -> String?? {
         let values = [ahead.owner, Self.joined(ahead.path), ahead.name ?? "", user]
-        let ticket = ahead.updatesByETag ? cardCache.ticket() : nil
+        let ticket = ahead.writesUnread ? cardCache.ticket() : nil
         let read: PostgresRow?? = await withCheckedContinuation { continuation in
             guard let loop = MultiThreadedEventLoopGroup.currentEventLoop,
                   loopReads.read(StampAndMemberSQL.self, on: loop, server: primary.currentIndex, bound: loopReadBound,
@@ -274,7 +275,7 @@ extension PostgresStore {
         }
         guard let (stamp, found, locks) = try? Self.stampAndMember(columns) else { return nil }
         ahead.fill(found, homeHasLocks: locks)
-        // The next updates by ETag of this login's book go unread (`CardCache.writeTarget`).
+        // The next such writes to this login's book go unread (`CardCache.writeTarget`).
         if let ticket, let stamp, !locks, let book = found.member?.collection {
             cardCache.keepWriteTarget(book, login: user, path: values[1], stamp: stamp, ticket: ticket)
         }

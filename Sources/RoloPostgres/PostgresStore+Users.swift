@@ -65,9 +65,9 @@ extension PostgresStore {
         // connection: with the request's first lookup when the server named it
         // (`LookupAhead`), else gathered with the GETs (`readOnLoop`: no card asked for). One
         // round trip without the pool's thread hops; a failed read there asks the pool.
-        if let ahead = LookupAhead.current, ahead.isWaiting, ahead.updatesByETag, ExactString(ahead.owner) == ExactString(user),
+        if let ahead = LookupAhead.current, ahead.isWaiting, ahead.writesUnread, ExactString(ahead.owner) == ExactString(user),
            let (stamp, book) = cardCache.writeTarget(login: user, path: Self.joined(ahead.path), server: primary.currentIndex) {
-            // An update of the login's own book judged on its ETag: nothing to read at all.
+            // A write to the login's own book that its batch judges: nothing to read at all.
             ahead.fillUnread(book: book)
             return stamp
         }

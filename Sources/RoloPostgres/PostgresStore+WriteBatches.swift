@@ -83,13 +83,13 @@ final class WriteBatches: Sendable {
     /// Counts a batch written by one statement (`togetherCount`).
     func countedTogether() { state.withLock { $0.together += 1 } }
 
-    /// Updates whose requests read nothing of their card, judged and written by their
-    /// batch's statement (`Pending.byETag`), or sent to it: a failed statement's writes go
-    /// one by one after.
+    /// Writes whose requests read nothing before their batch, neither their card nor their
+    /// book (`LookupAhead.takeUnreadBook`): judged by their batch's statement (an update by
+    /// `Pending.byETag`), and, when it failed, one by one after.
     var unreadCount: Int { state.withLock { $0.unread } }
 
-    /// Counts `count` such updates (`unreadCount`).
-    func countedUnread(_ count: Int) { state.withLock { $0.unread += count } }
+    /// Counts one such write (`unreadCount`).
+    func countedUnread() { state.withLock { $0.unread += 1 } }
 
     /// Queues `pending`; true when the book had no task running, and the caller starts one.
     func enqueue(_ pending: Pending, collectionID: Int64) -> Bool {
@@ -129,10 +129,13 @@ extension PostgresStore {
     func putBatched(collectionID: Int64, write: ResourceWrite, precondition: WritePrecondition) async throws -> PutResult {
         let exclusion = PushExclusion.current ?? .nobody
         let found = LookupAhead.current?.takeMemberRow(collectionID: collectionID, name: write.name)
+        // A write whose request read nothing (`LookupAhead.takeUnreadBook`): the statement
+        // judges an update's one ETag (`byETag`), and a new card's name and UID as it judges
+        // every new card's.
         var byETag: String?
-        if case .ifMatch(let tags) = precondition, tags.count == 1, write.card != nil,
-           LookupAhead.current?.takeUnreadWrite(collectionID: collectionID, name: write.name) == true {
-            byETag = tags[0]
+        if LookupAhead.current?.takeUnreadWrite(collectionID: collectionID, name: write.name) == true {
+            writeBatches.countedUnread()
+            if case .ifMatch(let tags) = precondition, tags.count == 1, write.card != nil { byETag = tags[0] }
         }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PutResult, any Error>) in
             let pending = WriteBatches.Pending(write: write, precondition: precondition, found: found, byETag: byETag,

@@ -18,12 +18,14 @@ public final class LookupAhead: Sendable {
     /// The member the request names (`CardStore.collectionMember(owner:path:name:)`); nil
     /// when the request is on the collection itself.
     public let name: String?
-    /// Whether the request is an update judged on one entity tag alone: a PUT with one
-    /// `If-Match` ETag, no `If` header and no quota to check. A store that remembers the
-    /// login's stamp and the book (PostgreSQL's `CardCache`) may then sign the request in
-    /// and let its write go to the book's batch with nothing read (`fillUnread`): the
-    /// batch's statement judges the ETag and the UID on the row it updates.
-    public let updatesByETag: Bool
+    /// Whether the request is a PUT its store may judge with nothing of the card read: an
+    /// update with one `If-Match` ETag, or a new card (`If-None-Match: *`), with no `If`
+    /// header and no quota to check (`DAVService.mayWriteUnread`). A store that remembers
+    /// the login's stamp and the book (PostgreSQL's `CardCache`) may then sign the request
+    /// in and let its write go to the book's batch with nothing read (`fillUnread`): the
+    /// batch's statement judges the ETag and the UID on the row it updates, or fails on a
+    /// name or UID taken for a new card.
+    public let writesUnread: Bool
 
     /// What the store found: the collection, with the member when one was named and exists;
     /// nil for no such collection.
@@ -73,9 +75,9 @@ public final class LookupAhead: Sendable {
     /// The seq of each book a look-up of this request read (`noteBook`).
     private let bookSeqs = Mutex<[Int64: Int64]>([:])
 
-    public init(owner: String, path: [String], name: String?, updatesByETag: Bool = false) {
+    public init(owner: String, path: [String], name: String?, writesUnread: Bool = false) {
         self.owner = owner; self.path = path; self.name = name
-        self.updatesByETag = updatesByETag && name != nil
+        self.writesUnread = writesUnread && name != nil
     }
 
     /// The request's lookup, when the server named it.
@@ -93,18 +95,18 @@ public final class LookupAhead: Sendable {
         }
     }
 
-    /// Keeps `book`, which the store answered from memory with the login's stamp, for an
-    /// update judged on its ETag (`updatesByETag`): nothing was read, the member included,
+    /// Keeps `book`, which the store answered from memory with the login's stamp, for a
+    /// write judged by the store (`writesUnread`): nothing was read, the member included,
     /// and the owner's home held no lock rows as far as the store knows. Ignored once the
     /// store read or filled anything.
     public func fillUnread(book: CollectionInfo) {
         state.withLock { state in
-            guard !state.read, updatesByETag else { return }
+            guard !state.read, writesUnread else { return }
             state = State(read: true, found: nil, homeHasLocks: false, memberRow: nil, unreadBook: book)
         }
     }
 
-    /// The book kept by `fillUnread`, once, for this request's update of `name` in
+    /// The book kept by `fillUnread`, once, for this request's write of `name` in
     /// `path`: the caller then writes without reading the member, and says so to the store
     /// through `takeUnreadWrite`. Nil when the store read the lookup, or for another one.
     public func takeUnreadBook(owner: String, path: [String], name: String) -> CollectionInfo? {
@@ -117,8 +119,8 @@ public final class LookupAhead: Sendable {
         }
     }
 
-    /// True, once, when this request's write to `name` in `collectionID` is the update
-    /// that took its book unread (`takeUnreadBook`): its store judges the ETag itself.
+    /// True, once, when this request's write to `name` in `collectionID` is the write
+    /// that took its book unread (`takeUnreadBook`): its store judges the card itself.
     public func takeUnreadWrite(collectionID: Int64, name: String) -> Bool {
         state.withLock { state in
             guard let write = state.unreadWrite, write.collectionID == collectionID, write.name == name else { return false }

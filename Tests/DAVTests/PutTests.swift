@@ -112,6 +112,34 @@ import Testing
         #expect(await dav.send("PUT", "/dav/addressbooks/alice/default/", body: "x").status == 405)
     }
 
+    /// Which PUTs the server tells a store it may write with nothing of the card read
+    /// (`LookupAhead.writesUnread`): an update naming one ETag, or a new card; nothing with an
+    /// `If` header, both preconditions, several or weak-only lists, or a quota to count.
+    @Test func onlyAnUpdateByOneETagOrANewCardMayGoUnread() async throws {
+        let dav = try await TestDAV()
+        let path = "/dav/addressbooks/alice/default/a.vcf"
+        func unread(_ headers: [String: String], method: String = "PUT", in service: DAVService? = nil,
+                    path: String = path) -> Bool {
+            (service ?? dav.service).lookupAhead(forPath: path, method: method) { headers[$0] }?.writesUnread ?? false
+        }
+        #expect(unread(["if-match": "\"e1\""]))
+        #expect(unread(["if-match": "W/\"e1\""]))
+        #expect(unread(["if-none-match": "*"]))
+        #expect(unread(["if-none-match": " * "]))
+        #expect(!unread([:]), "no precondition: it may replace a card it never named")
+        #expect(!unread(["if-match": "*"]))
+        #expect(!unread(["if-match": "\"e1\", \"e2\""]))
+        #expect(!unread(["if-none-match": "\"e1\""]))
+        #expect(!unread(["if-match": "\"e1\"", "if-none-match": "*"]))
+        #expect(!unread(["if-none-match": "*", "if": "(<urn:uuid:x>)"]))
+        #expect(!unread(["if-match": "\"e1\"", "if": "(<urn:uuid:x>)"]))
+        #expect(!unread(["if-none-match": "*"], method: "DELETE"))
+        #expect(!unread(["if-none-match": "*"], path: "/dav/addressbooks/alice/default/"))
+        let quota = try await TestDAV(configuration: DAVConfiguration(quotaBytes: 150))
+        #expect(!unread(["if-none-match": "*"], in: quota.service))
+        #expect(!unread(["if-match": "\"e1\""], in: quota.service))
+    }
+
     @Test func quotaExceededIs507() async throws {
         let dav = try await TestDAV(configuration: DAVConfiguration(quotaBytes: 150))
         #expect(await dav.putCard(uid: "a", fn: "A").status == 201)

@@ -6,13 +6,14 @@ import RoloServer
 import RoloStore
 import Testing
 
-/// A PUT with one `If-Match` ETag by the owner of the book, on PostgreSQL alone on its
-/// database, reads nothing before its batch: the login's stamp and the book come from memory
-/// (`CardCache.writeTarget`), and the batch's statement judges the ETag and the UID on the
-/// row it updates (`BatchUnreadSQL`). Through real HTTP, every rule a read PUT keeps is kept:
-/// a stale or unknown ETag is 412 and writes nothing, a changed UID is 403, a lock is 423, a
-/// changed password signs the old one out, another user sees nothing, and with another
-/// process on the database every PUT reads first again.
+/// A PUT with one `If-Match` ETag, or of a new card (`If-None-Match: *`), by the owner of the
+/// book, on PostgreSQL alone on its database, reads nothing before its batch: the login's
+/// stamp and the book come from memory (`CardCache.writeTarget`), and the batch's statement
+/// judges the ETag and the UID on the row it updates (`BatchUnreadSQL`), or fails on a name
+/// or UID taken. Through real HTTP, every rule a read PUT keeps is kept: a stale or unknown
+/// ETag is 412 and writes nothing, a card that exists is 412 to a new one, a changed or
+/// taken UID is 403, a lock is 423, a changed password signs the old one out, another user
+/// sees nothing, and with another process on the database every PUT reads first again.
 @Suite struct UnreadUpdateHTTPTests {
     static let book = "/dav/addressbooks/alice/default/"
 
@@ -35,7 +36,7 @@ import Testing
                               body: DAVFlowTests.card(uid: uid, name: fullName))
         }
 
-        /// Updates the batches judged with no read of their card (`WriteBatches.unreadCount`).
+        /// Writes that went to their batch with nothing read (`WriteBatches.unreadCount`).
         var unread: Int { store.writeBatches.unreadCount }
     }
 
@@ -66,8 +67,8 @@ import Testing
 
     @Test func anUpdateByETagIsJudgedOnTheCardItWrites() async throws {
         try await Self.with { server in
-            let created = try await server.request("PUT", Self.book + "ada.vcf",
-                                                   headers: DAVFlowTests.vcardType.merging(["If-None-Match": "*"]) { $1 },
+            // With no precondition a PUT reads first and keeps nothing (`mayWriteUnread`).
+            let created = try await server.request("PUT", Self.book + "ada.vcf", headers: DAVFlowTests.vcardType,
                                                    body: DAVFlowTests.card(uid: "ada-1", name: "Ada One"))
             #expect(created.status == 201)
             let first = try #require(created.headers["etag"])
@@ -128,10 +129,84 @@ import Testing
         }
     }
 
+    @Test func aNewCardIsJudgedByItsBatch() async throws {
+        try await Self.with { server in
+            func create(_ name: String, uid: String, fullName: String, user: String = "alice",
+                        headers: [String: String] = [:]) async throws -> CurlResult {
+                try await server.request("PUT", Self.book + name, user: user,
+                                         headers: DAVFlowTests.vcardType.merging(["If-None-Match": "*"]) { $1 }
+                                             .merging(headers) { $1 },
+                                         body: DAVFlowTests.card(uid: uid, name: fullName))
+            }
+            // The first new card reads with the sign-in, and keeps the book for the next.
+            #expect(try await create("ada.vcf", uid: "ada-1", fullName: "Ada").status == 201)
+            #expect(server.unread == 0)
+            let grace = try await create("grace.vcf", uid: "grace-1", fullName: "Grace Hopper")
+            #expect(grace.status == 201, "\(grace.text)")
+            #expect(server.unread == 1, "the new card went to its batch unread")
+            let read = try await server.request("GET", Self.book + "grace.vcf")
+            #expect(read.text.contains("FN:Grace Hopper") && read.headers["etag"] == grace.headers["etag"])
+
+            // A name taken: 412, the card as it was. A UID taken: 403 naming its holder.
+            let again = try await create("ada.vcf", uid: "ada-1", fullName: "Ada Again")
+            #expect(again.status == 412, "\(again.text)")
+            #expect(try await server.request("GET", Self.book + "ada.vcf").text.contains("FN:Ada\r\n"))
+            let twin = try await create("twin.vcf", uid: "ada-1", fullName: "Ada's Twin")
+            #expect(twin.status == 403, "\(twin.text)")
+            #expect(twin.errorConditions == [UIDChangeHTTPTests.condition], "\(twin.text)")
+            #expect(twin.text.contains("ada.vcf"), "\(twin.text)")
+            #expect(try await server.request("GET", Self.book + "twin.vcf").status == 404)
+            #expect(server.unread == 3, "both were sent unread and judged by the statement's failure")
+
+            // Another user's new card in alice's book is never unread, and is not written.
+            let bob = try await create("bob.vcf", uid: "bob-1", fullName: "Bob", user: "bob")
+            #expect(!(200..<300).contains(bob.status), "\(bob.text)")
+            #expect(server.unread == 3)
+            #expect(try await server.request("GET", Self.book + "bob.vcf").status == 404)
+
+            // Eight new cards at once go unread together; eight racing for one name: one wins.
+            let many = try await withThrowingTaskGroup(of: CurlResult.self) { group in
+                for index in 0..<8 { group.addTask { try await create("many-\(index).vcf", uid: "many-\(index)", fullName: "Many \(index)") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(many.map(\.status) == Array(repeating: 201, count: 8))
+            #expect(server.unread == 11)
+            let raced = try await withThrowingTaskGroup(of: (Int, CurlResult).self) { group in
+                for index in 0..<8 {
+                    group.addTask { (index, try await create("race.vcf", uid: "race-\(index)", fullName: "Race \(index)")) }
+                }
+                return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            let winners = raced.filter { $0.value.status == 201 }
+            #expect(winners.count == 1 && raced.values.filter { $0.status == 412 }.count == 7, "\(raced.mapValues(\.status))")
+            if let (index, winner) = winners.first {
+                let now = try await server.request("GET", Self.book + "race.vcf")
+                #expect(now.text.contains("FN:Race \(index)") && now.headers["etag"] == winner.headers["etag"])
+            }
+
+            // A lock on the book: a new card without its token is 423, with it 201.
+            let lock = try await server.request("LOCK", Self.book, headers: [
+                "Content-Type": "application/xml", "Timeout": "Second-600", "Depth": "infinity",
+            ], body: Data("""
+                <?xml version="1.0" encoding="utf-8"?>
+                <D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>
+                """.utf8))
+            #expect(lock.status == 200, "\(lock.text)")
+            let token = try #require(lock.headers["lock-token"])
+            #expect(try await create("locked.vcf", uid: "locked-1", fullName: "Locked Out").status == 423)
+            #expect(try await server.request("GET", Self.book + "locked.vcf").status == 404)
+            #expect(try await create("locked.vcf", uid: "locked-1", fullName: "Locked In", headers: ["If": "(\(token))"]).status == 201)
+            #expect(try await server.request("UNLOCK", Self.book, headers: ["Lock-Token": token]).status == 204)
+
+            // Every card once in the changes feed, every row where it belongs.
+            let integrity = try await server.store.integrityCheck()
+            #expect(integrity == [], "\(integrity)")
+        }
+    }
+
     @Test func aPasswordChangeALockAndAnotherProcessEachStopUnreadUpdates() async throws {
         try await Self.with { server in
-            let created = try await server.request("PUT", Self.book + "ada.vcf",
-                                                   headers: DAVFlowTests.vcardType.merging(["If-None-Match": "*"]) { $1 },
+            let created = try await server.request("PUT", Self.book + "ada.vcf", headers: DAVFlowTests.vcardType,
                                                    body: DAVFlowTests.card(uid: "ada-1", name: "Ada"))
             var etag = try #require(created.headers["etag"])
             func update(_ name: String, password: String? = nil, headers: [String: String] = [:]) async throws -> CurlResult {

@@ -102,8 +102,9 @@ extension DAVService {
         let collection: CollectionInfo
         var existing: ResourceInfo?
         if let book = bookUnread(path) {
-            // An update judged on its ETag by the store, the card unread (`mayUpdateByETag`):
-            // the access a member of the book has, as `.object` below decides it.
+            // A write the store judges, the card unread (`mayWriteUnread`): the access a
+            // member of the book has, as `.object` below decides it (an owner's, who may
+            // also bind: only the owner's writes go unread).
             guard let held = Access.privileges(on: .member(of: book), for: request.credential) else { throw DAVError.notFound }
             if !held.contains(.writeContent) {
                 throw DAVError.needPrivileges(href: hrefs.resource(in: book, name: name), privilege: .writeContent)
@@ -177,24 +178,32 @@ extension DAVService {
         return DAVResponse(status: result.created ? 201 : 204, headers: etag + [("Content-Length", "0")])
     }
 
-    /// Whether a request may go as an update judged on its ETag alone
-    /// (`LookupAhead.updatesByETag`): one `If-Match` entity tag, not `*`, no `If` header
-    /// (its lock tokens and ETags are judged on the card read first), no `If-None-Match`,
-    /// and no quota (which counts the replaced card's size). Such a PUT needs nothing of
-    /// the card before the store's write, which judges the ETag on the row it updates and
-    /// answers 412 as any PUT does; a store that remembers the book then reads nothing.
-    func mayUpdateByETag(_ header: (String) -> String?) -> Bool {
-        guard configuration.quotaBytes == nil, header("if") == nil, header("if-none-match") == nil,
-              let ifMatch = header("if-match") else { return false }
-        let tags = Preconditions.entityTags(ifMatch)
-        return tags.count == 1 && tags[0] != "*"
+    /// Whether a PUT may go with nothing of its card read (`LookupAhead.writesUnread`): an
+    /// update naming one `If-Match` entity tag, not `*`, and no `If-None-Match`; or a new
+    /// card, `If-None-Match: *` and no `If-Match` (how clients upload cards and an import
+    /// goes). Either with no `If` header (its lock tokens and ETags are judged on the card
+    /// read first) and no quota (which counts the replaced card's size). Such a PUT needs
+    /// nothing of the card before the store's write, which judges the ETag on the row it
+    /// updates, or finds the name or the UID taken, and answers 412 or 403 as any PUT does;
+    /// a store that remembers the book then reads nothing.
+    func mayWriteUnread(_ header: (String) -> String?) -> Bool {
+        guard configuration.quotaBytes == nil, header("if") == nil else { return false }
+        switch (header("if-match"), header("if-none-match")) {
+        case (let ifMatch?, nil):
+            let tags = Preconditions.entityTags(ifMatch)
+            return tags.count == 1 && tags[0] != "*"
+        case (nil, let ifNoneMatch?):
+            return Preconditions.entityTags(ifNoneMatch) == ["*"]
+        default:
+            return false
+        }
     }
 
     /// The book of a PUT that its store signed in with nothing read (`LookupAhead.fillUnread`):
     /// an address book of the login's own home, as the store remembered it. Nil otherwise,
     /// and the PUT resolves its path as any request does. Only a lookup made for this
     /// request's headers is filled so (`lookupAhead(forPath:method:header:)` asks
-    /// `mayUpdateByETag`), so they are not judged again here.
+    /// `mayWriteUnread`), so they are not judged again here.
     private func bookUnread(_ path: ResourcePath) -> CollectionInfo? {
         guard case .member(let user, let components) = path, components.count >= 2,
               let book = LookupAhead.current?.takeUnreadBook(owner: user, path: Array(components.dropLast()),
