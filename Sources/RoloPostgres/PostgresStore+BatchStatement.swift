@@ -40,8 +40,8 @@ extension PostgresStore {
     /// `StoreError.unavailable` when the database could not be reached or the connection
     /// ended while the statement ran (whether it committed nobody can tell: it is not run
     /// again, `standalone`).
-    func putTogether(_ batch: [WriteBatches.Pending], collectionID: Int64,
-                     now: Double) async throws -> [Result<PutResult, any Error>]? {
+    func putTogether(_ batch: [WriteBatches.Pending], collectionID: Int64, now: Double,
+                     on held: BookConnection? = nil) async throws -> [Result<PutResult, any Error>]? {
         let writes = batch.map(\.write)
         guard Self.canGoTogether(writes) else { return nil }
         if batch.count > 1 { writeBatches.countedTogether() }
@@ -56,7 +56,7 @@ extension PostgresStore {
             targets = read
         } else {
             let names = writes.map(\.name), uids = writes.map { $0.card?.uid.withoutNUL ?? "" }
-            let found = try await autocommit { connection in
+            let found = try await autocommit(on: held) { connection in
                 try await connection.rows(BatchTargetsSQL.self, collectionID, names, uids)
             }
             guard found.count == writes.count else { throw BatchMismatch() }
@@ -100,7 +100,7 @@ extension PostgresStore {
         Self.writeStatement(accepted.map(\.write), collectionID: collectionID, replaces: replaces, unread: unread > 0,
                             exclusion: encoded, now: now, to: &sql)
         let query = sql.query
-        let row = try await standalone { connection in
+        let row = try await standalone(on: held) { connection in
             try await (unread > 0 ? connection.rows(query, as: BatchUnreadSQL.self)
                 : replaces ? connection.rows(query, as: BatchWriteSQL.self) : connection.rows(query, as: BatchNewSQL.self))
                 .first?.decode((Int64, Int64?).self)

@@ -48,7 +48,7 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     /// Whether a substring query of a book uses that index (`SubstringIndexChoice`).
     let substringIndex: SubstringIndexChoice
     /// PUTs to one book gathered into one transaction (group commit).
-    let writeBatches = WriteBatches()
+    let writeBatches: WriteBatches
     /// The inline GET's connections, one per event loop.
     let loopReads: LoopReadConnections
     /// VACUUM and the GIN pending lists merged once a burst of writes ends.
@@ -82,6 +82,8 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        // Half the pool at most held by books' batches: the other requests keep the rest.
+        writeBatches = WriteBatches(limits: WriteBatches.Limits(heldConnections: configuration.poolSize / 2))
         loopReads = LoopReadConnections(gathered: [InlineReadBatchSQL.self, StampAndMemberSQL.self],
                                         statements: [CollectionByPathSQL.self, CollectionMemberSQL.self, HomeLocksSQL.self, ResourceCountSQL.self,
                                                      ChangesSinceSQL.self, InfoPageSQL.self, InfosByNameSQL.self, CardsByNameSQL.self,
@@ -260,13 +262,15 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     /// Runs `body` on one pooled connection outside a transaction: each statement its own
     /// snapshot, a write committed by itself (reads, and writes of one statement). A
     /// connection found lost is tried again, up to three times in all: the pool may hand
-    /// out another of the connections the same outage closed before it has noticed.
-    func autocommit<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+    /// out another of the connections the same outage closed before it has noticed. On `held`
+    /// while it is open (a book's batches, `BookConnection`), else on a pooled connection.
+    func autocommit<T: Sendable>(on held: BookConnection? = nil,
+                                 _ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await leased(body)
+                return try await leased(on: held, alone: false, body)
             } catch where attempt < 3 && Self.isConnectionLost(error) {
                 try? await Task.sleep(for: .milliseconds(10))
                 continue
@@ -281,13 +285,14 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     /// runs it again (nothing was written), and so does a statement never sent (its pooled
     /// connection had closed, `ClosedConnection`); a connection lost while it ran does not:
     /// whether it committed nobody can tell, so the caller answers unavailable, as a lost
-    /// COMMIT is.
-    func standalone<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+    /// COMMIT is. On `held` while it is open, as `autocommit`.
+    func standalone<T: Sendable>(on held: BookConnection? = nil,
+                                 _ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await leased(body)
+                return try await leased(on: held, alone: false, body)
             } catch where attempt < 4 && (Self.isRetryable(error) || error is ClosedConnection) {
                 if error is ClosedConnection { try? await Task.sleep(for: .milliseconds(10)) }
                 continue
@@ -301,13 +306,15 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
 
     /// Runs `body` in a transaction (READ COMMITTED) on one connection: committed when it
     /// returns, rolled back when it throws. A deadlock or serialization failure runs it again,
-    /// and so does a connection lost before COMMIT was sent (then nothing was committed).
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+    /// and so does a connection lost before COMMIT was sent (then nothing was committed). On
+    /// `held` while it is open, alone there (`BookConnection`), as `autocommit`.
+    func transaction<T: Sendable>(on held: BookConnection? = nil,
+                                  _ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await leased { connection in
+                return try await leased(on: held, alone: true) { connection in
                     try await connection.execute("BEGIN")
                     let value: T
                     do {
@@ -336,6 +343,30 @@ public final class PostgresStore: RoloStore, InlineResourceReads, Sendable {
     }
 
     private struct CommitFailed: Error { var underlying: any Error }
+
+    /// `body` on `held` in its turn (`alone` for a transaction), as `leased` runs it on a
+    /// pooled connection: a statement that goes unanswered (`Connection.bounded`) answers this
+    /// call at once. On a pooled connection when there is no `held`, or it has closed (a
+    /// statement written to it would never be sent).
+    func leased<T: Sendable>(on held: BookConnection?, alone: Bool,
+                             _ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+        guard let held, !held.isClosed else { return try await leased(body) }
+        await held.turns.enter(alone: alone)
+        defer { held.turns.leave(alone: alone) }
+        let race = LeaseRace<T>()
+        let logger = logger, bound = statementBound
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            guard race.begin(continuation), race.grant() else { return }
+            Task.immediate {
+                do {
+                    race.finish(.success(try await body(Connection(connection: held.connection, logger: logger, bound: bound,
+                                                                   failCall: { race.fail($0) }))))
+                } catch {
+                    race.finish(.failure(error))
+                }
+            }
+        }
+    }
 
     /// `body` with a leased connection, waiting at most `connectionTimeout` for the lease:
     /// the pool keeps a request waiting while it cannot connect (up to a minute), where a

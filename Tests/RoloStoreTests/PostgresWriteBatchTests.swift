@@ -10,13 +10,20 @@ import VCard
 /// Holds a book's row locked from a transaction of its own, as a write of another process
 /// does, until `release()`: a batch started meanwhile waits for the row, and the writes
 /// sent after it queue up for the next batch.
+///
+/// Unless `heldConnection`, the store's batches each take a connection of their own from then
+/// on (`WriteBatches.allowHeldConnections(0)`), so that the next batch waits for the running
+/// one to end and takes everything queued meanwhile, whatever its size: the tests of what a
+/// batch decides need its writes in one batch. With a held connection the next batch goes
+/// once as many writes queued as the running one holds (the tests of `BookConnection`).
 private final class BookRowHold: Sendable {
     private let releaser: AsyncStream<Void>.Continuation
     private let holder: Task<Void, any Error>
 
     /// `beforeCommit` runs in the holding transaction once released, before it commits (as
     /// another process's write of the book would change it).
-    init(_ store: PostgresStore, bookID: Int64, beforeCommit: String? = nil) async throws {
+    init(_ store: PostgresStore, bookID: Int64, beforeCommit: String? = nil, heldConnection: Bool = false) async throws {
+        if !heldConnection { store.writeBatches.allowHeldConnections(0) }
         let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
         let (released, releaser) = AsyncStream.makeStream(of: Void.self)
         self.releaser = releaser
@@ -148,6 +155,118 @@ private final class BookRowHold: Sendable {
         #expect(try await store.resourceInfo(collectionID: book, name: "b.vcf")?.etag == b.etag)
         #expect(try await store.resourceInfo(collectionID: book, name: "other.vcf") == nil)
         #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// With the book's connection held (`BookConnection`), the next batch is sent once as many
+    /// writes queued as the running batch holds, and waits behind it on that connection: the
+    /// running batch (c) waits for the book's row, the second write goes at once as a batch of
+    /// its own (overlapped), and the three after queue, with no third batch while two are under
+    /// way. Seqs follow the order the batches reach the book's row; a refused write fails alone.
+    @Test func theNextBatchWaitsOnTheBooksConnectionBehindTheRunningOne() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let a = try await fixture.put("a.vcf", fn: "A")
+        let batchesBefore = store.writeBatches.batchCount, overlappedBefore = store.writeBatches.overlappedCount
+
+        let hold = try await BookRowHold(store, bookID: book, heldConnection: true)
+        let first = try await Self.send(store, bookID: book, taken: true) {
+            try await Self.put(store, book, "c.vcf", fn: "C", .ifNoneMatchAny)
+        }
+        let second = try await Self.send(store, bookID: book, taken: true) {
+            try await Self.put(store, book, "d.vcf", fn: "D", .ifNoneMatchAny)
+        }
+        #expect(store.writeBatches.overlappedCount - overlappedBefore == 1, "sent while the first waited for the book's row")
+        let matching = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifMatch([a.etag]))
+        }
+        let taken = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "c.vcf", fn: "C2", .ifNoneMatchAny)
+        }
+        let new = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "e.vcf", fn: "E", .ifNoneMatchAny)
+        }
+        #expect(store.writeBatches.queuedWrites(collectionID: book) == 3)
+        #expect(store.writeBatches.batchCount - batchesBefore == 2)
+        try await hold.release()
+
+        #expect(try await first.value.seq == 2)
+        #expect(try await second.value.seq == 3)
+        #expect(try await matching.value.seq == 4)
+        await #expect(throws: StoreError.preconditionFailed) { try await taken.value }
+        #expect(try await new.value.seq == 5)
+        #expect(store.writeBatches.batchCount - batchesBefore == 3, "the three queued writes shared the third batch")
+        #expect(try await store.collection(id: book)?.syncSeq == 5)
+        let changes = try await store.changes(collectionID: book, since: 1, limit: nil)
+        #expect(Dictionary(uniqueKeysWithValues: changes.changes.map { ($0.name, $0.seq) })
+            == ["c.vcf": 2, "d.vcf": 3, "a.vcf": 4, "e.vcf": 5])
+        #expect(try await store.resource(collectionID: book, name: "c.vcf")?.data == Data(vcard(uid: "c.vcf", fn: "C").utf8))
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// A batch on the book's held connection whose statement fails (a name taken) goes write by
+    /// write in a transaction there, alone (`ConnectionTurns`), while the batch after it was sent
+    /// behind it: every write is answered as one by one, the seqs have no gap and no repeat
+    /// whichever went first, and nothing else is written.
+    @Test func aBatchGoingWriteByWriteOnTheBooksHeldConnectionLeavesTheBatchBehindItWhole() async throws {
+        let fixture = try await StoreFixture.make(.postgres)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresStore)
+        let book = fixture.book.id
+        let a = try await fixture.put("a.vcf", fn: "A")
+        let hold = try await BookRowHold(store, bookID: book, heldConnection: true)
+        let first = try await Self.send(store, bookID: book, taken: true) {
+            try await Self.put(store, book, "c.vcf", fn: "C", .ifNoneMatchAny)
+        }
+        let overlappedBefore = store.writeBatches.overlappedCount
+        // The second batch: a taken name beside a new card, as one statement that must fail.
+        let takenName = try await Self.send(store, bookID: book, taken: true) {
+            try await Self.put(store, book, "a.vcf", fn: "A2", .ifNoneMatchAny)
+        }
+        let beside = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "g.vcf", fn: "G", .ifNoneMatchAny)
+        }
+        let after = try await Self.send(store, bookID: book, taken: false) {
+            try await Self.put(store, book, "e.vcf", fn: "E", .ifNoneMatchAny)
+        }
+        try await hold.release()
+
+        #expect(try await first.value.seq == 2)
+        await #expect(throws: StoreError.preconditionFailed) { try await takenName.value }
+        let seqs = [try await beside.value.seq, try await after.value.seq]
+        #expect(Set(seqs) == [3, 4])
+        #expect(store.writeBatches.overlappedCount > overlappedBefore)
+        #expect(try await store.collection(id: book)?.syncSeq == 4)
+        let changes = try await store.changes(collectionID: book, since: 1, limit: nil)
+        #expect(Dictionary(uniqueKeysWithValues: changes.changes.map { ($0.name, $0.seq) })
+            == ["c.vcf": 2, "g.vcf": seqs[0], "e.vcf": seqs[1]])
+        #expect(try await store.resourceInfo(collectionID: book, name: "a.vcf")?.etag == a.etag)
+        #expect(try await fixture.integrityCheck() == [])
+    }
+
+    /// Turns on a book's held connection: a transaction waits for the statements in their turn,
+    /// and a statement that comes after it waits for it, first come first in.
+    @Test func aTransactionOnAHeldConnectionWaitsForTheStatementsAndKeepsOutThoseAfterIt() async throws {
+        let turns = ConnectionTurns()
+        await turns.enter(alone: false)
+        await turns.enter(alone: false)
+        let transaction = Task { await turns.enter(alone: true) }
+        while turns.counts.waiting < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        let statement = Task { await turns.enter(alone: false) }
+        while turns.counts.waiting < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(turns.counts == (2, 2), "a statement after a waiting transaction waits too")
+        turns.leave(alone: false)
+        #expect(turns.counts == (1, 2), "the transaction waits for the last statement")
+        turns.leave(alone: false)
+        await transaction.value
+        #expect(turns.counts == (1, 1), "the transaction alone, the statement after it waiting")
+        turns.leave(alone: true)
+        await statement.value
+        #expect(turns.counts == (1, 0))
+        turns.leave(alone: false)
+        await turns.enter(alone: true)
+        #expect(turns.counts == (1, 0))
     }
 
     /// Another process hears of a batch once it committed, with the batch's last seq (a
