@@ -23,7 +23,14 @@ private final class BookRowHold: Sendable {
     /// `beforeCommit` runs in the holding transaction once released, before it commits (as
     /// another process's write of the book would change it).
     init(_ store: PostgresStore, bookID: Int64, beforeCommit: String? = nil, heldConnection: Bool = false) async throws {
-        if !heldConnection { store.writeBatches.allowHeldConnections(0) }
+        if heldConnection {
+            // Batches hold a connection only in a process alone on its database.
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !store.cardCache.isAlone && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            try #require(store.cardCache.isAlone, "the store never found itself alone on its database")
+        } else {
+            store.writeBatches.allowHeldConnections(0)
+        }
         let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
         let (released, releaser) = AsyncStream.makeStream(of: Void.self)
         self.releaser = releaser
@@ -174,6 +181,8 @@ private final class BookRowHold: Sendable {
         let first = try await Self.send(store, bookID: book, taken: true) {
             try await Self.put(store, book, "c.vcf", fn: "C", .ifNoneMatchAny)
         }
+        // Its statement sent: a batch taken later could otherwise reach the connection first.
+        try await Self.waitForALockWait(store)
         let second = try await Self.send(store, bookID: book, taken: true) {
             try await Self.put(store, book, "d.vcf", fn: "D", .ifNoneMatchAny)
         }
@@ -219,6 +228,7 @@ private final class BookRowHold: Sendable {
         let first = try await Self.send(store, bookID: book, taken: true) {
             try await Self.put(store, book, "c.vcf", fn: "C", .ifNoneMatchAny)
         }
+        try await Self.waitForALockWait(store)
         let overlappedBefore = store.writeBatches.overlappedCount
         // The second batch: a taken name beside a new card, as one statement that must fail.
         let takenName = try await Self.send(store, bookID: book, taken: true) {
