@@ -31,10 +31,10 @@ import Synchronization
 /// - A lone write waits for nothing: the batch is whatever queued meanwhile.
 /// - While its writes keep coming, in a process alone on its database, a book's batches
 ///   hold one pooled connection (`BookConnection`; half the pool at most,
-///   `Limits.heldConnections`). Once as many writes
-///   have queued as the running batch holds, the next batch's statement is sent behind it, on
-///   the same connection: the backend starts it as soon as the last one commits, where it
-///   waited for Rolo to answer and to send the next. Never more than two: the next batch is
+///   `Limits.heldConnections`). Once as many writes have queued as the running batch holds,
+///   the next batch's statement is sent behind it, on the same connection: the backend
+///   starts it as soon as the last one commits, where it waited for Rolo to answer and to
+///   send the next. Never more than two: the next batch is
 ///   taken once the one before the running one has ended. (A second batch under way on
 ///   another connection, waiting for the book's row inside the database, was tried, and was
 ///   slower: 957-984 against 1,083-1,195 cards/s, and 1,482 against 1,744 with this
