@@ -59,11 +59,26 @@ extension SQLiteStore {
         try resourceImmediately(owner: owner, collectionPath: collectionPath, name: name)
     }
 
-    /// The inline GET's read, on the calling thread: two row-reader lookups.
+    /// The inline GET's read, on the calling thread: one row-reader lookup for a card found,
+    /// two for a miss.
     public func readInline(owner: String, collectionPath: [String], name: String, stampOf user: String,
                            done: @escaping @Sendable (InlineRead?) -> Void) {
-        done(try? InlineRead(found: resourceImmediately(owner: owner, collectionPath: collectionPath, name: name),
-                             stamp: accountPasswordStamp(user: user)))
+        done(try? inlineRead(owner: owner, collectionPath: collectionPath, name: name, stampOf: user))
+    }
+
+    /// A card found is read with the stamp in one statement; a miss reads the stamp alone.
+    private func inlineRead(owner: String, collectionPath: [String], name: String, stampOf user: String) throws -> InlineRead {
+        if !collectionPath.isEmpty {
+            let path = Self.joined(collectionPath)
+            let hit = try readOnCallingThread(.locatedResourceAndStamp, bind: {
+                $0.add(owner); $0.add(path); $0.add(name); $0.add(user)
+            }) { columns in
+                InlineRead(found: Self.locatedResource(from: columns),
+                           stamp: columns.optionalText(RowReader.Query.stampColumn))
+            }
+            if let hit { return hit }
+        }
+        return InlineRead(found: nil, stamp: try accountPasswordStamp(user: user))
     }
 
     /// One prepared JOIN on a row reader (`readOnCallingThread`): collection and resource in
@@ -71,10 +86,14 @@ extension SQLiteStore {
     public func resourceImmediately(owner: String, collectionPath: [String], name: String) throws -> LocatedResource? {
         guard !collectionPath.isEmpty else { return nil }
         let path = Self.joined(collectionPath)
-        return try readOnCallingThread(.locatedResource, bind: { $0.add(owner); $0.add(path); $0.add(name) }) { columns in
-            LocatedResource(collection: Self.collectionInfo(from: columns),
-                            resource: Self.storedResource(from: columns.advanced(by: RowReader.Query.collectionColumnCount)))
-        }
+        return try readOnCallingThread(.locatedResource, bind: { $0.add(owner); $0.add(path); $0.add(name) },
+                                       row: Self.locatedResource(from:))
+    }
+
+    /// A row of `locatedResource` (or `locatedResourceAndStamp`).
+    private static func locatedResource(from columns: ColumnReader) -> LocatedResource {
+        LocatedResource(collection: collectionInfo(from: columns),
+                        resource: storedResource(from: columns.advanced(by: RowReader.Query.collectionColumnCount)))
     }
 
     public func resourceInfo(collectionID: Int64, name: String) async throws -> ResourceInfo? {

@@ -259,14 +259,18 @@ final class InlineGetHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard gets.answer(request, { slot.deliver($0) }) else { return .declined }
         let waiting = Waiting(head: head, held: input, started: started, method: method, target: target, headers: headers,
                               authorization: authorization, request: request, stamp: stamp)
-        let loop = context.eventLoop
-        let bound = NIOLoopBound((self, context), eventLoop: loop)
-        let now = slot.take { answer in
-            loop.execute {
-                let (handler, context) = bound.value
-                handler.resume(answer, context: context)
+        // An answer the store gave on this thread (SQLite's) is taken without making the
+        // callback a later one needs.
+        let now = slot.early() ?? {
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((self, context), eventLoop: loop)
+            return slot.take { answer in
+                loop.execute {
+                    let (handler, context) = bound.value
+                    handler.resume(answer, context: context)
+                }
             }
-        }
+        }()
         if let now {
             return write(now, for: waiting, context: context) ? .answered : .declined
         }
@@ -428,6 +432,12 @@ private final class AnswerSlot: Sendable {
             return state.later
         }
         call?(answer)
+    }
+
+    /// The answer if it came already (itself possibly nil: the full path answers); else nil,
+    /// and `take` is still to be asked.
+    func early() -> DAVService.InlineAnswer?? {
+        state.withLock { $0.early }
     }
 
     /// The answer if it came already (itself possibly nil: the full path answers); else nil,
