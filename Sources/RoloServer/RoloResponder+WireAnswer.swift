@@ -19,14 +19,15 @@ extension RoloResponder {
                                  into buffer: inout ByteBuffer) -> Bool {
         guard dav.streamedBody == nil, HTTPField.isValidValue(date), HTTPField.isValidValue(server) else { return false }
         let status = HTTPResponseStatus(statusCode: dav.status, reasonPhrase: reasonPhrase(dav.status))
+        // The head is gathered in one array and written with one call: each `ByteBuffer`
+        // write checks capacity and uniqueness, and a card's head took 26 of them (about
+        // 6,600 of a GET's 105,000 instructions).
+        var head: [UInt8] = []
+        head.reserveCapacity(256)
         if status == .ok {
-            buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
+            head += "HTTP/1.1 200 OK\r\n".utf8
         } else {
-            buffer.writeStaticString("HTTP/1.1 ")
-            buffer.writeString(String(status.code))
-            buffer.writeStaticString(" ")
-            buffer.writeString(status.reasonPhrase)
-            buffer.writeStaticString("\r\n")
+            head += "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n".utf8
         }
         let mayHaveBody = status.mayHaveResponseBody
         var plain = true
@@ -37,17 +38,18 @@ extension RoloResponder {
                 return
             }
             if !mayHaveBody, isFraming(name) { return }
-            buffer.writeString(name)
-            buffer.writeStaticString(": ")
-            buffer.writeString(value)
-            buffer.writeStaticString("\r\n")
+            head += name.utf8
+            head += ": ".utf8
+            head += value.utf8
+            head += "\r\n".utf8
         }
         guard plain else { return false }
-        buffer.writeStaticString("Date: ")
-        buffer.writeString(date)
-        buffer.writeStaticString("\r\nServer: ")
-        buffer.writeString(server)
-        buffer.writeStaticString("\r\n\r\n")
+        head += "Date: ".utf8
+        head += date.utf8
+        head += "\r\nServer: ".utf8
+        head += server.utf8
+        head += "\r\n\r\n".utf8
+        buffer.writeBytes(head)
         if !isHead { buffer.writeBytes(dav.body) }
         return true
     }
