@@ -261,16 +261,19 @@ final class InlineGetHandler: ChannelDuplexHandler, RemovableChannelHandler {
                               authorization: authorization, request: request, stamp: stamp)
         // An answer the store gave on this thread (SQLite's) is taken without making the
         // callback a later one needs.
-        let now = slot.early() ?? {
+        let now: DAVService.InlineAnswer??
+        if let early = slot.early() {
+            now = early
+        } else {
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
-            return slot.take { answer in
+            now = slot.take { answer in
                 loop.execute {
                     let (handler, context) = bound.value
                     handler.resume(answer, context: context)
                 }
             }
-        }()
+        }
         if let now {
             return write(now, for: waiting, context: context) ? .answered : .declined
         }

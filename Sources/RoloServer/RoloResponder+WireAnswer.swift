@@ -20,8 +20,8 @@ extension RoloResponder {
         guard dav.streamedBody == nil, HTTPField.isValidValue(date), HTTPField.isValidValue(server) else { return false }
         let status = HTTPResponseStatus(statusCode: dav.status, reasonPhrase: reasonPhrase(dav.status))
         // The head is gathered in one array and written with one call: each `ByteBuffer`
-        // write checks capacity and uniqueness, and a card's head took 26 of them (about
-        // 6,600 of a GET's 105,000 instructions).
+        // write checks capacity and uniqueness, and a card's head in 26 of them cost a GET
+        // about 1,200 more of its 105,000 instructions (a `String` cost 3,300 more).
         var head: [UInt8] = []
         head.reserveCapacity(256)
         if status == .ok {
