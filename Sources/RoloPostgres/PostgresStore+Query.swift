@@ -236,7 +236,7 @@ extension PostgresStore {
 
     /// A condition the indexes answer that every matching row meets, nil when none helps:
     /// the value's first `indexedPrefix` characters for equals and starts-with, its trigrams
-    /// (both folds, joined by a line break, in one GIN index) for contains and ends-with.
+    /// (`trigramText`, in one GIN index) for contains and ends-with.
     private static func candidates(column: String, match: IndexPredicate.MatchType, text: String, substringNeedle: String,
                                    trigrams: Bool, sql: inout SQLBuilder) -> (test: String, byTrigrams: Bool)? {
         let prefix = "left(\(column), \(indexedPrefix))"
@@ -254,9 +254,16 @@ extension PostgresStore {
         case .contains, .endsWith:
             // pg_trgm finds nothing to look up in a needle of fewer than three characters.
             guard trigrams, substringNeedle.unicodeScalars.count >= 3 else { return nil }
-            return ("(c.value_ascii || E'\\n' || c.value_unicode) LIKE \(sql.bind("%" + likeEscaped(substringNeedle) + "%"))", true)
+            return ("\(trigramText) LIKE \(sql.bind("%" + likeEscaped(substringNeedle) + "%"))", true)
         }
     }
+
+    /// The text the trigram index `card_index_trigrams` holds for an index row `c`: both folds,
+    /// joined by a line break, or the one fold when they are the same (any ASCII value, most
+    /// names), so pg_trgm reads it once (`v15-trigram-text-once`). A needle found in either
+    /// fold is found in it; the collation's own test then decides. A query must write it as
+    /// the index does, or the planner does not see the index.
+    static let trigramText = "(CASE WHEN c.value_ascii = c.value_unicode THEN c.value_ascii ELSE c.value_ascii || E'\\n' || c.value_unicode END)"
 
     /// `text` with LIKE's wildcards and its escape character escaped.
     static func likeEscaped(_ text: String) -> String {
