@@ -685,7 +685,7 @@ extension PostgresStore {
         //   through pglz before TOAST kept it as it was: 4 % of the time, for nothing. lz4
         //   gives up on such data at a fraction of the cost and still compresses a long
         //   text. New values only; old ones stay readable as they are. A server built without
-        //   lz4 keeps pglz.
+        //   lz4, or older than PostgreSQL 14, keeps pglz.
         Migration(version: "v15-trigram-text-once", statements: [
             """
             DO $$
@@ -702,9 +702,11 @@ extension PostgresStore {
             """
             DO $$
             BEGIN
-                ALTER TABLE resources ALTER COLUMN data SET COMPRESSION lz4;
-                ALTER TABLE card_version_bodies ALTER COLUMN data SET COMPRESSION lz4;
-                ALTER TABLE card_version_parts ALTER COLUMN data SET COMPRESSION lz4;
+                -- EXECUTE: a server before PostgreSQL 14 knows no SET COMPRESSION, and a
+                -- statement parsed only when it runs fails into the handler below.
+                EXECUTE 'ALTER TABLE resources ALTER COLUMN data SET COMPRESSION lz4';
+                EXECUTE 'ALTER TABLE card_version_bodies ALTER COLUMN data SET COMPRESSION lz4';
+                EXECUTE 'ALTER TABLE card_version_parts ALTER COLUMN data SET COMPRESSION lz4';
             EXCEPTION WHEN OTHERS THEN
                 RAISE NOTICE 'lz4 is not available (%): cards keep pglz', SQLERRM;
             END
