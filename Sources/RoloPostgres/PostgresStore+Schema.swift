@@ -674,12 +674,13 @@ extension PostgresStore {
             FOR EACH STATEMENT EXECUTE FUNCTION rolo_notify_sign_in_change()
             """,
         ]),
-        // Less work inside a book's turn for every card written (issue 34); in an import the
-        // batch's backend is the critical path, and these two were a sixth of its time.
+        // Less work inside a book's turn for every card written (issue 34): in an import the
+        // batch's backend is the critical path (Docs/performance.md, v15).
         // - The trigram index reads a value's two folds as one text, and they are the same
         //   for any ASCII value (most names, every phone number, e-mail address and UID), so
-        //   pg_trgm read each of those twice: 13 % of the backend's time. It now takes the
-        //   one fold when they are equal (`trigramText`, which queries write the same way).
+        //   pg_trgm read each of those twice (making trigrams was 13 % of the backend's time).
+        //   It now takes the one fold when they are equal (`trigramText`, which queries write
+        //   the same way).
         //   Rebuilt in place: 7.8 s at 100,000 cards (890,000 index rows) on the 2-core machine.
         // - A card over 2 kB (in practice one with a photo, base64 that does not compress) went
         //   through pglz before TOAST kept it as it was: 4 % of the time, for nothing. lz4
