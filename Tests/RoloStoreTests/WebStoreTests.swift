@@ -71,6 +71,43 @@ import Testing
         #expect(try await fixture.store.cardCount(collectionID: fixture.book.id, filter: .contacts, search: [], cap: 5) == 5)
     }
 
+    /// An update whose list row stays the same keeps the row (SQLite leaves it unwritten); one
+    /// that changes any column of it, a search's or not, or the card's kind, is listed as the
+    /// card is now. Every write here keeps the card's index entries, as an edit of a photo or
+    /// an organisation does.
+    @Test(arguments: StoreBackend.allCases)
+    func anUpdateListsTheCardAsItIsNowWhicheverColumnOfItsRowChanged(_ backend: StoreBackend) async throws {
+        let fixture = try await StoreFixture.make(backend)
+        defer { fixture.close() }
+        let entries = Self.metadata(uid: "a.vcf", name: "Anna", email: "anna@example.com").indexEntries
+        var written = 0
+        func write(_ fields: CardListingFields, kind: String = "individual") async throws {
+            written += 1
+            let data = Data(vcard(uid: "a.vcf", fn: "Anna").replacingOccurrences(of: "END:VCARD", with: "NOTE:edit \(written)\r\nEND:VCARD").utf8)
+            _ = try await fixture.store.putResource(collectionID: fixture.book.id, name: "a.vcf", data: data, contentType: "text/vcard",
+                                                    card: CardMetadata(uid: "a.vcf", kind: kind, indexEntries: entries, members: [],
+                                                                       listing: fields),
+                                                    precondition: .none)
+        }
+        func listed(_ filter: ListingFilter) async throws -> [CardListingFields] {
+            try await fixture.store.cardListings(collectionID: fixture.book.id, filter: filter, search: [], from: .first, limit: 10)
+                .rows.map(\.fields)
+        }
+        var fields = Self.fields("Anna", email: "anna@example.com")
+        let edits: [(inout CardListingFields) -> Void] = [
+            { _ in }, { $0.hasPhoto = true }, { $0.organization = "Acme" }, { $0.sortKey = "zz anna" }, { $0.phone = "+1 555" },
+            { $0.email = nil }, { $0.displayName = "Anna B." }, { $0.searchText += "\nanna b." }, { _ in },
+        ]
+        for edit in edits {
+            edit(&fields)
+            try await write(fields)
+            #expect(try await listed(.contacts) == [fields])
+        }
+        try await write(fields, kind: "group")
+        #expect(try await listed(.contacts).isEmpty)
+        #expect(try await listed(.groups) == [fields])
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func searchFindsSubstringsDigitsAndAccentsAndEveryWord(_ backend: StoreBackend) async throws {
         let fixture = try await StoreFixture.make(backend)
