@@ -26,13 +26,11 @@ extension CardListingFields {
                 search(text)
             case "N":
                 // Given and additional names first, the way a person says the name.
-                let parts = property.components
-                let ordered = [1, 2, 0, 3, 4].compactMap { parts.indices.contains($0) ? parts[$0] : nil }
-                let text = ordered.filter { !$0.isEmpty }.joined(separator: " ")
+                let text = Self.joinedComponents(of: property.rawValue, order: Self.spokenNameOrder)
                 if structuredName == nil, !text.isEmpty { structuredName = (text, lines.count) }
                 search(text)
             case "ORG":
-                let text = property.components.filter { !$0.isEmpty }.joined(separator: " ")
+                let text = Self.joinedComponents(of: property.rawValue, order: nil)
                 if organization == nil, !text.isEmpty { organization = (text, lines.count) }
                 search(text)
             case "EMAIL":
@@ -61,6 +59,31 @@ extension CardListingFields {
         let foldedName = display.flatMap { Self.foldedLine($0.line, of: lines, in: searchText) } ?? CaseFolding.search(displayName)
         self.init(displayName: displayName, sortKey: Self.sortKey(folded: foldedName), organization: organization?.text,
                   email: email?.text, phone: phone?.text, hasPhoto: hasPhoto, searchText: searchText)
+    }
+
+    /// N's components in the order a person says the name: given, additional, family,
+    /// prefixes, suffixes.
+    static let spokenNameOrder = [1, 2, 0, 3, 4]
+
+    /// The non-empty components of a structured value (`VCardProperty.components`), in
+    /// `order` (by their index; nil: as written), unescaped and joined by spaces. Only the
+    /// parts used are unescaped, into one string: the array of parts, reordered, filtered
+    /// and joined, was a seventh of the row.
+    static func joinedComponents(of rawValue: String, order: [Int]?) -> String {
+        let parts = VCardEscaping.splitEscaped(rawValue, on: UInt8(ascii: ";"))
+        var text = ""
+        // An escaped part is empty exactly when its unescaped text is.
+        func append(_ part: Substring) {
+            guard !part.isEmpty else { return }
+            if !text.isEmpty { text += " " }
+            text += VCardEscaping.unescape(part)
+        }
+        if let order {
+            for index in order where index < parts.count { append(parts[index]) }
+        } else {
+            for part in parts { append(part) }
+        }
+        return text
     }
 
     /// The fold of `lines[index]` read out of `searchText` (the fold of `lines`, one per
@@ -99,10 +122,13 @@ extension CardListingFields {
     /// row (issue 34): most names have none, and then `text` is the answer as it is. Its set is
     /// Unicode's White_Space and U+200B, the zero-width space (`aNameIsTrimmedAsFoundationTrimsIt`).
     static func trimmed(_ text: String) -> String {
-        // ASCII's White_Space is tab to carriage return and the space: no property lookup.
+        // Unicode's White_Space, a closed set, written out: no property lookup for the
+        // first and last letter of every name.
         func isSpace(_ scalar: Unicode.Scalar) -> Bool {
-            scalar.isASCII ? scalar == " " || (0x09...0x0D).contains(scalar.value)
-                : scalar.properties.isWhitespace || scalar.value == 0x200B
+            switch scalar.value {
+            case 0x09...0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200B, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000: true
+            default: false
+            }
         }
         guard let first = text.unicodeScalars.first, let last = text.unicodeScalars.last,
               isSpace(first) || isSpace(last) else { return text }
