@@ -22,8 +22,8 @@ final class ResourceStatements {
 
     private enum SQL: Int, CaseIterable {
         case insertResource, updateResource, insertBody, updateBody, deleteEntries, deletePendingEntries, deleteMembers
-        case markTrigramsStale, insertEntry, insertMember, recordChange, deleteListing, insertListing
-        case insertVersionPartRef, selectEntries, selectListing
+        case markTrigramsStale, insertEntry, insertMember, recordChange, deleteListing, writeListing
+        case insertVersionPartRef, selectEntries, selectSearchText
 
         var text: String {
             switch self {
@@ -55,10 +55,21 @@ final class ResourceStatements {
             case .insertMember: "INSERT INTO group_members (resource_id, collection_id, member_uid) VALUES (?, ?, ?)"
             case .recordChange: SQLiteStore.recordChangeSQL
             case .deleteListing: "DELETE FROM card_listings WHERE resource_id = ?"
-            case .insertListing: """
+            // Upserted, as on PostgreSQL (`PostgresStore.listingConflictSQL`): a replaced card's
+            // row is left alone when it is the same (an edit of a note, an address or a
+            // birthday), where deleting and writing it again was two rows and two index
+            // entries of work and of pages in the commit (issue 34).
+            case .writeListing: """
                 INSERT INTO card_listings (collection_id, is_group, sort_key, name, resource_id, display_name, organization,
                                            email, phone, has_photo, search_text)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (resource_id) DO UPDATE SET collection_id = excluded.collection_id, is_group = excluded.is_group,
+                    sort_key = excluded.sort_key, name = excluded.name, display_name = excluded.display_name,
+                    organization = excluded.organization, email = excluded.email, phone = excluded.phone,
+                    has_photo = excluded.has_photo, search_text = excluded.search_text
+                WHERE (collection_id, is_group, sort_key, name, display_name, organization, email, phone, has_photo, search_text)
+                      IS NOT (excluded.collection_id, excluded.is_group, excluded.sort_key, excluded.name, excluded.display_name,
+                              excluded.organization, excluded.email, excluded.phone, excluded.has_photo, excluded.search_text)
                 """
             // Where each large part of the version the change row's trigger records (schema
             // v14) starts, for a body written before v15 too (those refs have none).
@@ -74,11 +85,7 @@ final class ResourceStatements {
                 WHERE \(SQLiteStore.pendingEntries(of: "?1"))
                 ORDER BY 1
                 """
-            // In the order `listedAlike` reads.
-            case .selectListing: """
-                SELECT is_group, sort_key, name, display_name, organization, email, phone, has_photo, search_text
-                FROM card_listings WHERE resource_id = ?
-                """
+            case .selectSearchText: "SELECT search_text FROM card_listings WHERE resource_id = ?"
             }
         }
     }
@@ -93,8 +100,7 @@ final class ResourceStatements {
         guard db.changesCount > 0 else { return false }
         let resourceID = db.lastInsertedRowID
         try statement(.insertBody).run(blob: write.data) { row, body in row.add(resourceID); row.add(inPlace: body) }
-        try writeRows(of: write, resourceID: resourceID, collectionID: collectionID, seq: seq, now: now,
-                      entries: true, listing: true)
+        try writeRows(of: write, resourceID: resourceID, collectionID: collectionID, seq: seq, now: now, entries: true)
         return true
     }
 
@@ -108,8 +114,7 @@ final class ResourceStatements {
             row.add(write.card?.uid); row.add(write.card?.kind); row.add(id)
         }
         try statement(.updateBody).run(blob: write.data) { row, body in row.add(inPlace: body); row.add(id) }
-        let listed = try listedAlike(id: id, write)
-        let keepsEntries = try listed.searchText && hasEntries(id: id, write)
+        let keepsEntries = try hasEntries(id: id, write)
         if !keepsEntries {
             try statement(.deleteEntries).run { row in row.add(id) }
             try statement(.deletePendingEntries).run { row in row.add(id) }
@@ -118,35 +123,18 @@ final class ResourceStatements {
             if write.entries.isEmpty { try statement(.markTrigramsStale).run { row in row.add(id) } }
         }
         try statement(.deleteMembers).run { row in row.add(id) }
-        if !listed.row { try statement(.deleteListing).run { row in row.add(id) } }
-        try writeRows(of: write, resourceID: id, collectionID: collectionID, seq: seq, now: now,
-                      entries: !keepsEntries, listing: !listed.row)
+        // A card with a list row gets it upserted (`writeListing`); one without loses its old one.
+        if write.card?.listing == nil { try statement(.deleteListing).run { row in row.add(id) } }
+        try writeRows(of: write, resourceID: id, collectionID: collectionID, seq: seq, now: now, entries: !keepsEntries)
         return keepsEntries ? 0 : write.entries.count
     }
 
-    /// How the card `id`'s list row compares with the one `write` gives it: `row` when it is
-    /// the same in every column, and the update leaves it alone (an edit of a note, an
-    /// address or a birthday changes none: deleting and writing it again was two rows and
-    /// two index entries of work and of pages in the commit, issue 34); `searchText` when at
-    /// least its search text is. A card with no list row and none to write is alike in both.
-    private func listedAlike(id: Int64, _ write: ResourceWrite) throws -> (row: Bool, searchText: Bool) {
-        let listing = write.card?.listing
-        let isGroup = write.card?.kind == "group"
-        let alike = try statement(.selectListing).firstRow(binding: { $0.add(id) }) { row -> (row: Bool, searchText: Bool) in
-            guard let listing, row.holds(8, listing.searchText) else { return (false, false) }
-            let same = (row.int64(0) != 0) == isGroup && row.holds(1, listing.sortKey) && row.holds(2, write.name)
-                && row.holds(3, listing.displayName) && row.holds(4, listing.organization) && row.holds(5, listing.email)
-                && row.holds(6, listing.phone) && (row.int64(7) != 0) == listing.hasPhoto
-            return (same, true)
-        }
-        return alike ?? (listing == nil, listing == nil)
-    }
-
     /// Whether the card `id` has exactly the entries `write` would give it (in order, byte for
-    /// byte). Then an update keeps them, if its list row's search text stays too (the merge
-    /// refreshes a card's list trigrams only when it has pending entries): most edits (a note,
-    /// an address, a photo) change neither, and each entry rewritten was a row deleted, a
-    /// pending row written, and at the merge a row and its trigram row written again (issue 34).
+    /// byte) and its list row the same search text. Then an update keeps them: most edits (a
+    /// note, an address, a photo) change neither, and each entry rewritten was a row deleted,
+    /// a pending row written, and at the merge a row and its trigram row written again
+    /// (issue 34). The search text is compared too because the merge refreshes a card's
+    /// list trigrams only when it has pending entries.
     private func hasEntries(id: Int64, _ write: ResourceWrite) throws -> Bool {
         let entries = write.entries
         var matched = 0, same = true
@@ -158,14 +146,13 @@ final class ResourceStatements {
             matched += 1
             return same
         }
-        return same && matched == entries.count
+        guard same, matched == entries.count else { return false }
+        let listed = try statement(.selectSearchText).firstRow(binding: { $0.add(id) }) { row in row.holds(0, write.card?.listing?.searchText) }
+        return listed ?? (write.card?.listing == nil)
     }
 
-    /// The rows beside the resource's own: its index entries and its list row unless the
-    /// caller keeps the ones it has (`entries`, `listing` false), its members, its version's
-    /// parts and its change row.
     private func writeRows(of write: ResourceWrite, resourceID: Int64, collectionID: Int64, seq: Int64, now: Double,
-                           entries: Bool, listing writesListing: Bool) throws {
+                           entries: Bool) throws {
         if entries, !write.entries.isEmpty {
             let insertEntry = try statement(.insertEntry)
             for (position, entry) in write.entries.enumerated() {
@@ -176,8 +163,8 @@ final class ResourceStatements {
                 }
             }
         }
-        if writesListing, let card = write.card, let listing = card.listing {
-            try statement(.insertListing).run { row in
+        if let card = write.card, let listing = card.listing {
+            try statement(.writeListing).run { row in
                 row.add(collectionID); row.add(card.kind == "group"); row.add(listing.sortKey); row.add(write.name)
                 row.add(resourceID); row.add(listing.displayName); row.add(listing.organization); row.add(listing.email)
                 row.add(listing.phone); row.add(listing.hasPhoto); row.add(listing.searchText)
