@@ -42,11 +42,22 @@ public enum CaseFolding {
 
     /// `search` by Foundation, for any text: what `TableFold` must give byte for byte.
     static func foundationSearch(_ text: String) -> String {
-        let folded = foundationUnicode(text)
+        withoutNonspacingMarks(foundationUnicode(text))
+    }
+
+    /// The search fold of a text from its Unicode fold: the fold's combining marks dropped.
+    static func withoutNonspacingMarks(_ folded: String) -> String {
         guard !folded.utf8IsASCII else { return folded }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: folded.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark })
         return String(scalars)
+    }
+
+    /// Builds the folds' tables now rather than on the first text that needs one. Foundation
+    /// fills them (about 2 ms), and whatever request got there first waited for it, with any
+    /// other thread that needed a fold meanwhile: `rolo serve` calls this while it starts.
+    public static func prepareTables() {
+        _ = TableFold.tables
     }
 }
 
@@ -64,8 +75,31 @@ public enum CaseFolding {
 /// give ς), and Greek names were a fifth of the list row's fold through Foundation.
 /// TableFoldTests compares the two byte for byte.
 struct TableFold: Sendable {
-    static let unicode = TableFold(CaseFolding.foundationUnicode)
-    static let search = TableFold(CaseFolding.foundationSearch)
+    static var unicode: TableFold { tables.unicode }
+    static var search: TableFold { tables.search }
+    /// Both tables from one pass: the search fold is the Unicode fold without its combining
+    /// marks, so each character goes through Foundation once, not four times (6.5 ms at the
+    /// first fold of a process, on a request's thread; issue 34).
+    static let tables: (unicode: TableFold, search: TableFold) = {
+        var unicode = Builder(), search = Builder()
+        for range in [0x80..<Self.end, Self.kana] {
+            for value in range {
+                guard let scalar = Unicode.Scalar(value) else {
+                    unicode.leaveToFoundation(); search.leaveToFoundation()
+                    continue
+                }
+                let text = String(scalar)
+                let folded = CaseFolding.foundationUnicode(text)
+                guard let first = folded.unicodeScalars.first, first.properties.canonicalCombiningClass == .notReordered else {
+                    unicode.leaveToFoundation(); search.leaveToFoundation()
+                    continue
+                }
+                unicode.add(fold: folded, of: text)
+                search.add(fold: CaseFolding.withoutNonspacingMarks(folded), of: text)
+            }
+        }
+        return (TableFold(unicode), TableFold(search))
+    }()
 
     /// Past the last character of two UTF-8 bytes.
     static let end: UInt32 = 0x800
@@ -86,26 +120,26 @@ struct TableFold: Sendable {
     private static let foundation = UInt32.max
     private static let kanaStart = Int(end) - 0x80
 
-    init(_ foundation: (String) -> String) {
+    /// A table's spans and bytes, one character after the other in `tables`' order.
+    struct Builder {
         var spans: [UInt32] = [], bytes: [UInt8] = [], growth = 3 // a Hangul syllable's three jamo
-        for range in [0x80..<Self.end, Self.kana] {
-            for value in range {
-                guard let scalar = Unicode.Scalar(value),
-                      let first = CaseFolding.foundationUnicode(String(scalar)).unicodeScalars.first,
-                      first.properties.canonicalCombiningClass == .notReordered else {
-                    spans.append(Self.foundation)
-                    continue
-                }
-                let fold = Array(foundation(String(scalar)).utf8)
-                spans.append(UInt32(bytes.count) << 8 | UInt32(fold.count))
-                bytes += fold
-                let length = String(scalar).utf8.count
-                growth = max(growth, (fold.count + length - 1) / length)
-            }
+
+        /// A character whose fold does not start with a base character: Foundation folds it.
+        mutating func leaveToFoundation() { spans.append(TableFold.foundation) }
+
+        mutating func add(fold: String, of text: String) {
+            let fold = Array(fold.utf8)
+            spans.append(UInt32(bytes.count) << 8 | UInt32(fold.count))
+            bytes += fold
+            let length = text.utf8.count
+            growth = max(growth, (fold.count + length - 1) / length)
         }
-        foldSpans = spans
-        foldBytes = bytes
-        self.growth = growth
+    }
+
+    private init(_ built: Builder) {
+        foldSpans = built.spans
+        foldBytes = built.bytes
+        growth = built.growth
     }
 
     /// Whether the table folds this character itself.

@@ -403,6 +403,9 @@ struct ServeCommand: AsyncParsableCommand {
         if ephemeral, database.database != nil {
             throw ValidationError("--ephemeral uses a temporary database: drop --database.")
         }
+        // The folds' tables are built on another core while the store opens, not by the
+        // first requests that fold a name (which waited for them, issue 34).
+        Task.detached(priority: .medium) { CaseFolding.prepareTables() }
         let settings = try settings()
         var configuration = try configurationFromOptions(settings)
         configuration.oidc = try await oidc.discover(configuration.oidcSettings, settings)
