@@ -86,13 +86,9 @@ struct TableFold: Sendable {
         var unicode = Builder(), search = Builder()
         for range in [0x80..<Self.end, Self.kana] {
             for value in range {
-                guard let scalar = Unicode.Scalar(value) else {
-                    unicode.leaveToFoundation(); search.leaveToFoundation()
-                    continue
-                }
-                let text = String(scalar)
-                let folded = CaseFolding.foundationUnicode(text)
-                guard let first = folded.unicodeScalars.first, first.properties.canonicalCombiningClass == .notReordered else {
+                let text = Unicode.Scalar(value).map(String.init)
+                guard let text, case let folded = CaseFolding.foundationUnicode(text),
+                      let first = folded.unicodeScalars.first, first.properties.canonicalCombiningClass == .notReordered else {
                     unicode.leaveToFoundation(); search.leaveToFoundation()
                     continue
                 }
