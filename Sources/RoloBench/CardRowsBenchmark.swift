@@ -47,14 +47,12 @@ func runCardRowsBenchmark(_ arguments: [String]) {
     func best(_ work: () -> Void) -> Double {
         var fastest = Duration.seconds(1_000_000)
         for _ in 0..<rounds { fastest = min(fastest, clock.measure(work)) }
-        let (seconds, attoseconds) = fastest.components
-        return (Double(seconds) + Double(attoseconds) / 1e18) / Double(cards.count) * 1e6
+        return fastest.inSeconds / Double(cards.count) * 1e6
     }
     let metadata = best { for card in cards { sink &+= CardMetadata(card: card).indexEntries.count } }
     let listing = best { for card in cards { sink &+= CardListingFields(card: card).searchText.utf8.count } }
     print(String(format: "card-rows: %d cards from %@, best of %d rounds", cards.count, path, rounds))
-    print(String(format: "  the folds' tables, built  %.2f ms, once", Double(tables.components.attoseconds) / 1e15
-                                                                        + Double(tables.components.seconds) * 1e3))
+    print(String(format: "  the folds' tables, built  %.2f ms, once", tables.inSeconds * 1e3))
     print(String(format: "  CardMetadata(card:)       %.2f µs a card", metadata))
     print(String(format: "  CardListingFields(card:)  %.2f µs a card", listing))
     if sink == 42 { print("") }

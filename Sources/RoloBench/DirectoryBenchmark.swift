@@ -13,10 +13,7 @@ import RoloStore
 /// addressbook-queries through the directory (a narrow one and one cut at the server's limit).
 func runDirectoryBenchmark(_ arguments: [String]) async {
     let people = arguments.first.flatMap(Int.init) ?? 10_000
-    func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = (ContinuousClock.now - start).components
-        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
-    }
+    func seconds(since start: ContinuousClock.Instant) -> Double { (ContinuousClock.now - start).inSeconds }
     do {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rolo-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

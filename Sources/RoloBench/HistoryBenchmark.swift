@@ -41,8 +41,7 @@ func runHistoryBenchmark(_ arguments: [String]) async {
         return card
     }
     func rate(_ cards: Int, since start: ContinuousClock.Instant) -> String {
-        let elapsed = (ContinuousClock.now - start).components
-        return String(format: "%.0f cards/s", Double(cards) / (Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18))
+        String(format: "%.0f cards/s", Double(cards) / (ContinuousClock.now - start).inSeconds)
     }
     do {
         var fileBytes: [Bool: Int64] = [:]
@@ -128,7 +127,7 @@ func runHistoryBenchmark(_ arguments: [String]) async {
 }
 
 private func historyMilliseconds(_ duration: Duration) -> String {
-    String(format: "%.0f", Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
+    String(format: "%.0f", duration.inSeconds * 1000)
 }
 
 struct BenchmarkFailure: Error, CustomStringConvertible {

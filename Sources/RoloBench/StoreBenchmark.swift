@@ -257,8 +257,7 @@ func generatedCard(_ index: Int, edit: String = "") -> CardImport {
 private func measure(_ body: () async throws -> Void) async rethrows -> Double {
     let start = ContinuousClock.now
     try await body()
-    let elapsed = ContinuousClock.now - start
-    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return (ContinuousClock.now - start).inSeconds
 }
 
 private func measureBest(runs: Int, _ body: () async throws -> Void) async rethrows -> Double {

@@ -65,12 +65,10 @@ private func measure(_ label: String, streams: [[UInt8]], cardsPerPass: Int, byt
     }
     let cards = Double(cardsPerPass * passes)
     func rate(_ duration: Duration) -> String {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        return String(format: "%9.0f cards/s", cards / seconds)
+        String(format: "%9.0f cards/s", cards / duration.inSeconds)
     }
     func megabytes(_ duration: Duration) -> String {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        return String(format: "%6.1f MB/s", Double(bytesPerPass * passes) / seconds / 1e6)
+        String(format: "%6.1f MB/s", Double(bytesPerPass * passes) / duration.inSeconds / 1e6)
     }
     print("vcard \(label): \(cardsPerPass * passes) cards, \(bytesPerPass * passes / 1024) KiB, avg \(bytesPerPass / max(cardsPerPass, 1)) B/card")
     print("  parse    \(rate(bestParse))  \(megabytes(bestParse))")

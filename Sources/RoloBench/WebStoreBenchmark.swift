@@ -74,7 +74,7 @@ func runWebStoreBenchmark(_ arguments: [String]) async {
                 let started = ContinuousClock.now
                 rows = try await phase()
                 let elapsed = ContinuousClock.now - started
-                times.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+                times.append(elapsed.inSeconds * 1000)
             }
             times.sort()
             webReport("\(label) on \(count) cards: \(rows)",

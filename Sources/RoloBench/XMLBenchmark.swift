@@ -56,8 +56,7 @@ private func bestOf(_ rounds: Int, _ work: () -> Void) -> Double {
     let clock = ContinuousClock()
     var best = Duration.seconds(1_000_000)
     for _ in 0..<max(rounds, 1) { best = min(best, clock.measure(work)) }
-    let parts = best.components
-    return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    return best.inSeconds
 }
 
 private func report(_ label: String, documents: Int, bytes: Int, seconds: Double) {
